@@ -1,0 +1,37 @@
+// Element types. Only kF32 is compiled today; the dtype is part of every signature and key so
+// that bf16, f16 and int8 can follow without a redesign.
+#ifndef PTO_JIT_IR_DTYPE_H_
+#define PTO_JIT_IR_DTYPE_H_
+
+#include <cstdint>
+#include <string_view>
+
+namespace pto::ir {
+
+enum class DType : uint8_t { kF32 = 0, kF16 = 1, kBF16 = 2, kI8 = 3, kI32 = 4 };
+
+constexpr int DTypeSize(DType t) {
+  switch (t) {
+    case DType::kF32: return 4;
+    case DType::kF16: return 2;
+    case DType::kBF16: return 2;
+    case DType::kI8: return 1;
+    case DType::kI32: return 4;
+  }
+  return 0;
+}
+
+constexpr std::string_view DTypeName(DType t) {
+  switch (t) {
+    case DType::kF32: return "f32";
+    case DType::kF16: return "f16";
+    case DType::kBF16: return "bf16";
+    case DType::kI8: return "i8";
+    case DType::kI32: return "i32";
+  }
+  return "?";
+}
+
+}  // namespace pto::ir
+
+#endif  // PTO_JIT_IR_DTYPE_H_

@@ -1,0 +1,88 @@
+// Level 1: the tensor graph, as traced. Nodes are in topological order (inputs before users).
+#ifndef PTO_JIT_IR_GRAPH_H_
+#define PTO_JIT_IR_GRAPH_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jit/ir/dtype.h"
+#include "jit/ir/sym_expr.h"
+
+namespace pto::ir {
+
+// Values are part of the GraphDef schema (proto/graph.proto mirrors them): never renumber.
+enum class OpKind : uint8_t {
+  kInput = 0,     // attrs.index: position in the Function's inputs
+  kConstant = 1,  // a scalar constant (shape []), attrs.scalar
+  // Binary elementwise, numpy broadcasting.
+  kAdd = 10, kSub = 11, kMul = 12, kDiv = 13, kMax = 14, kMin = 15,
+  // Unary elementwise.
+  kNeg = 30, kAbs = 31, kExp = 32, kLog = 33, kSqrt = 34, kRsqrt = 35, kTanh = 36,
+  kSigmoid = 37, kRelu = 38, kGeluTanh = 39, kGeluErf = 40, kSilu = 41,
+  kCast = 42,  // attrs.dtype
+  // Reductions over attrs.axis (attrs.keepdims).
+  kReduceSum = 60, kReduceMax = 61, kReduceMean = 62,
+  // Row operators over the last axis.
+  kSoftmax = 70, kLogSoftmax = 71,
+  kLayerNorm = 72,  // inputs: x, weight, bias; attrs.eps
+  kRmsNorm = 73,    // inputs: x, weight; attrs.eps
+  // Contraction: [..., M, K] x [..., K, N] (attrs.transpose_a/b swap the last two axes).
+  kMatMul = 80,
+  // Data movement.
+  kTranspose = 90,  // attrs.ints = permutation
+  kReshape = 91,    // attrs.ints = requested shape (-1 infers, 0 keeps the input dim)
+  kConcat = 92,     // attrs.axis
+  kSlice = 93,      // attrs.axis, attrs.start, attrs.end, attrs.step
+};
+
+std::string_view OpName(OpKind op);
+bool IsUnaryElementwise(OpKind op);
+bool IsBinaryElementwise(OpKind op);
+bool IsElementwise(OpKind op);  // unary, binary, cast, constant
+
+struct Attrs {
+  int64_t index = 0;  // kInput
+  double scalar = 0;  // kConstant
+  int64_t axis = 0;
+  bool keepdims = false;
+  bool transpose_a = false;
+  bool transpose_b = false;
+  float eps = 1e-5f;
+  int64_t start = 0, end = 0, step = 1;
+  DType dtype = DType::kF32;  // kCast target
+  std::vector<int64_t> ints;  // permutation or reshape spec
+
+  friend bool operator==(const Attrs&, const Attrs&) = default;
+};
+
+struct Node {
+  OpKind op = OpKind::kInput;
+  std::vector<int> inputs;  // node ids
+  Attrs attrs;
+  DType dtype = DType::kF32;
+  Shape shape;
+  std::string name;  // optional, for dumps; never part of the hash
+};
+
+struct SymbolInfo {
+  std::string name;
+  int64_t min = 1;
+  int64_t max = INT64_MAX;
+};
+
+struct Graph {
+  std::vector<Node> nodes;
+  std::vector<int> outputs;          // node ids
+  std::vector<SymbolInfo> symbols;   // symbol id -> info
+  int num_inputs = 0;
+
+  std::vector<std::string> SymbolNames() const;
+  // Human-readable listing, one node a line: "%3 = add(%1, %2) : f32[batch, 768]".
+  std::string ToString() const;
+};
+
+}  // namespace pto::ir
+
+#endif  // PTO_JIT_IR_GRAPH_H_

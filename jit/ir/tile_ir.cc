@@ -1,0 +1,110 @@
+#include "jit/ir/tile_ir.h"
+
+namespace pto::ir {
+
+const char* ExprOpName(ExprOp op) {
+  switch (op) {
+    case ExprOp::kLoad: return "load";
+    case ExprOp::kConst: return "const";
+    case ExprOp::kAcc: return "acc";
+    case ExprOp::kAdd: return "add";
+    case ExprOp::kSub: return "sub";
+    case ExprOp::kMul: return "mul";
+    case ExprOp::kDiv: return "div";
+    case ExprOp::kMax: return "max";
+    case ExprOp::kMin: return "min";
+    case ExprOp::kNeg: return "neg";
+    case ExprOp::kAbs: return "abs";
+    case ExprOp::kExp: return "exp";
+    case ExprOp::kLog: return "log";
+    case ExprOp::kSqrt: return "sqrt";
+    case ExprOp::kRsqrt: return "rsqrt";
+    case ExprOp::kTanh: return "tanh";
+    case ExprOp::kSigmoid: return "sigmoid";
+    case ExprOp::kRelu: return "relu";
+    case ExprOp::kGeluTanh: return "gelu_tanh";
+    case ExprOp::kGeluErf: return "gelu_erf";
+    case ExprOp::kSilu: return "silu";
+  }
+  return "?";
+}
+
+bool IsBinary(ExprOp op) { return op >= ExprOp::kAdd && op <= ExprOp::kMin; }
+
+std::array<SymExpr, 2> KernelGrid(const Kernel& kernel) {
+  const Shape& d = kernel.domain;
+  const int rank = static_cast<int>(d.size());
+  auto product = [&](int from, int to) {
+    SymExpr p(1);
+    for (int i = from; i < to; ++i) p = p * d[i];
+    return p;
+  };
+  switch (kernel.kind) {
+    case KernelKind::kElementwise:
+      if (rank == 0) return {SymExpr(1), SymExpr(1)};
+      return {product(0, rank - 1), d[rank - 1]};
+    case KernelKind::kReduce:
+      return {product(0, kernel.axis), product(kernel.axis + 1, rank)};
+    case KernelKind::kRowOp:
+      return {product(0, rank - 1), SymExpr(1)};
+    case KernelKind::kMatMul:
+      return {product(0, rank - 1), d[rank - 1]};
+  }
+  return {SymExpr(1), SymExpr(1)};
+}
+
+namespace {
+
+std::string ProgramToString(const std::vector<ExprNode>& program) {
+  std::string out;
+  for (size_t i = 0; i < program.size(); ++i) {
+    const ExprNode& n = program[i];
+    out += "    v" + std::to_string(i) + " = " + ExprOpName(n.op);
+    if (n.op == ExprOp::kLoad) out += " a" + std::to_string(n.access);
+    if (n.op == ExprOp::kConst) out += " " + std::to_string(n.value);
+    if (n.a >= 0) out += " v" + std::to_string(n.a);
+    if (n.b >= 0) out += ", v" + std::to_string(n.b);
+    out += "\n";
+  }
+  return out;
+}
+
+const char* KindName(KernelKind k) {
+  switch (k) {
+    case KernelKind::kElementwise: return "elementwise";
+    case KernelKind::kReduce: return "reduce";
+    case KernelKind::kRowOp: return "row_op";
+    case KernelKind::kMatMul: return "matmul";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string KernelToString(const Kernel& kernel, std::span<const std::string> names) {
+  std::string out = "kernel " + kernel.name + " (" + KindName(kernel.kind) + ") domain " +
+                    ShapeToString(kernel.domain, names);
+  if (kernel.kind == KernelKind::kMatMul) out += " k=" + kernel.k.ToString(names);
+  if (kernel.kind == KernelKind::kReduce) out += " axis=" + std::to_string(kernel.axis);
+  const TileConfig& c = kernel.config;
+  out += "\n  config: tile " + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_cols) +
+         " vw " + std::to_string(c.vector_width) + " unroll " + std::to_string(c.unroll) +
+         " mr " + std::to_string(c.mr) + " nr " + std::to_string(c.nr_vectors) + "\n";
+  for (size_t i = 0; i < kernel.accesses.size(); ++i) {
+    const Access& a = kernel.accesses[i];
+    std::vector<SymExpr> strides(a.strides.begin(), a.strides.end());
+    out += "  a" + std::to_string(i) + ": buf" + std::to_string(a.buffer) + " + " +
+           a.offset.ToString(names) + " strides " + ShapeToString(strides, names) + "\n";
+  }
+  if (!kernel.input.empty()) {
+    out += "  input (v" + std::to_string(kernel.input_value) + "):\n" +
+           ProgramToString(kernel.input);
+  }
+  out += "  output:\n" + ProgramToString(kernel.output);
+  for (const Store& s : kernel.stores) {
+    out += "  store v" + std::to_string(s.value) + " -> a" + std::to_string(s.access) + "\n";
+  }
+  return out;
+}
+
+}  // namespace pto::ir

@@ -1,0 +1,114 @@
+// Level 2: the tile graph. Each Kernel is one fusion group: a loop nest over an iteration
+// domain, reading and writing buffers through affine Accesses, with a TileConfig. Codegen
+// (jit/codegen) turns one Kernel into one LLVM function with the kernel ABI (jit/kernel_abi.h).
+#ifndef PTO_JIT_IR_TILE_IR_H_
+#define PTO_JIT_IR_TILE_IR_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jit/ir/dtype.h"
+#include "jit/ir/sym_expr.h"
+
+namespace pto::ir {
+
+// An affine view of a kernel buffer slot over the kernel's (extended) domain:
+//   element index = offset + sum_d idx[d] * strides[d]      (in elements, not bytes)
+// A broadcast dim has stride 0. Symbols in offset/strides are read from args->symbols.
+struct Access {
+  int buffer = 0;  // kernel-local slot: args->buffers[buffer]
+  SymExpr offset;
+  std::vector<SymExpr> strides;
+  DType dtype = DType::kF32;
+};
+
+// Scalar expression program, evaluated per domain point (codegen evaluates it on vectors).
+enum class ExprOp : uint8_t {
+  kLoad,   // accesses[access]
+  kConst,  // value
+  kAcc,    // the kernel's own result at this point (reduction, row op, or matmul accumulator)
+  kAdd, kSub, kMul, kDiv, kMax, kMin,
+  kNeg, kAbs, kExp, kLog, kSqrt, kRsqrt, kTanh, kSigmoid, kRelu, kGeluTanh, kGeluErf, kSilu,
+};
+const char* ExprOpName(ExprOp op);
+bool IsBinary(ExprOp op);
+
+struct ExprNode {
+  ExprOp op = ExprOp::kConst;
+  int a = -1, b = -1;  // operand node indices (earlier in the same program)
+  int access = -1;     // kLoad
+  float value = 0;     // kConst
+};
+
+struct Store {
+  int access = 0;  // index into Kernel::accesses
+  int value = 0;   // node index in Kernel::output
+};
+
+enum class KernelKind : uint8_t { kElementwise = 0, kReduce = 1, kRowOp = 2, kMatMul = 3 };
+enum class ReduceKind : uint8_t { kSum = 0, kMax = 1, kMean = 2 };
+enum class RowOpKind : uint8_t { kSoftmax = 0, kLogSoftmax = 1, kLayerNorm = 2, kRmsNorm = 3 };
+
+// Every parameter codegen or the plan may vary; the tuner searches these.
+struct TileConfig {
+  int64_t tile_rows = 1;   // grain of the plan's split along grid dim 0
+  int64_t tile_cols = 0;   // grain along grid dim 1 (0: the whole extent)
+  int vector_width = 0;    // f32 lanes; 0 = the target's natural width
+  int unroll = 1;          // vectors per inner-loop iteration (elementwise, reduce, row ops)
+  int mr = 4;              // matmul micro-tile rows
+  int nr_vectors = 2;      // matmul micro-tile columns, in vectors
+
+  friend bool operator==(const TileConfig&, const TileConfig&) = default;
+};
+
+// Kind-specific meaning of the fields (rank = domain.size()):
+//
+// kElementwise: domain = output shape. `output` is the whole body (no kAcc); every store is
+//   evaluated at every domain point. Grid: {rows = prod(domain[0..rank-2]), cols = domain[rank-1]}
+//   (rank 0 behaves as domain [1]).
+// kReduce: domain = the reduced input's shape; `axis` is reduced with `reduce`. `input` computes
+//   the value being reduced at each domain point (node `input_value`). `output` is evaluated at
+//   each point of the domain with the axis index fixed at 0 (its accesses have stride 0 along the
+//   axis); kAcc there is the reduction result (divided by the extent for kMean).
+//   Grid: {outer = prod(domain[0..axis-1]), inner = prod(domain[axis+1..])}.
+// kRowOp: domain = input shape; the row is the last axis. `input` computes x at each point.
+//   kAcc in `output` is softmax(x) / log_softmax(x) / (x-mean)*rstd / x*rms_inverse for the
+//   row, and weight/bias are applied by `output`'s own loads. Grid: {rows, 1}.
+//   Mean/variance use two passes over the row (sound for rows with a large mean).
+// kMatMul: domain = output shape [batch..., M, N]; `k` is the contraction extent. Accesses `a`
+//   and `b` have rank+1 strides: one per domain dim and a last one for K (a's N stride and b's M
+//   stride are 0). b's N stride is 1. `output` is the epilogue (kAcc = the dot product).
+//   Grid: {rows = prod(batch)*M, cols = N}.
+struct Kernel {
+  KernelKind kind = KernelKind::kElementwise;
+  std::string name;  // the LLVM symbol; unique per cache key
+  int num_buffers = 0;
+  Shape domain;
+  std::vector<Access> accesses;
+  std::vector<ExprNode> input;  // kReduce, kRowOp
+  int input_value = -1;
+  std::vector<ExprNode> output;
+  std::vector<Store> stores;
+  // kReduce
+  int axis = 0;
+  ReduceKind reduce = ReduceKind::kSum;
+  // kRowOp
+  RowOpKind row_op = RowOpKind::kSoftmax;
+  float eps = 1e-5f;
+  // kMatMul
+  SymExpr k;
+  int a = -1, b = -1;  // indices into accesses
+  TileConfig config;
+};
+
+// The 2-D grid the plan splits into tile ranges [lo, hi), per the table above.
+std::array<SymExpr, 2> KernelGrid(const Kernel& kernel);
+
+// Multi-line listing used by `pto dump --stage=tile`.
+std::string KernelToString(const Kernel& kernel, std::span<const std::string> symbol_names);
+
+}  // namespace pto::ir
+
+#endif  // PTO_JIT_IR_TILE_IR_H_

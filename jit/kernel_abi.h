@@ -1,0 +1,37 @@
+// The one C ABI of every generated kernel. Its version is part of the compiler fingerprint:
+// bump kKernelAbiVersion whenever the layout or meaning below changes.
+//
+//   void kernel(const pto_kernel_args* args, const int64_t lo[2], const int64_t hi[2],
+//               void* scratch);
+//
+// - args->buffers[i]: base pointer of kernel-local buffer slot i (ir::Access::buffer). Buffers
+//   are 64-byte aligned when pto allocates them; caller buffers need only element alignment.
+//   Outputs never alias inputs of the same kernel.
+// - args->symbols[s]: runtime value of graph symbol s (static dims are compiled as constants
+//   and never read from here).
+// - [lo, hi): the 2-D tile range of ir::KernelGrid to run. The plan splits the grid on
+//   multiples of the kernel's TileConfig grain; any range with lo <= hi inside the grid is
+//   valid.
+// - scratch: per-thread scratch memory (may be null when the kernel declares it needs none).
+#ifndef PTO_JIT_KERNEL_ABI_H_
+#define PTO_JIT_KERNEL_ABI_H_
+
+#include <cstdint>
+
+extern "C" {
+
+typedef struct pto_kernel_args {
+  void* const* buffers;
+  const int64_t* symbols;
+} pto_kernel_args;
+
+typedef void (*pto_kernel_fn)(const pto_kernel_args* args, const int64_t lo[2],
+                              const int64_t hi[2], void* scratch);
+
+}  // extern "C"
+
+namespace pto::jit {
+inline constexpr int kKernelAbiVersion = 1;
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_KERNEL_ABI_H_
