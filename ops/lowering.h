@@ -1,0 +1,28 @@
+// How ops map onto tile IR (jit/ir/tile_ir.h): the scalar expression op of each elementwise
+// op, and the reduction and row-operator kinds. The tile-graph builder in jit/ uses these;
+// matmul and data movement have no expression op (kernels and accesses express them).
+#ifndef PTO_OPS_LOWERING_H_
+#define PTO_OPS_LOWERING_H_
+
+#include <optional>
+
+#include "jit/ir/graph.h"
+#include "jit/ir/tile_ir.h"
+
+namespace pto::ops {
+
+// The ExprOp computing `op` for add, sub, mul, div, max, min, neg, abs, exp, log, sqrt, rsqrt,
+// tanh, sigmoid, relu, gelu_tanh, gelu_erf, silu; nullopt for every other op.
+// cast also gives nullopt: the only supported cast is f32 -> f32 (see InferDType), an
+// identity, so the caller lowers it as a copy (forwarding its operand's value).
+std::optional<ir::ExprOp> ElementwiseExprOp(ir::OpKind op);
+
+// kSum, kMax, kMean for reduce_sum, reduce_max, reduce_mean; nullopt otherwise.
+std::optional<ir::ReduceKind> ReduceKindOf(ir::OpKind op);
+
+// kSoftmax, kLogSoftmax, kLayerNorm, kRmsNorm for the row operators; nullopt otherwise.
+std::optional<ir::RowOpKind> RowOpKindOf(ir::OpKind op);
+
+}  // namespace pto::ops
+
+#endif  // PTO_OPS_LOWERING_H_

@@ -1,0 +1,104 @@
+// EvaluateOp: validates concrete inputs, derives the output shape from the shape rules and
+// dispatches to the reference loops.
+#include "ops/reference.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "jit/ir/sym_expr.h"
+#include "ops/reference_kernels.h"
+#include "ops/shape_rules.h"
+
+namespace pto::ops {
+namespace {
+
+using internal::Dims;
+
+int64_t NormalizedAxis(int64_t axis, size_t rank) {
+  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+}
+
+absl::Status CheckInputs(ir::OpKind op, std::span<const HostTensor* const> inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const HostTensor* t = inputs[i];
+    if (t == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(std::string(ir::OpName(op)), ": input ", i, " is null"));
+    }
+    for (int64_t d : t->shape) {
+      if (d < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(std::string(ir::OpName(op)), ": input ",
+                                                       i, " shape ", t->ShapeString(),
+                                                       " has a negative dim"));
+      }
+    }
+    if (static_cast<int64_t>(t->data.size()) != t->NumElements()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          std::string(ir::OpName(op)), ": input ", i, " shape ", t->ShapeString(), " needs ",
+          t->NumElements(), " values but has ", t->data.size()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Dims> OutputShape(ir::OpKind op, const ir::Attrs& attrs,
+                                 std::span<const HostTensor* const> inputs) {
+  std::vector<ir::Shape> shapes;
+  for (const HostTensor* t : inputs) shapes.emplace_back(t->shape.begin(), t->shape.end());
+  absl::StatusOr<ir::Shape> shape = InferShape(op, attrs, shapes);
+  if (!shape.ok()) return shape.status();
+  Dims out;
+  for (const ir::SymExpr& d : *shape) out.push_back(d.constant());  // constant in, constant out
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
+                                      std::span<const HostTensor* const> inputs) {
+  if (op == ir::OpKind::kInput) {
+    return absl::InvalidArgumentError(
+        "input: input nodes have no reference computation; RunReference binds them");
+  }
+  if (absl::Status s = CheckInputs(op, inputs); !s.ok()) return s;
+  absl::StatusOr<Dims> out_shape = OutputShape(op, attrs, inputs);
+  if (!out_shape.ok()) return out_shape.status();
+  std::vector<ir::DType> dtypes(inputs.size(), ir::DType::kF32);
+  if (absl::StatusOr<ir::DType> d = InferDType(op, attrs, dtypes); !d.ok()) return d.status();
+
+  if (ir::IsBinaryElementwise(op)) return internal::Binary(op, *inputs[0], *inputs[1], *out_shape);
+  if (ir::IsUnaryElementwise(op)) return internal::Unary(op, *inputs[0]);
+  static const HostTensor kNone;
+  const HostTensor& x = inputs.empty() ? kNone : *inputs[0];
+  switch (op) {
+    case ir::OpKind::kConstant: return HostTensor{{}, {static_cast<float>(attrs.scalar)}};
+    case ir::OpKind::kReduceSum:
+    case ir::OpKind::kReduceMax:
+    case ir::OpKind::kReduceMean:
+      return internal::Reduce(op, x, NormalizedAxis(attrs.axis, x.shape.size()), *out_shape);
+    case ir::OpKind::kSoftmax:
+    case ir::OpKind::kLogSoftmax: return internal::RowOp(op, x, nullptr, nullptr, 0);
+    case ir::OpKind::kLayerNorm: return internal::RowOp(op, x, inputs[1], inputs[2], attrs.eps);
+    case ir::OpKind::kRmsNorm: return internal::RowOp(op, x, inputs[1], nullptr, attrs.eps);
+    case ir::OpKind::kMatMul:
+      return internal::MatMul(x, *inputs[1], attrs.transpose_a, attrs.transpose_b, *out_shape);
+    case ir::OpKind::kTranspose: return internal::Transpose(x, attrs.ints, *out_shape);
+    case ir::OpKind::kReshape: return HostTensor{*out_shape, x.data};
+    case ir::OpKind::kConcat:
+      return internal::Concat(inputs, NormalizedAxis(attrs.axis, x.shape.size()), *out_shape);
+    case ir::OpKind::kSlice: {
+      const int64_t axis = NormalizedAxis(attrs.axis, x.shape.size());
+      const SliceBounds b = ResolveSlice(x.shape[axis], attrs.start, attrs.end, attrs.step);
+      return internal::Slice(x, axis, b.start, attrs.step, *out_shape);
+    }
+    default: break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown op kind ", static_cast<int>(op)));
+}
+
+}  // namespace pto::ops

@@ -1,0 +1,208 @@
+// RunReference: binds a graph's symbols from concrete inputs and evaluates it node by node.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jit/ir/sym_expr.h"
+#include "ops/reference.h"
+
+namespace pto::ops {
+namespace {
+
+// Where a symbol got its value, for error messages.
+struct Binding {
+  int64_t value = 0;
+  int64_t input = -1;  // the Function input (attrs.index) that bound it
+  size_t axis = 0;
+};
+
+std::optional<int> SingleSymbol(const ir::SymExpr& d) {
+  if (d.terms().size() != 1) return std::nullopt;
+  const auto& [mono, coeff] = d.terms()[0];
+  if (mono.size() != 1 || coeff != 1) return std::nullopt;
+  return mono[0];
+}
+
+std::string DimsString(const std::vector<int64_t>& dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
+class Runner {
+ public:
+  Runner(const ir::Graph& graph, std::span<const HostTensor> inputs)
+      : graph_(graph), inputs_(inputs), names_(graph.SymbolNames()) {}
+
+  absl::StatusOr<std::vector<HostTensor>> Run() {
+    if (absl::Status s = BindSymbols(); !s.ok()) return s;
+    std::vector<HostTensor> values(graph_.nodes.size());
+    for (size_t id = 0; id < graph_.nodes.size(); ++id) {
+      absl::StatusOr<HostTensor> v = EvaluateNode(id, values);
+      if (!v.ok()) return v.status();
+      values[id] = *std::move(v);
+    }
+    std::vector<HostTensor> outputs;
+    for (int id : graph_.outputs) {
+      if (id < 0 || id >= static_cast<int>(values.size())) {
+        return absl::InvalidArgumentError(absl::StrCat("graph output %", id, " is not a node"));
+      }
+      outputs.push_back(values[id]);
+    }
+    return outputs;
+  }
+
+ private:
+  std::string SymbolName(int s) const {
+    return s < static_cast<int>(names_.size()) && !names_[s].empty() ? names_[s]
+                                                                     : absl::StrCat("s", s);
+  }
+
+  absl::Status BindSymbols() {
+    if (static_cast<int64_t>(inputs_.size()) != graph_.num_inputs) {
+      return absl::InvalidArgumentError(absl::StrCat("the graph has ", graph_.num_inputs,
+                                                     " inputs but ", inputs_.size(),
+                                                     " tensors were given"));
+    }
+    bindings_.assign(graph_.symbols.size(), std::nullopt);
+    // Pass 1: dims that are exactly one symbol bind it.
+    for (const ir::Node& node : graph_.nodes) {
+      if (node.op != ir::OpKind::kInput) continue;
+      const int64_t index = node.attrs.index;
+      if (index < 0 || index >= static_cast<int64_t>(inputs_.size())) {
+        return absl::InvalidArgumentError(absl::StrCat("input node index ", index,
+                                                       " is out of range: ", inputs_.size(),
+                                                       " tensors were given"));
+      }
+      const HostTensor& t = inputs_[index];
+      if (t.shape.size() != node.shape.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input ", index, " has shape ", t.ShapeString(), " but the graph expects ",
+                         ir::ShapeToString(node.shape, names_), " (rank ", node.shape.size(), ")"));
+      }
+      for (size_t axis = 0; axis < t.shape.size(); ++axis) {
+        std::optional<int> s = SingleSymbol(node.shape[axis]);
+        if (!s.has_value()) continue;
+        if (*s >= static_cast<int>(bindings_.size())) bindings_.resize(*s + 1);
+        std::optional<Binding>& b = bindings_[*s];
+        if (!b.has_value()) {
+          b = Binding{t.shape[axis], index, axis};
+        } else if (b->value != t.shape[axis]) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "symbol ", SymbolName(*s), " is ", t.shape[axis], " in input ", index, " (shape ",
+              t.ShapeString(), ", axis ", axis, ") but ", b->value, " in input ", b->input,
+              " (shape ", inputs_[b->input].ShapeString(), ", axis ", b->axis, ")"));
+        }
+      }
+    }
+    // Ranges of the bound symbols, and every symbol a dim uses must be bound.
+    values_.assign(bindings_.size(), 0);
+    for (size_t s = 0; s < bindings_.size(); ++s) {
+      if (!bindings_[s].has_value()) continue;
+      values_[s] = bindings_[s]->value;
+      if (s < graph_.symbols.size()) {
+        const ir::SymbolInfo& info = graph_.symbols[s];
+        if (values_[s] < info.min || values_[s] > info.max) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "symbol ", SymbolName(s), " is ", values_[s], " (from input ", bindings_[s]->input,
+              " axis ", bindings_[s]->axis, ") but its range is [", info.min, ", ", info.max,
+              "]"));
+        }
+      }
+    }
+    // Pass 2: every input dim (constants and polynomials too) must agree with the tensor.
+    for (const ir::Node& node : graph_.nodes) {
+      if (node.op != ir::OpKind::kInput) continue;
+      const HostTensor& t = inputs_[node.attrs.index];
+      if (static_cast<int64_t>(t.data.size()) != t.NumElements()) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", node.attrs.index, " shape ",
+                                                       t.ShapeString(), " needs ", t.NumElements(),
+                                                       " values but has ", t.data.size()));
+      }
+      absl::StatusOr<std::vector<int64_t>> want = Evaluate(node.shape);
+      if (!want.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", node.attrs.index, ": ",
+                                                       want.status().message()));
+      }
+      if (*want != t.shape) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input ", node.attrs.index, " has shape ", t.ShapeString(), " but the graph shape ",
+            ir::ShapeToString(node.shape, names_), " evaluates to ", DimsString(*want)));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The concrete value of a graph shape under the bindings.
+  absl::StatusOr<std::vector<int64_t>> Evaluate(const ir::Shape& shape) const {
+    std::vector<int64_t> dims;
+    for (const ir::SymExpr& d : shape) {
+      for (int s : d.Symbols()) {
+        if (s >= static_cast<int>(bindings_.size()) || !bindings_[s].has_value()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("symbol ", SymbolName(s), " in shape ",
+                           ir::ShapeToString(shape, names_),
+                           " is not bound: no input dim is exactly that symbol"));
+        }
+      }
+      bool overflow = false;
+      dims.push_back(d.Evaluate(values_, &overflow));
+      if (overflow) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "shape ", ir::ShapeToString(shape, names_), " overflows int64 for these inputs"));
+      }
+    }
+    return dims;
+  }
+
+  absl::StatusOr<HostTensor> EvaluateNode(size_t id, const std::vector<HostTensor>& values) {
+    const ir::Node& node = graph_.nodes[id];
+    const std::string where = absl::StrCat("node %", id, " (", std::string(ir::OpName(node.op)),
+                                           ")");
+    HostTensor result;
+    if (node.op == ir::OpKind::kInput) {
+      result = inputs_[node.attrs.index];
+    } else {
+      std::vector<const HostTensor*> args;
+      for (int in : node.inputs) {
+        if (in < 0 || in >= static_cast<int>(id)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, ": operand %", in, " is not an earlier node"));
+        }
+        args.push_back(&values[in]);
+      }
+      absl::StatusOr<HostTensor> r = EvaluateOp(node.op, node.attrs, args);
+      if (!r.ok()) {
+        return absl::Status(r.status().code(), absl::StrCat(where, ": ", r.status().message()));
+      }
+      result = *std::move(r);
+    }
+    absl::StatusOr<std::vector<int64_t>> want = Evaluate(node.shape);
+    if (!want.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", want.status().message()));
+    if (*want != result.shape) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": the graph shape ", ir::ShapeToString(node.shape, names_), " evaluates to ",
+          DimsString(*want), " but the reference computed ", result.ShapeString()));
+    }
+    return result;
+  }
+
+  const ir::Graph& graph_;
+  std::span<const HostTensor> inputs_;
+  std::vector<std::string> names_;
+  std::vector<std::optional<Binding>> bindings_;
+  std::vector<int64_t> values_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<HostTensor>> RunReference(const ir::Graph& graph,
+                                                     std::span<const HostTensor> inputs) {
+  return Runner(graph, inputs).Run();
+}
+
+}  // namespace pto::ops

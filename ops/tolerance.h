@@ -1,0 +1,39 @@
+// How closely a compiled f32 kernel must match the reference (ops/reference.h), per op.
+//
+// An element passes when |got - want| <= abs + rel * |want|; NaN must meet NaN and an infinity
+// the same infinity. The bounds assume inputs of magnitude <= 1, as the tuner and the op tests
+// draw them (HostTensor::Random(shape, seed, -1, 1)): absolute terms that grow with the
+// reduction length are sized for that scale. eps below is FLT_EPSILON (2^-23, about 1.19e-7).
+#ifndef PTO_OPS_TOLERANCE_H_
+#define PTO_OPS_TOLERANCE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "jit/ir/graph.h"
+#include "ops/host_tensor.h"
+
+namespace pto::ops {
+
+struct Tolerance {
+  double abs = 0;
+  double rel = 0;
+};
+
+// The tolerance of `op`, whose reduction length (the reduced extent for reduce_*, the row
+// length for softmax, log_softmax and the norms, K for matmul) is `reduction_length`;
+// ignored by the other ops. See tolerance.cc for the reasoning behind each number.
+Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length);
+
+// The tolerance of a chain of ops (a fusion group): errors add up to first order.
+Tolerance Combine(Tolerance a, Tolerance b);
+
+// True when `got` has `want`'s shape and every element is within `tol`. Otherwise, when
+// `first_mismatch` is not null, describes the first bad element (flat index, coordinates,
+// both values, the difference and the allowed bound) or the shape difference.
+bool AllClose(const HostTensor& got, const HostTensor& want, Tolerance tol,
+              std::string* first_mismatch);
+
+}  // namespace pto::ops
+
+#endif  // PTO_OPS_TOLERANCE_H_
