@@ -109,9 +109,10 @@ bool AllClose(const HostTensor& got, const HostTensor& want, Tolerance tol,
   for (size_t i = 0; i < want.data.size(); ++i) {
     const double g = got.data[i], w = want.data[i];
     if (g == w || (std::isnan(g) && std::isnan(w))) continue;  // also equal infinities
-    const double diff = std::fabs(g - w);                       // NaN or inf if either is
+    const double diff = std::fabs(g - w);
     const double bound = tol.abs + tol.rel * std::fabs(w);
-    if (diff <= bound) continue;
+    // A NaN or an infinity must match exactly (handled above): inf <= inf must not pass.
+    if (std::isfinite(g) && std::isfinite(w) && diff <= bound) continue;
     // Coordinates of flat index i.
     std::vector<int64_t> coords(want.shape.size());
     int64_t rest = static_cast<int64_t>(i);

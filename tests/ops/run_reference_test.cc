@@ -1,0 +1,199 @@
+// RunReference on small graphs with symbolic shapes.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/ir/graph.h"
+#include "jit/ir/sym_expr.h"
+#include "ops/reference.h"
+#include "reference_test_util.h"
+
+namespace pto::ops {
+namespace {
+
+using ::testing::HasSubstr;
+using ir::OpKind;
+using ir::Shape;
+using ir::SymExpr;
+using testing::ExpectTensor;
+using testing::T;
+
+const SymExpr kBatch = SymExpr::Symbol(0);
+const SymExpr kSeq = SymExpr::Symbol(1);
+
+int AddNode(ir::Graph& g, OpKind op, std::vector<int> inputs, Shape shape,
+            ir::Attrs attrs = {}) {
+  ir::Node n;
+  n.op = op;
+  n.inputs = std::move(inputs);
+  n.shape = std::move(shape);
+  n.attrs = std::move(attrs);
+  g.nodes.push_back(std::move(n));
+  return static_cast<int>(g.nodes.size()) - 1;
+}
+
+int AddInput(ir::Graph& g, int index, Shape shape) {
+  ir::Attrs a;
+  a.index = index;
+  ++g.num_inputs;
+  return AddNode(g, OpKind::kInput, {}, std::move(shape), a);
+}
+
+// x: [batch, seq, 4], w: [4], bias: [batch, 1, 1]
+// y = reshape(softmax(x * w + 0.5) + bias, [-1, 4]) : [batch*seq, 4]
+// s = reduce_sum(x, axis -1) : [batch, seq]
+ir::Graph SmallGraph() {
+  ir::Graph g;
+  g.symbols = {{"batch", 1, 64}, {"seq", 1, 1024}};
+  const int x = AddInput(g, 0, {kBatch, kSeq, 4});
+  const int w = AddInput(g, 1, {4});
+  const int bias = AddInput(g, 2, {kBatch, 1, 1});
+  const int xw = AddNode(g, OpKind::kMul, {x, w}, {kBatch, kSeq, 4});
+  ir::Attrs half;
+  half.scalar = 0.5;
+  const int c = AddNode(g, OpKind::kConstant, {}, {}, half);
+  const int sum = AddNode(g, OpKind::kAdd, {xw, c}, {kBatch, kSeq, 4});
+  const int sm = AddNode(g, OpKind::kSoftmax, {sum}, {kBatch, kSeq, 4});
+  const int biased = AddNode(g, OpKind::kAdd, {sm, bias}, {kBatch, kSeq, 4});
+  ir::Attrs spec;
+  spec.ints = {-1, 4};
+  const int y = AddNode(g, OpKind::kReshape, {biased}, {kBatch * kSeq, 4}, spec);
+  ir::Attrs axis;
+  axis.axis = -1;
+  const int s = AddNode(g, OpKind::kReduceSum, {x}, {kBatch, kSeq}, axis);
+  g.outputs = {y, s};
+  return g;
+}
+
+TEST(RunReferenceTest, EvaluatesGraphWithSymbols) {
+  const ir::Graph g = SmallGraph();
+  // batch = 2, seq = 1.
+  std::vector<HostTensor> inputs = {T({2, 1, 4}, {0, 0, 0, 0, 1, 2, 3, 4}),
+                                    T({4}, {1, 1, 1, 0}), T({2, 1, 1}, {10, 20})};
+  absl::StatusOr<std::vector<HostTensor>> out = RunReference(g, inputs);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 2u);
+  // Row 0: softmax of a constant row is 1/4 each. Row 1: softmax([1, 2, 3, 0]).
+  const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0) + 1;
+  ExpectTensor((*out)[0], {2, 4},
+               {10.25, 10.25, 10.25, 10.25, 20 + std::exp(1.0) / z, 20 + std::exp(2.0) / z,
+                20 + std::exp(3.0) / z, 20 + 1 / z});
+  ExpectTensor((*out)[1], {2, 1}, {0, 10});
+}
+
+TEST(RunReferenceTest, ZeroSizedSymbolValue) {
+  ir::Graph g = SmallGraph();
+  g.symbols[1].min = 0;
+  std::vector<HostTensor> inputs = {T({3, 0, 4}, {}), T({4}, {1, 1, 1, 0}),
+                                    T({3, 1, 1}, {1, 2, 3})};
+  absl::StatusOr<std::vector<HostTensor>> out = RunReference(g, inputs);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {0, 4}, {});
+  ExpectTensor((*out)[1], {3, 0}, {});
+}
+
+void ExpectInvalid(const absl::StatusOr<std::vector<HostTensor>>& r,
+                   const std::vector<std::string>& fragments) {
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  for (const std::string& f : fragments) {
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(f));
+  }
+}
+
+TEST(RunReferenceTest, InconsistentSymbolNamesBothInputs) {
+  const ir::Graph g = SmallGraph();
+  std::vector<HostTensor> inputs = {T({2, 1, 4}, std::vector<float>(8)), T({4}, {1, 1, 1, 0}),
+                                    T({3, 1, 1}, {1, 2, 3})};
+  ExpectInvalid(RunReference(g, inputs),
+                {"symbol batch is 3 in input 2 (shape [3, 1, 1], axis 0) but 2 in input 0 "
+                 "(shape [2, 1, 4], axis 0)"});
+}
+
+TEST(RunReferenceTest, InputErrors) {
+  const ir::Graph g = SmallGraph();
+  // Constant dim disagrees.
+  ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({2, 1, 4}, std::vector<float>(8)),
+                                                        T({3}, {1, 1, 1}),
+                                                        T({2, 1, 1}, {1, 2})}),
+                {"input 1 has shape [3] but the graph shape [4] evaluates to [4]"});
+  // Rank disagrees.
+  ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({8}, std::vector<float>(8)),
+                                                        T({4}, {1, 1, 1, 1}),
+                                                        T({2, 1, 1}, {1, 2})}),
+                {"input 0 has shape [8] but the graph expects [batch, seq, 4]"});
+  // Wrong number of tensors.
+  ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({4}, {1, 1, 1, 1})}),
+                {"the graph has 3 inputs but 1 tensors were given"});
+  // Out of the symbol's range (seq >= 1).
+  ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({2, 0, 4}, {}), T({4}, {1, 1, 1, 1}),
+                                                        T({2, 1, 1}, {1, 2})}),
+                {"symbol seq is 0 (from input 0 axis 1) but its range is [1, 1024]"});
+  // Data size does not match the shape.
+  ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({1, 1, 4}, {1, 2}), T({4}, {1, 1, 1, 1}),
+                                                        T({1, 1, 1}, {1})}),
+                {"input 0 shape [1, 1, 4] needs 4 values but has 2"});
+}
+
+TEST(RunReferenceTest, UnboundSymbol) {
+  ir::Graph g;
+  g.symbols = {{"batch", 1, 64}, {"seq", 1, 64}};
+  const int x = AddInput(g, 0, {kBatch * kSeq});
+  g.outputs = {x};
+  ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({4}, {1, 2, 3, 4})}),
+                {"symbol batch in shape [batch*seq] is not bound"});
+}
+
+TEST(RunReferenceTest, PolynomialInputDimIsChecked) {
+  ir::Graph g;
+  g.symbols = {{"batch", 1, 64}, {"seq", 1, 64}};
+  const int x = AddInput(g, 0, {kBatch, kSeq});
+  const int y = AddInput(g, 1, {kBatch * kSeq});
+  const int r = AddNode(g, OpKind::kNeg, {y}, {kBatch * kSeq});
+  g.outputs = {r, x};
+  std::vector<HostTensor> ok = {T({2, 2}, {1, 2, 3, 4}), T({4}, {1, 2, 3, 4})};
+  absl::StatusOr<std::vector<HostTensor>> out = RunReference(g, ok);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {4}, {-1, -2, -3, -4});
+  std::vector<HostTensor> bad = {T({2, 2}, {1, 2, 3, 4}), T({3}, {1, 2, 3})};
+  ExpectInvalid(RunReference(g, bad),
+                {"input 1 has shape [3] but the graph shape [batch*seq] evaluates to [4]"});
+}
+
+TEST(RunReferenceTest, NodeShapeDisagreement) {
+  // slice(x, 0:4) on a symbolic dim assumes seq >= 4; with seq = 2 the reference clamps.
+  ir::Graph g;
+  g.symbols = {{"seq", 1, 64}};
+  const SymExpr seq = SymExpr::Symbol(0);
+  const int x = AddInput(g, 0, {seq});
+  ir::Attrs s;
+  s.start = 0;
+  s.end = 4;
+  const int y = AddNode(g, OpKind::kSlice, {x}, {4}, s);
+  g.outputs = {y};
+  ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({2}, {1, 2})}),
+                {"node %1 (slice): the graph shape [4] evaluates to [4] but the reference "
+                 "computed [2]"});
+}
+
+TEST(RunReferenceTest, OpErrorsNameTheNode) {
+  ir::Graph g;
+  const int a = AddInput(g, 0, {2});
+  const int b = AddInput(g, 1, {3});
+  const int c = AddNode(g, OpKind::kAdd, {a, b}, {3});
+  g.outputs = {c};
+  ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({2}, {1, 2}), T({3}, {1, 2, 3})}),
+                {"node %2 (add): add: input 1 shape [3] is not broadcastable with input 0 "
+                 "shape [2]"});
+  g.nodes[2].inputs = {a, 5};
+  ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({2}, {1, 2}), T({3}, {1, 2, 3})}),
+                {"node %2 (add): operand %5 is not an earlier node"});
+}
+
+}  // namespace
+}  // namespace pto::ops
