@@ -1,0 +1,35 @@
+// What codegen needs to know about the machine it generates code for. Built from a
+// device::DeviceInfo (tests pass a restricted one to force a narrower ISA).
+#ifndef PTO_JIT_CODEGEN_CODEGEN_TARGET_H_
+#define PTO_JIT_CODEGEN_CODEGEN_TARGET_H_
+
+#include <string>
+
+#include "device/device_info.h"
+
+namespace pto::jit {
+
+struct CodegenTarget {
+  std::string triple = "x86_64-pc-linux-gnu";
+  std::string cpu_name = "x86-64";   // LLVM CPU name ("znver3", "x86-64-v3")
+  std::string features;              // LLVM feature string; decides the ISA on its own
+  device::Isa isa = device::Isa::kSse2;
+  int vector_bits = 128;             // natural vector width in bits
+  bool has_fma = false;
+
+  int f32_lanes() const { return vector_bits / 32; }
+
+  static CodegenTarget FromDevice(const device::DeviceInfo& info) {
+    CodegenTarget t;
+    t.cpu_name = info.cpu_name;
+    t.features = info.LlvmFeatures();
+    t.isa = info.isa;
+    t.vector_bits = info.vector_bits;
+    t.has_fma = info.has_fma;
+    return t;
+  }
+};
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_CODEGEN_CODEGEN_TARGET_H_

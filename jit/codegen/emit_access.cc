@@ -1,0 +1,95 @@
+#include "jit/codegen/emit_access.h"
+
+namespace pto::jit {
+
+std::optional<int64_t> ConstantValue(llvm::Value* v) {
+  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(v)) return c->getSExtValue();
+  return std::nullopt;
+}
+
+AccessEmitter::AccessEmitter(EmitContext& ec) : ec_(ec) {
+  for (const ir::Access& a : ec.kernel.accesses) {
+    offsets_.push_back(ec.Sym(a.offset));
+    std::vector<llvm::Value*> strides;
+    for (const ir::SymExpr& s : a.strides) strides.push_back(ec.Sym(s));
+    strides_.push_back(std::move(strides));
+  }
+}
+
+llvm::Value* AccessEmitter::Index(int access, std::span<llvm::Value* const> idx) {
+  llvm::IRBuilder<>& b = ec_.b;
+  llvm::Value* index = offsets_[access];
+  const std::vector<llvm::Value*>& strides = strides_[access];
+  for (size_t d = 0; d < strides.size() && d < idx.size(); ++d) {
+    if (idx[d] == nullptr) continue;
+    std::optional<int64_t> s = ConstantValue(strides[d]);
+    if (s == 0) continue;
+    llvm::Value* term = s == 1 ? idx[d] : b.CreateMul(idx[d], strides[d]);
+    index = b.CreateAdd(index, term);
+  }
+  return index;
+}
+
+llvm::Value* AccessEmitter::Pointer(int access, llvm::Value* index) {
+  const int slot = ec_.kernel.accesses[access].buffer;
+  return ec_.b.CreateInBoundsGEP(ec_.F32(), ec_.Buffer(slot), index);
+}
+
+llvm::Value* AccessEmitter::Load(int access, std::span<llvm::Value* const> idx, int vec_dim,
+                                 int width) {
+  llvm::IRBuilder<>& b = ec_.b;
+  const int slot = ec_.kernel.accesses[access].buffer;
+  llvm::Value* index = Index(access, idx);
+  auto scalar_load = [&](llvm::Value* at) {
+    llvm::LoadInst* l = b.CreateAlignedLoad(ec_.F32(), Pointer(access, at), llvm::Align(4));
+    ec_.AnnotateSlot(l, slot);
+    return l;
+  };
+  if (width == 1 || vec_dim < 0) {
+    llvm::Value* v = scalar_load(index);
+    return width == 1 ? v : b.CreateVectorSplat(width, v);
+  }
+  llvm::Value* stride = strides_[access][vec_dim];
+  std::optional<int64_t> s = ConstantValue(stride);
+  if (s == 0) return b.CreateVectorSplat(width, scalar_load(index));
+  if (s == 1) {
+    llvm::LoadInst* l =
+        b.CreateAlignedLoad(ec_.VecType(width), Pointer(access, index), llvm::Align(4));
+    ec_.AnnotateSlot(l, slot);
+    return l;
+  }
+  llvm::Value* v = llvm::PoisonValue::get(ec_.VecType(width));
+  for (int lane = 0; lane < width; ++lane) {
+    llvm::Value* at = b.CreateAdd(index, b.CreateMul(stride, ec_.I64Const(lane)));
+    v = b.CreateInsertElement(v, scalar_load(at), static_cast<uint64_t>(lane));
+  }
+  return v;
+}
+
+void AccessEmitter::Store(int access, std::span<llvm::Value* const> idx, int vec_dim, int width,
+                          llvm::Value* value) {
+  llvm::IRBuilder<>& b = ec_.b;
+  const int slot = ec_.kernel.accesses[access].buffer;
+  llvm::Value* index = Index(access, idx);
+  auto scalar_store = [&](llvm::Value* v, llvm::Value* at) {
+    llvm::StoreInst* st = b.CreateAlignedStore(v, Pointer(access, at), llvm::Align(4));
+    ec_.AnnotateSlot(st, slot);
+  };
+  if (width == 1) {
+    scalar_store(value, index);
+    return;
+  }
+  llvm::Value* stride = vec_dim < 0 ? ec_.I64Const(0) : strides_[access][vec_dim];
+  if (ConstantValue(stride) == 1) {
+    llvm::StoreInst* st = b.CreateAlignedStore(value, Pointer(access, index), llvm::Align(4));
+    ec_.AnnotateSlot(st, slot);
+    return;
+  }
+  // Lanes in order, so with stride 0 the last lane's value is the one left in memory.
+  for (int lane = 0; lane < width; ++lane) {
+    llvm::Value* at = b.CreateAdd(index, b.CreateMul(stride, ec_.I64Const(lane)));
+    scalar_store(b.CreateExtractElement(value, static_cast<uint64_t>(lane)), at);
+  }
+}
+
+}  // namespace pto::jit

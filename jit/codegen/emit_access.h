@@ -1,0 +1,42 @@
+// Address computation and memory operations for ir::Access (internal to jit/codegen).
+//   element index = offset + sum_d idx[d] * strides[d]
+// Offsets and strides are evaluated once at entry (constants fold; symbols come from
+// args->symbols). Loads of `width` points along one dim use a vector load when that stride is
+// the constant 1, a splat when it is 0, and per-lane loads (gather) otherwise.
+#ifndef PTO_JIT_CODEGEN_EMIT_ACCESS_H_
+#define PTO_JIT_CODEGEN_EMIT_ACCESS_H_
+
+#include <span>
+#include <vector>
+
+#include "jit/codegen/emit_context.h"
+
+namespace pto::jit {
+
+class AccessEmitter {
+ public:
+  // Evaluates every access's offset and strides at the current insertion point (the entry).
+  explicit AccessEmitter(EmitContext& ec);
+
+  // i64 element index of `access` at `idx` (idx[d] may be null: index 0).
+  llvm::Value* Index(int access, std::span<llvm::Value* const> idx);
+  // `width` points starting at idx, advancing idx[vec_dim] (vec_dim < 0: a scalar point).
+  llvm::Value* Load(int access, std::span<llvm::Value* const> idx, int vec_dim, int width);
+  void Store(int access, std::span<llvm::Value* const> idx, int vec_dim, int width,
+             llvm::Value* value);
+  // The stride of `access` along `dim` (an i64 value, constant when known).
+  llvm::Value* Stride(int access, int dim) const { return strides_[access][dim]; }
+
+ private:
+  llvm::Value* Pointer(int access, llvm::Value* index);
+  EmitContext& ec_;
+  std::vector<llvm::Value*> offsets_;
+  std::vector<std::vector<llvm::Value*>> strides_;
+};
+
+// The constant value of `v`, if it is a ConstantInt.
+std::optional<int64_t> ConstantValue(llvm::Value* v);
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_CODEGEN_EMIT_ACCESS_H_

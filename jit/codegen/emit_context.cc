@@ -1,0 +1,142 @@
+#include "jit/codegen/emit_context.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/IR/MDBuilder.h"
+
+namespace pto::jit {
+namespace {
+
+void CollectSymbols(const ir::SymExpr& e, std::set<int>* out) {
+  for (int s : e.Symbols()) out->insert(s);
+}
+
+}  // namespace
+
+EmitContext::EmitContext(const ir::Kernel& kernel, const CodegenTarget& target, int lanes,
+                         llvm::Module& module, llvm::Function* fn, llvm::IRBuilder<>& b)
+    : kernel(kernel),
+      target(target),
+      lanes(lanes),
+      module(module),
+      ctx(module.getContext()),
+      fn(fn),
+      b(b) {}
+
+llvm::Type* EmitContext::VecType(int width) const {
+  if (width == 1) return F32();
+  return llvm::FixedVectorType::get(F32(), width);
+}
+
+llvm::Value* EmitContext::F32Const(int width, double v) const {
+  return llvm::ConstantFP::get(VecType(width), v);
+}
+
+llvm::Value* EmitContext::Sym(const ir::SymExpr& e) {
+  llvm::Value* sum = I64Const(0);
+  for (const ir::SymExpr::Term& term : e.terms()) {
+    llvm::Value* t = I64Const(term.second);
+    for (int s : term.first) {
+      auto it = symbols_.find(s);
+      llvm::Value* v = nullptr;
+      if (it != symbols_.end()) {
+        v = it->second;
+      } else {  // not hoisted (should not happen): load in place
+        llvm::Value* p = b.CreateInBoundsGEP(I64(), symbols_array, I64Const(s));
+        v = b.CreateAlignedLoad(I64(), p, llvm::Align(8), "sym");
+        symbols_[s] = v;
+      }
+      t = b.CreateMul(t, v);
+    }
+    sum = b.CreateAdd(sum, t);
+  }
+  return sum;
+}
+
+void EmitContext::LoadSymbols() {
+  std::set<int> ids;
+  for (const ir::SymExpr& d : kernel.domain) CollectSymbols(d, &ids);
+  CollectSymbols(kernel.k, &ids);
+  for (const ir::Access& a : kernel.accesses) {
+    CollectSymbols(a.offset, &ids);
+    for (const ir::SymExpr& s : a.strides) CollectSymbols(s, &ids);
+  }
+  for (int id : ids) {
+    llvm::Value* p = b.CreateInBoundsGEP(I64(), symbols_array, I64Const(id));
+    symbols_[id] = b.CreateAlignedLoad(I64(), p, llvm::Align(8), absl::StrCat("s", id));
+  }
+}
+
+void EmitContext::LoadBuffers() {
+  const int n = kernel.num_buffers;
+  llvm::Type* ptr = b.getPtrTy();
+  buffers_.assign(n, nullptr);
+  std::vector<bool> used(n, false);
+  for (const ir::Access& a : kernel.accesses) used[a.buffer] = true;
+  for (int i = 0; i < n; ++i) {
+    if (!used[i]) continue;
+    llvm::Value* p = b.CreateInBoundsGEP(ptr, buffers_array, I64Const(i));
+    buffers_[i] = b.CreateAlignedLoad(ptr, p, llvm::Align(8), absl::StrCat("buf", i));
+  }
+  llvm::MDBuilder mdb(ctx);
+  llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain("pto.buffers");
+  std::vector<llvm::Metadata*> scopes;
+  for (int i = 0; i < n; ++i) {
+    scopes.push_back(mdb.createAnonymousAliasScope(domain, absl::StrCat("buf", i)));
+  }
+  for (int i = 0; i < n; ++i) {
+    scope_lists_.push_back(llvm::MDNode::get(ctx, {scopes[i]}));
+    std::vector<llvm::Metadata*> others;
+    for (int j = 0; j < n; ++j) {
+      if (j != i) others.push_back(scopes[j]);
+    }
+    noalias_lists_.push_back(llvm::MDNode::get(ctx, others));
+  }
+}
+
+void EmitContext::AnnotateSlot(llvm::Instruction* inst, int slot) const {
+  if (slot < 0 || slot >= static_cast<int>(scope_lists_.size())) return;
+  inst->setMetadata(llvm::LLVMContext::MD_alias_scope, scope_lists_[slot]);
+  inst->setMetadata(llvm::LLVMContext::MD_noalias, noalias_lists_[slot]);
+}
+
+llvm::AllocaInst* EmitContext::EntryAlloca(llvm::Type* type, const char* name) {
+  llvm::BasicBlock& entry = fn->getEntryBlock();
+  llvm::IRBuilder<> eb(&entry, entry.getFirstInsertionPt());
+  return eb.CreateAlloca(type, nullptr, name);
+}
+
+llvm::MDNode* EmitContext::LoopMetadata(bool disable_unroll) {
+  std::vector<llvm::Metadata*> ops = {nullptr};
+  ops.push_back(llvm::MDNode::get(
+      ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+            llvm::ConstantAsMetadata::get(b.getFalse())}));
+  if (disable_unroll) {
+    ops.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")}));
+  }
+  llvm::MDNode* md = llvm::MDNode::getDistinct(ctx, ops);
+  md->replaceOperandWith(0, md);
+  return md;
+}
+
+std::vector<llvm::Value*> EmitContext::Unflatten(llvm::Value* flat,
+                                                 const std::vector<llvm::Value*>& dims) {
+  std::vector<llvm::Value*> out(dims.size(), nullptr);
+  llvm::Value* rest = flat;
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+    if (i == 0) {
+      out[i] = rest;
+      break;
+    }
+    if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(dims[i]); c != nullptr && c->isOne()) {
+      out[i] = I64Const(0);
+      continue;
+    }
+    out[i] = b.CreateURem(rest, dims[i]);
+    rest = b.CreateUDiv(rest, dims[i]);
+  }
+  return out;
+}
+
+}  // namespace pto::jit

@@ -1,0 +1,69 @@
+// State shared by the emitters of one kernel function (internal to jit/codegen).
+#ifndef PTO_JIT_CODEGEN_EMIT_CONTEXT_H_
+#define PTO_JIT_CODEGEN_EMIT_CONTEXT_H_
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "jit/codegen/codegen_target.h"
+#include "jit/ir/tile_ir.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace pto::jit {
+
+struct EmitContext {
+  EmitContext(const ir::Kernel& kernel, const CodegenTarget& target, int lanes,
+              llvm::Module& module, llvm::Function* fn, llvm::IRBuilder<>& b);
+
+  const ir::Kernel& kernel;
+  const CodegenTarget& target;
+  const int lanes;  // f32 lanes per vector (>= 1)
+  llvm::Module& module;
+  llvm::LLVMContext& ctx;
+  llvm::Function* fn;
+  llvm::IRBuilder<>& b;
+
+  // Entry values: tile range and argument arrays.
+  llvm::Value* lo[2] = {nullptr, nullptr};
+  llvm::Value* hi[2] = {nullptr, nullptr};
+  llvm::Value* buffers_array = nullptr;
+  llvm::Value* symbols_array = nullptr;
+
+  llvm::Type* F32() const { return b.getFloatTy(); }
+  llvm::Type* I64() const { return b.getInt64Ty(); }
+  // float for width 1, <width x float> otherwise.
+  llvm::Type* VecType(int width) const;
+  llvm::Value* I64Const(int64_t v) const { return b.getInt64(static_cast<uint64_t>(v)); }
+  llvm::Value* F32Const(int width, double v) const;
+
+  // Value of a symbolic expression; symbols are loaded at entry (see LoadSymbols).
+  llvm::Value* Sym(const ir::SymExpr& e);
+  // Loads args->symbols[id] for every symbol the kernel uses. Call in the entry block.
+  void LoadSymbols();
+  // Base pointer of buffer slot `slot` (loaded at entry on first use of BufferBases()).
+  llvm::Value* Buffer(int slot) const { return buffers_[slot]; }
+  void LoadBuffers();
+
+  // Alias-scope metadata: every buffer slot is its own scope (outputs never alias inputs).
+  void AnnotateSlot(llvm::Instruction* inst, int slot) const;
+
+  // An alloca in the entry block (promoted to SSA by the O2 pipeline).
+  llvm::AllocaInst* EntryAlloca(llvm::Type* type, const char* name);
+  // Loop metadata for loops that are already explicitly vectorized.
+  llvm::MDNode* LoopMetadata(bool disable_unroll);
+
+  // Unflattens `flat` into indices of `dims` (row-major): out[i] for dims[i].
+  std::vector<llvm::Value*> Unflatten(llvm::Value* flat, const std::vector<llvm::Value*>& dims);
+
+ private:
+  std::map<int, llvm::Value*> symbols_;
+  std::vector<llvm::Value*> buffers_;
+  std::vector<llvm::MDNode*> scope_lists_;
+  std::vector<llvm::MDNode*> noalias_lists_;
+};
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_CODEGEN_EMIT_CONTEXT_H_

@@ -1,0 +1,39 @@
+// Elementwise kernels: grid {rows = prod(domain[0..rank-2]), cols = domain[rank-1]}; the body is
+// vectorized along the last dim (config.unroll vectors per iteration, then a scalar tail).
+#include <vector>
+
+#include "jit/codegen/emit_expr.h"
+#include "jit/codegen/emit_kinds.h"
+#include "jit/codegen/emit_loops.h"
+
+namespace pto::jit {
+
+absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access) {
+  const ir::Kernel& k = ec.kernel;
+  const int rank = std::max<int>(1, static_cast<int>(k.domain.size()));
+  const int vec_dim = rank - 1;
+  std::vector<llvm::Value*> row_dims;
+  for (int d = 0; d + 1 < static_cast<int>(k.domain.size()); ++d) {
+    row_dims.push_back(ec.Sym(k.domain[d]));
+  }
+  std::vector<int> roots;
+  for (const ir::Store& s : k.stores) roots.push_back(s.value);
+
+  EmitForLoop(ec, ec.lo[0], ec.hi[0], [&](llvm::Value* row) {
+    std::vector<llvm::Value*> idx = ec.Unflatten(row, row_dims);
+    idx.resize(rank, nullptr);
+    EmitVectorSpan(ec, ec.lo[1], ec.hi[1], k.config.unroll,
+                   [&](llvm::Value* col, int width, int /*slot*/) {
+                     idx[vec_dim] = col;
+                     auto load = [&](int a) { return access.Load(a, idx, vec_dim, width); };
+                     std::vector<llvm::Value*> v = EmitProgram(
+                         ec.b, k.output, roots, ec.VecType(width), load, nullptr);
+                     for (const ir::Store& s : k.stores) {
+                       access.Store(s.access, idx, vec_dim, width, v[s.value]);
+                     }
+                   });
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace pto::jit

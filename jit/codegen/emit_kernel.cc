@@ -1,0 +1,99 @@
+#include "jit/codegen/emit_kernel.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "jit/codegen/emit_access.h"
+#include "jit/codegen/emit_context.h"
+#include "jit/codegen/emit_kinds.h"
+#include "jit/kernel_abi.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace pto::jit {
+namespace {
+
+llvm::Function* CreateKernelFunction(const ir::Kernel& kernel, const CodegenTarget& target,
+                                     int lanes, llvm::Module& module) {
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, ptr, ptr}, false);
+  llvm::Function* fn =
+      llvm::Function::Create(type, llvm::Function::ExternalLinkage, kernel.name, module);
+  const std::string width = std::to_string(std::max(target.vector_bits, lanes * 32));
+  fn->addFnAttr("target-cpu", target.cpu_name);
+  fn->addFnAttr("target-features", target.features);
+  fn->addFnAttr("prefer-vector-width", width);
+  fn->addFnAttr("min-legal-vector-width", width);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->addFnAttr(llvm::Attribute::NoSync);
+  fn->addFnAttr(llvm::Attribute::NoFree);
+  fn->addFnAttr(llvm::Attribute::WillReturn);
+  const char* names[] = {"args", "lo", "hi", "scratch"};
+  for (unsigned i = 0; i < 4; ++i) {
+    fn->getArg(i)->setName(names[i]);
+    fn->addParamAttr(i, llvm::Attribute::NoCapture);
+    fn->addParamAttr(i, llvm::Attribute::NoAlias);
+    if (i < 3) {
+      fn->addParamAttr(i, llvm::Attribute::ReadOnly);
+      fn->addParamAttr(i, llvm::Attribute::NoUndef);
+    }
+  }
+  return fn;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kernel,
+                                                         const CodegenTarget& target,
+                                                         llvm::LLVMContext& context) {
+  absl::Status valid = ValidateKernel(kernel);
+  if (!valid.ok()) return valid;
+  const int lanes = kernel.config.vector_width > 0 ? kernel.config.vector_width
+                                                   : std::max(1, target.f32_lanes());
+  auto module = std::make_unique<llvm::Module>(kernel.name, context);
+  module->setTargetTriple(target.triple);
+  module->setSourceFileName(absl::StrCat("pto-generated/", kernel.name));
+  llvm::NamedMDNode* marker = module->getOrInsertNamedMetadata("pto.generated");
+  marker->addOperand(llvm::MDNode::get(
+      context, {llvm::MDString::get(context, absl::StrCat("pto kernel abi v", kKernelAbiVersion,
+                                                          "; generated code, do not edit"))}));
+
+  llvm::Function* fn = CreateKernelFunction(kernel, target, lanes, *module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", fn));
+  EmitContext ec(kernel, target, lanes, *module, fn, b);
+  llvm::Type* ptr = b.getPtrTy();
+  llvm::Value* args = fn->getArg(0);
+  ec.buffers_array = b.CreateAlignedLoad(ptr, args, llvm::Align(8), "buffers");
+  ec.symbols_array = b.CreateAlignedLoad(
+      ptr, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), args, 8), llvm::Align(8), "symbols");
+  for (int d = 0; d < 2; ++d) {
+    ec.lo[d] = b.CreateAlignedLoad(
+        ec.I64(), b.CreateConstInBoundsGEP1_64(ec.I64(), fn->getArg(1), d), llvm::Align(8));
+    ec.hi[d] = b.CreateAlignedLoad(
+        ec.I64(), b.CreateConstInBoundsGEP1_64(ec.I64(), fn->getArg(2), d), llvm::Align(8));
+  }
+  ec.LoadSymbols();
+  ec.LoadBuffers();
+  AccessEmitter access(ec);
+
+  absl::Status s;
+  switch (kernel.kind) {
+    case ir::KernelKind::kElementwise: s = EmitElementwise(ec, access); break;
+    case ir::KernelKind::kReduce: s = EmitReduce(ec, access); break;
+    case ir::KernelKind::kRowOp: s = EmitRowOp(ec, access); break;
+    case ir::KernelKind::kMatMul: s = EmitMatMul(ec, access); break;
+  }
+  if (!s.ok()) return s;
+  b.CreateRetVoid();
+
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (llvm::verifyFunction(*fn, &os)) {
+    return absl::InternalError(
+        absl::StrCat("codegen produced invalid IR for kernel '", kernel.name, "': ", os.str()));
+  }
+  return module;
+}
+
+}  // namespace pto::jit

@@ -1,0 +1,19 @@
+// One emitter per kernel kind; each emits the loop nest over the tile range into ec.fn at the
+// builder's position (after the entry loads) and leaves the builder in the final block.
+#ifndef PTO_JIT_CODEGEN_EMIT_KINDS_H_
+#define PTO_JIT_CODEGEN_EMIT_KINDS_H_
+
+#include "absl/status/status.h"
+#include "jit/codegen/emit_access.h"
+#include "jit/codegen/emit_context.h"
+
+namespace pto::jit {
+
+absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access);  // emit_elementwise.cc
+absl::Status EmitReduce(EmitContext& ec, AccessEmitter& access);       // emit_reduce.cc
+absl::Status EmitRowOp(EmitContext& ec, AccessEmitter& access);        // emit_row_op.cc
+absl::Status EmitMatMul(EmitContext& ec, AccessEmitter& access);       // emit_matmul.cc
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_CODEGEN_EMIT_KINDS_H_

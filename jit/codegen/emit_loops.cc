@@ -1,0 +1,70 @@
+#include "jit/codegen/emit_loops.h"
+
+namespace pto::jit {
+
+void EmitForLoop(EmitContext& ec, llvm::Value* begin, llvm::Value* end,
+                 const std::function<void(llvm::Value* iv)>& body, bool disable_unroll) {
+  llvm::IRBuilder<>& b = ec.b;
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ec.ctx, "loop", ec.fn);
+  llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ec.ctx, "loop.body", ec.fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ec.ctx, "loop.exit", ec.fn);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* iv = b.CreatePHI(ec.I64(), 2, "iv");
+  iv->addIncoming(begin, pre);
+  b.CreateCondBr(b.CreateICmpSLT(iv, end), body_bb, exit);
+  b.SetInsertPoint(body_bb);
+  body(iv);
+  llvm::Value* next = b.CreateAdd(iv, ec.I64Const(1), "iv.next", /*HasNUW=*/true, true);
+  llvm::BranchInst* back = b.CreateBr(header);
+  back->setMetadata(llvm::LLVMContext::MD_loop, ec.LoopMetadata(disable_unroll));
+  iv->addIncoming(next, b.GetInsertBlock());
+  b.SetInsertPoint(exit);
+}
+
+void EmitChunkLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end, int64_t chunk,
+                   const std::function<void(llvm::Value* at)>& body, bool disable_unroll) {
+  llvm::IRBuilder<>& b = ec.b;
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ec.ctx, "chunk", ec.fn);
+  llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ec.ctx, "chunk.body", ec.fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ec.ctx, "chunk.exit", ec.fn);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::Value* at = b.CreateLoad(ec.I64(), pos, "at");
+  llvm::Value* last = b.CreateAdd(at, ec.I64Const(chunk), "", true, true);
+  b.CreateCondBr(b.CreateICmpSLE(last, end), body_bb, exit);
+  b.SetInsertPoint(body_bb);
+  body(at);
+  b.CreateStore(last, pos);
+  llvm::BranchInst* back = b.CreateBr(header);
+  back->setMetadata(llvm::LLVMContext::MD_loop, ec.LoopMetadata(disable_unroll));
+  b.SetInsertPoint(exit);
+}
+
+void EmitVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int unroll,
+                    const SpanBody& body) {
+  llvm::IRBuilder<>& b = ec.b;
+  const int lanes = ec.lanes;
+  llvm::AllocaInst* pos = ec.EntryAlloca(ec.I64(), "pos");
+  b.CreateStore(begin, pos);
+  if (lanes > 1 && unroll > 1) {
+    EmitChunkLoop(
+        ec, pos, end, static_cast<int64_t>(lanes) * unroll,
+        [&](llvm::Value* at) {
+          for (int u = 0; u < unroll; ++u) {
+            body(b.CreateAdd(at, ec.I64Const(static_cast<int64_t>(u) * lanes)), lanes, u);
+          }
+        },
+        /*disable_unroll=*/true);
+  }
+  EmitChunkLoop(
+      ec, pos, end, lanes, [&](llvm::Value* at) { body(at, lanes, 0); },
+      /*disable_unroll=*/lanes > 1);
+  if (lanes > 1) {
+    EmitChunkLoop(
+        ec, pos, end, 1, [&](llvm::Value* at) { body(at, 1, 0); }, /*disable_unroll=*/true);
+  }
+}
+
+}  // namespace pto::jit

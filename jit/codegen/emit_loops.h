@@ -1,0 +1,29 @@
+// Loop skeletons used by every kernel kind (internal to jit/codegen).
+#ifndef PTO_JIT_CODEGEN_EMIT_LOOPS_H_
+#define PTO_JIT_CODEGEN_EMIT_LOOPS_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "jit/codegen/emit_context.h"
+
+namespace pto::jit {
+
+// for (iv = begin; iv < end; ++iv) body(iv). The builder ends in the exit block.
+void EmitForLoop(EmitContext& ec, llvm::Value* begin, llvm::Value* end,
+                 const std::function<void(llvm::Value* iv)>& body, bool disable_unroll = false);
+
+// while (*pos + chunk <= end) { body(*pos); *pos += chunk; }   (`pos` is an i64 alloca)
+void EmitChunkLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end, int64_t chunk,
+                   const std::function<void(llvm::Value* at)>& body, bool disable_unroll);
+
+// Covers [begin, end) with `unroll` vectors of ec.lanes per iteration (body called once per
+// vector with slot = 0..unroll-1), then single vectors (slot 0), then a scalar tail
+// (width 1, slot 0). Any extent works, including 0.
+using SpanBody = std::function<void(llvm::Value* at, int width, int slot)>;
+void EmitVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int unroll,
+                    const SpanBody& body);
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_CODEGEN_EMIT_LOOPS_H_

@@ -1,0 +1,151 @@
+// MatMul: domain [batch..., M, N], contraction K. Grid {rows = prod(batch)*M, cols = N}.
+// Rows are taken in blocks of config.mr within one batch entry (1-row blocks for the M tail),
+// columns in blocks of config.nr_vectors vectors (then single vectors, then scalars). Each
+// micro-kernel keeps mr x nr accumulators in registers over the K loop: A elements are
+// broadcast, B rows are vector loads (B's N stride is 1), and llvm.fmuladd gives vector FMAs.
+// The epilogue program runs on the accumulators before the stores.
+#include <vector>
+
+#include "jit/codegen/emit_expr.h"
+#include "jit/codegen/emit_kinds.h"
+#include "jit/codegen/emit_loops.h"
+#include "jit/codegen/vector_math.h"
+
+namespace pto::jit {
+namespace {
+
+class MatMulEmitter {
+ public:
+  MatMulEmitter(EmitContext& ec, AccessEmitter& access)
+      : ec_(ec), access_(access), k_(ec.kernel), rank_(static_cast<int>(k_.domain.size())) {
+    for (const ir::SymExpr& d : k_.domain) dims_.push_back(ec.Sym(d));
+    for (const ir::Store& s : k_.stores) roots_.push_back(s.value);
+    kdim_ = ec.Sym(k_.k);
+    mr_ = std::max(1, k_.config.mr);
+    nrv_ = std::max(1, k_.config.nr_vectors);
+  }
+
+  void Emit() {
+    llvm::IRBuilder<>& b = ec_.b;
+    llvm::Value* m_extent = dims_[rank_ - 2];
+    std::vector<llvm::Value*> batch_dims(dims_.begin(), dims_.end() - 2);
+    llvm::AllocaInst* pos = ec_.EntryAlloca(ec_.I64(), "row");
+    b.CreateStore(ec_.lo[0], pos);
+    llvm::BasicBlock* header = llvm::BasicBlock::Create(ec_.ctx, "rows", ec_.fn);
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(ec_.ctx, "rows.body", ec_.fn);
+    llvm::BasicBlock* full = llvm::BasicBlock::Create(ec_.ctx, "rows.full", ec_.fn);
+    llvm::BasicBlock* single = llvm::BasicBlock::Create(ec_.ctx, "rows.single", ec_.fn);
+    llvm::BasicBlock* latch = llvm::BasicBlock::Create(ec_.ctx, "rows.latch", ec_.fn);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ec_.ctx, "rows.exit", ec_.fn);
+    b.CreateBr(header);
+    b.SetInsertPoint(header);
+    llvm::Value* r = b.CreateLoad(ec_.I64(), pos);
+    b.CreateCondBr(b.CreateICmpSLT(r, ec_.hi[0]), body, exit);
+
+    b.SetInsertPoint(body);
+    llvm::Value* m = b.CreateURem(r, m_extent);
+    std::vector<llvm::Value*> idx = ec_.Unflatten(b.CreateUDiv(r, m_extent), batch_dims);
+    idx.resize(rank_ + 1, nullptr);
+    idx[rank_ - 2] = m;
+    llvm::Value* avail = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateSub(ec_.hi[0], r),
+                                                 b.CreateSub(m_extent, m));
+    b.CreateCondBr(b.CreateICmpSGE(avail, ec_.I64Const(mr_)), full, single);
+
+    b.SetInsertPoint(full);
+    RowBlock(idx, mr_);
+    b.CreateStore(b.CreateAdd(r, ec_.I64Const(mr_)), pos);
+    b.CreateBr(latch);
+
+    b.SetInsertPoint(single);
+    RowBlock(idx, 1);
+    b.CreateStore(b.CreateAdd(r, ec_.I64Const(1)), pos);
+    b.CreateBr(latch);
+
+    b.SetInsertPoint(latch);
+    llvm::BranchInst* back = b.CreateBr(header);
+    back->setMetadata(llvm::LLVMContext::MD_loop, ec_.LoopMetadata(true));
+    b.SetInsertPoint(exit);
+  }
+
+ private:
+  // Rows idx[rank-2] .. +rows-1 of one batch entry, all columns of the tile range.
+  void RowBlock(const std::vector<llvm::Value*>& idx, int rows) {
+    const int lanes = ec_.lanes;
+    llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "col");
+    ec_.b.CreateStore(ec_.lo[1], col);
+    EmitChunkLoop(ec_, col, ec_.hi[1], int64_t{nrv_} * lanes,
+                  [&](llvm::Value* n) { MicroKernel(idx, n, rows, nrv_, lanes); }, false);
+    if (nrv_ > 1) {
+      EmitChunkLoop(ec_, col, ec_.hi[1], lanes,
+                    [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); }, true);
+    }
+    if (lanes > 1) {
+      EmitChunkLoop(ec_, col, ec_.hi[1], 1,
+                    [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, 1); }, true);
+    }
+  }
+
+  void MicroKernel(std::vector<llvm::Value*> idx, llvm::Value* n0, int rows, int nv, int width) {
+    llvm::IRBuilder<>& b = ec_.b;
+    llvm::Type* vt = ec_.VecType(width);
+    const int mdim = rank_ - 2, ndim = rank_ - 1, kdim = rank_;
+    llvm::Value* m0 = idx[mdim];
+    std::vector<llvm::Value*> m(rows), n(nv);
+    for (int i = 0; i < rows; ++i) m[i] = b.CreateAdd(m0, ec_.I64Const(i));
+    for (int j = 0; j < nv; ++j) n[j] = b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width));
+    std::vector<llvm::AllocaInst*> acc(rows * nv);
+    for (auto& a : acc) {
+      a = ec_.EntryAlloca(vt, "mmacc");
+      b.CreateStore(llvm::ConstantFP::get(vt, 0.0), a);
+    }
+    EmitForLoop(ec_, ec_.I64Const(0), kdim_, [&](llvm::Value* kk) {
+      std::vector<llvm::Value*> bv(nv), av(rows);
+      idx[kdim] = kk;
+      idx[mdim] = nullptr;  // B's M stride is 0
+      for (int j = 0; j < nv; ++j) {
+        idx[ndim] = n[j];
+        bv[j] = access_.Load(k_.b, idx, ndim, width);
+      }
+      idx[ndim] = nullptr;  // A's N stride is 0
+      for (int i = 0; i < rows; ++i) {
+        idx[mdim] = m[i];
+        av[i] = access_.Load(k_.a, idx, -1, width);
+      }
+      for (int i = 0; i < rows; ++i) {
+        for (int j = 0; j < nv; ++j) {
+          llvm::AllocaInst* a = acc[i * nv + j];
+          b.CreateStore(EmitFMulAdd(b, av[i], bv[j], b.CreateLoad(vt, a)), a);
+        }
+      }
+    });
+    idx[kdim] = nullptr;
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < nv; ++j) {
+        idx[mdim] = m[i];
+        idx[ndim] = n[j];
+        auto load = [&](int a) { return access_.Load(a, idx, ndim, width); };
+        std::vector<llvm::Value*> v =
+            EmitProgram(b, k_.output, roots_, vt, load, b.CreateLoad(vt, acc[i * nv + j]));
+        for (const ir::Store& s : k_.stores) access_.Store(s.access, idx, ndim, width, v[s.value]);
+      }
+    }
+  }
+
+  EmitContext& ec_;
+  AccessEmitter& access_;
+  const ir::Kernel& k_;
+  const int rank_;
+  int mr_ = 1, nrv_ = 1;
+  std::vector<llvm::Value*> dims_;
+  std::vector<int> roots_;
+  llvm::Value* kdim_ = nullptr;
+};
+
+}  // namespace
+
+absl::Status EmitMatMul(EmitContext& ec, AccessEmitter& access) {
+  MatMulEmitter(ec, access).Emit();
+  return absl::OkStatus();
+}
+
+}  // namespace pto::jit

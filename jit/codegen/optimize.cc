@@ -1,0 +1,33 @@
+#include "jit/codegen/optimize.h"
+
+#include "llvm/Analysis/CGSCCPassManager.h"
+#include "llvm/Analysis/LoopAnalysisManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/OptimizationLevel.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace pto::jit {
+
+void OptimizeModule(llvm::Module& module, llvm::TargetMachine& tm) {
+  module.setDataLayout(tm.createDataLayout());
+  module.setTargetTriple(tm.getTargetTriple().str());
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions options;
+  options.LoopVectorization = true;
+  options.SLPVectorization = true;
+  llvm::PassBuilder pb(&tm, options);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+  mpm.run(module, mam);
+}
+
+}  // namespace pto::jit

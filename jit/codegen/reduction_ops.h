@@ -1,0 +1,21 @@
+// Sum / max accumulation helpers shared by the reduce and row-op emitters (internal).
+#ifndef PTO_JIT_CODEGEN_REDUCTION_OPS_H_
+#define PTO_JIT_CODEGEN_REDUCTION_OPS_H_
+
+#include "llvm/IR/IRBuilder.h"
+
+namespace pto::jit {
+
+enum class Combine { kSum, kMax };
+
+// 0 for sums, -inf for max; `type` may be a vector type (splat).
+llvm::Value* CombineIdentity(Combine c, llvm::Type* type);
+llvm::Value* CombineValues(llvm::IRBuilderBase& b, Combine c, llvm::Value* x, llvm::Value* y);
+// Horizontal reduction of a vector to a scalar (a scalar passes through).
+llvm::Value* CombineLanes(llvm::IRBuilderBase& b, Combine c, llvm::Value* v);
+// Splat of a scalar to `width` lanes (width 1: the scalar).
+llvm::Value* SplatTo(llvm::IRBuilderBase& b, llvm::Value* scalar, int width);
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_CODEGEN_REDUCTION_OPS_H_

@@ -1,0 +1,100 @@
+// Structural checks of an ir::Kernel before codegen (see tile_ir.h for the contract).
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "jit/codegen/emit_expr.h"
+#include "jit/codegen/emit_kernel.h"
+
+namespace pto::jit {
+namespace {
+
+absl::Status Invalid(const ir::Kernel& k, const std::string& msg) {
+  return absl::InvalidArgumentError(absl::StrCat("kernel '", k.name, "': ", msg));
+}
+
+absl::Status ValidateAccesses(const ir::Kernel& k) {
+  const int rank = static_cast<int>(k.domain.size());
+  for (size_t i = 0; i < k.accesses.size(); ++i) {
+    const ir::Access& a = k.accesses[i];
+    if (a.buffer < 0 || a.buffer >= k.num_buffers) {
+      return Invalid(k, absl::StrCat("access a", i, " uses buffer ", a.buffer,
+                                     ", expected [0, ", k.num_buffers, ")"));
+    }
+    if (a.dtype != ir::DType::kF32) {
+      return absl::UnimplementedError(absl::StrCat("kernel '", k.name, "': access a", i,
+                                                   " has dtype ", std::string(ir::DTypeName(a.dtype)),
+                                                   "; only f32 is compiled"));
+    }
+    const bool operand = k.kind == ir::KernelKind::kMatMul &&
+                         (static_cast<int>(i) == k.a || static_cast<int>(i) == k.b);
+    const int expected = operand ? rank + 1 : rank;
+    if (static_cast<int>(a.strides.size()) != expected) {
+      return Invalid(k, absl::StrCat("access a", i, " has ", a.strides.size(),
+                                     " strides, expected ", expected));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateKind(const ir::Kernel& k) {
+  const int rank = static_cast<int>(k.domain.size());
+  const int n = static_cast<int>(k.accesses.size());
+  switch (k.kind) {
+    case ir::KernelKind::kElementwise:
+      return ValidateProgram(k.output, n, /*acc_allowed=*/false, k.name + " output");
+    case ir::KernelKind::kReduce:
+    case ir::KernelKind::kRowOp: {
+      if (rank < 1) return Invalid(k, "needs a domain of rank >= 1");
+      if (k.kind == ir::KernelKind::kReduce && (k.axis < 0 || k.axis >= rank)) {
+        return Invalid(k, absl::StrCat("axis ", k.axis, " out of range for rank ", rank));
+      }
+      if (k.input_value < 0 || k.input_value >= static_cast<int>(k.input.size())) {
+        return Invalid(k, absl::StrCat("input_value ", k.input_value, " is not a node of input"));
+      }
+      absl::Status s = ValidateProgram(k.input, n, false, k.name + " input");
+      if (!s.ok()) return s;
+      return ValidateProgram(k.output, n, true, k.name + " output");
+    }
+    case ir::KernelKind::kMatMul:
+      if (rank < 2) return Invalid(k, "matmul needs a domain of rank >= 2");
+      if (k.a < 0 || k.a >= n || k.b < 0 || k.b >= n) {
+        return Invalid(k, "matmul operands a/b must be access indices");
+      }
+      return ValidateProgram(k.output, n, true, k.name + " output");
+  }
+  return Invalid(k, "unknown kernel kind");
+}
+
+}  // namespace
+
+absl::Status ValidateKernel(const ir::Kernel& k) {
+  if (k.name.empty()) return absl::InvalidArgumentError("kernel has no name");
+  if (k.num_buffers < 0) return Invalid(k, "negative num_buffers");
+  const ir::TileConfig& c = k.config;
+  if (c.vector_width < 0 || c.vector_width > 64) {
+    return Invalid(k, absl::StrCat("config.vector_width ", c.vector_width, " not in [0, 64]"));
+  }
+  if (c.unroll < 1 || c.unroll > 16) {
+    return Invalid(k, absl::StrCat("config.unroll ", c.unroll, " not in [1, 16]"));
+  }
+  if (c.mr < 1 || c.mr > 32 || c.nr_vectors < 1 || c.nr_vectors > 16) {
+    return Invalid(k, absl::StrCat("config.mr ", c.mr, " / nr_vectors ", c.nr_vectors,
+                                   " not in [1, 32] / [1, 16]"));
+  }
+  absl::Status s = ValidateAccesses(k);
+  if (!s.ok()) return s;
+  s = ValidateKind(k);
+  if (!s.ok()) return s;
+  for (size_t i = 0; i < k.stores.size(); ++i) {
+    const ir::Store& st = k.stores[i];
+    if (st.access < 0 || st.access >= static_cast<int>(k.accesses.size())) {
+      return Invalid(k, absl::StrCat("store ", i, " writes access ", st.access, " out of range"));
+    }
+    if (st.value < 0 || st.value >= static_cast<int>(k.output.size())) {
+      return Invalid(k, absl::StrCat("store ", i, " value v", st.value, " is not an output node"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pto::jit

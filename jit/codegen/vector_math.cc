@@ -1,0 +1,200 @@
+#include "jit/codegen/vector_math.h"
+
+#include <cmath>
+#include <initializer_list>
+
+#include "llvm/IR/Intrinsics.h"
+
+namespace pto::jit {
+namespace {
+
+llvm::Value* F(llvm::Value* like, double v) { return llvm::ConstantFP::get(like->getType(), v); }
+
+llvm::Type* IntType(llvm::Value* like) {
+  llvm::Type* t = like->getType();
+  llvm::Type* i32 = llvm::Type::getInt32Ty(t->getContext());
+  if (auto* vt = llvm::dyn_cast<llvm::VectorType>(t)) {
+    return llvm::VectorType::get(i32, vt->getElementCount());
+  }
+  return i32;
+}
+
+llvm::Value* I(llvm::Value* like, int32_t v) {
+  return llvm::ConstantInt::get(IntType(like), static_cast<uint64_t>(static_cast<int64_t>(v)),
+                                /*IsSigned=*/true);
+}
+
+// Horner evaluation, coefficients from the highest degree down.
+llvm::Value* Poly(llvm::IRBuilderBase& b, llvm::Value* x, std::initializer_list<double> c) {
+  auto it = c.begin();
+  llvm::Value* y = F(x, *it);
+  for (++it; it != c.end(); ++it) y = EmitFMulAdd(b, y, x, F(x, *it));
+  return y;
+}
+
+llvm::Value* Select(llvm::IRBuilderBase& b, llvm::Value* cond, llvm::Value* t, llvm::Value* f) {
+  return b.CreateSelect(cond, t, f);
+}
+
+llvm::Value* Abs(llvm::IRBuilderBase& b, llvm::Value* x) {
+  return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+}
+
+llvm::Value* CopySign(llvm::IRBuilderBase& b, llvm::Value* mag, llvm::Value* sign) {
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, mag, sign);
+}
+
+// erfc(z) for z >= 0 (Numerical Recipes erfcc, Chebyshev fit: fractional error < 1.2e-7).
+llvm::Value* ErfcNonNegative(llvm::IRBuilderBase& b, llvm::Value* z) {
+  llvm::Value* t = b.CreateFDiv(F(z, 1.0), EmitFMulAdd(b, z, F(z, 0.5), F(z, 1.0)));
+  llvm::Value* p = Poly(b, t,
+                        {0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
+                         -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223});
+  llvm::Value* arg = EmitFMulAdd(b, b.CreateFNeg(z), z, p);
+  return b.CreateFMul(t, EmitExp(b, arg));
+}
+
+// erf(x) for |x| < 0.5: Taylor series 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n+1)), n <= 6
+// (truncation error < 1e-9 relative).
+llvm::Value* ErfSmall(llvm::IRBuilderBase& b, llvm::Value* x) {
+  const double k = 2.0 / std::sqrt(M_PI);
+  llvm::Value* z = b.CreateFMul(x, x);
+  llvm::Value* p = Poly(b, z,
+                        {k / (720.0 * 13), -k / (120.0 * 11), k / (24.0 * 9), -k / (6.0 * 7),
+                         k / (2.0 * 5), -k / 3.0, k});
+  return b.CreateFMul(x, p);
+}
+
+}  // namespace
+
+llvm::Value* EmitFMulAdd(llvm::IRBuilderBase& b, llvm::Value* a, llvm::Value* x, llvm::Value* c) {
+  return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, x, c});
+}
+
+llvm::Value* EmitMax(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) {
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, y);
+}
+
+llvm::Value* EmitMin(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) {
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, y);
+}
+
+// Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, then the Cephes expf polynomial and 2^n
+// built from exponent bits in two halves (so results down to denormals and up to overflow
+// scale with one rounding).
+llvm::Value* EmitExp(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Value* is_nan = b.CreateFCmpUNO(x, x);
+  llvm::Value* xc = Select(b, is_nan, F(x, 0.0), x);
+  xc = Select(b, b.CreateFCmpOGT(xc, F(x, 89.0)), F(x, 89.0), xc);
+  xc = Select(b, b.CreateFCmpOLT(xc, F(x, -104.0)), F(x, -104.0), xc);
+  const double magic = 12582912.0;  // 1.5 * 2^23: adding it rounds to an integer
+  llvm::Value* t = EmitFMulAdd(b, xc, F(x, 1.44269504088896341), F(x, magic));
+  llvm::Value* n = b.CreateFSub(t, F(x, magic));
+  llvm::Value* ni = b.CreateSub(b.CreateBitCast(t, IntType(x)), I(x, 0x4B400000));
+  llvm::Value* r = EmitFMulAdd(b, n, F(x, -0.693359375), xc);
+  r = EmitFMulAdd(b, n, F(x, 2.12194440e-4), r);
+  llvm::Value* y = Poly(b, r,
+                        {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
+                         1.6666665459E-1, 5.0000001201E-1});
+  llvm::Value* p = b.CreateFAdd(EmitFMulAdd(b, y, b.CreateFMul(r, r), r), F(x, 1.0));
+  // n in [-150, 128]: 2^n = 2^n1 * 2^n2 with n1, n2 in [-75, 64].
+  llvm::Value* n1 = b.CreateAShr(ni, I(x, 1));
+  llvm::Value* n2 = b.CreateSub(ni, n1);
+  auto pow2 = [&](llvm::Value* e) {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, I(x, 127)), I(x, 23)), x->getType());
+  };
+  llvm::Value* result = b.CreateFMul(b.CreateFMul(p, pow2(n1)), pow2(n2));
+  return Select(b, is_nan, x, result);
+}
+
+// Cephes logf: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by a degree-9 polynomial in
+// m-1, and e*ln2 added in two parts.
+llvm::Value* EmitLog(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Value* denormal = b.CreateFCmpOLT(x, F(x, 1.17549435e-38));
+  llvm::Value* xs = Select(b, denormal, b.CreateFMul(x, F(x, 8388608.0)), x);
+  llvm::Value* bits = b.CreateBitCast(xs, IntType(x));
+  llvm::Value* e = b.CreateSub(b.CreateAnd(b.CreateLShr(bits, I(x, 23)), I(x, 0xff)), I(x, 126));
+  e = b.CreateSub(e, Select(b, denormal, I(x, 23), I(x, 0)));
+  llvm::Value* m = b.CreateBitCast(
+      b.CreateOr(b.CreateAnd(bits, I(x, 0x007fffff)), I(x, 0x3f000000)), x->getType());
+  llvm::Value* small = b.CreateFCmpOLT(m, F(x, 0.707106781186547524));
+  e = b.CreateSub(e, Select(b, small, I(x, 1), I(x, 0)));
+  llvm::Value* xm = b.CreateFSub(Select(b, small, b.CreateFAdd(m, m), m), F(x, 1.0));
+  llvm::Value* ef = b.CreateSIToFP(e, x->getType());
+  llvm::Value* z = b.CreateFMul(xm, xm);
+  llvm::Value* y = Poly(b, xm,
+                        {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,
+                         1.4249322787E-1, -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1,
+                         3.3333331174E-1});
+  y = b.CreateFMul(b.CreateFMul(y, xm), z);
+  y = EmitFMulAdd(b, ef, F(x, -2.12194440e-4), y);
+  y = EmitFMulAdd(b, z, F(x, -0.5), y);
+  llvm::Value* r = b.CreateFAdd(xm, y);
+  r = EmitFMulAdd(b, ef, F(x, 0.693359375), r);
+  r = Select(b, b.CreateFCmpOEQ(x, F(x, INFINITY)), x, r);
+  r = Select(b, b.CreateFCmpOEQ(x, F(x, 0.0)), F(x, -INFINITY), r);
+  r = Select(b, b.CreateFCmpULT(x, F(x, 0.0)), F(x, NAN), r);
+  return r;
+}
+
+// |x| < 0.625: Cephes tanhf odd polynomial; otherwise 1 - 2/(exp(2|x|) + 1) with x's sign.
+llvm::Value* EmitTanh(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Value* ax = Abs(b, x);
+  llvm::Value* z = b.CreateFMul(x, x);
+  llvm::Value* p = Poly(b, z,
+                        {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
+                         1.33314422036E-1, -3.33332819422E-1});
+  llvm::Value* small = EmitFMulAdd(b, b.CreateFMul(p, z), x, x);
+  llvm::Value* e = EmitExp(b, b.CreateFAdd(ax, ax));
+  llvm::Value* large =
+      b.CreateFSub(F(x, 1.0), b.CreateFDiv(F(x, 2.0), b.CreateFAdd(e, F(x, 1.0))));
+  return Select(b, b.CreateFCmpOLT(ax, F(x, 0.625)), small, CopySign(b, large, x));
+}
+
+llvm::Value* EmitSigmoid(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Value* e = EmitExp(b, b.CreateFNeg(x));
+  return b.CreateFDiv(F(x, 1.0), b.CreateFAdd(F(x, 1.0), e));
+}
+
+llvm::Value* EmitErf(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Value* ax = Abs(b, x);
+  llvm::Value* large = CopySign(b, b.CreateFSub(F(x, 1.0), ErfcNonNegative(b, ax)), x);
+  return Select(b, b.CreateFCmpOLT(ax, F(x, 0.5)), ErfSmall(b, x), large);
+}
+
+llvm::Value* EmitGeluTanh(llvm::IRBuilderBase& b, llvm::Value* x) {
+  // 0.5x(1 + tanh(u)) = x * sigmoid(2u) = x / (1 + exp(-2u)).
+  const double k = std::sqrt(2.0 / M_PI);
+  llvm::Value* x3 = b.CreateFMul(b.CreateFMul(x, x), x);
+  llvm::Value* two_u = b.CreateFMul(EmitFMulAdd(b, x3, F(x, 0.044715), x), F(x, 2.0 * k));
+  llvm::Value* e = EmitExp(b, b.CreateFNeg(two_u));
+  return b.CreateFDiv(x, b.CreateFAdd(F(x, 1.0), e));
+}
+
+llvm::Value* EmitGeluErf(llvm::IRBuilderBase& b, llvm::Value* x) {
+  // 0.5x(1 + erf(z)), z = x/sqrt2; for z < -0.5, 1 + erf(z) = erfc(-z) computed directly.
+  llvm::Value* z = b.CreateFMul(x, F(x, M_SQRT1_2));
+  llvm::Value* az = Abs(b, z);
+  llvm::Value* erfc = ErfcNonNegative(b, az);
+  llvm::Value* erf =
+      Select(b, b.CreateFCmpOLT(az, F(x, 0.5)), ErfSmall(b, z),
+             CopySign(b, b.CreateFSub(F(x, 1.0), erfc), z));
+  llvm::Value* one_plus =
+      Select(b, b.CreateFCmpOLT(z, F(x, -0.5)), erfc, b.CreateFAdd(F(x, 1.0), erf));
+  return b.CreateFMul(b.CreateFMul(x, F(x, 0.5)), one_plus);
+}
+
+llvm::Value* EmitSilu(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Value* e = EmitExp(b, b.CreateFNeg(x));
+  return b.CreateFDiv(x, b.CreateFAdd(F(x, 1.0), e));
+}
+
+llvm::Value* EmitSqrt(llvm::IRBuilderBase& b, llvm::Value* x) {
+  return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+}
+
+llvm::Value* EmitRsqrt(llvm::IRBuilderBase& b, llvm::Value* x) {
+  return b.CreateFDiv(F(x, 1.0), EmitSqrt(b, x));
+}
+
+}  // namespace pto::jit

@@ -1,0 +1,92 @@
+#include "jit/orc/object_code.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jit/codegen/optimize.h"
+#include "jit/orc/llvm_status.h"
+#include "jit/orc/target_machine.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace pto::jit {
+namespace {
+
+absl::StatusOr<std::string> Codegen(llvm::Module& module, llvm::TargetMachine& tm,
+                                    llvm::CodeGenFileType type) {
+  module.setDataLayout(tm.createDataLayout());
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type)) {
+    return absl::InternalError(
+        absl::StrCat("TargetMachine cannot emit this file type for ", module.getName().str()));
+  }
+  pm.run(module);
+  return std::string(buffer.data(), buffer.size());
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> EmitObject(llvm::Module& module, llvm::TargetMachine& tm) {
+  return Codegen(module, tm, llvm::CodeGenFileType::ObjectFile);
+}
+
+absl::StatusOr<std::string> EmitAssembly(llvm::Module& module, const CodegenTarget& target) {
+  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = CreateTargetMachine(target);
+  if (!tm.ok()) return tm.status();
+  OptimizeModule(module, **tm);
+  return Codegen(module, **tm, llvm::CodeGenFileType::AssemblyFile);
+}
+
+absl::StatusOr<std::string> EmitOptimizedIR(llvm::Module& module, const CodegenTarget& target) {
+  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = CreateTargetMachine(target);
+  if (!tm.ok()) return tm.status();
+  OptimizeModule(module, **tm);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, nullptr);
+  os.flush();
+  return text;
+}
+
+absl::StatusOr<std::vector<std::string>> UndefinedSymbols(std::string_view object) {
+  llvm::MemoryBufferRef ref(llvm::StringRef(object.data(), object.size()), "pto-kernel");
+  auto file = llvm::object::ObjectFile::createObjectFile(ref);
+  if (!file) {
+    absl::Status s = ToStatus(file.takeError(), "reading kernel object");
+    return absl::InvalidArgumentError(s.message());
+  }
+  std::vector<std::string> names;
+  for (const llvm::object::SymbolRef& sym : (*file)->symbols()) {
+    llvm::Expected<uint32_t> flags = sym.getFlags();
+    if (!flags) return ToStatus(flags.takeError(), "reading kernel object symbols");
+    if ((*flags & llvm::object::SymbolRef::SF_Undefined) == 0) continue;
+    llvm::Expected<llvm::StringRef> name = sym.getName();
+    if (!name) return ToStatus(name.takeError(), "reading kernel object symbols");
+    if (!name->empty()) names.push_back(name->str());
+  }
+  return names;
+}
+
+absl::Status CheckUndefinedSymbols(std::string_view object,
+                                   const std::vector<std::string_view>& allowed) {
+  absl::StatusOr<std::vector<std::string>> names = UndefinedSymbols(object);
+  if (!names.ok()) return names.status();
+  for (const std::string& name : *names) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("kernel object references undefined symbol '", name,
+                       "', which is not on the allow-list (", absl::StrJoin(allowed, ", ", [](std::string* out, std::string_view s) { out->append(s); }), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pto::jit
