@@ -32,15 +32,15 @@ absl::Status CheckInputs(ir::OpKind op, std::span<const HostTensor* const> input
     }
     for (int64_t d : t->shape) {
       if (d < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(std::string(ir::OpName(op)), ": input ",
-                                                       i, " shape ", t->ShapeString(),
+        return absl::InvalidArgumentError(absl::StrCat(std::string(ir::OpName(op)), ": input ", i,
+                                                       " shape ", t->ShapeString(),
                                                        " has a negative dim"));
       }
     }
     if (static_cast<int64_t>(t->data.size()) != t->NumElements()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          std::string(ir::OpName(op)), ": input ", i, " shape ", t->ShapeString(), " needs ",
-          t->NumElements(), " values but has ", t->data.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(std::string(ir::OpName(op)), ": input ", i, " shape ", t->ShapeString(),
+                       " needs ", t->NumElements(), " values but has ", t->data.size()));
     }
   }
   return absl::OkStatus();
@@ -76,19 +76,25 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
   static const HostTensor kNone;
   const HostTensor& x = inputs.empty() ? kNone : *inputs[0];
   switch (op) {
-    case ir::OpKind::kConstant: return HostTensor{{}, {static_cast<float>(attrs.scalar)}};
+    case ir::OpKind::kConstant:
+      return HostTensor{{}, {static_cast<float>(attrs.scalar)}};
     case ir::OpKind::kReduceSum:
     case ir::OpKind::kReduceMax:
     case ir::OpKind::kReduceMean:
       return internal::Reduce(op, x, NormalizedAxis(attrs.axis, x.shape.size()), *out_shape);
     case ir::OpKind::kSoftmax:
-    case ir::OpKind::kLogSoftmax: return internal::RowOp(op, x, nullptr, nullptr, 0);
-    case ir::OpKind::kLayerNorm: return internal::RowOp(op, x, inputs[1], inputs[2], attrs.eps);
-    case ir::OpKind::kRmsNorm: return internal::RowOp(op, x, inputs[1], nullptr, attrs.eps);
+    case ir::OpKind::kLogSoftmax:
+      return internal::RowOp(op, x, nullptr, nullptr, 0);
+    case ir::OpKind::kLayerNorm:
+      return internal::RowOp(op, x, inputs[1], inputs[2], attrs.eps);
+    case ir::OpKind::kRmsNorm:
+      return internal::RowOp(op, x, inputs[1], nullptr, attrs.eps);
     case ir::OpKind::kMatMul:
       return internal::MatMul(x, *inputs[1], attrs.transpose_a, attrs.transpose_b, *out_shape);
-    case ir::OpKind::kTranspose: return internal::Transpose(x, attrs.ints, *out_shape);
-    case ir::OpKind::kReshape: return HostTensor{*out_shape, x.data};
+    case ir::OpKind::kTranspose:
+      return internal::Transpose(x, attrs.ints, *out_shape);
+    case ir::OpKind::kReshape:
+      return HostTensor{*out_shape, x.data};
     case ir::OpKind::kConcat:
       return internal::Concat(inputs, NormalizedAxis(attrs.axis, x.shape.size()), *out_shape);
     case ir::OpKind::kSlice: {
@@ -96,7 +102,8 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
       const SliceBounds b = ResolveSlice(x.shape[axis], attrs.start, attrs.end, attrs.step);
       return internal::Slice(x, axis, b.start, attrs.step, *out_shape);
     }
-    default: break;
+    default:
+      break;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown op kind ", static_cast<int>(op)));
 }

@@ -27,39 +27,57 @@ Dims BroadcastStrides(const Dims& shape, size_t rank) {
 
 double UnaryValue(ir::OpKind op, double x) {
   switch (op) {
-    case ir::OpKind::kNeg: return -x;
-    case ir::OpKind::kAbs: return std::fabs(x);
-    case ir::OpKind::kExp: return std::exp(x);
-    case ir::OpKind::kLog: return std::log(x);
-    case ir::OpKind::kSqrt: return std::sqrt(x);
-    case ir::OpKind::kRsqrt: return 1.0 / std::sqrt(x);
-    case ir::OpKind::kTanh: return std::tanh(x);
-    case ir::OpKind::kSigmoid: return Sigmoid(x);
-    case ir::OpKind::kRelu: return BinaryValue(ir::OpKind::kMax, x, 0.0);
+    case ir::OpKind::kNeg:
+      return -x;
+    case ir::OpKind::kAbs:
+      return std::fabs(x);
+    case ir::OpKind::kExp:
+      return std::exp(x);
+    case ir::OpKind::kLog:
+      return std::log(x);
+    case ir::OpKind::kSqrt:
+      return std::sqrt(x);
+    case ir::OpKind::kRsqrt:
+      return 1.0 / std::sqrt(x);
+    case ir::OpKind::kTanh:
+      return std::tanh(x);
+    case ir::OpKind::kSigmoid:
+      return Sigmoid(x);
+    case ir::OpKind::kRelu:
+      return BinaryValue(ir::OpKind::kMax, x, 0.0);
     case ir::OpKind::kGeluTanh: {
       const double k = std::sqrt(2.0 / M_PI);
       return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
     }
-    case ir::OpKind::kGeluErf: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-    case ir::OpKind::kSilu: return x * Sigmoid(x);
-    case ir::OpKind::kCast: return x;  // f32 -> f32
-    default: return kNaN;  // not a unary op: EvaluateOp never gets here
+    case ir::OpKind::kGeluErf:
+      return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case ir::OpKind::kSilu:
+      return x * Sigmoid(x);
+    case ir::OpKind::kCast:
+      return x;  // f32 -> f32
+    default:
+      return kNaN;  // not a unary op: EvaluateOp never gets here
   }
 }
 
 double BinaryValue(ir::OpKind op, double a, double b) {
   switch (op) {
-    case ir::OpKind::kAdd: return a + b;
-    case ir::OpKind::kSub: return a - b;
-    case ir::OpKind::kMul: return a * b;
-    case ir::OpKind::kDiv: return a / b;
+    case ir::OpKind::kAdd:
+      return a + b;
+    case ir::OpKind::kSub:
+      return a - b;
+    case ir::OpKind::kMul:
+      return a * b;
+    case ir::OpKind::kDiv:
+      return a / b;
     case ir::OpKind::kMax:
       if (std::isnan(a) || std::isnan(b)) return kNaN;
       return a > b ? a : b;
     case ir::OpKind::kMin:
       if (std::isnan(a) || std::isnan(b)) return kNaN;
       return a < b ? a : b;
-    default: return kNaN;  // not a binary op: EvaluateOp never gets here
+    default:
+      return kNaN;  // not a binary op: EvaluateOp never gets here
   }
 }
 

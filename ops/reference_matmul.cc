@@ -19,9 +19,8 @@ HostTensor MatMul(const HostTensor& a, const HostTensor& b, bool transpose_a, bo
 
   // Batch offsets: strides of the batch dims in units of whole matrices, broadcast.
   const Dims out_batch(out_shape.begin(), out_shape.end() - 2);
-  Dims strides[2] = {
-      BroadcastStrides(Dims(a.shape.begin(), a.shape.end() - 2), out_batch.size()),
-      BroadcastStrides(Dims(b.shape.begin(), b.shape.end() - 2), out_batch.size())};
+  Dims strides[2] = {BroadcastStrides(Dims(a.shape.begin(), a.shape.end() - 2), out_batch.size()),
+                     BroadcastStrides(Dims(b.shape.begin(), b.shape.end() - 2), out_batch.size())};
   for (int64_t& s : strides[0]) s *= a_rows * a_cols;
   for (int64_t& s : strides[1]) s *= b_rows * b_cols;
 

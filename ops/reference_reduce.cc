@@ -75,7 +75,8 @@ HostTensor RowOp(ir::OpKind op, const HostTensor& x, const HostTensor* weight,
         for (int64_t i = 0; i < len; ++i) y[i] = static_cast<float>(in[i] * inv * weight->data[i]);
         break;
       }
-      default: break;  // not a row op: EvaluateOp never gets here
+      default:
+        break;  // not a row op: EvaluateOp never gets here
     }
   }
   return out;

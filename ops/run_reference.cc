@@ -109,8 +109,7 @@ class Runner {
         if (values_[s] < info.min || values_[s] > info.max) {
           return absl::InvalidArgumentError(absl::StrCat(
               "symbol ", SymbolName(s), " is ", values_[s], " (from input ", bindings_[s]->input,
-              " axis ", bindings_[s]->axis, ") but its range is [", info.min, ", ", info.max,
-              "]"));
+              " axis ", bindings_[s]->axis, ") but its range is [", info.min, ", ", info.max, "]"));
         }
       }
     }
@@ -125,8 +124,8 @@ class Runner {
       }
       absl::StatusOr<std::vector<int64_t>> want = Evaluate(node.shape);
       if (!want.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("input ", node.attrs.index, ": ",
-                                                       want.status().message()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("input ", node.attrs.index, ": ", want.status().message()));
       }
       if (*want != t.shape) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -144,16 +143,15 @@ class Runner {
       for (int s : d.Symbols()) {
         if (s >= static_cast<int>(bindings_.size()) || !bindings_[s].has_value()) {
           return absl::InvalidArgumentError(
-              absl::StrCat("symbol ", SymbolName(s), " in shape ",
-                           ir::ShapeToString(shape, names_),
+              absl::StrCat("symbol ", SymbolName(s), " in shape ", ir::ShapeToString(shape, names_),
                            " is not bound: no input dim is exactly that symbol"));
         }
       }
       bool overflow = false;
       dims.push_back(d.Evaluate(values_, &overflow));
       if (overflow) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "shape ", ir::ShapeToString(shape, names_), " overflows int64 for these inputs"));
+        return absl::InvalidArgumentError(absl::StrCat("shape ", ir::ShapeToString(shape, names_),
+                                                       " overflows int64 for these inputs"));
       }
     }
     return dims;
@@ -161,8 +159,8 @@ class Runner {
 
   absl::StatusOr<HostTensor> EvaluateNode(size_t id, const std::vector<HostTensor>& values) {
     const ir::Node& node = graph_.nodes[id];
-    const std::string where = absl::StrCat("node %", id, " (", std::string(ir::OpName(node.op)),
-                                           ")");
+    const std::string where =
+        absl::StrCat("node %", id, " (", std::string(ir::OpName(node.op)), ")");
     HostTensor result;
     if (node.op == ir::OpKind::kInput) {
       result = inputs_[node.attrs.index];
@@ -182,7 +180,8 @@ class Runner {
       result = *std::move(r);
     }
     absl::StatusOr<std::vector<int64_t>> want = Evaluate(node.shape);
-    if (!want.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", want.status().message()));
+    if (!want.ok())
+      return absl::InvalidArgumentError(absl::StrCat(where, ": ", want.status().message()));
     if (*want != result.shape) {
       return absl::InvalidArgumentError(absl::StrCat(
           where, ": the graph shape ", ir::ShapeToString(node.shape, names_), " evaluates to ",

@@ -26,17 +26,23 @@ std::pair<int, int> Arity(ir::OpKind op) {
   if (ir::IsUnaryElementwise(op) || IsReduce(op)) return {1, 1};
   switch (op) {
     case ir::OpKind::kInput:
-    case ir::OpKind::kConstant: return {0, 0};
+    case ir::OpKind::kConstant:
+      return {0, 0};
     case ir::OpKind::kSoftmax:
     case ir::OpKind::kLogSoftmax:
     case ir::OpKind::kTranspose:
     case ir::OpKind::kReshape:
-    case ir::OpKind::kSlice: return {1, 1};
+    case ir::OpKind::kSlice:
+      return {1, 1};
     case ir::OpKind::kRmsNorm:
-    case ir::OpKind::kMatMul: return {2, 2};
-    case ir::OpKind::kLayerNorm: return {3, 3};
-    case ir::OpKind::kConcat: return {1, -1};
-    default: return {-1, -1};
+    case ir::OpKind::kMatMul:
+      return {2, 2};
+    case ir::OpKind::kLayerNorm:
+      return {3, 3};
+    case ir::OpKind::kConcat:
+      return {1, -1};
+    default:
+      return {-1, -1};
   }
 }
 
@@ -57,8 +63,8 @@ absl::StatusOr<ir::Shape> ReduceShape(const RuleContext& ctx, const ir::Attrs& a
 
 absl::Status RequireRank(const RuleContext& ctx, const ir::Shape& x, int input, size_t rank) {
   if (x.size() >= rank) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(ctx.op, ": input ", input, " shape ",
-                                                 ctx.Shape(x), " has rank ", x.size(),
+  return absl::InvalidArgumentError(absl::StrCat(ctx.op, ": input ", input, " shape ", ctx.Shape(x),
+                                                 " has rank ", x.size(),
                                                  "; expected rank >= ", rank));
 }
 
@@ -69,10 +75,10 @@ absl::StatusOr<ir::Shape> NormShape(const RuleContext& ctx, std::span<const ir::
   static constexpr const char* kRoles[] = {"x", "weight", "bias"};
   for (size_t i = 1; i < in.size(); ++i) {
     if (in[i] != expected) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx.op, ": input ", i, " (", kRoles[i], ") shape ", ctx.Shape(in[i]),
-          " does not match the last dim of input 0 shape ", ctx.Shape(x), " (expected ",
-          ctx.Shape(expected), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(ctx.op, ": input ", i, " (", kRoles[i], ") shape ", ctx.Shape(in[i]),
+                       " does not match the last dim of input 0 shape ", ctx.Shape(x),
+                       " (expected ", ctx.Shape(expected), ")"));
     }
   }
   return x;
@@ -83,14 +89,13 @@ absl::StatusOr<ir::Shape> NormShape(const RuleContext& ctx, std::span<const ir::
 absl::Status CheckArity(ir::OpKind op, size_t num_inputs) {
   auto [lo, hi] = Arity(op);
   if (lo < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown op kind ", static_cast<int>(op)));
+    return absl::InvalidArgumentError(absl::StrCat("unknown op kind ", static_cast<int>(op)));
   }
   const int n = static_cast<int>(num_inputs);
   if (n >= lo && (hi < 0 || n <= hi)) return absl::OkStatus();
   std::string expected = hi < 0 ? absl::StrCat("at least ", lo) : absl::StrCat(lo);
-  return absl::InvalidArgumentError(absl::StrCat(std::string(ir::OpName(op)), ": expects ", expected,
-                                                 " input", lo == 1 && hi == 1 ? "" : "s",
+  return absl::InvalidArgumentError(absl::StrCat(std::string(ir::OpName(op)), ": expects ",
+                                                 expected, " input", lo == 1 && hi == 1 ? "" : "s",
                                                  ", got ", num_inputs));
 }
 
@@ -108,20 +113,28 @@ absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
     case ir::OpKind::kInput:
       return absl::InvalidArgumentError(
           "input: the shape of an input comes from the function signature, not from a rule");
-    case ir::OpKind::kConstant: return ir::Shape{};
+    case ir::OpKind::kConstant:
+      return ir::Shape{};
     case ir::OpKind::kSoftmax:
     case ir::OpKind::kLogSoftmax: {
       if (absl::Status s = RequireRank(ctx, inputs[0], 0, 1); !s.ok()) return s;
       return inputs[0];
     }
     case ir::OpKind::kLayerNorm:
-    case ir::OpKind::kRmsNorm: return NormShape(ctx, inputs);
-    case ir::OpKind::kMatMul: return internal::MatMulShape(ctx, attrs, inputs[0], inputs[1]);
-    case ir::OpKind::kTranspose: return internal::TransposeShape(ctx, attrs, inputs[0]);
-    case ir::OpKind::kReshape: return internal::ReshapeShape(ctx, attrs, inputs[0]);
-    case ir::OpKind::kConcat: return internal::ConcatShape(ctx, attrs, inputs);
-    case ir::OpKind::kSlice: return internal::SliceShape(ctx, attrs, inputs[0]);
-    default: break;
+    case ir::OpKind::kRmsNorm:
+      return NormShape(ctx, inputs);
+    case ir::OpKind::kMatMul:
+      return internal::MatMulShape(ctx, attrs, inputs[0], inputs[1]);
+    case ir::OpKind::kTranspose:
+      return internal::TransposeShape(ctx, attrs, inputs[0]);
+    case ir::OpKind::kReshape:
+      return internal::ReshapeShape(ctx, attrs, inputs[0]);
+    case ir::OpKind::kConcat:
+      return internal::ConcatShape(ctx, attrs, inputs);
+    case ir::OpKind::kSlice:
+      return internal::SliceShape(ctx, attrs, inputs[0]);
+    default:
+      break;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown op kind ", static_cast<int>(op)));
 }
@@ -136,9 +149,10 @@ absl::StatusOr<ir::DType> InferDType(ir::OpKind op, const ir::Attrs& attrs,
   }
   for (size_t i = 1; i < inputs.size(); ++i) {
     if (inputs[i] != inputs[0]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": input ", i, " dtype ", std::string(ir::DTypeName(inputs[i])), " differs from input 0 dtype ",
-          std::string(ir::DTypeName(inputs[0])), "; all inputs must share one dtype"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": input ", i, " dtype ", std::string(ir::DTypeName(inputs[i])),
+                       " differs from input 0 dtype ", std::string(ir::DTypeName(inputs[0])),
+                       "; all inputs must share one dtype"));
     }
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -149,8 +163,9 @@ absl::StatusOr<ir::DType> InferDType(ir::OpKind op, const ir::Attrs& attrs,
     }
   }
   if (op == ir::OpKind::kCast && attrs.dtype != ir::DType::kF32) {
-    return absl::UnimplementedError(absl::StrCat(
-        name, ": target dtype ", std::string(ir::DTypeName(attrs.dtype)), " is not supported yet (only f32)"));
+    return absl::UnimplementedError(absl::StrCat(name, ": target dtype ",
+                                                 std::string(ir::DTypeName(attrs.dtype)),
+                                                 " is not supported yet (only f32)"));
   }
   return ir::DType::kF32;
 }

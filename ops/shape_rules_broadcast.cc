@@ -19,11 +19,9 @@ absl::StatusOr<int64_t> NormalizeAxis(const RuleContext& ctx, int64_t axis, int 
                                       const ir::Shape& shape) {
   const int64_t rank = static_cast<int64_t>(shape.size());
   if (axis >= -rank && axis < rank) return axis < 0 ? axis + rank : axis;
-  return absl::InvalidArgumentError(absl::StrCat(ctx.op, ": axis ", axis,
-                                                 " is out of range for input ", input,
-                                                 " shape ", ctx.Shape(shape), " (rank ", rank,
-                                                 ": expected ", -rank, " <= axis < ", rank,
-                                                 ")"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      ctx.op, ": axis ", axis, " is out of range for input ", input, " shape ", ctx.Shape(shape),
+      " (rank ", rank, ": expected ", -rank, " <= axis < ", rank, ")"));
 }
 
 absl::StatusOr<ir::Shape> Broadcast(const RuleContext& ctx, const ir::Shape& a, int a_index,
@@ -40,10 +38,10 @@ absl::StatusOr<ir::Shape> Broadcast(const RuleContext& ctx, const ir::Shape& a, 
     } else if (IsOne(da)) {
       o = db;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx.op, ": input ", b_index, " shape ", ctx.Shape(b),
-          " is not broadcastable with input ", a_index, " shape ", ctx.Shape(a), " (",
-          axis_label, " ", rank - 1 - i, ": ", ctx.Dim(db), " vs ", ctx.Dim(da), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(ctx.op, ": input ", b_index, " shape ", ctx.Shape(b),
+                       " is not broadcastable with input ", a_index, " shape ", ctx.Shape(a), " (",
+                       axis_label, " ", rank - 1 - i, ": ", ctx.Dim(db), " vs ", ctx.Dim(da), ")"));
     }
   }
   return out;
@@ -54,9 +52,9 @@ absl::StatusOr<ir::Shape> MatMulShape(const RuleContext& ctx, const ir::Attrs& a
   const ir::Shape* operands[2] = {&a, &b};
   for (int i = 0; i < 2; ++i) {
     if (operands[i]->size() < 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx.op, ": input ", i, " shape ", ctx.Shape(*operands[i]), " has rank ",
-          operands[i]->size(), "; expected rank >= 2"));
+      return absl::InvalidArgumentError(absl::StrCat(ctx.op, ": input ", i, " shape ",
+                                                     ctx.Shape(*operands[i]), " has rank ",
+                                                     operands[i]->size(), "; expected rank >= 2"));
     }
   }
   const size_t ra = a.size(), rb = b.size();
@@ -68,9 +66,8 @@ absl::StatusOr<ir::Shape> MatMulShape(const RuleContext& ctx, const ir::Attrs& a
   if (a[a_k] != b[b_k]) {
     return absl::InvalidArgumentError(absl::StrCat(
         ctx.op, ": input 1 shape ", ctx.Shape(b), " has K = ", ctx.Dim(b[b_k]), " (axis ", b_k,
-        attrs.transpose_b ? ", transposed" : "", ") but input 0 shape ", ctx.Shape(a),
-        " has K = ", ctx.Dim(a[a_k]), " (axis ", a_k, attrs.transpose_a ? ", transposed" : "",
-        ")"));
+        attrs.transpose_b ? ", transposed" : "", ") but input 0 shape ", ctx.Shape(a), " has K = ",
+        ctx.Dim(a[a_k]), " (axis ", a_k, attrs.transpose_a ? ", transposed" : "", ")"));
   }
   const ir::Shape batch_a(a.begin(), a.end() - 2), batch_b(b.begin(), b.end() - 2);
   absl::StatusOr<ir::Shape> batch = Broadcast(ctx, batch_a, 0, batch_b, 1, "batch axis");
@@ -85,10 +82,10 @@ absl::StatusOr<ir::Shape> MatMulShape(const RuleContext& ctx, const ir::Attrs& a
       const ir::SymExpr db =
           from_right < batch_b.size() ? batch_b[batch_b.size() - 1 - from_right] : 1;
       if (da != db && !IsOne(da) && !IsOne(db)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            ctx.op, ": input 1 shape ", ctx.Shape(b),
-            " has batch dims not broadcastable with input 0 shape ", ctx.Shape(a),
-            " (batch axis ", axis, ": ", ctx.Dim(db), " vs ", ctx.Dim(da), ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(ctx.op, ": input 1 shape ", ctx.Shape(b),
+                         " has batch dims not broadcastable with input 0 shape ", ctx.Shape(a),
+                         " (batch axis ", axis, ": ", ctx.Dim(db), " vs ", ctx.Dim(da), ")"));
       }
     }
     return batch.status();

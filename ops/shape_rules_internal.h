@@ -14,8 +14,8 @@ namespace pto::ops::internal {
 
 // What every rule needs to phrase its errors.
 struct RuleContext {
-  std::string op;                           // ir::OpName of the op
-  std::span<const std::string> names;       // symbol names for rendering shapes
+  std::string op;                      // ir::OpName of the op
+  std::span<const std::string> names;  // symbol names for rendering shapes
   std::string Shape(const ir::Shape& s) const { return ir::ShapeToString(s, names); }
   std::string Dim(const ir::SymExpr& d) const { return d.ToString(names); }
 };

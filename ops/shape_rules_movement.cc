@@ -38,9 +38,8 @@ absl::StatusOr<ir::Shape> TransposeShape(const RuleContext& ctx, const ir::Attrs
                                          const ir::Shape& x) {
   const int64_t rank = static_cast<int64_t>(x.size());
   auto fail = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(ctx.op, ": permutation ",
-                                                   Spec(attrs.ints), " for input 0 shape ",
-                                                   ctx.Shape(x), " ", why));
+    return absl::InvalidArgumentError(absl::StrCat(ctx.op, ": permutation ", Spec(attrs.ints),
+                                                   " for input 0 shape ", ctx.Shape(x), " ", why));
   };
   if (static_cast<int64_t>(attrs.ints.size()) != rank) {
     return fail(absl::StrCat("has ", attrs.ints.size(), " entries; expected ", rank));
@@ -60,8 +59,7 @@ absl::StatusOr<ir::Shape> ReshapeShape(const RuleContext& ctx, const ir::Attrs& 
                                        const ir::Shape& x) {
   auto fail = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(ctx.op, ": spec ", Spec(attrs.ints),
-                                                   " for input 0 shape ", ctx.Shape(x), " ",
-                                                   why));
+                                                   " for input 0 shape ", ctx.Shape(x), " ", why));
   };
   ir::Shape out;
   ir::SymExpr known(1);
@@ -111,9 +109,9 @@ absl::StatusOr<ir::Shape> ConcatShape(const RuleContext& ctx, const ir::Attrs& a
   for (size_t i = 1; i < inputs.size(); ++i) {
     const ir::Shape& in = inputs[i];
     if (in.size() != first.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx.op, ": input ", i, " shape ", ctx.Shape(in), " has rank ", in.size(),
-          " but input 0 shape ", ctx.Shape(first), " has rank ", first.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(ctx.op, ": input ", i, " shape ", ctx.Shape(in), " has rank ", in.size(),
+                       " but input 0 shape ", ctx.Shape(first), " has rank ", first.size()));
     }
     for (size_t d = 0; d < in.size(); ++d) {
       if (static_cast<int64_t>(d) == *axis) continue;
@@ -137,9 +135,9 @@ absl::StatusOr<ir::Shape> SliceShape(const RuleContext& ctx, const ir::Attrs& at
   const ir::SymExpr& dim = x[*axis];
   auto fail = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(
-        ctx.op, ": start ", start, ", end ", end == std::numeric_limits<int64_t>::max()
-                                                 ? std::string("INT64_MAX (to the end)")
-                                                 : absl::StrCat(end),
+        ctx.op, ": start ", start, ", end ",
+        end == std::numeric_limits<int64_t>::max() ? std::string("INT64_MAX (to the end)")
+                                                   : absl::StrCat(end),
         ", step ", step, " on axis ", *axis, " of input 0 shape ", ctx.Shape(x), ": ", why));
   };
   if (step <= 0) return fail("step must be > 0");
@@ -155,8 +153,8 @@ absl::StatusOr<ir::Shape> SliceShape(const RuleContext& ctx, const ir::Attrs& at
   }
   if (end == std::numeric_limits<int64_t>::max()) {
     if (step != 1) {
-      return fail(absl::StrCat("slicing the symbolic dim ", ctx.Dim(dim),
-                               " to the end with step ", step,
+      return fail(absl::StrCat("slicing the symbolic dim ", ctx.Dim(dim), " to the end with step ",
+                               step,
                                " needs a ceiling division, which a shape polynomial cannot "
                                "express; only step 1 is supported on symbolic dims (or make "
                                "the dim constant)"));

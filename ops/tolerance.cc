@@ -49,7 +49,8 @@ Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length) {
     case ir::OpKind::kReshape:
     case ir::OpKind::kConcat:
     case ir::OpKind::kSlice:
-    case ir::OpKind::kReduceMax: return {0, 0};
+    case ir::OpKind::kReduceMax:
+      return {0, 0};
     // IEEE operations, correctly rounded in both: 1e-6 (about 8 ulp) leaves room for FMA
     // contraction in a fused chain and a reciprocal-plus-Newton division (<= 2 ulp); kFtz
     // for flushed subnormals.
@@ -57,10 +58,12 @@ Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length) {
     case ir::OpKind::kSub:
     case ir::OpKind::kMul:
     case ir::OpKind::kDiv:
-    case ir::OpKind::kSqrt: return {kFtz, 1e-6};
+    case ir::OpKind::kSqrt:
+      return {kFtz, 1e-6};
     // rsqrt may be an approximate reciprocal square root refined by one Newton step
     // (about 2-3 ulp).
-    case ir::OpKind::kRsqrt: return {kFtz, 2e-6};
+    case ir::OpKind::kRsqrt:
+      return {kFtz, 2e-6};
     // Transcendentals are vectorized polynomial approximations (a few ulp, plus the
     // argument reduction): rel 4e-6. abs 1e-6 absorbs results near zero where the
     // approximation's error is absolute (log near 1, gelu and silu for negative x,
@@ -71,23 +74,30 @@ Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length) {
     case ir::OpKind::kSigmoid:
     case ir::OpKind::kGeluTanh:
     case ir::OpKind::kGeluErf:
-    case ir::OpKind::kSilu: return {1e-6, 4e-6};
+    case ir::OpKind::kSilu:
+      return {1e-6, 4e-6};
     // A sum of n terms: Accumulation(n), with a 1e-6 floor.
-    case ir::OpKind::kReduceSum: return {1e-6 + acc.abs, 1e-6 + acc.rel};
+    case ir::OpKind::kReduceSum:
+      return {1e-6 + acc.abs, 1e-6 + acc.rel};
     // The mean divides the sum's absolute error by n: abs becomes about eps.
-    case ir::OpKind::kReduceMean: return {1e-6 + kEps, 1e-6 + acc.rel};
+    case ir::OpKind::kReduceMean:
+      return {1e-6 + kEps, 1e-6 + acc.rel};
     // exp of each element (4e-6) divided by a sum of positive terms (acc.rel).
-    case ir::OpKind::kSoftmax: return {1e-6, 4e-6 + acc.rel};
+    case ir::OpKind::kSoftmax:
+      return {1e-6, 4e-6 + acc.rel};
     // x - max - log(sum): the log turns the sum's relative error into an absolute one.
-    case ir::OpKind::kLogSoftmax: return {4e-6 + acc.rel, 1e-6};
+    case ir::OpKind::kLogSoftmax:
+      return {4e-6 + acc.rel, 1e-6};
     // (x - mean) * rstd * w + b: the mean and the variance are accumulations of the row;
     // their errors reach the output relative to the row's spread, and the rsqrt adds a few
     // ulp. The outputs are O(1) for |x| <= 1, so abs and rel are alike.
     case ir::OpKind::kLayerNorm:
-    case ir::OpKind::kRmsNorm: return {1e-5 + 2 * acc.rel, 1e-5 + acc.rel};
+    case ir::OpKind::kRmsNorm:
+      return {1e-5 + 2 * acc.rel, 1e-5 + acc.rel};
     // A dot product of length K with |a|, |b| <= 1 behaves like a sum of K terms (FMA only
     // removes the product's rounding).
-    case ir::OpKind::kMatMul: return {1e-6 + acc.abs, 1e-6 + acc.rel};
+    case ir::OpKind::kMatMul:
+      return {1e-6 + acc.abs, 1e-6 + acc.rel};
   }
   return {0, 0};
 }
@@ -120,10 +130,10 @@ bool AllClose(const HostTensor& got, const HostTensor& want, Tolerance tol,
       coords[d] = rest % want.shape[d];
       rest /= want.shape[d];
     }
-    return fail(absl::StrFormat("index %d [%s]: got %.9g, expected %.9g (|diff| %.3g > %.3g = "
-                                "abs %.3g + rel %.3g * |expected|)",
-                                i, absl::StrJoin(coords, ", "), g, w, diff, bound, tol.abs,
-                                tol.rel));
+    return fail(
+        absl::StrFormat("index %d [%s]: got %.9g, expected %.9g (|diff| %.3g > %.3g = "
+                        "abs %.3g + rel %.3g * |expected|)",
+                        i, absl::StrJoin(coords, ", "), g, w, diff, bound, tol.abs, tol.rel));
   }
   return true;
 }

@@ -14,10 +14,10 @@
 namespace pto::ops {
 namespace {
 
-using ::testing::HasSubstr;
 using ir::OpKind;
 using testing::Eval;
 using testing::ExpectTensor;
+using ::testing::HasSubstr;
 using testing::T;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -25,8 +25,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 TEST(ReferenceElementwiseTest, BinaryBroadcasting) {
   const HostTensor a = T({2, 3}, {1, 2, 3, 4, 5, 6});
-  ExpectTensor(Eval(OpKind::kAdd, {}, {a, T({3}, {10, 20, 30})}), {2, 3},
-               {11, 22, 33, 14, 25, 36});
+  ExpectTensor(Eval(OpKind::kAdd, {}, {a, T({3}, {10, 20, 30})}), {2, 3}, {11, 22, 33, 14, 25, 36});
   ExpectTensor(Eval(OpKind::kSub, {}, {T({2, 1}, {1, 2}), T({1, 3}, {1, 2, 3})}), {2, 3},
                {0, -1, -2, 1, 0, -1});
   ExpectTensor(Eval(OpKind::kMul, {}, {a, T({}, {2})}), {2, 3}, {2, 4, 6, 8, 10, 12});
@@ -34,8 +33,8 @@ TEST(ReferenceElementwiseTest, BinaryBroadcasting) {
   ExpectTensor(Eval(OpKind::kDiv, {}, {T({4}, {1, -1, 0, 3}), T({4}, {0, 0, 0, 4})}), {4},
                {kInf, -kInf, kNaN, 0.75});
   // Size-1 dims broadcast in both directions, with a leading missing dim.
-  ExpectTensor(Eval(OpKind::kAdd, {}, {T({2, 1, 2}, {1, 2, 3, 4}), T({2, 1}, {10, 20})}),
-               {2, 2, 2}, {11, 12, 21, 22, 13, 14, 23, 24});
+  ExpectTensor(Eval(OpKind::kAdd, {}, {T({2, 1, 2}, {1, 2, 3, 4}), T({2, 1}, {10, 20})}), {2, 2, 2},
+               {11, 12, 21, 22, 13, 14, 23, 24});
 }
 
 TEST(ReferenceElementwiseTest, MaxMinPropagateNaN) {
@@ -61,8 +60,7 @@ TEST(ReferenceElementwiseTest, Unary) {
                {0, 1, -kInf, kNaN});
   ExpectTensor(Eval(OpKind::kSqrt, {}, {T({3}, {4, 2, -1})}), {3}, {2, M_SQRT2, kNaN});
   ExpectTensor(Eval(OpKind::kRsqrt, {}, {T({3}, {4, 0.25, 0})}), {3}, {0.5, 2, kInf});
-  ExpectTensor(Eval(OpKind::kTanh, {}, {T({3}, {0.5, 0, -20})}), {3},
-               {0.46211715726000974, 0, -1});
+  ExpectTensor(Eval(OpKind::kTanh, {}, {T({3}, {0.5, 0, -20})}), {3}, {0.46211715726000974, 0, -1});
   ExpectTensor(Eval(OpKind::kSigmoid, {}, {T({4}, {0, 2, -2, -200})}), {4},
                {0.5, 0.8807970779778823, 0.11920292202211755, 0});
   ExpectTensor(Eval(OpKind::kRelu, {}, {T({4}, {-1, 0, 2.5, static_cast<float>(kNaN)})}), {4},

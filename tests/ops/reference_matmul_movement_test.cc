@@ -53,8 +53,7 @@ TEST(ReferenceMatMulTest, BatchBroadcast) {
   std::vector<float> b3;
   for (int s = 1; s <= 3; ++s)
     for (float v : kB) b3.push_back(s * v);
-  absl::StatusOr<HostTensor> r =
-      Eval(OpKind::kMatMul, {}, {T({2, 1, 2, 3}, a2), T({3, 3, 2}, b3)});
+  absl::StatusOr<HostTensor> r = Eval(OpKind::kMatMul, {}, {T({2, 1, 2, 3}, a2), T({3, 3, 2}, b3)});
   std::vector<double> want;
   for (int sign : {1, -1})
     for (int s = 1; s <= 3; ++s)
@@ -70,15 +69,13 @@ TEST(ReferenceMatMulTest, SizeZeroAndOne) {
   ExpectTensor(Eval(OpKind::kMatMul, {}, {T({0, 2, 3}, {}), T({3, 2}, kB)}), {0, 2, 2}, {});
   ExpectTensor(Eval(OpKind::kMatMul, {}, {T({1, 1}, {3}), T({1, 1}, {-2})}), {1, 1}, {-6});
   // Matrix-vector: N = 1.
-  ExpectTensor(Eval(OpKind::kMatMul, {}, {T({2, 3}, kA), T({3, 1}, {1, 1, 1})}), {2, 1},
-               {6, 15});
+  ExpectTensor(Eval(OpKind::kMatMul, {}, {T({2, 3}, kA), T({3, 1}, {1, 1, 1})}), {2, 1}, {6, 15});
 }
 
 TEST(ReferenceMovementTest, Transpose) {
   ir::Attrs perm;
   perm.ints = {1, 0};
-  ExpectTensor(Eval(OpKind::kTranspose, perm, {T({2, 3}, kA)}), {3, 2},
-               {1, 4, 2, 5, 3, 6});
+  ExpectTensor(Eval(OpKind::kTranspose, perm, {T({2, 3}, kA)}), {3, 2}, {1, 4, 2, 5, 3, 6});
   // [2, 3, 2] with perm [2, 0, 1]: out[k][i][j] = x[i][j][k].
   std::vector<float> x;
   for (int i = 0; i < 2; ++i)

@@ -55,8 +55,7 @@ TEST(ReferenceReduceTest, EmptyAxisLikeNumpy) {
 
 TEST(ReferenceReduceTest, ScalarResultAndNaN) {
   ExpectTensor(Eval(OpKind::kReduceSum, AxisAttrs(0), {T({1}, {7})}), {}, {7});
-  ExpectTensor(Eval(OpKind::kReduceMax, AxisAttrs(0),
-                    {T({3}, {1, static_cast<float>(kNaN), 5})}),
+  ExpectTensor(Eval(OpKind::kReduceMax, AxisAttrs(0), {T({3}, {1, static_cast<float>(kNaN), 5})}),
                {}, {kNaN});
 }
 
@@ -97,15 +96,14 @@ TEST(ReferenceRowOpTest, LayerNorm) {
   const HostTensor b = T({4}, {0, 0, 1, -1});
   // Row [1, 2, 3, 4]: mean 2.5, biased variance 1.25.
   const double rstd = 1 / std::sqrt(1.25 + static_cast<double>(1e-5f));
-  const std::vector<double> want = {-1.5 * rstd,      -0.5 * 2 * rstd,
-                                    0.5 * rstd + 1,   1.5 * 0.5 * rstd - 1};
+  const std::vector<double> want = {-1.5 * rstd, -0.5 * 2 * rstd, 0.5 * rstd + 1,
+                                    1.5 * 0.5 * rstd - 1};
   ExpectTensor(Eval(OpKind::kLayerNorm, attrs, {T({4}, {1, 2, 3, 4}), w, b}), {4}, want);
   // A row with a large mean (exact in f32): the two-pass variance keeps full accuracy, where
   // E[x^2] - E[x]^2 would lose it entirely in f32.
-  ExpectTensor(Eval(OpKind::kLayerNorm, attrs,
-                    {T({2, 4}, {10001, 10002, 10003, 10004, 1, 2, 3, 4}), w, b}),
-               {2, 4}, {want[0], want[1], want[2], want[3], want[0], want[1], want[2], want[3]},
-               1e-6);
+  ExpectTensor(
+      Eval(OpKind::kLayerNorm, attrs, {T({2, 4}, {10001, 10002, 10003, 10004, 1, 2, 3, 4}), w, b}),
+      {2, 4}, {want[0], want[1], want[2], want[3], want[0], want[1], want[2], want[3]}, 1e-6);
   // A constant row normalizes to 0: y = b.
   ExpectTensor(Eval(OpKind::kLayerNorm, attrs, {T({1, 4}, {3, 3, 3, 3}), w, b}), {1, 4},
                {0, 0, 1, -1});

@@ -16,18 +16,17 @@
 namespace pto::ops {
 namespace {
 
-using ::testing::HasSubstr;
 using ir::OpKind;
 using ir::Shape;
 using ir::SymExpr;
 using testing::ExpectTensor;
+using ::testing::HasSubstr;
 using testing::T;
 
 const SymExpr kBatch = SymExpr::Symbol(0);
 const SymExpr kSeq = SymExpr::Symbol(1);
 
-int AddNode(ir::Graph& g, OpKind op, std::vector<int> inputs, Shape shape,
-            ir::Attrs attrs = {}) {
+int AddNode(ir::Graph& g, OpKind op, std::vector<int> inputs, Shape shape, ir::Attrs attrs = {}) {
   ir::Node n;
   n.op = op;
   n.inputs = std::move(inputs);
@@ -73,8 +72,8 @@ ir::Graph SmallGraph() {
 TEST(RunReferenceTest, EvaluatesGraphWithSymbols) {
   const ir::Graph g = SmallGraph();
   // batch = 2, seq = 1.
-  std::vector<HostTensor> inputs = {T({2, 1, 4}, {0, 0, 0, 0, 1, 2, 3, 4}),
-                                    T({4}, {1, 1, 1, 0}), T({2, 1, 1}, {10, 20})};
+  std::vector<HostTensor> inputs = {T({2, 1, 4}, {0, 0, 0, 0, 1, 2, 3, 4}), T({4}, {1, 1, 1, 0}),
+                                    T({2, 1, 1}, {10, 20})};
   absl::StatusOr<std::vector<HostTensor>> out = RunReference(g, inputs);
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->size(), 2u);
@@ -119,14 +118,13 @@ TEST(RunReferenceTest, InputErrors) {
   const ir::Graph g = SmallGraph();
   // Constant dim disagrees.
   ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({2, 1, 4}, std::vector<float>(8)),
-                                                        T({3}, {1, 1, 1}),
-                                                        T({2, 1, 1}, {1, 2})}),
+                                                        T({3}, {1, 1, 1}), T({2, 1, 1}, {1, 2})}),
                 {"input 1 has shape [3] but the graph shape [4] evaluates to [4]"});
   // Rank disagrees.
-  ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({8}, std::vector<float>(8)),
-                                                        T({4}, {1, 1, 1, 1}),
-                                                        T({2, 1, 1}, {1, 2})}),
-                {"input 0 has shape [8] but the graph expects [batch, seq, 4]"});
+  ExpectInvalid(
+      RunReference(g, std::vector<HostTensor>{T({8}, std::vector<float>(8)), T({4}, {1, 1, 1, 1}),
+                                              T({2, 1, 1}, {1, 2})}),
+      {"input 0 has shape [8] but the graph expects [batch, seq, 4]"});
   // Wrong number of tensors.
   ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({4}, {1, 1, 1, 1})}),
                 {"the graph has 3 inputs but 1 tensors were given"});

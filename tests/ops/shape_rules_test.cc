@@ -14,11 +14,11 @@
 namespace pto::ops {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::HasSubstr;
 using ir::OpKind;
 using ir::Shape;
 using ir::SymExpr;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
 
@@ -148,17 +148,16 @@ TEST(ShapeRulesTest, RowOps) {
 }
 
 TEST(ShapeRulesTest, Norms) {
-  EXPECT_EQ(*Infer(OpKind::kLayerNorm, {}, {{kB, kS, 768}, {768}, {768}}),
-            (Shape{kB, kS, 768}));
+  EXPECT_EQ(*Infer(OpKind::kLayerNorm, {}, {{kB, kS, 768}, {768}, {768}}), (Shape{kB, kS, 768}));
   EXPECT_EQ(*Infer(OpKind::kRmsNorm, {}, {{kB, kH * 64}, {kH * 64}}), (Shape{kB, kH * 64}));
   ExpectInvalid(Infer(OpKind::kLayerNorm, {}, {{kB, 768}, {512}, {768}}),
                 {"layer_norm: input 1 (weight) shape [512] does not match the last dim of input "
                  "0 shape [batch, 768] (expected [768])"});
   ExpectInvalid(Infer(OpKind::kLayerNorm, {}, {{kB, 768}, {768}, {1, 768}}),
                 {"layer_norm: input 2 (bias) shape [1, 768]", "input 0 shape [batch, 768]"});
-  ExpectInvalid(Infer(OpKind::kRmsNorm, {}, {{kB, kS}, {kB}}),
-                {"rms_norm: input 1 (weight) shape [batch]", "input 0 shape [batch, seq]",
-                 "expected [seq]"});
+  ExpectInvalid(
+      Infer(OpKind::kRmsNorm, {}, {{kB, kS}, {kB}}),
+      {"rms_norm: input 1 (weight) shape [batch]", "input 0 shape [batch, seq]", "expected [seq]"});
   ExpectInvalid(Infer(OpKind::kRmsNorm, {}, {{}, {}}), {"rms_norm: input 0 shape [] has rank 0"});
 }
 
@@ -180,8 +179,7 @@ TEST(ShapeRulesTest, MatMulBatchBroadcast) {
   EXPECT_EQ(*Infer(OpKind::kMatMul, {}, {{kB, kS, 768}, {768, 64}}), (Shape{kB, kS, 64}));
   EXPECT_EQ(*Infer(OpKind::kMatMul, {}, {{kS, 768}, {kB, 768, 64}}), (Shape{kB, kS, 64}));
   // Batch dims broadcast with 1.
-  EXPECT_EQ(*Infer(OpKind::kMatMul, {}, {{kB, 1, kS, 8}, {1, kH, 8, kS}}),
-            (Shape{kB, kH, kS, kS}));
+  EXPECT_EQ(*Infer(OpKind::kMatMul, {}, {{kB, 1, kS, 8}, {1, kH, 8, kS}}), (Shape{kB, kH, kS, kS}));
 }
 
 TEST(ShapeRulesTest, MatMulErrors) {
@@ -213,8 +211,7 @@ TEST(ShapeRulesTest, Transpose) {
                 {"transpose: ", "input 0 shape [batch, seq, 4]", "entry 3 outside [0, 3)"});
   ExpectInvalid(Infer(OpKind::kTranspose, Ints({1, 1, 0}), {{kB, kS, 4}}),
                 {"transpose: ", "input 0 shape [batch, seq, 4]", "repeats axis 1"});
-  ExpectInvalid(Infer(OpKind::kTranspose, Ints({-1, 0}), {{2, 3}}),
-                {"entry -1 outside [0, 2)"});
+  ExpectInvalid(Infer(OpKind::kTranspose, Ints({-1, 0}), {{2, 3}}), {"entry -1 outside [0, 2)"});
 }
 
 TEST(ShapeRulesTest, ReshapeSymbolic) {
@@ -223,8 +220,7 @@ TEST(ShapeRulesTest, ReshapeSymbolic) {
   // 0 copies the input dim at the same position.
   EXPECT_EQ(*Infer(OpKind::kReshape, Ints({0, 0, 12, 64}), {{kB, kS, 768}}),
             (Shape{kB, kS, 12, 64}));
-  EXPECT_EQ(*Infer(OpKind::kReshape, Ints({0, -1, 64}), {{kB, kS, 768}}),
-            (Shape{kB, kS * 12, 64}));
+  EXPECT_EQ(*Infer(OpKind::kReshape, Ints({0, -1, 64}), {{kB, kS, 768}}), (Shape{kB, kS * 12, 64}));
   EXPECT_EQ(*Infer(OpKind::kReshape, Ints({0, -1, 64}), {{kB * kS, 768}}),
             (Shape{kB * kS, 12, 64}));
   EXPECT_EQ(*Infer(OpKind::kReshape, Ints({0, 12, -1}), {{kB * kS, 768}}),
@@ -250,9 +246,9 @@ TEST(ShapeRulesTest, ReshapeErrors) {
   ExpectInvalid(Infer(OpKind::kReshape, Ints({-2, 768}), {{kB, 768}}),
                 {"reshape: spec [-2, 768] for input 0 shape [batch, 768] has invalid entry -2 "
                  "at position 0"});
-  ExpectInvalid(Infer(OpKind::kReshape, Ints({0, 0, 0}), {{kB, 768}}),
-                {"reshape: spec [0, 0, 0] for input 0 shape [batch, 768] copies input dim 2",
-                 "rank 2"});
+  ExpectInvalid(
+      Infer(OpKind::kReshape, Ints({0, 0, 0}), {{kB, 768}}),
+      {"reshape: spec [0, 0, 0] for input 0 shape [batch, 768] copies input dim 2", "rank 2"});
   ExpectInvalid(Infer(OpKind::kReshape, Ints({-1, 7}), {{kB, 768}}),
                 {"reshape: spec [-1, 7] for input 0 shape [batch, 768]", "cannot infer -1",
                  "768*batch", "divisible by 7"});
@@ -271,8 +267,7 @@ TEST(ShapeRulesTest, ReshapeErrors) {
 }
 
 TEST(ShapeRulesTest, Concat) {
-  EXPECT_EQ(*Infer(OpKind::kConcat, Axis(1), {{kB, 4}, {kB, kS}, {kB, 4}}),
-            (Shape{kB, kS + 8}));
+  EXPECT_EQ(*Infer(OpKind::kConcat, Axis(1), {{kB, 4}, {kB, kS}, {kB, 4}}), (Shape{kB, kS + 8}));
   EXPECT_EQ(*Infer(OpKind::kConcat, Axis(-2), {{kB, 4}, {kS, 4}}), (Shape{kB + kS, 4}));
   EXPECT_EQ(*Infer(OpKind::kConcat, Axis(0), {{3}}), Shape{3});
   ExpectInvalid(Infer(OpKind::kConcat, Axis(1), {{kB, 4}, {kS, 4}}),
@@ -306,12 +301,13 @@ TEST(ShapeRulesTest, SliceErrors) {
                 {"slice: start 0, end 4, step 0 on axis 0 of input 0 shape [8]: step must be > 0"});
   ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(0, -1, kToEnd), {{kB, 8}}),
                 {"slice: start -1, end INT64_MAX (to the end), step 1 on axis 0 of input 0 "
-                 "shape [batch, 8]", "0 <= start <= end"});
+                 "shape [batch, 8]",
+                 "0 <= start <= end"});
   ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(1, 4, 2), {{8, kS}}),
                 {"slice: ", "input 0 shape [8, seq]", "0 <= start <= end"});
-  ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(0, 0, kToEnd, 2), {{kB}}),
-                {"slice: ", "input 0 shape [batch]", "step 2",
-                 "only step 1 is supported on symbolic dims"});
+  ExpectInvalid(
+      Infer(OpKind::kSlice, SliceAttrs(0, 0, kToEnd, 2), {{kB}}),
+      {"slice: ", "input 0 shape [batch]", "step 2", "only step 1 is supported on symbolic dims"});
   ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(3, 0, 1), {{kB}}),
                 {"slice: axis 3 is out of range for input 0 shape [batch]"});
 }

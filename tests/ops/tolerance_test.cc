@@ -19,8 +19,8 @@
 namespace pto::ops {
 namespace {
 
-using ::testing::HasSubstr;
 using ir::OpKind;
+using ::testing::HasSubstr;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -73,8 +73,8 @@ TEST(ToleranceTest, StatedValues) {
   EXPECT_DOUBLE_EQ(OpTolerance(OpKind::kExp, 0).rel, 4e-6);
   EXPECT_DOUBLE_EQ(OpTolerance(OpKind::kGeluErf, 0).abs, 1e-6);
   // Accumulating ops grow linearly with the reduction length.
-  for (OpKind op : {OpKind::kReduceSum, OpKind::kReduceMean, OpKind::kSoftmax,
-                    OpKind::kLogSoftmax, OpKind::kLayerNorm, OpKind::kRmsNorm, OpKind::kMatMul}) {
+  for (OpKind op : {OpKind::kReduceSum, OpKind::kReduceMean, OpKind::kSoftmax, OpKind::kLogSoftmax,
+                    OpKind::kLayerNorm, OpKind::kRmsNorm, OpKind::kMatMul}) {
     const Tolerance small = OpTolerance(op, 16), large = OpTolerance(op, 4096);
     EXPECT_LT(small.abs + small.rel, large.abs + large.rel) << ir::OpName(op);
     EXPECT_LT(large.rel, 2e-4) << ir::OpName(op);
@@ -150,7 +150,8 @@ TEST(ToleranceTest, F32MatMulAndLayerNormPass) {
     float var = 0;
     for (int64_t i = 0; i < len; ++i) var += (row[i] - mean) * (row[i] - mean);
     const float rstd = 1.0f / std::sqrt(var / len + 1e-5f);
-    for (int64_t i = 0; i < len; ++i) got.data.push_back((row[i] - mean) * rstd * w.data[i] + bias.data[i]);
+    for (int64_t i = 0; i < len; ++i)
+      got.data.push_back((row[i] - mean) * rstd * w.data[i] + bias.data[i]);
   }
   EXPECT_TRUE(AllClose(got, *want, OpTolerance(OpKind::kLayerNorm, len), &why)) << why;
 }
@@ -180,15 +181,15 @@ TEST(HostTensorTest, RandomIsDeterministicAndInRange) {
 
 TEST(LoweringTest, ElementwiseExprOps) {
   const std::pair<OpKind, ir::ExprOp> table[] = {
-      {OpKind::kAdd, ir::ExprOp::kAdd},           {OpKind::kSub, ir::ExprOp::kSub},
-      {OpKind::kMul, ir::ExprOp::kMul},           {OpKind::kDiv, ir::ExprOp::kDiv},
-      {OpKind::kMax, ir::ExprOp::kMax},           {OpKind::kMin, ir::ExprOp::kMin},
-      {OpKind::kNeg, ir::ExprOp::kNeg},           {OpKind::kAbs, ir::ExprOp::kAbs},
-      {OpKind::kExp, ir::ExprOp::kExp},           {OpKind::kLog, ir::ExprOp::kLog},
-      {OpKind::kSqrt, ir::ExprOp::kSqrt},         {OpKind::kRsqrt, ir::ExprOp::kRsqrt},
-      {OpKind::kTanh, ir::ExprOp::kTanh},         {OpKind::kSigmoid, ir::ExprOp::kSigmoid},
-      {OpKind::kRelu, ir::ExprOp::kRelu},         {OpKind::kGeluTanh, ir::ExprOp::kGeluTanh},
-      {OpKind::kGeluErf, ir::ExprOp::kGeluErf},   {OpKind::kSilu, ir::ExprOp::kSilu},
+      {OpKind::kAdd, ir::ExprOp::kAdd},         {OpKind::kSub, ir::ExprOp::kSub},
+      {OpKind::kMul, ir::ExprOp::kMul},         {OpKind::kDiv, ir::ExprOp::kDiv},
+      {OpKind::kMax, ir::ExprOp::kMax},         {OpKind::kMin, ir::ExprOp::kMin},
+      {OpKind::kNeg, ir::ExprOp::kNeg},         {OpKind::kAbs, ir::ExprOp::kAbs},
+      {OpKind::kExp, ir::ExprOp::kExp},         {OpKind::kLog, ir::ExprOp::kLog},
+      {OpKind::kSqrt, ir::ExprOp::kSqrt},       {OpKind::kRsqrt, ir::ExprOp::kRsqrt},
+      {OpKind::kTanh, ir::ExprOp::kTanh},       {OpKind::kSigmoid, ir::ExprOp::kSigmoid},
+      {OpKind::kRelu, ir::ExprOp::kRelu},       {OpKind::kGeluTanh, ir::ExprOp::kGeluTanh},
+      {OpKind::kGeluErf, ir::ExprOp::kGeluErf}, {OpKind::kSilu, ir::ExprOp::kSilu},
   };
   for (const auto& [op, expr] : table) {
     EXPECT_EQ(ElementwiseExprOp(op), expr) << ir::OpName(op);
