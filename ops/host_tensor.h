@@ -26,7 +26,8 @@ struct HostTensor {
   static HostTensor Filled(std::vector<int64_t> shape, float value);
 };
 
-// Product of `shape` (1 for []).
+// Product of `shape` (1 for []); saturates at INT64_MAX so that an absurd shape can never
+// match a data size.
 int64_t NumElements(const std::vector<int64_t>& shape);
 
 }  // namespace pto::ops
