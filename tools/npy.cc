@@ -76,7 +76,8 @@ class HeaderParser {
         PyValue item;
         if (std::string e = ParseValue(item); !e.empty()) return e;
         v.items.push_back(std::move(item));
-        if (!Consume(',') && !Peek(close)) return Expected(absl::StrCat("',' or '", std::string(1, close), "'"));
+        if (!Consume(',') && !Peek(close))
+          return Expected(absl::StrCat("',' or '", std::string(1, close), "'"));
       }
       return "";
     }
@@ -128,9 +129,7 @@ class HeaderParser {
   std::string Error(absl::string_view what) {
     return absl::StrCat(what, " at header offset ", pos_);
   }
-  std::string Expected(absl::string_view what) {
-    return Error(absl::StrCat("expected ", what));
-  }
+  std::string Expected(absl::string_view what) { return Error(absl::StrCat("expected ", what)); }
 
   std::string_view text_;
   size_t pos_ = 0;
@@ -188,20 +187,20 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_
         absl::StrCat(name, ": not a .npy file (it does not start with \"\\x93NUMPY\")"));
   }
   if (bytes.size() < 10) {
-    return absl::DataLossError(absl::StrCat(name, ": truncated in the .npy preamble (",
-                                            bytes.size(), " bytes)"));
+    return absl::DataLossError(
+        absl::StrCat(name, ": truncated in the .npy preamble (", bytes.size(), " bytes)"));
   }
   const int major = static_cast<uint8_t>(bytes[6]);
   const int minor = static_cast<uint8_t>(bytes[7]);
   if (major < 1 || major > 3 || minor != 0) {
-    return absl::UnimplementedError(absl::StrCat(name, ": .npy format version ", major, ".",
-                                                 minor, " is not supported (1.0, 2.0, 3.0 are)"));
+    return absl::UnimplementedError(absl::StrCat(name, ": .npy format version ", major, ".", minor,
+                                                 " is not supported (1.0, 2.0, 3.0 are)"));
   }
   const int len_width = major == 1 ? 2 : 4;
   const size_t header_start = 8 + len_width;
   if (bytes.size() < header_start) {
-    return absl::DataLossError(absl::StrCat(name, ": truncated in the .npy preamble (",
-                                            bytes.size(), " bytes)"));
+    return absl::DataLossError(
+        absl::StrCat(name, ": truncated in the .npy preamble (", bytes.size(), " bytes)"));
   }
   const uint64_t header_len = LoadLe(bytes, 8, len_width);
   if (bytes.size() - header_start < header_len) {
@@ -242,9 +241,10 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_
         absl::StrCat(name, ": header 'fortran_order' must be True or False"));
   }
   if (fortran.boolean) {
-    return absl::UnimplementedError(absl::StrCat(
-        name, ": fortran_order True (column-major) is not supported; save a C-order array, "
-              "e.g. numpy.ascontiguousarray(a)"));
+    return absl::UnimplementedError(
+        absl::StrCat(name,
+                     ": fortran_order True (column-major) is not supported; save a C-order array, "
+                     "e.g. numpy.ascontiguousarray(a)"));
   }
   absl::StatusOr<std::vector<int64_t>> shape = ShapeFromHeader(dict["shape"], name);
   if (!shape.ok()) return shape.status();
@@ -257,14 +257,14 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_
   const std::string_view data = bytes.substr(header_start + header_len);
   const size_t expected = *count * sizeof(float);
   if (data.size() < expected) {
-    return absl::DataLossError(absl::StrCat(name, ": data is truncated: shape ",
-                                            ShapeText(*shape), " needs ", expected,
-                                            " bytes, the file has ", data.size()));
+    return absl::DataLossError(absl::StrCat(name, ": data is truncated: shape ", ShapeText(*shape),
+                                            " needs ", expected, " bytes, the file has ",
+                                            data.size()));
   }
   if (data.size() > expected) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ": ", data.size() - expected, " unexpected bytes after the ",
-                     expected, " data bytes of shape ", ShapeText(*shape)));
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", data.size() - expected,
+                                                   " unexpected bytes after the ", expected,
+                                                   " data bytes of shape ", ShapeText(*shape)));
   }
   NpyArray array;
   array.shape = *std::move(shape);
@@ -278,16 +278,16 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_
 absl::StatusOr<std::string> SerializeNpy(const NpyArray& array) {
   std::optional<size_t> count = ElementCount(array.shape);
   if (!count.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "shape ", ShapeText(array.shape), " has a negative dim or is too large"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("shape ", ShapeText(array.shape), " has a negative dim or is too large"));
   }
   if (*count != array.data.size()) {
     return absl::InvalidArgumentError(absl::StrCat("shape ", ShapeText(array.shape), " has ",
                                                    *count, " elements but data has ",
                                                    array.data.size()));
   }
-  std::string header = absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': ",
-                                    ShapeText(array.shape), ", }");
+  std::string header = absl::StrCat(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': ", ShapeText(array.shape), ", }");
   // As numpy.lib.format: pad with spaces so that data starts at a multiple of kAlign, then a
   // newline; a header already aligned still gets kAlign spaces.
   const bool v1 = header.size() + 1 + kAlign <= 0xffff;  // the u16 length field is enough

@@ -36,12 +36,17 @@ std::pair<int, int> Arity(ir::OpKind op) {
   constexpr int kUnbounded = std::numeric_limits<int>::max();
   switch (op) {
     case ir::OpKind::kInput:
-    case ir::OpKind::kConstant: return {0, 0};
-    case ir::OpKind::kLayerNorm: return {3, 3};
+    case ir::OpKind::kConstant:
+      return {0, 0};
+    case ir::OpKind::kLayerNorm:
+      return {3, 3};
     case ir::OpKind::kRmsNorm:
-    case ir::OpKind::kMatMul: return {2, 2};
-    case ir::OpKind::kConcat: return {1, kUnbounded};
-    default: return {ir::IsBinaryElementwise(op) ? 2 : 1, ir::IsBinaryElementwise(op) ? 2 : 1};
+    case ir::OpKind::kMatMul:
+      return {2, 2};
+    case ir::OpKind::kConcat:
+      return {1, kUnbounded};
+    default:
+      return {ir::IsBinaryElementwise(op) ? 2 : 1, ir::IsBinaryElementwise(op) ? 2 : 1};
   }
 }
 
@@ -128,14 +133,14 @@ class Converter {
 
     std::pair<int, int> arity = Arity(node.op);
     if (n.inputs_size() < arity.first || n.inputs_size() > arity.second) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": has ", n.inputs_size(),
-                                                     " inputs, expected ", ArityText(arity)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": has ", n.inputs_size(), " inputs, expected ", ArityText(arity)));
     }
     for (int j = 0; j < n.inputs_size(); ++j) {
       int id = n.inputs(j);
       if (id < 0 || id >= i) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": input ", j, " refers to node ", id, ", which is not defined before it"));
+        return absl::InvalidArgumentError(absl::StrCat(where, ": input ", j, " refers to node ", id,
+                                                       ", which is not defined before it"));
       }
       node.inputs.push_back(id);
     }
@@ -156,9 +161,8 @@ class Converter {
 
     if (node.op == ir::OpKind::kInput) {
       if (a.index < 0 || a.index >= graph_.num_inputs) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": index ", a.index,
-                                                       " is out of range [0, ",
-                                                       graph_.num_inputs, ")"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": index ", a.index, " is out of range [0, ", graph_.num_inputs, ")"));
       }
       if (auto [it, inserted] = input_index_owner_.emplace(a.index, i); !inserted) {
         return absl::InvalidArgumentError(
@@ -167,7 +171,8 @@ class Converter {
     }
 
     for (int d = 0; d < n.shape_size(); ++d) {
-      absl::StatusOr<ir::SymExpr> dim = ConvertDim(n.shape(d), absl::StrCat(where, ": shape dim ", d));
+      absl::StatusOr<ir::SymExpr> dim =
+          ConvertDim(n.shape(d), absl::StrCat(where, ": shape dim ", d));
       if (!dim.ok()) return dim.status();
       node.shape.push_back(*std::move(dim));
     }
@@ -200,8 +205,7 @@ class Converter {
       dim = dim + value;
     }
     if (std::optional<int64_t> c = dim.AsConstant(); c.has_value() && *c < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, " is ", *c, ", must not be negative"));
+      return absl::InvalidArgumentError(absl::StrCat(where, " is ", *c, ", must not be negative"));
     }
     return dim;
   }
@@ -251,8 +255,6 @@ proto::GraphDef ToGraphDef(const ir::Graph& graph) {
   return def;
 }
 
-absl::StatusOr<ir::Graph> FromGraphDef(const proto::GraphDef& def) {
-  return Converter(def).Run();
-}
+absl::StatusOr<ir::Graph> FromGraphDef(const proto::GraphDef& def) { return Converter(def).Run(); }
 
 }  // namespace pto::graph

@@ -50,8 +50,8 @@ struct State {
 std::array<uint64_t, 2> SipHash128(const std::array<uint8_t, 16>& key, std::string_view data) {
   const uint64_t k0 = Load64(key.data());
   const uint64_t k1 = Load64(key.data() + 8);
-  State s{k0 ^ 0x736f6d6570736575ull, k1 ^ 0x646f72616e646f6dull,
-          k0 ^ 0x6c7967656e657261ull, k1 ^ 0x7465646279746573ull};
+  State s{k0 ^ 0x736f6d6570736575ull, k1 ^ 0x646f72616e646f6dull, k0 ^ 0x6c7967656e657261ull,
+          k1 ^ 0x7465646279746573ull};
   s.v1 ^= 0xee;  // 128-bit output variant
 
   const auto* p = reinterpret_cast<const uint8_t*>(data.data());

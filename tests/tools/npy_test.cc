@@ -23,7 +23,8 @@ std::string NpyBytes(int major, const std::string& header, const std::string& da
   out.push_back(static_cast<char>(major));
   out.push_back(0);
   const int width = major == 1 ? 2 : 4;
-  for (int i = 0; i < width; ++i) out.push_back(static_cast<char>((header.size() >> (8 * i)) & 0xff));
+  for (int i = 0; i < width; ++i)
+    out.push_back(static_cast<char>((header.size() >> (8 * i)) & 0xff));
   return out + header + data;
 }
 
@@ -115,25 +116,24 @@ TEST(NpyTest, RoundTripKeepsBits) {
 }
 
 TEST(NpyTest, ParseScalarOneDimAndEmpty) {
-  absl::StatusOr<NpyArray> scalar = ParseNpy(
-      NpyBytes(1, Padded("{'descr': '<f4', 'fortran_order': False, 'shape': (), }"),
-               FloatBytes({2.5f})),
-      "s.npy");
+  absl::StatusOr<NpyArray> scalar =
+      ParseNpy(NpyBytes(1, Padded("{'descr': '<f4', 'fortran_order': False, 'shape': (), }"),
+                        FloatBytes({2.5f})),
+               "s.npy");
   ASSERT_TRUE(scalar.ok()) << scalar.status();
   EXPECT_TRUE(scalar->shape.empty());
   EXPECT_THAT(scalar->data, ElementsAre(2.5f));
 
-  absl::StatusOr<NpyArray> vec = ParseNpy(
-      NpyBytes(1, Padded("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }"),
-               FloatBytes({1, 2, 3, 4, 5})),
-      "v.npy");
+  absl::StatusOr<NpyArray> vec =
+      ParseNpy(NpyBytes(1, Padded("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }"),
+                        FloatBytes({1, 2, 3, 4, 5})),
+               "v.npy");
   ASSERT_TRUE(vec.ok()) << vec.status();
   EXPECT_THAT(vec->shape, ElementsAre(5));
   EXPECT_THAT(vec->data, ElementsAre(1, 2, 3, 4, 5));
 
   absl::StatusOr<NpyArray> empty = ParseNpy(
-      NpyBytes(1, Padded("{'descr': '<f4', 'fortran_order': False, 'shape': (4, 0), }")),
-      "e.npy");
+      NpyBytes(1, Padded("{'descr': '<f4', 'fortran_order': False, 'shape': (4, 0), }")), "e.npy");
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_THAT(empty->shape, ElementsAre(4, 0));
   EXPECT_TRUE(empty->data.empty());
@@ -149,8 +149,7 @@ TEST(NpyTest, ParseHeaderVariants) {
       {"format 3.0", NpyBytes(3, Padded(kDict23, 3), data)},
       {"numpy < 1.14, 16-byte alignment", NpyBytes(1, Padded(kDict23, 1, 16), data)},
       {"Python 2 longs",
-       NpyBytes(1, Padded("{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }"),
-                data)},
+       NpyBytes(1, Padded("{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }"), data)},
       {"other key order, double quotes, no trailing comma",
        NpyBytes(1, "{\"shape\":(2,3),\"fortran_order\":False,\"descr\":\"<f4\"}", data)},
       {"spaces everywhere",
@@ -217,8 +216,9 @@ TEST(NpyTest, MalformedHeaders) {
 TEST(NpyTest, MissingExtraAndDuplicateKeys) {
   ExpectError(ParseNpy(NpyBytes(1, "{'descr': '<f4', 'fortran_order': False}"), "k.npy"),
               absl::StatusCode::kInvalidArgument, "k.npy: header has no 'shape' key");
-  ExpectError(ParseNpy(NpyBytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), "
-                                   "'align': True}"),
+  ExpectError(ParseNpy(NpyBytes(1,
+                                "{'descr': '<f4', 'fortran_order': False, 'shape': (), "
+                                "'align': True}"),
                        "k.npy"),
               absl::StatusCode::kInvalidArgument, "k.npy: header has an unexpected key 'align'");
   ExpectError(
@@ -228,8 +228,8 @@ TEST(NpyTest, MissingExtraAndDuplicateKeys) {
 
 TEST(NpyTest, UnsupportedDtypes) {
   for (const char* descr : {"<f8", ">f4", "<i4", "|u1", "<f2"}) {
-    const std::string dict = std::string("{'descr': '") + descr +
-                             "', 'fortran_order': False, 'shape': (1,), }";
+    const std::string dict =
+        std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (1,), }";
     ExpectError(ParseNpy(NpyBytes(1, Padded(dict), "12345678"), "d.npy"),
                 absl::StatusCode::kUnimplemented,
                 std::string("d.npy: dtype '") + descr + "' is not supported (only '<f4')");
@@ -241,12 +241,11 @@ TEST(NpyTest, UnsupportedDtypes) {
 }
 
 TEST(NpyTest, FortranOrder) {
-  ExpectError(
-      ParseNpy(NpyBytes(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3)}",
-                        FloatBytes({0, 1, 2, 3, 4, 5})),
-               "f.npy"),
-      absl::StatusCode::kUnimplemented,
-      "f.npy: fortran_order True (column-major) is not supported");
+  ExpectError(ParseNpy(NpyBytes(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3)}",
+                                FloatBytes({0, 1, 2, 3, 4, 5})),
+                       "f.npy"),
+              absl::StatusCode::kUnimplemented,
+              "f.npy: fortran_order True (column-major) is not supported");
   ExpectError(ParseNpy(NpyBytes(1, "{'descr': '<f4', 'fortran_order': 0, 'shape': ()}"), "f.npy"),
               absl::StatusCode::kInvalidArgument,
               "f.npy: header 'fortran_order' must be True or False");
@@ -259,8 +258,9 @@ TEST(NpyTest, BadShapes) {
     ExpectError(ParseNpy(NpyBytes(1, dict), "b.npy"), absl::StatusCode::kInvalidArgument,
                 "b.npy: header 'shape' must be a tuple of non-negative ints");
   }
-  ExpectError(ParseNpy(NpyBytes(1, "{'descr': '<f4', 'fortran_order': False, "
-                                   "'shape': (4294967296, 4294967296)}"),
+  ExpectError(ParseNpy(NpyBytes(1,
+                                "{'descr': '<f4', 'fortran_order': False, "
+                                "'shape': (4294967296, 4294967296)}"),
                        "big.npy"),
               absl::StatusCode::kInvalidArgument,
               "big.npy: shape (4294967296, 4294967296) is too large");

@@ -158,24 +158,39 @@ TEST(GraphHashTest, ChangesWithEverythingElse) {
       {"attr step", [](ir::Graph& g) { g.nodes[4].attrs.step = 2; }},
       {"attr dtype", [](ir::Graph& g) { g.nodes[4].attrs.dtype = ir::DType::kI8; }},
       {"attr ints", [](ir::Graph& g) { g.nodes[4].attrs.ints = {1}; }},
-      {"attr ints longer", [](ir::Graph& g) { g.nodes[4].attrs.ints = {1, 0}; }},
+      {"attr ints longer",
+       [](ir::Graph& g) {
+         g.nodes[4].attrs.ints = {1, 0};
+       }},
       {"static dim", [](ir::Graph& g) { g.nodes[4].shape[1] = 3073; }},
       {"symbolic dim", [](ir::Graph& g) { g.nodes[4].shape[0] = ir::SymExpr::Symbol(0) * 2; }},
       {"rank", [](ir::Graph& g) { g.nodes[4].shape.push_back(1); }},
       {"symbol max", [](ir::Graph& g) { g.symbols[0].max = 4095; }},
       {"symbol min", [](ir::Graph& g) { g.symbols[0].min = 2; }},
-      {"input order", [](ir::Graph& g) { g.nodes[5].inputs = {2, 4}; }},
-      {"input choice", [](ir::Graph& g) { g.nodes[8].inputs = {7, 7}; }},
-      {"input index", [](ir::Graph& g) { std::swap(g.nodes[0].attrs.index, g.nodes[1].attrs.index); }},
+      {"input order",
+       [](ir::Graph& g) {
+         g.nodes[5].inputs = {2, 4};
+       }},
+      {"input choice",
+       [](ir::Graph& g) {
+         g.nodes[8].inputs = {7, 7};
+       }},
+      {"input index",
+       [](ir::Graph& g) { std::swap(g.nodes[0].attrs.index, g.nodes[1].attrs.index); }},
       {"num_inputs", [](ir::Graph& g) { g.num_inputs = 5; }},
       {"more outputs", [](ir::Graph& g) { g.outputs.push_back(6); }},
-      {"output order", [](ir::Graph& g) { g.outputs = {6, 8}; }},
+      {"output order",
+       [](ir::Graph& g) {
+         g.outputs = {6, 8};
+       }},
       {"other output", [](ir::Graph& g) { g.outputs = {7}; }},
-      {"second symbol", [](ir::Graph& g) {
+      {"second symbol",
+       [](ir::Graph& g) {
          g.symbols.push_back({"seq", 1, 4096});
          g.nodes[1].shape[0] = ir::SymExpr::Symbol(1);
        }},
-      {"shared symbol", [](ir::Graph& g) {  // same as above, but sharing batch
+      {"shared symbol",
+       [](ir::Graph& g) {  // same as above, but sharing batch
          g.nodes[1].shape[0] = ir::SymExpr::Symbol(0);
        }},
   };

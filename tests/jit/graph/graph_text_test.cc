@@ -48,8 +48,17 @@ TEST(GraphTextTest, GoldenFileIsTheMlp) {
 TEST(GraphTextTest, HandWrittenText) {
   absl::StatusOr<ir::Graph> g = ParseGraphText(R"pb(
     symbols { name: "n" min: 2 max: 16 }
-    nodes { op: OP_INPUT shape { terms { coeff: 1 symbols: 0 } } shape { terms { coeff: 4 } } }
-    nodes { op: OP_SOFTMAX inputs: 0 shape { terms { coeff: 1 symbols: 0 } } shape { terms { coeff: 4 } } }
+    nodes {
+      op: OP_INPUT
+      shape { terms { coeff: 1 symbols: 0 } }
+      shape { terms { coeff: 4 } }
+    }
+    nodes {
+      op: OP_SOFTMAX
+      inputs: 0
+      shape { terms { coeff: 1 symbols: 0 } }
+      shape { terms { coeff: 4 } }
+    }
     outputs: 1
     num_inputs: 1
   )pb");
