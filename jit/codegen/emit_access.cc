@@ -30,6 +30,12 @@ llvm::Value* AccessEmitter::Index(int access, std::span<llvm::Value* const> idx)
   return index;
 }
 
+llvm::Value* AccessEmitter::StrideOrZero(int access, int dim) const {
+  const std::vector<llvm::Value*>& strides = strides_[access];
+  if (dim < 0 || dim >= static_cast<int>(strides.size())) return ec_.I64Const(0);
+  return strides[dim];
+}
+
 llvm::Value* AccessEmitter::Pointer(int access, llvm::Value* index) {
   const int slot = ec_.kernel.accesses[access].buffer;
   return ec_.b.CreateInBoundsGEP(ec_.F32(), ec_.Buffer(slot), index);
@@ -49,7 +55,7 @@ llvm::Value* AccessEmitter::Load(int access, std::span<llvm::Value* const> idx, 
     llvm::Value* v = scalar_load(index);
     return width == 1 ? v : b.CreateVectorSplat(width, v);
   }
-  llvm::Value* stride = strides_[access][vec_dim];
+  llvm::Value* stride = StrideOrZero(access, vec_dim);
   std::optional<int64_t> s = ConstantValue(stride);
   if (s == 0) return b.CreateVectorSplat(width, scalar_load(index));
   if (s == 1) {
@@ -79,7 +85,7 @@ void AccessEmitter::Store(int access, std::span<llvm::Value* const> idx, int vec
     scalar_store(value, index);
     return;
   }
-  llvm::Value* stride = vec_dim < 0 ? ec_.I64Const(0) : strides_[access][vec_dim];
+  llvm::Value* stride = StrideOrZero(access, vec_dim);
   if (ConstantValue(stride) == 1) {
     llvm::StoreInst* st = b.CreateAlignedStore(value, Pointer(access, index), llvm::Align(4));
     ec_.AnnotateSlot(st, slot);

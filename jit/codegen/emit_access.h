@@ -29,6 +29,8 @@ class AccessEmitter {
 
  private:
   llvm::Value* Pointer(int access, llvm::Value* index);
+  // Missing dims (rank-0 accesses) have stride 0.
+  llvm::Value* StrideOrZero(int access, int dim) const;
   EmitContext& ec_;
   std::vector<llvm::Value*> offsets_;
   std::vector<std::vector<llvm::Value*>> strides_;

@@ -1,0 +1,241 @@
+#include <cmath>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernel_test_util.h"
+
+namespace pto::jit::testing {
+namespace {
+
+using device::Isa;
+using ir::ExprOp;
+using ir::SymExpr;
+
+constexpr float kSentinel = 12345.f;
+
+// out[i,j] = x[i,j] * y[i] + b[j]   (y broadcast along columns, b along rows)
+ir::Kernel BroadcastKernel(SymExpr rows, SymExpr cols, const std::string& name) {
+  ir::Kernel k;
+  k.kind = ir::KernelKind::kElementwise;
+  k.name = name;
+  k.num_buffers = 4;
+  k.domain = {rows, cols};
+  k.accesses = {MakeAccess(0, {cols, 1}), MakeAccess(1, {1, 0}), MakeAccess(2, {0, 1}),
+                MakeAccess(3, {cols, 1})};
+  Program p;
+  int v = p.Bin(ExprOp::kAdd, p.Bin(ExprOp::kMul, p.Load(0), p.Load(1)), p.Load(2));
+  k.output = p.nodes();
+  k.stores = {{3, v}};
+  return k;
+}
+
+void CheckBroadcast(pto_kernel_fn fn, int64_t rows, int64_t cols, std::vector<int64_t> symbols,
+                    int64_t tile0, int64_t tile1) {
+  std::vector<float> x = RandomVector(rows * cols, 1), y = RandomVector(rows, 2),
+                     b = RandomVector(cols, 3), out(rows * cols + 1, kSentinel);
+  RunGrid(fn, {x.data(), y.data(), b.data(), out.data()}, symbols, rows, cols, tile0, tile1);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      ASSERT_FLOAT_EQ(out[i * cols + j], x[i * cols + j] * y[i] + b[j])
+          << "at " << i << "," << j << " of " << rows << "x" << cols;
+    }
+  }
+  EXPECT_EQ(out[rows * cols], kSentinel);  // nothing written past the end
+}
+
+TEST(ElementwiseTest, BroadcastStaticShapesAndTiles) {
+  for (int64_t rows : {1, 3, 17}) {
+    for (int64_t cols : {1, 3, 17, 33, 100}) {
+      ir::Kernel k = BroadcastKernel(rows, cols, "ew_bcast_" + std::to_string(rows) + "x" +
+                                                     std::to_string(cols));
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
+      ASSERT_TRUE(c.ok()) << c.status();
+      CheckBroadcast(c->entry, rows, cols, {}, 0, 0);
+      CheckBroadcast(c->entry, rows, cols, {}, 2, 7);
+    }
+  }
+}
+
+TEST(ElementwiseTest, SymbolicDimsFromArgs) {
+  ir::Kernel k = BroadcastKernel(SymExpr::Symbol(0), SymExpr::Symbol(1), "ew_bcast_sym");
+  k.config.unroll = 3;
+  absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (int64_t rows : {1, 3, 17}) {
+    for (int64_t cols : {1, 3, 17, 33, 100}) {
+      CheckBroadcast(c->entry, rows, cols, {rows, cols}, 0, 0);
+      CheckBroadcast(c->entry, rows, cols, {rows, cols}, 5, 9);
+    }
+  }
+}
+
+TEST(ElementwiseTest, ZeroExtentsWriteNothing) {
+  ir::Kernel k = BroadcastKernel(SymExpr::Symbol(0), SymExpr::Symbol(1), "ew_bcast_zero");
+  absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::vector<float> in(64, 1.f), out(64, kSentinel);
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{0, 5}, {5, 0}, {0, 0}}) {
+    RunGrid(c->entry, {in.data(), in.data(), in.data(), out.data()}, {rows, cols}, rows, cols);
+    RunRange(c->entry, {in.data(), in.data(), in.data(), out.data()}, {4, 4}, 2, 3, 2, 3);
+    for (float v : out) ASSERT_EQ(v, kSentinel);
+  }
+}
+
+TEST(ElementwiseTest, TransposedStridedRank3AndScatter) {
+  // out[a,b,c] (stored with a stride-2 innermost, offset 1) = x[c,b,a] (transposed) - 1
+  const int64_t A = 3, B = 5, C = 17;
+  ir::Kernel k;
+  k.kind = ir::KernelKind::kElementwise;
+  k.name = "ew_transpose_rank3";
+  k.num_buffers = 2;
+  k.domain = {A, B, C};
+  k.accesses = {MakeAccess(0, {1, A, A * B}), MakeAccess(1, {B * C * 2, C * 2, 2}, 1)};
+  Program p;
+  int v = p.Bin(ExprOp::kSub, p.Load(0), p.Const(1.f));
+  k.output = p.nodes();
+  k.stores = {{1, v}};
+  for (Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAvx512}) {
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+    ASSERT_TRUE(c.ok()) << c.status();
+    std::vector<float> x = RandomVector(A * B * C, 4), out(A * B * C * 2 + 1, kSentinel);
+    RunGrid(c->entry, {x.data(), out.data()}, {}, A * B, C, 4, 5);
+    for (int64_t a = 0; a < A; ++a) {
+      for (int64_t b = 0; b < B; ++b) {
+        for (int64_t cc = 0; cc < C; ++cc) {
+          const int64_t o = 1 + a * B * C * 2 + b * C * 2 + cc * 2;
+          ASSERT_EQ(out[o], x[a + b * A + cc * A * B] - 1.f);
+          ASSERT_EQ(out[o - 1], kSentinel);
+        }
+      }
+    }
+  }
+}
+
+TEST(ElementwiseTest, RankZeroDomain) {
+  ir::Kernel k;
+  k.kind = ir::KernelKind::kElementwise;
+  k.name = "ew_rank0";
+  k.num_buffers = 2;
+  k.accesses = {MakeAccess(0, {}, 2), MakeAccess(1, {})};
+  Program p;
+  k.output = p.nodes();
+  int v = p.Bin(ExprOp::kMul, p.Load(0), p.Const(3.f));
+  k.output = p.nodes();
+  k.stores = {{1, v}};
+  absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::vector<float> x = {1, 2, 5}, out = {0, kSentinel};
+  RunGrid(c->entry, {x.data(), out.data()}, {}, 1, 1);
+  EXPECT_EQ(out[0], 15.f);
+  EXPECT_EQ(out[1], kSentinel);
+}
+
+double Reference(ExprOp op, double x, double y) {
+  switch (op) {
+    case ExprOp::kAdd: return x + y;
+    case ExprOp::kSub: return x - y;
+    case ExprOp::kMul: return x * y;
+    case ExprOp::kDiv: return x / y;
+    case ExprOp::kMax: return std::max(x, y);
+    case ExprOp::kMin: return std::min(x, y);
+    case ExprOp::kNeg: return -x;
+    case ExprOp::kAbs: return std::abs(x);
+    case ExprOp::kExp: return std::exp(x);
+    case ExprOp::kLog: return std::log(y);
+    case ExprOp::kSqrt: return std::sqrt(y);
+    case ExprOp::kRsqrt: return 1 / std::sqrt(y);
+    case ExprOp::kTanh: return std::tanh(x);
+    case ExprOp::kSigmoid: return 1 / (1 + std::exp(-x));
+    case ExprOp::kRelu: return x < 0 ? 0 : x;
+    case ExprOp::kGeluTanh:
+      return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    case ExprOp::kGeluErf: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case ExprOp::kSilu: return x / (1 + std::exp(-x));
+    default: return NAN;
+  }
+}
+
+TEST(ElementwiseTest, EveryExprOpOnEveryIsa) {
+  // One kernel with a store per op: x in [-3, 3], y in [0.1, 4] (domain of log/sqrt/rsqrt).
+  const std::vector<ExprOp> ops = {
+      ExprOp::kAdd,  ExprOp::kSub,  ExprOp::kMul,     ExprOp::kDiv,     ExprOp::kMax,
+      ExprOp::kMin,  ExprOp::kNeg,  ExprOp::kAbs,     ExprOp::kExp,     ExprOp::kLog,
+      ExprOp::kSqrt, ExprOp::kRsqrt, ExprOp::kTanh,   ExprOp::kSigmoid, ExprOp::kRelu,
+      ExprOp::kGeluTanh, ExprOp::kGeluErf, ExprOp::kSilu};
+  const int64_t n = 100;
+  ir::Kernel k;
+  k.kind = ir::KernelKind::kElementwise;
+  k.name = "ew_all_ops";
+  k.num_buffers = 2 + static_cast<int>(ops.size());
+  k.domain = {n};
+  k.accesses = {MakeAccess(0, {1}), MakeAccess(1, {1})};
+  Program p;
+  const int x = p.Load(0), y = p.Load(1);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const ExprOp op = ops[i];
+    const bool uses_y = op == ExprOp::kLog || op == ExprOp::kSqrt || op == ExprOp::kRsqrt;
+    const int v = ir::IsBinary(op) ? p.Bin(op, x, y) : p.Un(op, uses_y ? y : x);
+    k.accesses.push_back(MakeAccess(2 + static_cast<int>(i), {1}));
+    k.stores.push_back({2 + static_cast<int>(i), v});
+  }
+  k.output = p.nodes();
+  std::vector<float> xs = RandomVector(n, 7, -3.f, 3.f), ys = RandomVector(n, 8, 0.1f, 4.f);
+  for (Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAvx512}) {
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+    ASSERT_TRUE(c.ok()) << c.status();
+    std::vector<std::vector<float>> outs(ops.size(), std::vector<float>(n, kSentinel));
+    std::vector<float*> bufs = {xs.data(), ys.data()};
+    for (auto& o : outs) bufs.push_back(o.data());
+    RunGrid(c->entry, bufs, {}, 1, n, 1, 33);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const double want = Reference(ops[i], xs[j], ys[j]);
+        ASSERT_NEAR(outs[i][j], want, 2e-6 * std::max(1.0, std::abs(want)))
+            << ir::ExprOpName(ops[i]) << " x=" << xs[j] << " y=" << ys[j] << " isa "
+            << device::IsaName(isa);
+      }
+    }
+  }
+}
+
+TEST(ElementwiseTest, ConfigVectorWidthAndUnroll) {
+  for (int vw : {1, 4, 8, 16}) {
+    for (int unroll : {1, 2, 4}) {
+      ir::Kernel k = BroadcastKernel(SymExpr::Symbol(0), SymExpr::Symbol(1),
+                                     "ew_cfg_" + std::to_string(vw) + "_" + std::to_string(unroll));
+      k.config.vector_width = vw;
+      k.config.unroll = unroll;
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (int64_t cols : {1, 17, 100}) CheckBroadcast(c->entry, 3, cols, {3, cols}, 0, 0);
+    }
+  }
+}
+
+TEST(ElementwiseTest, InvalidKernelsAreRefused) {
+  ir::Kernel k = BroadcastKernel(4, 4, "ew_bad");
+  k.accesses[1].buffer = 9;
+  absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
+  ASSERT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("buffer 9"), std::string::npos) << c.status();
+
+  k = BroadcastKernel(4, 4, "ew_bad_strides");
+  k.accesses[0].strides.pop_back();
+  c = CompileKernel(EngineFor(Isa::kAvx512), k);
+  ASSERT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("expected 2"), std::string::npos) << c.status();
+
+  k = BroadcastKernel(4, 4, "ew_bad_acc");
+  k.output[0].op = ExprOp::kAcc;
+  c = CompileKernel(EngineFor(Isa::kAvx512), k);
+  ASSERT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+
+  k = BroadcastKernel(4, 4, "ew_f16");
+  k.accesses[0].dtype = ir::DType::kF16;
+  c = CompileKernel(EngineFor(Isa::kAvx512), k);
+  ASSERT_EQ(c.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(c.status().message().find("f16"), std::string::npos) << c.status();
+}
+
+}  // namespace
+}  // namespace pto::jit::testing

@@ -1,0 +1,120 @@
+#include "kernel_test_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+
+#include "gtest/gtest.h"
+#include "jit/codegen/emit_kernel.h"
+#include "jit/orc/object_code.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+namespace pto::jit::testing {
+
+ir::Access MakeAccess(int buffer, std::vector<ir::SymExpr> strides, ir::SymExpr offset) {
+  ir::Access a;
+  a.buffer = buffer;
+  a.strides = std::move(strides);
+  a.offset = offset;
+  return a;
+}
+
+CodegenTarget HostTarget() { return CodegenTarget::FromDevice(device::DetectHost()); }
+
+CodegenTarget TargetFor(device::Isa isa) {
+  return CodegenTarget::FromDevice(device::RestrictIsa(device::DetectHost(), isa));
+}
+
+absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel& kernel) {
+  auto context = std::make_unique<llvm::LLVMContext>();
+  absl::StatusOr<std::unique_ptr<llvm::Module>> module =
+      EmitKernel(kernel, engine.target(), *context);
+  if (!module.ok()) return module.status();
+  absl::StatusOr<CompiledObject> compiled = engine.Compile(std::move(*module), std::move(context));
+  if (compiled.ok()) {  // every object stays within the allow-list
+    absl::StatusOr<std::vector<std::string>> undefined = UndefinedSymbols(compiled->object);
+    EXPECT_TRUE(undefined.ok()) << undefined.status();
+    if (undefined.ok()) {
+      for (const std::string& name : *undefined) {
+        EXPECT_NE(std::find(kAllowedUndefinedSymbols.begin(), kAllowedUndefinedSymbols.end(),
+                            name),
+                  kAllowedUndefinedSymbols.end())
+            << kernel.name << " references " << name;
+      }
+    }
+  }
+  return compiled;
+}
+
+OrcEngine& EngineFor(device::Isa isa) {
+  static std::mutex mu;
+  static std::map<device::Isa, std::unique_ptr<OrcEngine>>* engines =
+      new std::map<device::Isa, std::unique_ptr<OrcEngine>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto& e = (*engines)[isa];
+  if (e == nullptr) {
+    absl::StatusOr<std::unique_ptr<OrcEngine>> created = OrcEngine::Create(TargetFor(isa));
+    EXPECT_TRUE(created.ok()) << created.status();
+    e = std::move(*created);
+  }
+  return *e;
+}
+
+std::string KernelAssembly(const ir::Kernel& kernel, const CodegenTarget& target) {
+  llvm::LLVMContext context;
+  absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(kernel, target, context);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return "";
+  absl::StatusOr<std::string> text = EmitAssembly(**module, target);
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.ok() ? *text : "";
+}
+
+void RunRange(pto_kernel_fn fn, const std::vector<float*>& buffers,
+              const std::vector<int64_t>& symbols, int64_t lo0, int64_t lo1, int64_t hi0,
+              int64_t hi1) {
+  std::vector<void*> ptrs(buffers.begin(), buffers.end());
+  pto_kernel_args args{ptrs.data(), symbols.data()};
+  const int64_t lo[2] = {lo0, lo1};
+  const int64_t hi[2] = {hi0, hi1};
+  fn(&args, lo, hi, nullptr);
+}
+
+void RunGrid(pto_kernel_fn fn, const std::vector<float*>& buffers,
+             const std::vector<int64_t>& symbols, int64_t rows, int64_t cols, int64_t tile0,
+             int64_t tile1) {
+  if (rows == 0 || cols == 0) {  // an empty grid: the kernel must do nothing
+    RunRange(fn, buffers, symbols, 0, 0, rows, cols);
+    return;
+  }
+  const int64_t t0 = tile0 > 0 ? tile0 : std::max<int64_t>(rows, 1);
+  const int64_t t1 = tile1 > 0 ? tile1 : std::max<int64_t>(cols, 1);
+  for (int64_t r = 0; r < rows; r += t0) {
+    for (int64_t c = 0; c < cols; c += t1) {
+      RunRange(fn, buffers, symbols, r, c, std::min(rows, r + t0), std::min(cols, c + t1));
+    }
+  }
+}
+
+std::vector<float> RandomVector(size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
+  return v;
+}
+
+double MaxScaledError(const std::vector<float>& got, const std::vector<double>& want) {
+  double worst = 0;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    const double err = std::abs(static_cast<double>(got[i]) - want[i]) /
+                       std::max(1.0, std::abs(want[i]));
+    if (std::isnan(got[i]) != std::isnan(want[i])) return INFINITY;
+    if (!std::isnan(err)) worst = std::max(worst, err);
+  }
+  return worst;
+}
+
+}  // namespace pto::jit::testing

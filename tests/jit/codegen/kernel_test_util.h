@@ -1,0 +1,68 @@
+// Helpers for codegen tests: building tile IR by hand, compiling with OrcEngine, running a
+// kernel over its grid (whole or split into tile ranges).
+#ifndef PTO_TESTS_JIT_CODEGEN_KERNEL_TEST_UTIL_H_
+#define PTO_TESTS_JIT_CODEGEN_KERNEL_TEST_UTIL_H_
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "device/device_info.h"
+#include "jit/codegen/codegen_target.h"
+#include "jit/ir/tile_ir.h"
+#include "jit/kernel_abi.h"
+#include "jit/orc/orc_engine.h"
+
+namespace pto::jit::testing {
+
+// Builds an ExprNode program.
+class Program {
+ public:
+  int Load(int access) { return Push({ir::ExprOp::kLoad, -1, -1, access, 0}); }
+  int Const(float v) { return Push({ir::ExprOp::kConst, -1, -1, -1, v}); }
+  int Acc() { return Push({ir::ExprOp::kAcc, -1, -1, -1, 0}); }
+  int Un(ir::ExprOp op, int a) { return Push({op, a, -1, -1, 0}); }
+  int Bin(ir::ExprOp op, int a, int b) { return Push({op, a, b, -1, 0}); }
+  const std::vector<ir::ExprNode>& nodes() const { return nodes_; }
+
+ private:
+  int Push(ir::ExprNode n) {
+    nodes_.push_back(n);
+    return static_cast<int>(nodes_.size()) - 1;
+  }
+  std::vector<ir::ExprNode> nodes_;
+};
+
+ir::Access MakeAccess(int buffer, std::vector<ir::SymExpr> strides, ir::SymExpr offset = 0);
+
+// The host, or the host restricted to `isa` (never wider than the host).
+CodegenTarget TargetFor(device::Isa isa);
+CodegenTarget HostTarget();
+
+// Emits and compiles `kernel` with `engine`.
+absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel& kernel);
+// Shared engine per ISA (created once per test process).
+OrcEngine& EngineFor(device::Isa isa);
+// Assembly text of `kernel` for `target`.
+std::string KernelAssembly(const ir::Kernel& kernel, const CodegenTarget& target);
+
+// Runs fn over [lo, hi).
+void RunRange(pto_kernel_fn fn, const std::vector<float*>& buffers,
+              const std::vector<int64_t>& symbols, int64_t lo0, int64_t lo1, int64_t hi0,
+              int64_t hi1);
+// Runs fn over the whole grid, or split into tiles of (tile0, tile1) (0: whole extent).
+void RunGrid(pto_kernel_fn fn, const std::vector<float*>& buffers,
+             const std::vector<int64_t>& symbols, int64_t rows, int64_t cols, int64_t tile0 = 0,
+             int64_t tile1 = 0);
+
+std::vector<float> RandomVector(size_t n, uint32_t seed, float lo = -2.f, float hi = 2.f);
+
+// Max |got - want| / max(1, |want|) over the arrays.
+double MaxScaledError(const std::vector<float>& got, const std::vector<double>& want);
+
+}  // namespace pto::jit::testing
+
+#endif  // PTO_TESTS_JIT_CODEGEN_KERNEL_TEST_UTIL_H_
