@@ -4,7 +4,7 @@
 
 namespace pto::ir {
 
-std::string_view OpName(OpKind op) {
+const char* OpName(OpKind op) {
   switch (op) {
     case OpKind::kInput: return "input";
     case OpKind::kConstant: return "constant";

@@ -37,7 +37,7 @@ enum class OpKind : uint8_t {
   kSlice = 93,      // attrs.axis, attrs.start, attrs.end, attrs.step
 };
 
-std::string_view OpName(OpKind op);
+const char* OpName(OpKind op);
 bool IsUnaryElementwise(OpKind op);
 bool IsBinaryElementwise(OpKind op);
 bool IsElementwise(OpKind op);  // unary, binary, cast, constant

@@ -5,6 +5,7 @@
 #define PTO_JIT_IR_TILE_IR_H_
 
 #include <array>
+#include <span>
 #include <cstdint>
 #include <string>
 #include <vector>

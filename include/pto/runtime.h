@@ -1,0 +1,140 @@
+// Runtime and Function: the embedder's entry points.
+#ifndef PTO_RUNTIME_H_
+#define PTO_RUNTIME_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "pto/options.h"
+#include "pto/tensor.h"
+#include "pto/value.h"
+
+namespace pto {
+
+namespace detail {
+class FunctionImpl;
+class RuntimeImpl;
+}  // namespace detail
+
+struct FunctionStats {
+  int64_t calls = 0;
+  int64_t traces = 0;         // times the lambda ran
+  int64_t compiles = 0;       // shape classes compiled
+  int64_t kernels_compiled = 0;
+  int64_t shape_classes = 0;  // installed in the dispatch table
+  double compile_seconds = 0;
+};
+
+// The levels `Function::Dump` can print.
+enum class Stage : uint8_t { kTensor, kTile, kBlock, kExec, kLlvm, kAsm };
+
+// The traced program as a callable: (span of inputs) -> outputs.
+using TraceFn = std::function<std::vector<Value>(std::span<const Value>)>;
+
+class Function {
+ public:
+  ~Function();
+  Function(const Function&) = delete;
+  Function& operator=(const Function&) = delete;
+
+  // Runs on caller-owned inputs, writing caller-owned outputs.
+  absl::Status operator()(absl::Span<const TensorView> inputs,
+                          absl::Span<const TensorView> outputs);
+  absl::Status Call(std::initializer_list<TensorView> inputs,
+                    std::initializer_list<TensorView> outputs) {
+    return (*this)(absl::MakeConstSpan(inputs.begin(), inputs.size()),
+                   absl::MakeConstSpan(outputs.begin(), outputs.size()));
+  }
+  // Allocates and returns the outputs.
+  absl::StatusOr<std::vector<Tensor>> operator()(absl::Span<const TensorView> inputs);
+
+  // Compiles the shape class of these input shapes ahead of the first call with them.
+  absl::Status Precompile(absl::Span<const std::vector<int64_t>> input_shapes);
+  // Constant inputs are read again at the next call.
+  void InvalidateConstants();
+  // The output shapes a call with these input shapes produces.
+  absl::StatusOr<std::vector<std::vector<int64_t>>> OutputShapes(
+      absl::Span<const std::vector<int64_t>> input_shapes);
+  // A printable form of one level of the pipeline for these input shapes.
+  absl::StatusOr<std::string> Dump(Stage stage, absl::Span<const std::vector<int64_t>> input_shapes);
+
+  FunctionStats stats() const;
+  const std::string& name() const;
+  int num_inputs() const;
+
+  explicit Function(std::unique_ptr<detail::FunctionImpl> impl);
+  detail::FunctionImpl* impl() const { return impl_.get(); }
+
+ private:
+  std::unique_ptr<detail::FunctionImpl> impl_;
+};
+
+class Runtime {
+ public:
+  static absl::StatusOr<std::unique_ptr<Runtime>> Open(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Wraps `fn`, a lambda over pto::Value returning a Value, a std::vector<Value> or a tuple of
+  // Values. Nothing is traced or compiled until the first call (or Precompile).
+  template <typename F>
+  absl::StatusOr<std::unique_ptr<Function>> Jit(std::string name, F fn,
+                                                FunctionOptions options = {}) {
+    using Traits = LambdaTraits<decltype(&F::operator())>;
+    TraceFn trace = [fn = std::move(fn)](std::span<const Value> in) {
+      return Invoke<Traits::kArity>(fn, in, std::make_index_sequence<Traits::kArity>());
+    };
+    return JitTraced(std::move(name), Traits::kArity, std::move(trace), std::move(options));
+  }
+  absl::StatusOr<std::unique_ptr<Function>> JitTraced(std::string name, int num_inputs,
+                                                      TraceFn trace, FunctionOptions options);
+
+  detail::RuntimeImpl* impl() const { return impl_.get(); }
+
+ private:
+  explicit Runtime(std::unique_ptr<detail::RuntimeImpl> impl);
+
+  template <typename T>
+  struct LambdaTraits;
+  template <typename C, typename R, typename... A>
+  struct LambdaTraits<R (C::*)(A...) const> {
+    static constexpr size_t kArity = sizeof...(A);
+  };
+  template <typename C, typename R, typename... A>
+  struct LambdaTraits<R (C::*)(A...)> {
+    static constexpr size_t kArity = sizeof...(A);
+  };
+
+  static std::vector<Value> ToValues(Value v) { return {v}; }
+  static std::vector<Value> ToValues(std::vector<Value> v) { return v; }
+  template <typename... T>
+  static std::vector<Value> ToValues(std::tuple<T...> t) {
+    return std::apply([](auto... v) { return std::vector<Value>{Value(v)...}; }, t);
+  }
+  template <typename A, typename B>
+  static std::vector<Value> ToValues(std::pair<A, B> p) {
+    return {Value(p.first), Value(p.second)};
+  }
+  template <size_t N, typename F, size_t... I>
+  static std::vector<Value> Invoke(const F& fn, std::span<const Value> in,
+                                   std::index_sequence<I...>) {
+    return ToValues(fn(in[I]...));
+  }
+
+  std::unique_ptr<detail::RuntimeImpl> impl_;
+};
+
+}  // namespace pto
+
+#endif  // PTO_RUNTIME_H_

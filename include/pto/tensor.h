@@ -1,0 +1,58 @@
+// Tensor views over caller-owned memory, and owned tensors for the allocating call variant.
+#ifndef PTO_TENSOR_H_
+#define PTO_TENSOR_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace pto {
+
+// Element types; only kF32 compiles today (others are rejected with Unimplemented).
+enum class DType : uint8_t { kF32 = 0, kF16 = 1, kBF16 = 2, kI8 = 3, kI32 = 4 };
+const char* DTypeName(DType dtype);
+
+inline constexpr int kMaxRank = 8;
+
+// A view of caller memory: no ownership, no allocation (a fixed-size struct, so building one on
+// the hot path allocates nothing). Strides are in elements. pto requires dense row-major
+// layouts (strides of size-1 dims are ignored); anything else is reported as InvalidArgument.
+struct TensorView {
+  void* data = nullptr;
+  DType dtype = DType::kF32;
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+
+  // A dense row-major f32 view. A rank above kMaxRank yields rank = -1, rejected at the call.
+  static TensorView Dense(const float* data, std::span<const int64_t> shape);
+  static TensorView Dense(const float* data, std::initializer_list<int64_t> shape) {
+    return Dense(data, std::span<const int64_t>(shape.begin(), shape.size()));
+  }
+  std::span<const int64_t> dims() const { return {shape, static_cast<size_t>(rank < 0 ? 0 : rank)}; }
+  // Element count; -1 when it overflows int64.
+  int64_t num_elements() const;
+  std::string ShapeString() const;
+};
+
+// An owned, 64-byte aligned, dense f32 tensor (returned by Function's allocating call).
+class Tensor {
+ public:
+  Tensor() = default;
+  // Uninitialized storage for `shape`; an empty Tensor when the size is absurd.
+  static Tensor Allocate(std::span<const int64_t> shape);
+  const TensorView& view() const { return view_; }
+  float* data() const { return static_cast<float*>(view_.data); }
+  int64_t num_elements() const { return view_.num_elements(); }
+  std::span<const int64_t> dims() const { return view_.dims(); }
+
+ private:
+  std::shared_ptr<void> storage_;
+  TensorView view_;
+};
+
+}  // namespace pto
+
+#endif  // PTO_TENSOR_H_

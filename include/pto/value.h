@@ -1,0 +1,97 @@
+// Tensor programs are written over pto::Value: symbolic tensors recorded while pto traces the
+// embedder's lambda at the first call. Shape errors are recorded in the trace and reported by
+// that call as InvalidArgument (naming the op, the input and both shapes).
+#ifndef PTO_VALUE_H_
+#define PTO_VALUE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "pto/tensor.h"
+
+namespace pto {
+
+namespace detail {
+class TraceState;
+}  // namespace detail
+
+class Value {
+ public:
+  Value() = default;  // invalid until produced by the tracer
+  bool valid() const { return state_ != nullptr && id_ >= 0; }
+  int rank() const;
+  // The dim's value when it is static in this trace, -1 when it is symbolic.
+  int64_t static_dim(int axis) const;
+
+  // Internal: used by the tracer.
+  Value(detail::TraceState* state, int id) : state_(state), id_(id) {}
+  detail::TraceState* state() const { return state_; }
+  int id() const { return id_; }
+
+ private:
+  detail::TraceState* state_ = nullptr;
+  int id_ = -1;
+};
+
+// Elementwise, numpy broadcasting; floats are scalar constants.
+Value operator+(Value a, Value b);
+Value operator-(Value a, Value b);
+Value operator*(Value a, Value b);
+Value operator/(Value a, Value b);
+Value operator+(Value a, float b);
+Value operator-(Value a, float b);
+Value operator*(Value a, float b);
+Value operator/(Value a, float b);
+Value operator+(float a, Value b);
+Value operator-(float a, Value b);
+Value operator*(float a, Value b);
+Value operator/(float a, Value b);
+Value operator-(Value a);
+Value constant(float value);  // a scalar constant, shape []
+Value maximum(Value a, Value b);
+Value minimum(Value a, Value b);
+Value abs(Value x);
+Value exp(Value x);
+Value log(Value x);
+Value sqrt(Value x);
+Value rsqrt(Value x);
+Value tanh(Value x);
+Value sigmoid(Value x);
+Value relu(Value x);
+enum class GeluApproximation { kErf, kTanh };
+Value gelu(Value x, GeluApproximation approximation = GeluApproximation::kErf);
+Value silu(Value x);
+Value cast(Value x, DType dtype);
+
+// Reductions over one axis (negative axes count from the end).
+Value reduce_sum(Value x, int axis, bool keepdims = false);
+Value reduce_max(Value x, int axis, bool keepdims = false);
+Value reduce_mean(Value x, int axis, bool keepdims = false);
+
+// Row operators over the last axis.
+Value softmax(Value x);
+Value log_softmax(Value x);
+Value layer_norm(Value x, Value weight, Value bias, float eps = 1e-5f);
+Value rms_norm(Value x, Value weight, float eps = 1e-6f);
+
+// [..., M, K] x [..., K, N]; batch dims broadcast.
+struct MatMulOptions {
+  bool transpose_a = false;
+  bool transpose_b = false;
+};
+Value matmul(Value a, Value b, MatMulOptions options = {});
+// x · weightᵀ + bias with weight [out, in] (PyTorch's layout).
+Value linear(Value x, Value weight, Value bias);
+
+// Data movement.
+Value transpose(Value x, std::vector<int64_t> permutation);
+Value transpose(Value x, int axis_a, int axis_b);  // swaps two axes
+// -1 infers one dim, 0 keeps the input's dim at that position.
+Value reshape(Value x, std::vector<int64_t> shape);
+Value concat(std::vector<Value> values, int axis);
+// Elements [start, end) with `step` along `axis`; end = INT64_MAX means "to the end".
+Value slice(Value x, int axis, int64_t start, int64_t end, int64_t step = 1);
+
+}  // namespace pto
+
+#endif  // PTO_VALUE_H_

@@ -1,0 +1,589 @@
+#include "jit/function_impl.h"
+
+#include <chrono>
+#include <cstring>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jit/trace.h"
+
+namespace pto::detail {
+namespace {
+
+std::string DimsString(const int64_t* dims, int rank) {
+  std::string s = "[";
+  for (int i = 0; i < rank; ++i) absl::StrAppend(&s, i ? ", " : "", dims[i]);
+  return s + "]";
+}
+
+std::string ShapeString(const ir::Shape& shape, std::span<const int64_t> values) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) absl::StrAppend(&s, i ? ", " : "", shape[i].Evaluate(values));
+  return s + "]";
+}
+
+absl::Status CheckView(const TensorView& t, const char* what, int index) {
+  if (t.rank < 0 || t.rank > kMaxRank) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": rank ", t.rank,
+                                                   " is outside [0, ", kMaxRank, "]"));
+  }
+  if (t.dtype != DType::kF32) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": dtype ",
+                                                   DTypeName(t.dtype), " is not supported (expected f32)"));
+  }
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": dim ", d, " is negative (",
+                                                     t.shape[d], ")"));
+    }
+  }
+  const int64_t n = t.num_elements();
+  if (n < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": shape ", t.ShapeString(),
+                                                   " has more elements than int64 can count"));
+  }
+  if (n > (int64_t{1} << 62) / 4) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": shape ", t.ShapeString(),
+                                                   " is too large to address in bytes"));
+  }
+  if (t.data == nullptr && n > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": data pointer is null"));
+  }
+  if (reinterpret_cast<uintptr_t>(t.data) % alignof(float) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", index,
+                                                   ": data pointer is not aligned to 4 bytes"));
+  }
+  int64_t expected = 1;
+  for (int d = t.rank - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expected) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " ", index, ": strides ", DimsString(t.strides, t.rank), " for shape ",
+          t.ShapeString(), " are not dense row-major (pto supports dense row-major tensors only)"));
+    }
+    expected *= t.shape[d];
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+FunctionImpl::FunctionImpl(RuntimeImpl* runtime, std::string name, int num_inputs, TraceFn fn,
+                           FunctionOptions options)
+    : runtime_(runtime),
+      name_(std::move(name)),
+      num_inputs_(num_inputs),
+      fn_(std::move(fn)),
+      options_(std::move(options)),
+      is_constant_(num_inputs, false),
+      lanes_(runtime->device().f32_lanes()) {
+  for (int c : options_.constant_inputs) is_constant_[c] = true;
+}
+
+FunctionImpl::~FunctionImpl() = default;
+
+absl::Status FunctionImpl::ValidateOptions(int num_inputs, const FunctionOptions& options) {
+  if (num_inputs > kMaxInputs) {
+    return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxInputs, " inputs are supported"));
+  }
+  std::map<std::string, std::pair<int64_t, int64_t>> ranges;
+  for (const DynamicDim& d : options.dynamic) {
+    if (d.input < 0 || d.input >= num_inputs) {
+      return absl::InvalidArgumentError(absl::StrCat("dynamic dim '", d.dim.name(), "': input ",
+                                                     d.input, " does not exist (", num_inputs, " inputs)"));
+    }
+    if (d.axis < 0 || d.axis >= kMaxRank) {
+      return absl::InvalidArgumentError(absl::StrCat("dynamic dim '", d.dim.name(), "': axis ", d.axis,
+                                                     " is out of range"));
+    }
+    if (d.dim.min() < 0 || d.dim.min() > d.dim.max()) {
+      return absl::InvalidArgumentError(absl::StrCat("dynamic dim '", d.dim.name(), "': range [",
+                                                     d.dim.min(), ", ", d.dim.max(), "] is empty or negative"));
+    }
+    auto [it, inserted] = ranges.emplace(d.dim.name(), std::pair{d.dim.min(), d.dim.max()});
+    if (!inserted && it->second != std::pair{d.dim.min(), d.dim.max()}) {
+      return absl::InvalidArgumentError(absl::StrCat("dynamic dim '", d.dim.name(),
+                                                     "' is declared with two different ranges"));
+    }
+    for (int c : options.constant_inputs) {
+      if (c == d.input) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", c, " is constant and cannot have dynamic dims"));
+      }
+    }
+  }
+  for (int c : options.constant_inputs) {
+    if (c < 0 || c >= num_inputs) {
+      return absl::InvalidArgumentError(absl::StrCat("constant input ", c, " does not exist (",
+                                                     num_inputs, " inputs)"));
+    }
+  }
+  if (options.max_shape_classes < 1) {
+    return absl::InvalidArgumentError("max_shape_classes must be at least 1");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FunctionImpl::ValidateInputs(absl::Span<const TensorView> inputs) const {
+  if (static_cast<int>(inputs.size()) != num_inputs_) {
+    return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' takes ", num_inputs_,
+                                                   " inputs, got ", inputs.size()));
+  }
+  for (int i = 0; i < num_inputs_; ++i) {
+    if (absl::Status s = CheckView(inputs[i], "input", i); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+bool FunctionImpl::BindSymbols(const Variant& v, const Shapes& shapes, int64_t* values) const {
+  const size_t n = v.symbols.size();
+  bool bound[jit::kMaxSymbols] = {};
+  for (int i = 0; i < num_inputs_; ++i) {
+    const std::vector<DimSpec>& spec = v.inputs[i];
+    if (static_cast<int>(spec.size()) != shapes.rank[i]) return false;
+    for (size_t d = 0; d < spec.size(); ++d) {
+      const int64_t x = shapes.dims[i][d];
+      if (spec[d].symbol < 0) {
+        if (spec[d].value != x) return false;
+      } else if (bound[spec[d].symbol]) {
+        if (values[spec[d].symbol] != x) return false;
+      } else {
+        bound[spec[d].symbol] = true;
+        values[spec[d].symbol] = x;
+      }
+    }
+  }
+  for (size_t s = 0; s < n; ++s) {
+    if (values[s] < v.symbols[s].min || values[s] > v.symbols[s].max) return false;
+  }
+  return true;
+}
+
+const FunctionImpl::Entry* FunctionImpl::Lookup(const Shapes& shapes, int64_t* values) const {
+  const Table* table = table_.load(std::memory_order_acquire);
+  if (table == nullptr) return nullptr;
+  for (const Entry* e : table->entries) {
+    if (!BindSymbols(*e->variant, shapes, values)) continue;
+    if (jit::Matches(e->cls, std::span<const int64_t>(values, e->variant->symbols.size()),
+                     e->variant->symbols, lanes_)) {
+      return e;
+    }
+  }
+  return nullptr;
+}
+
+absl::Status FunctionImpl::CheckSymbolValues(const Variant& v, const Shapes& shapes) const {
+  std::vector<int64_t> value(v.symbols.size(), -1);
+  std::vector<std::pair<int, int>> where(v.symbols.size());
+  for (int i = 0; i < num_inputs_; ++i) {
+    const std::vector<DimSpec>& spec = v.inputs[i];
+    if (static_cast<int>(spec.size()) != shapes.rank[i]) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", i, ": rank ", shapes.rank[i],
+                                                     " does not match the traced rank ", spec.size()));
+    }
+    for (size_t d = 0; d < spec.size(); ++d) {
+      const int s = spec[d].symbol;
+      const int64_t x = shapes.dims[i][d];
+      if (s < 0) continue;
+      const ir::SymbolInfo& info = v.symbols[s];
+      if (v.declared[s] && (x < info.min || x > info.max)) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", i, " dim ", d, " (", info.name, ") is ", x,
+                                                       ", outside the declared range [", info.min, ", ",
+                                                       info.max, "]"));
+      }
+      if (value[s] >= 0 && value[s] != x) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input ", i, " dim ", d, " (", info.name, ") is ", x, " but input ", where[s].first,
+            " dim ", where[s].second, " gives ", info.name, " = ", value[s]));
+      }
+      value[s] = x;
+      where[s] = {i, static_cast<int>(d)};
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::VariantFor(const Shapes& shapes) {
+  for (int i = 0; i < num_inputs_; ++i) {
+    if (shapes.rank[i] > kMaxRank) return absl::InvalidArgumentError("rank too large");
+  }
+  // An existing variant whose static dims match.
+  for (const auto& v : variants_) {
+    absl::Status s = CheckSymbolValues(*v, shapes);
+    if (!s.ok()) {
+      if (s.message().find("declared range") != std::string_view::npos ||
+          s.message().find("rank") != std::string_view::npos) {
+        return s;
+      }
+      continue;
+    }
+    bool statics_match = true;
+    for (int i = 0; i < num_inputs_ && statics_match; ++i) {
+      for (int d = 0; d < shapes.rank[i]; ++d) {
+        const DimSpec& spec = v->inputs[i][d];
+        if (spec.symbol < 0 && spec.value != shapes.dims[i][d]) statics_match = false;
+      }
+    }
+    if (statics_match) return v.get();
+  }
+  auto v = std::make_unique<Variant>();
+  if (variants_.empty()) {
+    std::map<std::string, int> by_name;
+    for (int i = 0; i < num_inputs_; ++i) {
+      v->inputs.emplace_back(shapes.rank[i]);
+      for (int d = 0; d < shapes.rank[i]; ++d) v->inputs[i][d].value = shapes.dims[i][d];
+    }
+    for (const DynamicDim& dd : options_.dynamic) {
+      if (dd.axis >= shapes.rank[dd.input]) {
+        return absl::InvalidArgumentError(absl::StrCat("dynamic dim '", dd.dim.name(), "': input ",
+                                                       dd.input, " has rank ", shapes.rank[dd.input],
+                                                       ", no axis ", dd.axis));
+      }
+      auto [it, inserted] = by_name.emplace(dd.dim.name(), static_cast<int>(v->symbols.size()));
+      if (inserted) {
+        v->symbols.push_back(ir::SymbolInfo{dd.dim.name(), dd.dim.min(), dd.dim.max()});
+        v->declared.push_back(true);
+      }
+      v->inputs[dd.input][dd.axis].symbol = it->second;
+    }
+    if (absl::Status s = CheckSymbolValues(*v, shapes); !s.ok()) return s;
+  } else {
+    // Automatic dynamic shapes: dims whose value changed become symbolic. Dims that changed
+    // from the same value to the same value share one symbol (x and its residual's batch).
+    const Variant& last = *variants_.back();
+    *v = Variant{last.inputs, last.symbols, last.declared, {}};
+    std::map<std::pair<int64_t, int64_t>, int> groups;
+    for (int i = 0; i < num_inputs_; ++i) {
+      if (static_cast<int>(last.inputs[i].size()) != shapes.rank[i]) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", i, ": rank ", shapes.rank[i],
+                                                       " does not match the traced rank ",
+                                                       last.inputs[i].size()));
+      }
+      for (int d = 0; d < shapes.rank[i]; ++d) {
+        DimSpec& spec = v->inputs[i][d];
+        const int64_t x = shapes.dims[i][d];
+        if (spec.symbol >= 0 || spec.value == x) continue;
+        if (is_constant_[i] || !options_.automatic_dynamic) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "input ", i, " dim ", d, " is ", x, " but the function was traced with ", spec.value,
+              is_constant_[i] ? " (a constant input's shape is fixed)"
+                              : " (declare the dim dynamic or enable automatic_dynamic)"));
+        }
+        auto [it, inserted] = groups.emplace(std::pair{spec.value, x}, static_cast<int>(v->symbols.size()));
+        if (inserted) {
+          v->symbols.push_back(ir::SymbolInfo{absl::StrCat("d", auto_symbols_++), 0, int64_t{1} << 40});
+          v->declared.push_back(false);
+        }
+        spec.symbol = it->second;
+      }
+    }
+    if (absl::Status s = CheckSymbolValues(*v, shapes); !s.ok()) return s;
+  }
+  if (v->symbols.size() > static_cast<size_t>(jit::kMaxSymbols / 2)) {
+    return absl::InvalidArgumentError("too many symbolic dims");
+  }
+  // Trace.
+  std::vector<jit::TraceInput> trace_inputs(num_inputs_);
+  for (int i = 0; i < num_inputs_; ++i) {
+    for (const DimSpec& spec : v->inputs[i]) {
+      trace_inputs[i].shape.push_back(spec.symbol >= 0 ? ir::SymExpr::Symbol(spec.symbol)
+                                                       : ir::SymExpr(spec.value));
+    }
+  }
+  traces_.fetch_add(1);
+  absl::StatusOr<ir::Graph> graph = jit::Trace(fn_, trace_inputs, v->symbols);
+  if (!graph.ok()) return graph.status();
+  v->graph = *std::move(graph);
+  variants_.push_back(std::move(v));
+  return variants_.back().get();
+}
+
+jit::PipelineOptions FunctionImpl::pipeline_options() const {
+  jit::PipelineOptions o;
+  o.device = &runtime_->device();
+  o.logger = &runtime_->logger();
+  o.log_passes = runtime_->options().log_passes;
+  return o;
+}
+
+absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes& shapes,
+                                                                    int64_t* values) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (const Entry* e = Lookup(shapes, values)) return e;  // compiled by another caller meanwhile
+  absl::StatusOr<const Variant*> variant = VariantFor(shapes);
+  if (!variant.ok()) return variant.status();
+  const Variant& v = **variant;
+  if (!BindSymbols(v, shapes, values)) {
+    return absl::InternalError("input shapes do not bind the variant chosen for them");
+  }
+  std::span<const int64_t> vals(values, v.symbols.size());
+  if (static_cast<int>(entries_.size()) >= options_.max_shape_classes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "function '", name_, "' reached max_shape_classes (", options_.max_shape_classes,
+        ") and a call needs another shape class; raise the limit or declare the dims dynamic with wider buckets"));
+  }
+  auto entry = std::make_unique<Entry>();
+  entry->variant = &v;
+  entry->cls = jit::Classify(vals, v.symbols, lanes_);
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<jit::LoweredProgram> lowered = jit::Lower(v.graph, entry->cls, pipeline_options());
+  if (!lowered.ok()) return lowered.status();
+  int64_t kernels = 0;
+  absl::StatusOr<std::unique_ptr<jit::Plan>> plan = jit::BuildPlan(*lowered, runtime_->compiler(), &kernels);
+  if (!plan.ok()) return plan.status();
+  entry->plan = *std::move(plan);
+  for (int o : v.graph.outputs) entry->output_shapes.push_back(v.graph.nodes[o].shape);
+  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now() - start).count();
+  compile_nanos_.fetch_add(nanos);
+  compiles_.fetch_add(1);
+  kernels_compiled_.fetch_add(kernels);
+  runtime_->logger().Log(LogLevel::kInfo,
+                         absl::StrCat("pto: compiled '", name_, "' for ", entry->cls.ToString(v.symbols), ": ",
+                                      entry->plan->kernels.size(), " kernels in ", nanos / 1000000, " ms"));
+  // Publish a new table; the old one stays alive for calls that may still read it.
+  auto table = std::make_unique<Table>();
+  if (const Table* old = table_.load(std::memory_order_relaxed)) table->entries = old->entries;
+  table->entries.push_back(entry.get());
+  entries_.push_back(std::move(entry));
+  table_.store(table.get(), std::memory_order_release);
+  tables_.push_back(std::move(table));
+  return entries_.back().get();
+}
+
+absl::Status FunctionImpl::RefreshConstants(absl::Span<const TensorView> inputs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!constants_stale_.load()) return absl::OkStatus();
+  auto set = std::make_unique<ConstantSet>();
+  set->data.resize(num_inputs_);
+  for (int i = 0; i < num_inputs_; ++i) {
+    if (!is_constant_[i]) continue;
+    const size_t bytes = static_cast<size_t>(inputs[i].num_elements()) * sizeof(float);
+    if (!set->data[i].Reserve(bytes)) {
+      return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", bytes, " bytes for constant input ", i));
+    }
+    if (bytes > 0) std::memcpy(set->data[i].data(), inputs[i].data, bytes);
+  }
+  constants_.store(set.get(), std::memory_order_release);
+  constant_sets_.push_back(std::move(set));
+  constants_stale_.store(false);
+  return absl::OkStatus();
+}
+
+absl::Status FunctionImpl::Run(const Entry& entry, absl::Span<const TensorView> inputs,
+                               absl::Span<const TensorView> outputs, const int64_t* values) {
+  const std::span<const int64_t> vals(values, entry.variant->symbols.size());
+  if (outputs.size() != entry.output_shapes.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' produces ",
+                                                   entry.output_shapes.size(), " outputs, got ",
+                                                   outputs.size(), " output views"));
+  }
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const TensorView& t = outputs[o];
+    if (absl::Status s = CheckView(t, "output", static_cast<int>(o)); !s.ok()) return s;
+    const ir::Shape& shape = entry.output_shapes[o];
+    bool same = static_cast<int>(shape.size()) == t.rank;
+    for (int d = 0; same && d < t.rank; ++d) same = shape[d].Evaluate(vals) == t.shape[d];
+    if (!same) {
+      return absl::InvalidArgumentError(absl::StrCat("output ", o, ": shape ", t.ShapeString(),
+                                                     " does not match the result shape ",
+                                                     ShapeString(shape, vals)));
+    }
+    const char* ob = static_cast<const char*>(t.data);
+    const char* oe = ob + t.num_elements() * 4;
+    for (int i = 0; i < num_inputs_; ++i) {
+      const char* ib = static_cast<const char*>(inputs[i].data);
+      const char* ie = ib + inputs[i].num_elements() * 4;
+      if (ob < ie && ib < oe) {
+        return absl::InvalidArgumentError(absl::StrCat("output ", o, " overlaps input ", i,
+                                                       " (pto does not compute in place)"));
+      }
+    }
+  }
+  void* in[kMaxInputs];
+  void* out[kMaxInputs];
+  if (outputs.size() > static_cast<size_t>(kMaxInputs)) {
+    return absl::InvalidArgumentError("too many outputs");
+  }
+  const ConstantSet* constants = constants_.load(std::memory_order_acquire);
+  for (int i = 0; i < num_inputs_; ++i) {
+    in[i] = is_constant_[i] ? constants->data[i].data() : inputs[i].data;
+  }
+  for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
+  return entry.plan->Run(vals, in, out, runtime_->threads());
+}
+
+absl::Status FunctionImpl::Call(absl::Span<const TensorView> inputs,
+                                absl::Span<const TensorView> outputs) {
+  calls_.fetch_add(1, std::memory_order_relaxed);
+  if (absl::Status s = ValidateInputs(inputs); !s.ok()) return s;
+  Shapes shapes;
+  for (int i = 0; i < num_inputs_; ++i) {
+    shapes.rank[i] = inputs[i].rank;
+    shapes.dims[i] = inputs[i].shape;
+  }
+  if (constants_stale_.load(std::memory_order_acquire)) {
+    if (absl::Status s = RefreshConstants(inputs); !s.ok()) return s;
+  }
+  int64_t values[jit::kMaxSymbols];
+  const Entry* entry = Lookup(shapes, values);
+  if (entry == nullptr) {
+    absl::StatusOr<const Entry*> compiled = CompileFor(shapes, values);
+    if (!compiled.ok()) return compiled.status();
+    entry = *compiled;
+  }
+  return Run(*entry, inputs, outputs, values);
+}
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> FunctionImpl::OutputShapes(
+    absl::Span<const std::vector<int64_t>> input_shapes) {
+  if (static_cast<int>(input_shapes.size()) != num_inputs_) {
+    return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' takes ", num_inputs_,
+                                                   " inputs, got ", input_shapes.size()));
+  }
+  Shapes shapes;
+  for (int i = 0; i < num_inputs_; ++i) {
+    shapes.rank[i] = static_cast<int>(input_shapes[i].size());
+    shapes.dims[i] = input_shapes[i].data();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::StatusOr<const Variant*> variant = VariantFor(shapes);
+  if (!variant.ok()) return variant.status();
+  int64_t values[jit::kMaxSymbols];
+  if (!BindSymbols(**variant, shapes, values)) {
+    return absl::InternalError("input shapes do not bind their variant");
+  }
+  std::span<const int64_t> vals(values, (*variant)->symbols.size());
+  std::vector<std::vector<int64_t>> result;
+  for (int o : (*variant)->graph.outputs) {
+    std::vector<int64_t> dims;
+    for (const ir::SymExpr& d : (*variant)->graph.nodes[o].shape) dims.push_back(d.Evaluate(vals));
+    result.push_back(std::move(dims));
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<Tensor>> FunctionImpl::CallAllocating(absl::Span<const TensorView> inputs) {
+  if (absl::Status s = ValidateInputs(inputs); !s.ok()) return s;
+  std::vector<std::vector<int64_t>> in_shapes;
+  for (const TensorView& t : inputs) in_shapes.emplace_back(t.dims().begin(), t.dims().end());
+  absl::StatusOr<std::vector<std::vector<int64_t>>> out_shapes = OutputShapes(in_shapes);
+  if (!out_shapes.ok()) return out_shapes.status();
+  std::vector<Tensor> outs;
+  std::vector<TensorView> views;
+  for (const auto& shape : *out_shapes) {
+    outs.push_back(Tensor::Allocate(shape));
+    if (outs.back().data() == nullptr && outs.back().num_elements() != 0) {
+      return absl::ResourceExhaustedError("cannot allocate an output");
+    }
+    views.push_back(outs.back().view());
+  }
+  if (absl::Status s = Call(inputs, views); !s.ok()) return s;
+  return outs;
+}
+
+absl::Status FunctionImpl::Precompile(absl::Span<const std::vector<int64_t>> input_shapes) {
+  if (static_cast<int>(input_shapes.size()) != num_inputs_) {
+    return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' takes ", num_inputs_,
+                                                   " inputs, got ", input_shapes.size(), " shapes"));
+  }
+  Shapes shapes;
+  for (int i = 0; i < num_inputs_; ++i) {
+    if (input_shapes[i].size() > static_cast<size_t>(kMaxRank)) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", i, ": rank ", input_shapes[i].size(),
+                                                     " is outside [0, ", kMaxRank, "]"));
+    }
+    shapes.rank[i] = static_cast<int>(input_shapes[i].size());
+    shapes.dims[i] = input_shapes[i].data();
+  }
+  int64_t values[jit::kMaxSymbols];
+  if (Lookup(shapes, values) != nullptr) return absl::OkStatus();
+  return CompileFor(shapes, values).status();
+}
+
+absl::StatusOr<jit::LoweredProgram> FunctionImpl::LowerFor(
+    absl::Span<const std::vector<int64_t>> input_shapes) {
+  if (static_cast<int>(input_shapes.size()) != num_inputs_) {
+    return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' takes ", num_inputs_,
+                                                   " inputs, got ", input_shapes.size(), " shapes"));
+  }
+  Shapes shapes;
+  for (int i = 0; i < num_inputs_; ++i) {
+    shapes.rank[i] = static_cast<int>(input_shapes[i].size());
+    shapes.dims[i] = input_shapes[i].data();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::StatusOr<const Variant*> variant = VariantFor(shapes);
+  if (!variant.ok()) return variant.status();
+  int64_t values[jit::kMaxSymbols];
+  if (!BindSymbols(**variant, shapes, values)) return absl::InternalError("unbound shapes");
+  std::span<const int64_t> vals(values, (*variant)->symbols.size());
+  return jit::Lower((*variant)->graph, jit::Classify(vals, (*variant)->symbols, lanes_), pipeline_options());
+}
+
+absl::StatusOr<std::string> FunctionImpl::Dump(Stage stage,
+                                               absl::Span<const std::vector<int64_t>> input_shapes) {
+  absl::StatusOr<jit::LoweredProgram> p = LowerFor(input_shapes);
+  if (!p.ok()) return p.status();
+  switch (stage) {
+    case Stage::kTensor:
+      return p->graph.ToString();
+    case Stage::kTile:
+      return p->tiles.ToString();
+    case Stage::kBlock: {
+      std::string out;
+      std::vector<std::string> names = p->graph.SymbolNames();
+      int threads = runtime_->threads() ? runtime_->threads()->threads() : 1;
+      for (const ir::KernelCall& c : p->tiles.calls) {
+        std::array<ir::SymExpr, 2> grid = ir::KernelGrid(c.kernel);
+        absl::StrAppend(&out, c.kernel.name, ": grid [", grid[0].ToString(names), ", ",
+                        grid[1].ToString(names), "] grain [", c.kernel.config.tile_rows, ", ",
+                        c.kernel.config.tile_cols, "] work/cell ", c.work_per_cell.ToString(names),
+                        " threads ", threads, "\n");
+      }
+      return out;
+    }
+    case Stage::kExec: {
+      std::string out = "buffers:\n" + jit::BufferPlanToString(p->tiles, p->buffers) + "calls:\n";
+      for (const ir::KernelCall& c : p->tiles.calls) {
+        absl::StrAppend(&out, "  ", c.kernel.name, "(");
+        for (size_t s = 0; s < c.buffers.size(); ++s) {
+          const ir::Buffer& b = p->tiles.buffers[c.buffers[s]];
+          const char* kind = b.kind == ir::BufferKind::kInput ? "in" : b.kind == ir::BufferKind::kOutput ? "out" : "slot";
+          const int index = b.kind == ir::BufferKind::kTemp ? p->buffers.slot_of[c.buffers[s]] : b.index;
+          absl::StrAppend(&out, s ? ", " : "", kind, index);
+        }
+        absl::StrAppend(&out, ")\n");
+      }
+      return out;
+    }
+    case Stage::kLlvm:
+    case Stage::kAsm: {
+      std::string out;
+      for (const ir::KernelCall& c : p->tiles.calls) {
+        absl::StatusOr<std::string> text = stage == Stage::kLlvm
+                                               ? runtime_->compiler().EmitLlvmIr(c.kernel, true)
+                                               : runtime_->compiler().EmitAssembly(c.kernel);
+        if (!text.ok()) return text.status();
+        out += *text;
+      }
+      return out;
+    }
+  }
+  return absl::InvalidArgumentError("unknown stage");
+}
+
+void FunctionImpl::InvalidateConstants() { constants_stale_.store(true); }
+
+FunctionStats FunctionImpl::stats() const {
+  FunctionStats s;
+  s.calls = calls_.load();
+  s.traces = traces_.load();
+  s.compiles = compiles_.load();
+  s.kernels_compiled = kernels_compiled_.load();
+  const Table* t = table_.load();
+  s.shape_classes = t ? static_cast<int64_t>(t->entries.size()) : 0;
+  s.compile_seconds = compile_nanos_.load() * 1e-9;
+  return s;
+}
+
+}  // namespace pto::detail

@@ -1,0 +1,116 @@
+// A Function: trace variants, the lock-free dispatch table of compiled shape classes, and the
+// slow path that traces, specializes and compiles under a mutex.
+#ifndef PTO_JIT_FUNCTION_IMPL_H_
+#define PTO_JIT_FUNCTION_IMPL_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "device/aligned_buffer.h"
+#include "jit/ir/graph.h"
+#include "jit/pipeline.h"
+#include "jit/plan.h"
+#include "jit/runtime_impl.h"
+#include "jit/shape_class.h"
+#include "pto/runtime.h"
+
+namespace pto::detail {
+
+inline constexpr int kMaxInputs = 64;
+
+class FunctionImpl {
+ public:
+  FunctionImpl(RuntimeImpl* runtime, std::string name, int num_inputs, TraceFn fn,
+               FunctionOptions options);
+  ~FunctionImpl();
+
+  absl::Status Call(absl::Span<const TensorView> inputs, absl::Span<const TensorView> outputs);
+  absl::StatusOr<std::vector<Tensor>> CallAllocating(absl::Span<const TensorView> inputs);
+  absl::Status Precompile(absl::Span<const std::vector<int64_t>> input_shapes);
+  absl::StatusOr<std::vector<std::vector<int64_t>>> OutputShapes(
+      absl::Span<const std::vector<int64_t>> input_shapes);
+  absl::StatusOr<std::string> Dump(Stage stage, absl::Span<const std::vector<int64_t>> input_shapes);
+  void InvalidateConstants();
+  FunctionStats stats() const;
+  const std::string& name() const { return name_; }
+  int num_inputs() const { return num_inputs_; }
+
+  // Validates options against the arity (called by Runtime::JitTraced).
+  static absl::Status ValidateOptions(int num_inputs, const FunctionOptions& options);
+
+ private:
+  // How one input dim is traced: a constant, or symbol `symbol`.
+  struct DimSpec {
+    int symbol = -1;
+    int64_t value = 0;
+  };
+  struct Variant {
+    std::vector<std::vector<DimSpec>> inputs;
+    std::vector<ir::SymbolInfo> symbols;
+    std::vector<bool> declared;  // per symbol: declared by the embedder (range enforced)
+    ir::Graph graph;             // as traced
+  };
+  struct Entry {
+    const Variant* variant = nullptr;
+    jit::ShapeClass cls;
+    std::unique_ptr<jit::Plan> plan;
+    std::vector<ir::Shape> output_shapes;
+  };
+  struct Table {
+    std::vector<const Entry*> entries;
+  };
+  struct ConstantSet {
+    std::vector<device::AlignedBuffer> data;  // per input (empty for non-constants)
+  };
+  struct Shapes {  // the call's input dims, without allocation
+    int rank[kMaxInputs];
+    const int64_t* dims[kMaxInputs];
+  };
+
+  absl::Status ValidateInputs(absl::Span<const TensorView> inputs) const;
+  // Binds variant symbols from the input dims; false if a static dim or a repeated symbol
+  // disagrees.
+  bool BindSymbols(const Variant& v, const Shapes& shapes, int64_t* values) const;
+  const Entry* Lookup(const Shapes& shapes, int64_t* values) const;
+  absl::StatusOr<const Entry*> CompileFor(const Shapes& shapes, int64_t* values);
+  absl::StatusOr<const Variant*> VariantFor(const Shapes& shapes);
+  absl::Status CheckSymbolValues(const Variant& v, const Shapes& shapes) const;
+  absl::StatusOr<jit::LoweredProgram> LowerFor(absl::Span<const std::vector<int64_t>> input_shapes);
+  absl::Status Run(const Entry& entry, absl::Span<const TensorView> inputs,
+                   absl::Span<const TensorView> outputs, const int64_t* values);
+  absl::Status RefreshConstants(absl::Span<const TensorView> inputs);
+  jit::PipelineOptions pipeline_options() const;
+
+  RuntimeImpl* runtime_;
+  std::string name_;
+  int num_inputs_;
+  TraceFn fn_;
+  FunctionOptions options_;
+  std::vector<bool> is_constant_;
+  int64_t lanes_;
+
+  std::atomic<const Table*> table_{nullptr};
+  std::atomic<const ConstantSet*> constants_{nullptr};
+  std::atomic<bool> constants_stale_{true};
+
+  std::mutex mu_;  // guards everything below and the slow path
+  std::vector<std::unique_ptr<Variant>> variants_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  // Tables and constant sets replaced while calls may still read them; freed with the Function.
+  std::vector<std::unique_ptr<const Table>> tables_;
+  std::vector<std::unique_ptr<const ConstantSet>> constant_sets_;
+  int auto_symbols_ = 0;
+
+  std::atomic<int64_t> calls_{0}, traces_{0}, compiles_{0}, kernels_compiled_{0};
+  std::atomic<int64_t> compile_nanos_{0};
+};
+
+}  // namespace pto::detail
+
+#endif  // PTO_JIT_FUNCTION_IMPL_H_

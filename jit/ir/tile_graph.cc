@@ -1,0 +1,29 @@
+#include "jit/ir/tile_graph.h"
+
+namespace pto::ir {
+
+std::string TileGraph::ToString() const {
+  std::vector<std::string> names;
+  for (const SymbolInfo& s : symbols) names.push_back(s.name);
+  std::string out;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const Buffer& b = buffers[i];
+    const char* kind = b.kind == BufferKind::kInput ? "input" : b.kind == BufferKind::kOutput ? "output" : "temp";
+    out += "buf" + std::to_string(i) + ": " + kind;
+    if (b.kind != BufferKind::kTemp) out += " " + std::to_string(b.index);
+    out += " " + std::string(DTypeName(b.dtype)) + "[" + b.elements.ToString(names) + "]";
+    if (!b.label.empty()) out += "  // " + b.label;
+    out += "\n";
+  }
+  for (const KernelCall& call : calls) {
+    out += KernelToString(call.kernel, names);
+    out += "  buffers:";
+    for (size_t s = 0; s < call.buffers.size(); ++s) {
+      out += " slot" + std::to_string(s) + "=buf" + std::to_string(call.buffers[s]);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace pto::ir

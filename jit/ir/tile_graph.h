@@ -1,0 +1,42 @@
+// Level 2 as a whole: the kernels of one shape class and the buffers they read and write, in
+// execution order. Level 3 (schedule) and level 4 (execution plan) annotate this.
+#ifndef PTO_JIT_IR_TILE_GRAPH_H_
+#define PTO_JIT_IR_TILE_GRAPH_H_
+
+#include <string>
+#include <vector>
+
+#include "jit/ir/graph.h"
+#include "jit/ir/tile_ir.h"
+
+namespace pto::ir {
+
+enum class BufferKind : uint8_t { kInput = 0, kOutput = 1, kTemp = 2 };
+
+struct Buffer {
+  BufferKind kind = BufferKind::kTemp;
+  int index = 0;        // input or output position
+  SymExpr elements;     // size in elements
+  DType dtype = DType::kF32;
+  std::string label;    // for dumps: the node it holds
+};
+
+struct KernelCall {
+  Kernel kernel;
+  std::vector<int> buffers;  // kernel slot -> TileGraph buffer id
+  // Level 3 (schedule): scalar operations per grid cell, to decide whether a launch is worth
+  // splitting across threads.
+  SymExpr work_per_cell = 1;
+};
+
+struct TileGraph {
+  std::vector<Buffer> buffers;
+  std::vector<KernelCall> calls;  // in execution order
+  std::vector<SymbolInfo> symbols;
+
+  std::string ToString() const;
+};
+
+}  // namespace pto::ir
+
+#endif  // PTO_JIT_IR_TILE_GRAPH_H_

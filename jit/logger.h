@@ -1,0 +1,26 @@
+// Forwards pto's messages to the embedder's LogSink, filtered by level; silent without a sink.
+#ifndef PTO_JIT_LOGGER_H_
+#define PTO_JIT_LOGGER_H_
+
+#include <string_view>
+
+#include "pto/options.h"
+
+namespace pto::jit {
+
+class Logger {
+ public:
+  Logger(LogSink sink, LogLevel min_level) : sink_(std::move(sink)), min_level_(min_level) {}
+  bool Enabled(LogLevel level) const { return sink_ && level >= min_level_; }
+  void Log(LogLevel level, std::string_view message) const {
+    if (Enabled(level)) sink_(level, message);
+  }
+
+ private:
+  LogSink sink_;
+  LogLevel min_level_;
+};
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_LOGGER_H_

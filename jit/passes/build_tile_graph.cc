@@ -1,0 +1,528 @@
+#include "jit/passes/build_tile_graph.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ops/lowering.h"
+
+namespace pto::jit {
+namespace {
+
+using ir::ExprNode;
+using ir::ExprOp;
+using ir::OpKind;
+using ir::Shape;
+using ir::SymExpr;
+
+// How one dim of a node is indexed from the kernel's domain: offset + scale * domain[dom]
+// (dom = -1: the constant offset).
+struct DimMap {
+  int dom = -1;
+  SymExpr scale = 1;
+  SymExpr offset = 0;
+};
+using IndexMap = std::vector<DimMap>;
+
+// A node's values as a strided window of a buffer: element = offset + sum(idx[d]*strides[d]).
+struct View {
+  int buffer = -1;
+  SymExpr offset;
+  std::vector<SymExpr> strides;
+};
+
+IndexMap Identity(size_t rank) {
+  IndexMap m(rank);
+  for (size_t d = 0; d < rank; ++d) m[d].dom = static_cast<int>(d);
+  return m;
+}
+
+bool IsOne(const SymExpr& e) { return e.AsConstant() == 1; }
+
+// Map of an operand (numpy broadcasting, right-aligned) given the map of the result.
+IndexMap BroadcastMap(const Shape& operand, const Shape& result, const IndexMap& result_map) {
+  IndexMap m(operand.size());
+  const size_t lead = result.size() - operand.size();
+  for (size_t d = 0; d < operand.size(); ++d) {
+    if (IsOne(operand[d]) && !IsOne(result[lead + d])) continue;  // broadcast: index 0
+    m[d] = result_map[lead + d];
+  }
+  return m;
+}
+
+// PyTorch's computeStride: strides for viewing (shape, strides) as new_shape without a copy.
+std::optional<std::vector<SymExpr>> ReshapeStrides(const Shape& shape,
+                                                   const std::vector<SymExpr>& strides,
+                                                   const Shape& new_shape) {
+  std::vector<SymExpr> out(new_shape.size());
+  if (shape.empty()) {
+    for (auto& s : out) s = 1;
+    return out;
+  }
+  int view_d = static_cast<int>(new_shape.size()) - 1;
+  SymExpr chunk_base_stride = strides.back();
+  SymExpr tensor_numel = 1, view_numel = 1;
+  for (int tensor_d = static_cast<int>(shape.size()) - 1; tensor_d >= 0; --tensor_d) {
+    tensor_numel = tensor_numel * shape[tensor_d];
+    if (tensor_d == 0 || (!IsOne(shape[tensor_d - 1]) &&
+                          strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel != tensor_numel || IsOne(new_shape[view_d]))) {
+        out[view_d] = view_numel * chunk_base_stride;
+        view_numel = view_numel * new_shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (tensor_d > 0) {
+        chunk_base_stride = strides[tensor_d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+class Builder {
+ public:
+  Builder(const ir::Graph& graph, const FusionGroups& groups)
+      : g_(graph), groups_(groups), node_buffer_(graph.nodes.size(), -1) {
+    tiles_.symbols = graph.symbols;
+  }
+
+  absl::StatusOr<ir::TileGraph> Build();
+
+ private:
+  struct KernelBuilder {
+    ir::Kernel kernel;
+    std::vector<int> slot_buffer;
+    int anchor = -1;  // the node whose value is kAcc in `output`
+    std::vector<std::string> op_names;
+
+    int Slot(int buffer) {
+      for (size_t s = 0; s < slot_buffer.size(); ++s) {
+        if (slot_buffer[s] == buffer) return static_cast<int>(s);
+      }
+      slot_buffer.push_back(buffer);
+      return static_cast<int>(slot_buffer.size()) - 1;
+    }
+    int AddAccess(int buffer, SymExpr offset, std::vector<SymExpr> strides) {
+      ir::Access a;
+      a.buffer = Slot(buffer);
+      a.offset = std::move(offset);
+      a.strides = std::move(strides);
+      for (size_t i = 0; i < kernel.accesses.size(); ++i) {
+        const ir::Access& b = kernel.accesses[i];
+        if (b.buffer == a.buffer && b.offset == a.offset && b.strides == a.strides) {
+          return static_cast<int>(i);
+        }
+      }
+      kernel.accesses.push_back(std::move(a));
+      return static_cast<int>(kernel.accesses.size()) - 1;
+    }
+  };
+
+  int NewBuffer(ir::BufferKind kind, int index, const Shape& shape, std::string label) {
+    ir::Buffer b;
+    b.kind = kind;
+    b.index = index;
+    b.elements = ir::NumElements(shape);
+    b.label = std::move(label);
+    tiles_.buffers.push_back(std::move(b));
+    return static_cast<int>(tiles_.buffers.size()) - 1;
+  }
+  std::string Label(int node) const {
+    return absl::StrCat("%", node, " ", ir::OpName(g_.nodes[node].op));
+  }
+
+  View ContiguousView(int buffer, const Shape& shape) {
+    return View{buffer, SymExpr(0), ir::ContiguousStrides(shape)};
+  }
+  View ResolveView(int node);
+  int CopyToBuffer(const View& view, const Shape& shape, std::string label);
+  int Load(KernelBuilder& kb, std::vector<ExprNode>& prog, const View& view, const IndexMap& map);
+  int Push(std::vector<ExprNode>& prog, ExprNode n) {
+    prog.push_back(n);
+    return static_cast<int>(prog.size()) - 1;
+  }
+  absl::StatusOr<int> Expr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node,
+                           const IndexMap& map);
+  absl::StatusOr<int> AnchorExpr(KernelBuilder& kb, std::vector<ExprNode>& prog,
+                                 const IndexMap& map);
+  void Store(KernelBuilder& kb, int value, const View& view, const IndexMap& map);
+  void Finish(KernelBuilder kb, const std::string& kind);
+
+  absl::Status BuildElementwise(int node, int buffer);
+  absl::Status BuildGroup(int anchor, int root, int buffer);
+  absl::Status BuildConcat(int node, int buffer);
+
+  const ir::Graph& g_;
+  const FusionGroups& groups_;
+  ir::TileGraph tiles_;
+  std::vector<int> node_buffer_;   // buffer holding the node's values, contiguous
+  std::map<int, int> copies_;      // node -> buffer of its materialized contiguous copy
+};
+
+View Builder::ResolveView(int node) {
+  if (node_buffer_[node] >= 0) return ContiguousView(node_buffer_[node], g_.nodes[node].shape);
+  if (auto it = copies_.find(node); it != copies_.end()) {
+    return ContiguousView(it->second, g_.nodes[node].shape);
+  }
+  const ir::Node& n = g_.nodes[node];
+  if (groups_.role[node] == NodeRole::kView) {
+    const ir::Node& in = g_.nodes[n.inputs[0]];
+    View v = ResolveView(n.inputs[0]);
+    switch (n.op) {
+      case OpKind::kTranspose: {
+        std::vector<SymExpr> strides(n.shape.size());
+        for (size_t i = 0; i < strides.size(); ++i) strides[i] = v.strides[n.attrs.ints[i]];
+        v.strides = std::move(strides);
+        return v;
+      }
+      case OpKind::kSlice: {
+        const int64_t axis = n.attrs.axis;
+        v.offset = v.offset + SymExpr(n.attrs.start) * v.strides[axis];
+        v.strides[axis] = v.strides[axis] * SymExpr(n.attrs.step);
+        return v;
+      }
+      case OpKind::kReshape: {
+        if (auto strides = ReshapeStrides(in.shape, v.strides, n.shape)) {
+          v.strides = *std::move(strides);
+          return v;
+        }
+        // Not expressible as a view of that window: copy the input contiguously first.
+        int copy = CopyToBuffer(v, in.shape, Label(n.inputs[0]) + " (contiguous for reshape)");
+        copies_[n.inputs[0]] = copy;
+        return ContiguousView(copy, n.shape);
+      }
+      default:
+        break;
+    }
+  }
+  // A value computed inline elsewhere: materialize it.
+  int copy = NewBuffer(ir::BufferKind::kTemp, 0, n.shape, Label(node) + " (materialized)");
+  KernelBuilder kb;
+  kb.kernel.kind = ir::KernelKind::kElementwise;
+  kb.kernel.domain = n.shape;
+  IndexMap id = Identity(n.shape.size());
+  absl::StatusOr<int> value = Expr(kb, kb.kernel.output, node, id);
+  // Expr cannot fail for nodes the fusion pass accepted (it fails only on unknown ops, which
+  // shape inference rejected at trace time).
+  Store(kb, *value, ContiguousView(copy, n.shape), id);
+  Finish(std::move(kb), "copy");
+  copies_[node] = copy;
+  return ContiguousView(copy, n.shape);
+}
+
+int Builder::CopyToBuffer(const View& view, const Shape& shape, std::string label) {
+  int buffer = NewBuffer(ir::BufferKind::kTemp, 0, shape, std::move(label));
+  KernelBuilder kb;
+  kb.kernel.kind = ir::KernelKind::kElementwise;
+  kb.kernel.domain = shape;
+  IndexMap id = Identity(shape.size());
+  int v = Load(kb, kb.kernel.output, view, id);
+  Store(kb, v, ContiguousView(buffer, shape), id);
+  Finish(std::move(kb), "copy");
+  return buffer;
+}
+
+int Builder::Load(KernelBuilder& kb, std::vector<ExprNode>& prog, const View& view,
+                  const IndexMap& map) {
+  const size_t rank = kb.kernel.domain.size();
+  SymExpr offset = view.offset;
+  std::vector<SymExpr> strides(rank, SymExpr(0));
+  for (size_t d = 0; d < map.size(); ++d) {
+    offset = offset + view.strides[d] * map[d].offset;
+    if (map[d].dom >= 0) strides[map[d].dom] = strides[map[d].dom] + view.strides[d] * map[d].scale;
+  }
+  ExprNode n;
+  n.op = ExprOp::kLoad;
+  n.access = kb.AddAccess(view.buffer, std::move(offset), std::move(strides));
+  return Push(prog, n);
+}
+
+void Builder::Store(KernelBuilder& kb, int value, const View& view, const IndexMap& map) {
+  const size_t rank = kb.kernel.domain.size();
+  SymExpr offset = view.offset;
+  std::vector<SymExpr> strides(rank, SymExpr(0));
+  for (size_t d = 0; d < map.size(); ++d) {
+    offset = offset + view.strides[d] * map[d].offset;
+    if (map[d].dom >= 0) strides[map[d].dom] = strides[map[d].dom] + view.strides[d] * map[d].scale;
+  }
+  ir::Store s;
+  s.access = kb.AddAccess(view.buffer, std::move(offset), std::move(strides));
+  s.value = value;
+  kb.kernel.stores.push_back(s);
+}
+
+absl::StatusOr<int> Builder::AnchorExpr(KernelBuilder& kb, std::vector<ExprNode>& prog,
+                                        const IndexMap& map) {
+  const ir::Node& a = g_.nodes[kb.anchor];
+  int acc = Push(prog, ExprNode{ExprOp::kAcc});
+  if (a.op != OpKind::kLayerNorm && a.op != OpKind::kRmsNorm) return acc;
+  // weight (and bias) index the row's last dim.
+  IndexMap last(1);
+  last[0] = map.back();
+  absl::StatusOr<int> w = Expr(kb, prog, a.inputs[1], last);
+  if (!w.ok()) return w.status();
+  int y = Push(prog, ExprNode{ExprOp::kMul, acc, *w});
+  if (a.op == OpKind::kRmsNorm) return y;
+  absl::StatusOr<int> b = Expr(kb, prog, a.inputs[2], last);
+  if (!b.ok()) return b.status();
+  return Push(prog, ExprNode{ExprOp::kAdd, y, *b});
+}
+
+absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node,
+                                  const IndexMap& map) {
+  const ir::Node& n = g_.nodes[node];
+  if (node == kb.anchor) return AnchorExpr(kb, prog, map);
+  const NodeRole role = groups_.role[node];
+  if (role == NodeRole::kConstant) {
+    ExprNode c;
+    c.op = ExprOp::kConst;
+    c.value = static_cast<float>(n.attrs.scalar);
+    return Push(prog, c);
+  }
+  if (node_buffer_[node] >= 0 || copies_.count(node) || role == NodeRole::kInput) {
+    return Load(kb, prog, ResolveView(node), map);
+  }
+  if (role == NodeRole::kView) {
+    const ir::Node& in = g_.nodes[n.inputs[0]];
+    IndexMap m(in.shape.size());
+    switch (n.op) {
+      case OpKind::kTranspose:
+        for (size_t i = 0; i < n.shape.size(); ++i) m[n.attrs.ints[i]] = map[i];
+        return Expr(kb, prog, n.inputs[0], m);
+      case OpKind::kSlice: {
+        m = map;
+        DimMap& d = m[n.attrs.axis];
+        d.scale = d.scale * SymExpr(n.attrs.step);
+        d.offset = d.offset * SymExpr(n.attrs.step) + SymExpr(n.attrs.start);
+        return Expr(kb, prog, n.inputs[0], m);
+      }
+      default:
+        return Load(kb, prog, ResolveView(node), map);
+    }
+  }
+  if (n.op == OpKind::kCast) return Expr(kb, prog, n.inputs[0], map);  // f32 -> f32
+  std::optional<ExprOp> op = ops::ElementwiseExprOp(n.op);
+  if (!op.has_value()) {
+    // An anchor or concat of another group that has no buffer yet cannot happen in
+    // topological order; report rather than assert, naming the node.
+    return absl::InternalError(absl::StrCat("lowering: node %", node, " (", ir::OpName(n.op),
+                                            ") has no buffer when its consumer is built"));
+  }
+  kb.op_names.emplace_back(ir::OpName(n.op));
+  ExprNode e;
+  e.op = *op;
+  absl::StatusOr<int> a = Expr(kb, prog, n.inputs[0], BroadcastMap(g_.nodes[n.inputs[0]].shape, n.shape, map));
+  if (!a.ok()) return a.status();
+  e.a = *a;
+  if (n.inputs.size() > 1) {
+    absl::StatusOr<int> b = Expr(kb, prog, n.inputs[1], BroadcastMap(g_.nodes[n.inputs[1]].shape, n.shape, map));
+    if (!b.ok()) return b.status();
+    e.b = *b;
+  }
+  return Push(prog, e);
+}
+
+void Builder::Finish(KernelBuilder kb, const std::string& kind) {
+  std::string name = "f32_" + kind;
+  for (size_t i = 0; i < kb.op_names.size() && i < 4; ++i) name += "_" + kb.op_names[i];
+  kb.kernel.name = name;
+  kb.kernel.num_buffers = static_cast<int>(kb.slot_buffer.size());
+  ir::KernelCall call;
+  call.kernel = std::move(kb.kernel);
+  call.buffers = std::move(kb.slot_buffer);
+  tiles_.calls.push_back(std::move(call));
+}
+
+absl::Status Builder::BuildElementwise(int node, int buffer) {
+  const ir::Node& n = g_.nodes[node];
+  KernelBuilder kb;
+  kb.kernel.kind = ir::KernelKind::kElementwise;
+  kb.kernel.domain = n.shape;
+  IndexMap id = Identity(n.shape.size());
+  absl::StatusOr<int> v = Expr(kb, kb.kernel.output, node, id);
+  if (!v.ok()) return v.status();
+  Store(kb, *v, ContiguousView(buffer, n.shape), id);
+  Finish(std::move(kb), "elementwise");
+  return absl::OkStatus();
+}
+
+absl::Status Builder::BuildGroup(int anchor, int root, int buffer) {
+  const ir::Node& a = g_.nodes[anchor];
+  const ir::Node& r = g_.nodes[root];
+  KernelBuilder kb;
+  kb.anchor = anchor;
+  ir::Kernel& k = kb.kernel;
+  std::string kind;
+  if (a.op == OpKind::kMatMul) {
+    kind = "matmul";
+    k.kind = ir::KernelKind::kMatMul;
+    k.domain = a.shape;
+    const size_t rank = a.shape.size();
+    const Shape& as = g_.nodes[a.inputs[0]].shape;
+    const Shape& bs = g_.nodes[a.inputs[1]].shape;
+    View va = ResolveView(a.inputs[0]);
+    View vb = ResolveView(a.inputs[1]);
+    // Logical (untransposed) strides of the last two dims: A [M, K], B [K, N].
+    auto last_two = [](const View& v, bool transposed) {
+      size_t r = v.strides.size();
+      return transposed ? std::pair{v.strides[r - 1], v.strides[r - 2]}
+                        : std::pair{v.strides[r - 2], v.strides[r - 1]};
+    };
+    auto [a_m, a_k] = last_two(va, a.attrs.transpose_a);
+    auto [b_k, b_n] = last_two(vb, a.attrs.transpose_b);
+    if (b_n != SymExpr(1)) {
+      // The micro-kernel streams rows of B: make B [.., K, N] contiguous first.
+      Shape logical = bs;
+      std::vector<SymExpr> strides = vb.strides;
+      if (a.attrs.transpose_b) {
+        std::swap(logical[logical.size() - 1], logical[logical.size() - 2]);
+        std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
+      }
+      int packed = CopyToBuffer(View{vb.buffer, vb.offset, strides}, logical,
+                                Label(a.inputs[1]) + " (B rows for matmul)");
+      vb = ContiguousView(packed, logical);
+      b_k = vb.strides[vb.strides.size() - 2];
+      b_n = 1;
+    }
+    k.k = a.attrs.transpose_a ? as[as.size() - 2] : as.back();
+    // Extended domain [batch..., M, N, K].
+    auto operand_access = [&](const View& v, const Shape& shape, SymExpr m_or_0, SymExpr n_or_0,
+                              SymExpr k_stride) {
+      std::vector<SymExpr> strides(rank + 1, SymExpr(0));
+      const size_t batch = rank - 2, obatch = shape.size() - 2;
+      for (size_t d = 0; d < obatch; ++d) {
+        const size_t out_d = batch - obatch + d;
+        if (!(IsOne(shape[d]) && !IsOne(a.shape[out_d]))) strides[out_d] = v.strides[d];
+      }
+      strides[rank - 2] = m_or_0;
+      strides[rank - 1] = n_or_0;
+      strides[rank] = k_stride;
+      return kb.AddAccess(v.buffer, v.offset, std::move(strides));
+    };
+    k.a = operand_access(va, as, a_m, 0, a_k);
+    k.b = operand_access(vb, bs, 0, b_n, b_k);
+  }
+  const ir::Node& x = g_.nodes[a.inputs[0]];
+  IndexMap out_map = Identity(r.shape.size());
+  if (a.op != OpKind::kMatMul) {
+    k.domain = x.shape;
+    IndexMap id = Identity(x.shape.size());
+    absl::StatusOr<int> in = Expr(kb, k.input, a.inputs[0], id);
+    if (!in.ok()) return in.status();
+    k.input_value = *in;
+    if (std::optional<ir::ReduceKind> rk = ops::ReduceKindOf(a.op)) {
+      kind = "reduce";
+      k.kind = ir::KernelKind::kReduce;
+      k.reduce = *rk;
+      k.axis = static_cast<int>(a.attrs.axis < 0 ? a.attrs.axis + x.shape.size() : a.attrs.axis);
+      // The result indexes the domain with the reduced axis fixed at 0.
+      out_map.clear();
+      for (int d = 0; d < static_cast<int>(x.shape.size()); ++d) {
+        if (d == k.axis) {
+          if (a.attrs.keepdims) out_map.push_back(DimMap{});
+          continue;
+        }
+        DimMap m;
+        m.dom = d;
+        out_map.push_back(m);
+      }
+    } else {
+      kind = std::string(ir::OpName(a.op));
+      k.kind = ir::KernelKind::kRowOp;
+      k.row_op = *ops::RowOpKindOf(a.op);
+      k.eps = a.attrs.eps;
+    }
+  }
+  absl::StatusOr<int> v = Expr(kb, k.output, root, out_map);
+  if (!v.ok()) return v.status();
+  Store(kb, *v, ContiguousView(buffer, r.shape), out_map);
+  Finish(std::move(kb), kind);
+  return absl::OkStatus();
+}
+
+absl::Status Builder::BuildConcat(int node, int buffer) {
+  const ir::Node& n = g_.nodes[node];
+  const int64_t axis = n.attrs.axis < 0 ? n.attrs.axis + n.shape.size() : n.attrs.axis;
+  View out = ContiguousView(buffer, n.shape);
+  SymExpr start = 0;
+  for (int in : n.inputs) {
+    const ir::Node& part = g_.nodes[in];
+    KernelBuilder kb;
+    kb.kernel.kind = ir::KernelKind::kElementwise;
+    kb.kernel.domain = part.shape;
+    IndexMap id = Identity(part.shape.size());
+    absl::StatusOr<int> v = Expr(kb, kb.kernel.output, in, id);
+    if (!v.ok()) return v.status();
+    View window = out;
+    window.offset = start * out.strides[axis];
+    Store(kb, *v, window, id);
+    Finish(std::move(kb), "concat");
+    start = start + part.shape[axis];
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ir::TileGraph> Builder::Build() {
+  const int n = static_cast<int>(g_.nodes.size());
+  for (int i = 0; i < n; ++i) {
+    if (g_.nodes[i].op == OpKind::kInput) {
+      node_buffer_[i] = NewBuffer(ir::BufferKind::kInput, static_cast<int>(g_.nodes[i].attrs.index),
+                                  g_.nodes[i].shape, Label(i));
+    }
+  }
+  // Roots that are outputs are computed straight into the caller's output buffer.
+  std::vector<int> output_buffer(n, -1);
+  std::vector<bool> output_done(g_.outputs.size(), false);
+  for (size_t o = 0; o < g_.outputs.size(); ++o) {
+    int node = g_.outputs[o];
+    if (groups_.role[node] == NodeRole::kRoot && output_buffer[node] < 0) {
+      output_buffer[node] = NewBuffer(ir::BufferKind::kOutput, static_cast<int>(o),
+                                      g_.nodes[node].shape, Label(node));
+      output_done[o] = true;
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (groups_.role[i] != NodeRole::kRoot) continue;
+    int buffer = output_buffer[i] >= 0 ? output_buffer[i]
+                                       : NewBuffer(ir::BufferKind::kTemp, 0, g_.nodes[i].shape, Label(i));
+    absl::Status s;
+    if (groups_.anchor[i] >= 0) {
+      s = BuildGroup(groups_.anchor[i], i, buffer);
+    } else if (g_.nodes[i].op == OpKind::kConcat) {
+      s = BuildConcat(i, buffer);
+    } else {
+      s = BuildElementwise(i, buffer);
+    }
+    if (!s.ok()) return s;
+    node_buffer_[i] = buffer;
+  }
+  for (size_t o = 0; o < g_.outputs.size(); ++o) {
+    if (output_done[o]) continue;
+    int node = g_.outputs[o];
+    const ir::Node& out = g_.nodes[node];
+    int buffer = NewBuffer(ir::BufferKind::kOutput, static_cast<int>(o), out.shape, Label(node));
+    KernelBuilder kb;
+    kb.kernel.kind = ir::KernelKind::kElementwise;
+    kb.kernel.domain = out.shape;
+    IndexMap id = Identity(out.shape.size());
+    absl::StatusOr<int> v = Expr(kb, kb.kernel.output, node, id);
+    if (!v.ok()) return v.status();
+    Store(kb, *v, ContiguousView(buffer, out.shape), id);
+    Finish(std::move(kb), "output_copy");
+  }
+  return std::move(tiles_);
+}
+
+}  // namespace
+
+absl::StatusOr<ir::TileGraph> BuildTileGraph(const ir::Graph& graph, const FusionGroups& groups) {
+  return Builder(graph, groups).Build();
+}
+
+}  // namespace pto::jit

@@ -1,0 +1,42 @@
+#include "jit/passes/schedule_blocks.h"
+
+namespace pto::jit {
+
+void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
+  const int lanes = device.f32_lanes();
+  for (ir::KernelCall& call : tiles.calls) {
+    ir::Kernel& k = call.kernel;
+    ir::TileConfig& c = k.config;
+    c.vector_width = lanes;
+    switch (k.kind) {
+      case ir::KernelKind::kElementwise:
+        c.unroll = 2;
+        c.tile_rows = 1;
+        c.tile_cols = 0;
+        call.work_per_cell = 1;
+        break;
+      case ir::KernelKind::kReduce:
+        c.unroll = 2;
+        c.tile_rows = 1;
+        c.tile_cols = 0;
+        call.work_per_cell = k.domain.empty() ? ir::SymExpr(1) : k.domain[k.axis];
+        break;
+      case ir::KernelKind::kRowOp:
+        c.unroll = 1;
+        c.tile_rows = 1;
+        c.tile_cols = 0;
+        call.work_per_cell = k.domain.empty() ? ir::SymExpr(1) : k.domain.back();
+        break;
+      case ir::KernelKind::kMatMul:
+        // mr rows x nr vectors of accumulators, leaving registers for B and the A broadcast.
+        c.nr_vectors = 2;
+        c.mr = device.vector_registers >= 32 ? 6 : 4;
+        c.tile_rows = c.mr * 4;
+        c.tile_cols = int64_t{c.nr_vectors} * lanes * 4;
+        call.work_per_cell = ir::SymExpr(2) * k.k;
+        break;
+    }
+  }
+}
+
+}  // namespace pto::jit

@@ -1,0 +1,104 @@
+#include "jit/pipeline.h"
+
+#include "absl/strings/str_cat.h"
+#include "jit/passes/build_tile_graph.h"
+#include "jit/passes/canonicalize.h"
+#include "jit/passes/cse.h"
+#include "jit/passes/dce.h"
+#include "jit/passes/schedule_blocks.h"
+#include "jit/passes/specialize_shapes.h"
+
+namespace pto::jit {
+namespace {
+
+void LogStage(const PipelineOptions& options, const char* pass, const std::string& text) {
+  if (options.log_passes && options.logger != nullptr) {
+    options.logger->Log(LogLevel::kDebug, absl::StrCat("after ", pass, ":\n", text));
+  }
+}
+
+}  // namespace
+
+void RunGraphPasses(ir::Graph& graph, const PipelineOptions& options) {
+  Canonicalize(graph);
+  LogStage(options, "canonicalize", graph.ToString());
+  EliminateCommonSubexpressions(graph);
+  LogStage(options, "cse", graph.ToString());
+  EliminateDeadCode(graph);
+  LogStage(options, "dce", graph.ToString());
+}
+
+absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& cls,
+                                     const PipelineOptions& options) {
+  LoweredProgram p;
+  // Level 1: the tensor graph, specialized to the shape class.
+  p.graph = traced;
+  Specialization sp = Specialize(cls, traced.symbols);
+  SpecializeShapes(p.graph, sp.replacement);
+  p.graph.symbols = sp.symbols;
+  p.symbol_sources = sp.sources;
+  LogStage(options, "specialize_shapes", p.graph.ToString());
+  RunGraphPasses(p.graph, options);
+  // Level 2: fusion groups and tile kernels.
+  p.groups = FormFusionGroups(p.graph);
+  absl::StatusOr<ir::TileGraph> tiles = BuildTileGraph(p.graph, p.groups);
+  if (!tiles.ok()) return tiles.status();
+  p.tiles = *std::move(tiles);
+  LogStage(options, "build_tile_graph", p.tiles.ToString());
+  // Level 3: block schedule.
+  ScheduleBlocks(p.tiles, *options.device);
+  // Level 4: execution graph.
+  p.buffers = PlanBuffers(p.tiles);
+  LogStage(options, "plan_buffers", BufferPlanToString(p.tiles, p.buffers));
+  if (p.symbol_sources.size() > static_cast<size_t>(kMaxSymbols)) {
+    return absl::InvalidArgumentError(absl::StrCat("the program uses ", p.symbol_sources.size(),
+                                                    " symbols; at most ", kMaxSymbols, " are supported"));
+  }
+  if (p.buffers.slot_members.size() > static_cast<size_t>(kMaxArenaSlots)) {
+    return absl::InvalidArgumentError("the program needs more intermediate buffers than supported");
+  }
+  for (const ir::KernelCall& call : p.tiles.calls) {
+    if (call.buffers.size() > static_cast<size_t>(kMaxKernelBuffers)) {
+      return absl::InvalidArgumentError(absl::StrCat("kernel ", call.kernel.name, " reads ",
+                                                     call.buffers.size(), " buffers; at most ",
+                                                     kMaxKernelBuffers, " are supported"));
+    }
+  }
+  return p;
+}
+
+absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
+                                                KernelCompiler& compiler, int64_t* kernels_compiled) {
+  auto plan = std::make_unique<Plan>();
+  plan->symbols = program.symbol_sources;
+  for (const auto& members : program.buffers.slot_members) {
+    std::vector<ir::SymExpr> sizes;
+    for (int b : members) sizes.push_back(program.tiles.buffers[b].elements);
+    plan->slot_sizes.push_back(std::move(sizes));
+  }
+  for (const ir::KernelCall& call : program.tiles.calls) {
+    const int64_t before = compiler.codegen_runs();
+    absl::StatusOr<std::shared_ptr<const CompiledKernel>> compiled = compiler.Compile(call.kernel);
+    if (!compiled.ok()) return compiled.status();
+    if (kernels_compiled != nullptr) *kernels_compiled += compiler.codegen_runs() - before;
+    PlanKernel k;
+    k.fn = (*compiled)->fn;
+    k.name = (*compiled)->symbol;
+    k.grid = ir::KernelGrid(call.kernel);
+    k.grain[0] = call.kernel.config.tile_rows;
+    k.grain[1] = call.kernel.config.tile_cols;
+    k.work_per_cell = call.work_per_cell;
+    for (int b : call.buffers) {
+      const ir::Buffer& buf = program.tiles.buffers[b];
+      BufferRef ref;
+      ref.kind = buf.kind;
+      ref.index = buf.kind == ir::BufferKind::kTemp ? program.buffers.slot_of[b] : buf.index;
+      k.buffers.push_back(ref);
+    }
+    plan->code.push_back(*compiled);
+    plan->kernels.push_back(std::move(k));
+  }
+  return plan;
+}
+
+}  // namespace pto::jit

@@ -1,0 +1,46 @@
+// The pipeline, levels 1 to 5, as one readable sequence of passes (like Halide's Lower.cpp).
+#ifndef PTO_JIT_PIPELINE_H_
+#define PTO_JIT_PIPELINE_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "device/device_info.h"
+#include "jit/ir/graph.h"
+#include "jit/ir/tile_graph.h"
+#include "jit/kernel_compiler.h"
+#include "jit/logger.h"
+#include "jit/passes/fusion_groups.h"
+#include "jit/passes/plan_buffers.h"
+#include "jit/plan.h"
+#include "jit/shape_class.h"
+
+namespace pto::jit {
+
+struct LoweredProgram {
+  ir::Graph graph;          // level 1 after the graph passes, specialized to the class
+  FusionGroups groups;
+  ir::TileGraph tiles;      // levels 2 and 3
+  BufferPlan buffers;       // level 4
+  std::vector<SymbolSource> symbol_sources;
+};
+
+struct PipelineOptions {
+  const device::DeviceInfo* device = nullptr;
+  const Logger* logger = nullptr;
+  bool log_passes = false;
+};
+
+// Levels 1-4: no code generation.
+absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& cls,
+                                     const PipelineOptions& options);
+// Level 5: compiles every kernel and binds the Plan.
+absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
+                                                KernelCompiler& compiler, int64_t* kernels_compiled);
+
+// Level-1 graph passes alone (used by Lower, and by dumps of the traced graph).
+void RunGraphPasses(ir::Graph& graph, const PipelineOptions& options);
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_PIPELINE_H_

@@ -1,0 +1,68 @@
+#include "jit/plan.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "device/aligned_buffer.h"
+
+namespace pto::jit {
+namespace {
+
+// Intermediates live in a per-thread arena reused by every call on that thread, so a warm call
+// allocates nothing. (Calls never nest on one thread.)
+thread_local device::AlignedBuffer call_arena;
+
+}  // namespace
+
+absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* inputs,
+                       void* const* outputs, device::ThreadArena* threads) const {
+  int64_t sym[kMaxSymbols];
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    const SymbolSource& s = symbols[i];
+    sym[i] = s.symbol < 0 ? s.constant : call_symbols[s.symbol] / s.divisor;
+  }
+  const std::span<const int64_t> values(sym, symbols.size());
+  size_t offsets[kMaxArenaSlots];
+  size_t total = 0;
+  for (size_t s = 0; s < slot_sizes.size(); ++s) {
+    int64_t elements = 0;
+    bool overflow = false;
+    for (const ir::SymExpr& e : slot_sizes[s]) elements = std::max(elements, e.Evaluate(values, &overflow));
+    if (overflow || elements > (int64_t{1} << 60) / 4) {
+      return absl::ResourceExhaustedError("intermediate buffer size overflows at these shapes");
+    }
+    offsets[s] = total;
+    total += (static_cast<size_t>(elements) * 4 + 63) / 64 * 64;
+  }
+  if (!call_arena.Reserve(total)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate ", total, " bytes for intermediate buffers"));
+  }
+  char* base = static_cast<char*>(call_arena.data());
+  for (const PlanKernel& k : kernels) {
+    void* bufs[kMaxKernelBuffers];
+    for (size_t j = 0; j < k.buffers.size(); ++j) {
+      const BufferRef& b = k.buffers[j];
+      switch (b.kind) {
+        case ir::BufferKind::kInput: bufs[j] = inputs[b.index]; break;
+        case ir::BufferKind::kOutput: bufs[j] = outputs[b.index]; break;
+        case ir::BufferKind::kTemp: bufs[j] = base + offsets[b.index]; break;
+      }
+    }
+    const pto_kernel_args args{bufs, sym};
+    const int64_t extent[2] = {k.grid[0].Evaluate(values), k.grid[1].Evaluate(values)};
+    if (extent[0] <= 0 || extent[1] <= 0) continue;
+    const int64_t work = extent[0] * extent[1] * k.work_per_cell.Evaluate(values);
+    if (threads != nullptr && threads->threads() > 1 && work >= parallel_threshold) {
+      threads->ParallelFor2D(extent, k.grain, [&](const int64_t lo[2], const int64_t hi[2]) {
+        k.fn(&args, lo, hi, nullptr);
+      });
+    } else {
+      const int64_t lo[2] = {0, 0};
+      k.fn(&args, lo, extent, nullptr);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pto::jit

@@ -1,0 +1,62 @@
+// An immutable Plan runs one shape class: the kernel call sequence with bound arguments, the
+// arena layout of intermediates, and how kernel symbols derive from the call's symbol values.
+// A call loads one Plan pointer and uses only it. Run allocates nothing on the heap (the
+// per-thread arena grows only when a larger size class is first seen).
+#ifndef PTO_JIT_PLAN_H_
+#define PTO_JIT_PLAN_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "device/thread_arena.h"
+#include "jit/ir/tile_graph.h"
+#include "jit/kernel_abi.h"
+
+namespace pto::jit {
+
+inline constexpr int kMaxSymbols = 64;
+inline constexpr int kMaxKernelBuffers = 64;
+inline constexpr int kMaxArenaSlots = 256;
+
+struct BufferRef {
+  ir::BufferKind kind = ir::BufferKind::kTemp;
+  int index = 0;  // input/output position, or arena slot for temps
+};
+
+struct PlanKernel {
+  pto_kernel_fn fn = nullptr;
+  std::string name;
+  std::array<ir::SymExpr, 2> grid;
+  int64_t grain[2] = {1, 0};
+  ir::SymExpr work_per_cell = 1;
+  std::vector<BufferRef> buffers;
+};
+
+// A kernel symbol's value: call_symbols[symbol] / divisor, or `constant` when symbol < 0.
+struct SymbolSource {
+  int symbol = -1;
+  int64_t divisor = 1;
+  int64_t constant = 0;
+};
+
+struct Plan {
+  std::vector<PlanKernel> kernels;
+  std::vector<std::vector<ir::SymExpr>> slot_sizes;  // per arena slot: its members' elements
+  std::vector<SymbolSource> symbols;
+  std::vector<std::shared_ptr<const void>> code;  // keeps the kernels' machine code alive
+  // Parallel launches only for kernels with at least this much work (scalar ops).
+  int64_t parallel_threshold = 1 << 15;
+
+  // `call_symbols`: values of the traced graph's symbols for this call.
+  absl::Status Run(std::span<const int64_t> call_symbols, void* const* inputs,
+                   void* const* outputs, device::ThreadArena* threads) const;
+};
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_PLAN_H_

@@ -1,0 +1,94 @@
+// The public Runtime and Function: thin forwarding to their Impl classes.
+#include "pto/runtime.h"
+
+#include "absl/strings/str_cat.h"
+#include "jit/function_impl.h"
+#include "jit/runtime_impl.h"
+
+namespace pto {
+namespace detail {
+
+RuntimeImpl::RuntimeImpl(RuntimeOptions options, device::DeviceInfo device,
+                         std::unique_ptr<jit::KernelCompiler> compiler)
+    : options_(std::move(options)),
+      device_(std::move(device)),
+      compiler_(std::move(compiler)),
+      logger_(options_.log_sink, options_.log_level) {
+  int threads = options_.intra_op_threads > 0 ? options_.intra_op_threads : device_.cores;
+  if (threads > 1) threads_ = std::make_unique<device::ThreadArena>(threads);
+}
+
+}  // namespace detail
+
+absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
+  if (options.intra_op_threads < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("intra_op_threads must be >= 0 (0 = all cores), got ", options.intra_op_threads));
+  }
+  device::DeviceInfo host = device::DetectHost();
+  device::DeviceInfo device = host;
+  switch (options.isa) {
+    case TargetIsa::kHost: break;
+    case TargetIsa::kAvx512:
+      if (host.isa != device::Isa::kAvx512) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "isa AVX-512 requested but this CPU supports at most ", device::IsaName(host.isa)));
+      }
+      break;
+    case TargetIsa::kAvx2:
+      if (host.isa == device::Isa::kSse2) {
+        return absl::FailedPreconditionError("isa AVX2 requested but this CPU has only SSE2");
+      }
+      device = device::RestrictIsa(host, device::Isa::kAvx2);
+      break;
+    case TargetIsa::kSse2: device = device::RestrictIsa(host, device::Isa::kSse2); break;
+  }
+  absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler = jit::KernelCompiler::Create(device);
+  if (!compiler.ok()) return compiler.status();
+  auto impl = std::make_unique<detail::RuntimeImpl>(std::move(options), std::move(device), *std::move(compiler));
+  return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
+}
+
+Runtime::Runtime(std::unique_ptr<detail::RuntimeImpl> impl) : impl_(std::move(impl)) {}
+Runtime::~Runtime() = default;
+
+absl::StatusOr<std::unique_ptr<Function>> Runtime::JitTraced(std::string name, int num_inputs,
+                                                             TraceFn trace, FunctionOptions options) {
+  if (absl::Status s = detail::FunctionImpl::ValidateOptions(num_inputs, options); !s.ok()) return s;
+  return std::make_unique<Function>(std::make_unique<detail::FunctionImpl>(
+      impl_.get(), std::move(name), num_inputs, std::move(trace), std::move(options)));
+}
+
+Function::Function(std::unique_ptr<detail::FunctionImpl> impl) : impl_(std::move(impl)) {}
+Function::~Function() = default;
+
+absl::Status Function::operator()(absl::Span<const TensorView> inputs,
+                                  absl::Span<const TensorView> outputs) {
+  return impl_->Call(inputs, outputs);
+}
+
+absl::StatusOr<std::vector<Tensor>> Function::operator()(absl::Span<const TensorView> inputs) {
+  return impl_->CallAllocating(inputs);
+}
+
+absl::Status Function::Precompile(absl::Span<const std::vector<int64_t>> input_shapes) {
+  return impl_->Precompile(input_shapes);
+}
+
+void Function::InvalidateConstants() { impl_->InvalidateConstants(); }
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> Function::OutputShapes(
+    absl::Span<const std::vector<int64_t>> input_shapes) {
+  return impl_->OutputShapes(input_shapes);
+}
+
+absl::StatusOr<std::string> Function::Dump(Stage stage,
+                                           absl::Span<const std::vector<int64_t>> input_shapes) {
+  return impl_->Dump(stage, input_shapes);
+}
+
+FunctionStats Function::stats() const { return impl_->stats(); }
+const std::string& Function::name() const { return impl_->name(); }
+int Function::num_inputs() const { return impl_->num_inputs(); }
+
+}  // namespace pto

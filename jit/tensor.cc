@@ -1,0 +1,65 @@
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "pto/tensor.h"
+
+namespace pto {
+
+const char* DTypeName(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "f32";
+    case DType::kF16: return "f16";
+    case DType::kBF16: return "bf16";
+    case DType::kI8: return "i8";
+    case DType::kI32: return "i32";
+  }
+  return "unknown";
+}
+
+TensorView TensorView::Dense(const float* data, std::span<const int64_t> shape) {
+  TensorView v;
+  v.data = const_cast<float*>(data);
+  if (shape.size() > static_cast<size_t>(kMaxRank)) {
+    v.rank = -1;
+    return v;
+  }
+  v.rank = static_cast<int>(shape.size());
+  int64_t stride = 1;
+  for (int d = v.rank - 1; d >= 0; --d) {
+    v.shape[d] = shape[d];
+    v.strides[d] = stride;
+    stride *= shape[d] > 0 ? shape[d] : 1;
+  }
+  return v;
+}
+
+int64_t TensorView::num_elements() const {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (shape[d] < 0 || __builtin_mul_overflow(n, shape[d], &n)) return -1;
+  }
+  return n;
+}
+
+std::string TensorView::ShapeString() const {
+  std::string s = "[";
+  for (int d = 0; d < rank; ++d) absl::StrAppend(&s, d ? ", " : "", shape[d]);
+  return s + "]";
+}
+
+Tensor Tensor::Allocate(std::span<const int64_t> shape) {
+  Tensor t;
+  TensorView v = TensorView::Dense(nullptr, shape);
+  const int64_t n = v.num_elements();
+  if (v.rank < 0 || n < 0 || n > (int64_t{1} << 40)) return t;
+  const size_t bytes = (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64;
+  void* p = bytes ? std::aligned_alloc(64, bytes) : nullptr;
+  if (bytes && p == nullptr) return t;
+  t.storage_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  v.data = p;
+  t.view_ = v;
+  return t;
+}
+
+}  // namespace pto

@@ -1,0 +1,143 @@
+#include "jit/trace.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "ops/shape_rules.h"
+
+namespace pto::detail {
+namespace {
+thread_local TraceState* current_trace = nullptr;
+
+// Stores attributes in one canonical form (non-negative axes, resolved slice bounds), so that
+// lowering and the graph hash never see two spellings of one op. Runs after shape inference
+// accepted the attributes.
+void CanonicalizeAttrs(ir::OpKind op, const std::vector<ir::Shape>& shapes, ir::Attrs& attrs) {
+  using ir::OpKind;
+  const int64_t rank = shapes.empty() ? 0 : static_cast<int64_t>(shapes[0].size());
+  switch (op) {
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMean:
+    case OpKind::kConcat:
+      if (attrs.axis < 0) attrs.axis += rank;
+      break;
+    case OpKind::kSlice: {
+      if (attrs.axis < 0) attrs.axis += rank;
+      if (std::optional<int64_t> dim = shapes[0][attrs.axis].AsConstant()) {
+        ops::SliceBounds b = ops::ResolveSlice(*dim, attrs.start, attrs.end, attrs.step);
+        attrs.start = b.start;
+        attrs.end = b.start + b.length * attrs.step;
+        if (b.length == 0) attrs.end = b.start;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+class CurrentTraceScope {
+ public:
+  explicit CurrentTraceScope(TraceState* state) : previous_(current_trace) { current_trace = state; }
+  ~CurrentTraceScope() { current_trace = previous_; }
+
+ private:
+  TraceState* previous_;
+};
+
+TraceState* TraceState::Current() { return current_trace; }
+
+void TraceState::Fail(absl::Status status) {
+  if (status_.ok()) status_ = std::move(status);
+}
+
+Value TraceState::AddConstant(double value) {
+  ir::Attrs attrs;
+  attrs.scalar = value;
+  return AddNode(ir::OpKind::kConstant, attrs, {});
+}
+
+Value TraceState::AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value> inputs) {
+  if (!status_.ok()) return Value();
+  std::vector<ir::Shape> shapes;
+  std::vector<ir::DType> dtypes;
+  std::vector<int> ids;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = inputs[i];
+    if (v.state() != this || !v.valid()) {
+      const char* why = v.state() == nullptr
+                            ? " is not a traced value (a default-constructed pto::Value?)"
+                            : " belongs to another trace";
+      Fail(absl::InvalidArgumentError(absl::StrCat(ir::OpName(op), ": input ", i, why)));
+      return Value();
+    }
+    shapes.push_back(graph_.nodes[v.id()].shape);
+    dtypes.push_back(graph_.nodes[v.id()].dtype);
+    ids.push_back(v.id());
+  }
+  std::vector<std::string> names = graph_.SymbolNames();
+  absl::StatusOr<ir::Shape> shape = ops::InferShape(op, attrs, shapes, names);
+  if (!shape.ok()) {
+    Fail(shape.status());
+    return Value();
+  }
+  absl::StatusOr<ir::DType> dtype = ops::InferDType(op, attrs, dtypes);
+  if (!dtype.ok()) {
+    Fail(dtype.status());
+    return Value();
+  }
+  CanonicalizeAttrs(op, shapes, attrs);
+  ir::Node node;
+  node.op = op;
+  node.inputs = std::move(ids);
+  node.attrs = std::move(attrs);
+  node.dtype = *dtype;
+  node.shape = *std::move(shape);
+  graph_.nodes.push_back(std::move(node));
+  return Value(this, static_cast<int>(graph_.nodes.size()) - 1);
+}
+
+}  // namespace pto::detail
+
+namespace pto::jit {
+
+absl::StatusOr<ir::Graph> Trace(const TraceFn& fn, std::span<const TraceInput> inputs,
+                                std::vector<ir::SymbolInfo> symbols) {
+  ir::Graph graph;
+  graph.symbols = std::move(symbols);
+  graph.num_inputs = static_cast<int>(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ir::Node node;
+    node.op = ir::OpKind::kInput;
+    node.attrs.index = static_cast<int64_t>(i);
+    node.shape = inputs[i].shape;
+    node.dtype = inputs[i].dtype;
+    graph.nodes.push_back(std::move(node));
+  }
+  detail::TraceState state(std::move(graph));
+  std::vector<Value> args;
+  for (size_t i = 0; i < inputs.size(); ++i) args.emplace_back(&state, static_cast<int>(i));
+  std::vector<Value> results;
+  {
+    detail::CurrentTraceScope scope(&state);
+    results = fn(args);
+  }
+  if (!state.status().ok()) return state.status();
+  if (results.empty()) {
+    return absl::InvalidArgumentError("the traced function returned no outputs");
+  }
+  ir::Graph traced = state.TakeGraph();
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].state() != &state || !results[i].valid()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output ", i, " is not a value of this trace"));
+    }
+    traced.outputs.push_back(results[i].id());
+  }
+  return traced;
+}
+
+}  // namespace pto::jit

@@ -1,0 +1,56 @@
+// The tracer: runs the embedder's lambda once over symbolic Values and records a tensor graph.
+#ifndef PTO_JIT_TRACE_H_
+#define PTO_JIT_TRACE_H_
+
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "jit/ir/graph.h"
+#include "pto/runtime.h"
+#include "pto/value.h"
+
+namespace pto::detail {
+
+class TraceState {
+ public:
+  explicit TraceState(ir::Graph graph) : graph_(std::move(graph)) {}
+
+  // Appends a node after shape and dtype inference. On an error (the first is kept) the
+  // returned Value is invalid and later ops on it are no-ops.
+  Value AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value> inputs);
+  Value AddConstant(double value);
+  void Fail(absl::Status status);
+
+  const ir::Graph& graph() const { return graph_; }
+  ir::Graph TakeGraph() { return std::move(graph_); }
+  const absl::Status& status() const { return status_; }
+
+  // The TraceState of the trace running on this thread (for free functions like constant()).
+  static TraceState* Current();
+
+ private:
+  friend class CurrentTraceScope;
+  ir::Graph graph_;
+  absl::Status status_;
+};
+
+}  // namespace pto::detail
+
+namespace pto::jit {
+
+// Shape of one Function input as seen by the tracer: each dim is a constant or a symbol.
+struct TraceInput {
+  ir::Shape shape;
+  ir::DType dtype = ir::DType::kF32;
+};
+
+// Runs `fn` over inputs with these (possibly symbolic) shapes. `symbols` names the symbols the
+// shapes use. Errors from shape inference come back as the first recorded error.
+absl::StatusOr<ir::Graph> Trace(const TraceFn& fn, std::span<const TraceInput> inputs,
+                                std::vector<ir::SymbolInfo> symbols);
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_TRACE_H_

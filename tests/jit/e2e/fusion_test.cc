@@ -1,0 +1,110 @@
+// Fusion: kernel counts of common blocks, and fused graphs against composed references.
+#include <vector>
+
+#include "device/device_info.h"
+#include "gtest/gtest.h"
+#include "jit/pipeline.h"
+#include "jit/trace.h"
+#include "tests/jit/e2e/test_util.h"
+
+namespace pto {
+namespace {
+
+using ops::HostTensor;
+
+// Kernels per call of `trace` on static shapes.
+int KernelCount(const TraceFn& trace, const std::vector<std::vector<int64_t>>& shapes) {
+  std::vector<jit::TraceInput> inputs;
+  for (const auto& s : shapes) {
+    jit::TraceInput in;
+    for (int64_t d : s) in.shape.push_back(ir::SymExpr(d));
+    inputs.push_back(in);
+  }
+  absl::StatusOr<ir::Graph> g = jit::Trace(trace, inputs, {});
+  EXPECT_TRUE(g.ok()) << g.status();
+  if (!g.ok()) return -1;
+  device::DeviceInfo device = device::DetectHost();
+  jit::PipelineOptions options;
+  options.device = &device;
+  absl::StatusOr<jit::LoweredProgram> p = jit::Lower(*g, jit::ShapeClass{}, options);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? static_cast<int>(p->tiles.calls.size()) : -1;
+}
+
+const TraceFn kMlp = [](std::span<const Value> v) {
+  // x [n, 64]; w1 [256, 64]; b1 [256]; w2 [64, 256]; b2 [64]
+  Value h = gelu(linear(v[0], v[1], v[2]));
+  return std::vector<Value>{linear(h, v[3], v[4]) + v[0]};
+};
+
+const TraceFn kMlpKn = [](std::span<const Value> v) {
+  // weights stored [in, out]
+  Value h = gelu(matmul(v[0], v[1]) + v[2]);
+  return std::vector<Value>{matmul(h, v[3]) + v[4] + v[0]};
+};
+
+const TraceFn kAttention = [](std::span<const Value> v) {
+  // q, k, v: [heads, seq, 16]
+  Value scores = matmul(v[0], v[1], {.transpose_b = true}) * (1.0f / 4.0f);
+  return std::vector<Value>{matmul(softmax(scores), v[2])};
+};
+
+TEST(Fusion, MlpBlockIsTwoKernels) {
+  EXPECT_EQ(KernelCount(kMlpKn, {{8, 64}, {64, 256}, {256}, {256, 64}, {64}}), 2);
+}
+
+TEST(Fusion, AttentionIsAtMostThreeKernels) {
+  EXPECT_LE(KernelCount(kAttention, {{2, 10, 16}, {2, 10, 16}, {2, 10, 16}}), 3);
+}
+
+TEST(Fusion, ElementwiseChainIsOneKernel) {
+  TraceFn chain = [](std::span<const Value> v) {
+    return std::vector<Value>{pto::exp(v[0] * 2.0f + v[1]) - pto::tanh(v[0])};
+  };
+  EXPECT_EQ(KernelCount(chain, {{7, 33}, {33}}), 1);
+}
+
+TEST(Fusion, ProducerFusesIntoRowOp) {
+  TraceFn scaled_masked_softmax = [](std::span<const Value> v) {
+    return std::vector<Value>{softmax(v[0] * 0.125f + v[1])};
+  };
+  EXPECT_EQ(KernelCount(scaled_masked_softmax, {{4, 9, 9}, {9, 9}}), 1);
+}
+
+TEST(Fusion, FusedGraphsMatchComposedReference) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime();
+  struct Case {
+    const char* name;
+    TraceFn trace;
+    std::vector<std::vector<int64_t>> shapes;
+    int64_t k;
+  };
+  std::vector<Case> cases = {
+      {"mlp_nk", kMlp, {{9, 64}, {256, 64}, {256}, {64, 256}, {64}}, 256},
+      {"mlp_kn", kMlpKn, {{9, 64}, {64, 256}, {256}, {256, 64}, {64}}, 256},
+      {"attention", kAttention, {{2, 10, 16}, {2, 10, 16}, {2, 10, 16}}, 16},
+      {"norm_chain",
+       [](std::span<const Value> v) {
+         return std::vector<Value>{rms_norm(layer_norm(v[0], v[1], v[2]) * 3.0f + 1.0f, v[1]) - v[0]};
+       },
+       {{5, 37}, {37}, {37}},
+       37},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<HostTensor> in;
+    for (size_t i = 0; i < c.shapes.size(); ++i) in.push_back(HostTensor::Random(c.shapes[i], 7 + i));
+    auto fn = rt->JitTraced(c.name, static_cast<int>(c.shapes.size()), c.trace, {});
+    ASSERT_TRUE(fn.ok());
+    auto got = testing::RunPto(**fn, in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    auto want = testing::RunReference(c.trace, in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    const ops::Tolerance tol = ops::Combine(ops::OpTolerance(ir::OpKind::kMatMul, c.k),
+                                            ops::OpTolerance(ir::OpKind::kLayerNorm, c.k));
+    EXPECT_EQ(testing::Compare(*got, *want, tol), "");
+  }
+}
+
+}  // namespace
+}  // namespace pto

@@ -1,0 +1,52 @@
+// A second call with the same shape class does no tracing, no compiling and no heap
+// allocation: every operator new in this binary is counted.
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/jit/e2e/test_util.h"
+
+namespace {
+std::atomic<int64_t> allocations{0};
+}  // namespace
+
+void* operator new(size_t n) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+
+namespace pto {
+namespace {
+
+TEST(HotPath, WarmCallAllocatesNothing) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime({.intra_op_threads = 1});
+  auto fn = rt->Jit("block", [](Value x, Value w, Value b, Value g) {
+    Value h = layer_norm(x, g, b);
+    return softmax(matmul(h, w, {.transpose_b = true})) + 1.0f;
+  }, {.dynamic = {{0, 0, Dim("rows", 1, 512)}}});
+  ASSERT_TRUE(fn.ok());
+  std::vector<float> x(37 * 24, 0.25f), w(40 * 24, 0.5f), b(24, 0.0f), g(24, 1.0f), out(37 * 40);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) * 0.1f;
+  std::vector<TensorView> in = {TensorView::Dense(x.data(), {37, 24}), TensorView::Dense(w.data(), {40, 24}),
+                                TensorView::Dense(b.data(), {24}), TensorView::Dense(g.data(), {24})};
+  std::vector<TensorView> outs = {TensorView::Dense(out.data(), {37, 40})};
+  ASSERT_TRUE((**fn)(in, outs).ok());
+  const FunctionStats before = (*fn)->stats();
+  const int64_t allocs_before = allocations.load();
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE((**fn)(in, outs).ok());
+  EXPECT_EQ(allocations.load() - allocs_before, 0);
+  EXPECT_EQ((*fn)->stats().traces, before.traces);
+  EXPECT_EQ((*fn)->stats().compiles, before.compiles);
+  EXPECT_EQ((*fn)->stats().calls, before.calls + 100);
+}
+
+}  // namespace
+}  // namespace pto

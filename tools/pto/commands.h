@@ -1,0 +1,17 @@
+// The subcommands of the `pto` program.
+#ifndef PTO_TOOLS_PTO_COMMANDS_H_
+#define PTO_TOOLS_PTO_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace pto::tools {
+
+// Each returns the process exit code; `args` excludes the subcommand name.
+int DemoCommand(const std::vector<std::string>& args);
+int DumpCommand(const std::vector<std::string>& args);
+int RunCommand(const std::vector<std::string>& args);
+
+}  // namespace pto::tools
+
+#endif  // PTO_TOOLS_PTO_COMMANDS_H_

@@ -1,0 +1,131 @@
+// `pto demo`: a transformer block on random weights, called in a loop over varying batch sizes
+// and sequence lengths; prints compilations, the first call's time, the median time per
+// iteration after it, and checks outputs against the ops/ reference.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "jit/reference_runner.h"
+#include "ops/tolerance.h"
+#include "pto/pto.h"
+#include "tools/pto/commands.h"
+#include "tools/pto/flags.h"
+#include "tools/pto/transformer_block.h"
+
+namespace pto::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+}  // namespace
+
+int DemoCommand(const std::vector<std::string>& args) {
+  Flags flags(args);
+  const int iterations = static_cast<int>(flags.Int("iterations", 60));
+  const int threads = static_cast<int>(flags.Int("threads", 0));
+  if (!flags.ok()) return flags.Fail("demo");
+  RuntimeOptions options;
+  options.intra_op_threads = threads;
+  options.log_sink = [](LogLevel level, std::string_view message) {
+    std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
+  };
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
+  if (!rt.ok()) {
+    std::fprintf(stderr, "pto demo: %s\n", std::string(rt.status().message()).c_str());
+    return 1;
+  }
+  const BlockDims dims;
+  const TraceFn block = TransformerBlock(dims);
+  const std::vector<std::vector<int64_t>> weight_shapes = WeightShapes(dims);
+  FunctionOptions fopts;
+  fopts.dynamic = {{0, 0, Dim("batch", 1, 64)}, {0, 1, Dim("seq", 1, 1024)}};
+  for (int i = 1; i <= static_cast<int>(weight_shapes.size()); ++i) fopts.constant_inputs.push_back(i);
+  absl::StatusOr<std::unique_ptr<Function>> fn =
+      (*rt)->JitTraced("transformer_block", 1 + static_cast<int>(weight_shapes.size()), block, fopts);
+  if (!fn.ok()) {
+    std::fprintf(stderr, "pto demo: %s\n", std::string(fn.status().message()).c_str());
+    return 1;
+  }
+  std::vector<ops::HostTensor> weights;
+  for (size_t i = 0; i < weight_shapes.size(); ++i) {
+    const bool norm_weight = i == 0 || i == 6;
+    weights.push_back(norm_weight ? ops::HostTensor::Random(weight_shapes[i], 100 + i, 0.9f, 1.1f)
+                                  : ops::HostTensor::Random(weight_shapes[i], 100 + i, -0.1f, 0.1f));
+  }
+  const int64_t batches[] = {1, 2, 3, 4, 8};
+  const int64_t seqs[] = {7, 16, 32, 50, 64, 100, 128};
+  std::printf("pto demo: transformer block (model %lld, heads %lld, mlp %lld), %d iterations\n",
+              static_cast<long long>(dims.model), static_cast<long long>(dims.heads),
+              static_cast<long long>(dims.ff), iterations);
+  std::vector<double> times;
+  double first_ms = 0, max_error_ratio = 0;
+  int checked = 0, failed = 0;
+  std::map<std::pair<int64_t, int64_t>, bool> seen;
+  for (int it = 0; it < iterations; ++it) {
+    const int64_t b = batches[(it * 7 / 5) % 5], s = seqs[(it * 3) % 7];
+    std::vector<ops::HostTensor> inputs = {ops::HostTensor::Random({b, s, dims.model}, it)};
+    inputs.insert(inputs.end(), weights.begin(), weights.end());
+    std::vector<TensorView> views;
+    for (const ops::HostTensor& t : inputs) views.push_back(TensorView::Dense(t.data.data(), t.shape));
+    ops::HostTensor out;
+    out.shape = {b, s, dims.model};
+    out.data.resize(b * s * dims.model);
+    TensorView out_view = TensorView::Dense(out.data.data(), out.shape);
+    const auto start = Clock::now();
+    absl::Status status = (**fn)(views, {&out_view, 1});
+    const double ms = Millis(Clock::now() - start);
+    if (!status.ok()) {
+      std::fprintf(stderr, "pto demo: call %d failed: %s\n", it, std::string(status.message()).c_str());
+      return 1;
+    }
+    if (it == 0) {
+      first_ms = ms;
+    } else {
+      times.push_back(ms);
+    }
+    if (!seen[{b, s}]) {  // check every distinct shape once against the reference
+      seen[{b, s}] = true;
+      absl::StatusOr<std::vector<ops::HostTensor>> want = jit::RunReferenceOf(block, inputs);
+      if (!want.ok()) {
+        std::fprintf(stderr, "pto demo: reference failed: %s\n", std::string(want.status().message()).c_str());
+        return 1;
+      }
+      const ops::Tolerance tol = ops::Combine(ops::OpTolerance(ir::OpKind::kMatMul, dims.ff),
+                                              ops::OpTolerance(ir::OpKind::kLayerNorm, dims.model));
+      std::string mismatch;
+      ++checked;
+      if (!ops::AllClose(out, (*want)[0], tol, &mismatch)) {
+        ++failed;
+        std::fprintf(stderr, "pto demo: batch %lld seq %lld: %s\n", static_cast<long long>(b),
+                     static_cast<long long>(s), mismatch.c_str());
+      }
+      for (size_t i = 0; i < out.data.size(); ++i) {
+        const double err = std::abs(out.data[i] - (*want)[0].data[i]);
+        const double bound = tol.abs + tol.rel * std::abs((*want)[0].data[i]);
+        max_error_ratio = std::max(max_error_ratio, err / bound);
+      }
+    }
+  }
+  std::sort(times.begin(), times.end());
+  const FunctionStats st = (*fn)->stats();
+  std::printf("  shape classes compiled : %lld (kernels compiled: %lld, compile time %.0f ms)\n",
+              static_cast<long long>(st.compiles), static_cast<long long>(st.kernels_compiled),
+              st.compile_seconds * 1000);
+  std::printf("  first call (cold)      : %.1f ms\n", first_ms);
+  if (!times.empty()) {
+    std::printf("  median per iteration   : %.3f ms over %zu iterations after the first\n",
+                times[times.size() / 2], times.size());
+  }
+  std::printf("  reference check        : %d shapes checked, %d failed (worst error %.3g of the tolerance)\n",
+              checked, failed, max_error_ratio);
+  std::printf("%s\n", failed == 0 ? "PASS" : "FAIL");
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace pto::tools

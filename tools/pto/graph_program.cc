@@ -1,0 +1,83 @@
+#include "tools/pto/graph_program.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jit/graph/graph_text.h"
+#include "jit/trace.h"
+
+namespace pto::tools {
+
+absl::StatusOr<GraphProgram> LoadGraphProgram(const std::string& path) {
+  absl::StatusOr<ir::Graph> graph = graph::LoadGraphFile(path);
+  if (!graph.ok()) return graph.status();
+  GraphProgram p;
+  p.graph = *std::move(graph);
+  p.input_names.resize(p.graph.num_inputs);
+  for (const ir::Node& n : p.graph.nodes) {
+    if (n.op != ir::OpKind::kInput) continue;
+    const int index = static_cast<int>(n.attrs.index);
+    p.input_names[index] = n.name.empty() ? absl::StrCat("input", index) : n.name;
+    for (size_t axis = 0; axis < n.shape.size(); ++axis) {
+      const auto& terms = n.shape[axis].terms();
+      if (terms.size() == 1 && terms[0].first.size() == 1 && terms[0].second == 1) {
+        const ir::SymbolInfo& s = p.graph.symbols[terms[0].first[0]];
+        p.options.dynamic.push_back({index, static_cast<int>(axis), Dim(s.name, s.min, s.max)});
+      }
+    }
+  }
+  for (size_t o = 0; o < p.graph.outputs.size(); ++o) {
+    const ir::Node& n = p.graph.nodes[p.graph.outputs[o]];
+    p.output_names.push_back(n.name.empty() ? absl::StrCat("output", o) : n.name);
+  }
+  p.trace = [graph = p.graph](std::span<const Value> in) {
+    std::vector<Value> values(graph.nodes.size());
+    detail::TraceState* state = in.empty() ? detail::TraceState::Current() : in[0].state();
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      const ir::Node& n = graph.nodes[i];
+      if (n.op == ir::OpKind::kInput) {
+        values[i] = in[n.attrs.index];
+        continue;
+      }
+      std::vector<Value> args;
+      for (int a : n.inputs) args.push_back(values[a]);
+      values[i] = state->AddNode(n.op, n.attrs, args);
+    }
+    std::vector<Value> outs;
+    for (int o : graph.outputs) outs.push_back(values[o]);
+    return outs;
+  };
+  return p;
+}
+
+absl::StatusOr<std::vector<std::string>> BindNamedFiles(const std::vector<std::string>& flags,
+                                                        const std::vector<std::string>& names,
+                                                        const std::string& what) {
+  std::vector<std::string> files(names.size());
+  for (const std::string& f : flags) {
+    const size_t eq = f.find('=');
+    if (eq == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("--", what, " ", f, ": expected NAME=FILE.npy"));
+    }
+    const std::string name = f.substr(0, eq);
+    size_t i = 0;
+    while (i < names.size() && names[i] != name) ++i;
+    if (i == names.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("--", what, " ", name, ": the graph has no ", what,
+                                                     " of that name (it has: ", absl::StrJoin(names, ", "), ")"));
+    }
+    if (!files[i].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--", what, " ", name, " is given twice"));
+    }
+    files[i] = f.substr(eq + 1);
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (files[i].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("missing --", what, " ", names[i], "=FILE.npy"));
+    }
+  }
+  return files;
+}
+
+}  // namespace pto::tools

@@ -1,0 +1,36 @@
+// pto: the command-line program. `pto demo`, `pto dump`, `pto run`.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/pto/commands.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: pto <command> [options]\n"
+    "  demo [--iterations N] [--threads N]     a transformer block over varying shapes\n"
+    "  dump --stage=tensor|tile|block|exec|llvm|asm (GRAPH.pbtxt --input NAME=FILE.npy... |\n"
+    "       --example matmul|mlp|attention|demo)  print one level of the pipeline\n"
+    "  run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ...\n"
+    "                                          run a GraphDef on .npy inputs\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "demo") return pto::tools::DemoCommand(args);
+  if (command == "dump") return pto::tools::DumpCommand(args);
+  if (command == "run") return pto::tools::RunCommand(args);
+  if (command == "--help" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  std::fprintf(stderr, "pto: unknown command '%s'\n%s", command.c_str(), kUsage);
+  return 2;
+}

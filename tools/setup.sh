@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages pto needs (when missing), configures and builds.
+#   tools/setup.sh [preset]        preset: release (default), debug, asan, tsan
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset="${1:-release}"
+packages=(cmake g++ make pkg-config binutils llvm-19-dev libtbb-dev libabsl-dev libprotobuf-dev
+          protobuf-compiler librocksdb-dev libgtest-dev libgmock-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset" -j "$(nproc)"
