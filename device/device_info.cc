@@ -36,8 +36,8 @@ uint64_t ReadXcr0() {
 
 // Raw ISA bits that decide the Isa level (x86-64-v3 and -v4 feature sets).
 struct IsaBits {
-  bool v3 = false;        // AVX, AVX2, BMI1/2, F16C, FMA, LZCNT, MOVBE, OS YMM state
-  bool v4 = false;        // v3 + AVX-512 F/BW/CD/DQ/VL and OS ZMM state
+  bool v3 = false;  // AVX, AVX2, BMI1/2, F16C, FMA, LZCNT, MOVBE, OS YMM state
+  bool v4 = false;  // v3 + AVX-512 F/BW/CD/DQ/VL and OS ZMM state
   bool fma = false;
   bool avx512bf16 = false;
 };
@@ -52,8 +52,8 @@ IsaBits DetectIsaBits(uint32_t max_leaf, uint32_t max_ext_leaf) {
   const bool f16c = Bit(l1.ecx, 29);
   const bool movbe = Bit(l1.ecx, 22);
   uint64_t xcr0 = osxsave ? ReadXcr0() : 0;
-  const bool os_ymm = (xcr0 & 0x6) == 0x6;     // XMM and YMM state
-  const bool os_zmm = (xcr0 & 0xe6) == 0xe6;   // + opmask, ZMM_Hi256, Hi16_ZMM
+  const bool os_ymm = (xcr0 & 0x6) == 0x6;    // XMM and YMM state
+  const bool os_zmm = (xcr0 & 0xe6) == 0xe6;  // + opmask, ZMM_Hi256, Hi16_ZMM
   CpuidRegs l7;
   CpuidRegs l7s1;
   if (max_leaf >= 7) {
@@ -106,8 +106,7 @@ std::string AmdCpuName(int family, int model) {
       }
       return "znver1";
     case 25:  // Zen 3, Zen 4
-      if (InRange(model, 0x10, 0x1f) || InRange(model, 0x60, 0x7f) ||
-          InRange(model, 0xa0, 0xaf)) {
+      if (InRange(model, 0x10, 0x1f) || InRange(model, 0x60, 0x7f) || InRange(model, 0xa0, 0xaf)) {
         return "znver4";
       }
       return "znver3";
@@ -121,36 +120,75 @@ std::string AmdCpuName(int family, int model) {
 std::string IntelCpuName(int family, int model) {
   if (family != 6) return "";
   switch (model) {
-    case 0x2a: case 0x2d: return "sandybridge";
-    case 0x3a: case 0x3e: return "ivybridge";
-    case 0x3c: case 0x3f: case 0x45: case 0x46: return "haswell";
-    case 0x3d: case 0x47: case 0x4f: case 0x56: return "broadwell";
-    case 0x4e: case 0x5e: case 0x8e: case 0x9e: case 0xa5: case 0xa6: return "skylake";
-    case 0x55: return "skylake-avx512";  // also Cascade/Cooper Lake; avx512 subset is common
-    case 0x66: return "cannonlake";
-    case 0x7d: case 0x7e: return "icelake-client";
-    case 0x6a: case 0x6c: return "icelake-server";
-    case 0x8c: case 0x8d: return "tigerlake";
-    case 0xa7: return "rocketlake";
-    case 0x97: case 0x9a: return "alderlake";
-    case 0xb7: case 0xba: case 0xbf: return "raptorlake";
-    case 0xaa: case 0xac: return "meteorlake";
-    case 0x8f: return "sapphirerapids";
-    case 0xcf: return "emeraldrapids";
-    case 0xad: case 0xae: return "graniterapids";
-    default: return "";
+    case 0x2a:
+    case 0x2d:
+      return "sandybridge";
+    case 0x3a:
+    case 0x3e:
+      return "ivybridge";
+    case 0x3c:
+    case 0x3f:
+    case 0x45:
+    case 0x46:
+      return "haswell";
+    case 0x3d:
+    case 0x47:
+    case 0x4f:
+    case 0x56:
+      return "broadwell";
+    case 0x4e:
+    case 0x5e:
+    case 0x8e:
+    case 0x9e:
+    case 0xa5:
+    case 0xa6:
+      return "skylake";
+    case 0x55:
+      return "skylake-avx512";  // also Cascade/Cooper Lake; avx512 subset is common
+    case 0x66:
+      return "cannonlake";
+    case 0x7d:
+    case 0x7e:
+      return "icelake-client";
+    case 0x6a:
+    case 0x6c:
+      return "icelake-server";
+    case 0x8c:
+    case 0x8d:
+      return "tigerlake";
+    case 0xa7:
+      return "rocketlake";
+    case 0x97:
+    case 0x9a:
+      return "alderlake";
+    case 0xb7:
+    case 0xba:
+    case 0xbf:
+      return "raptorlake";
+    case 0xaa:
+    case 0xac:
+      return "meteorlake";
+    case 0x8f:
+      return "sapphirerapids";
+    case 0xcf:
+      return "emeraldrapids";
+    case 0xad:
+    case 0xae:
+      return "graniterapids";
+    default:
+      return "";
   }
 }
 
 // The widest ISA level a CPU name implies in LLVM (so a name never promises more than we have).
 Isa IsaImpliedByCpuName(const std::string& name) {
   static const char* const kAvx512Names[] = {
-      "skylake-avx512", "cascadelake",    "cooperlake",     "cannonlake",   "icelake-client",
-      "icelake-server", "tigerlake",      "rocketlake",     "sapphirerapids", "emeraldrapids",
-      "graniterapids",  "znver4",         "znver5",         "x86-64-v4"};
-  static const char* const kAvx2Names[] = {"haswell",   "broadwell",  "skylake",   "alderlake",
-                                           "raptorlake", "meteorlake", "znver1",    "znver2",
-                                           "znver3",    "x86-64-v3"};
+      "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",     "icelake-client",
+      "icelake-server", "tigerlake",   "rocketlake", "sapphirerapids", "emeraldrapids",
+      "graniterapids",  "znver4",      "znver5",     "x86-64-v4"};
+  static const char* const kAvx2Names[] = {"haswell",    "broadwell",  "skylake", "alderlake",
+                                           "raptorlake", "meteorlake", "znver1",  "znver2",
+                                           "znver3",     "x86-64-v3"};
   for (const char* n : kAvx512Names) {
     if (name == n) return Isa::kAvx512;
   }
@@ -162,18 +200,24 @@ Isa IsaImpliedByCpuName(const std::string& name) {
 
 const char* GenericCpuName(Isa isa) {
   switch (isa) {
-    case Isa::kAvx512: return "x86-64-v4";
-    case Isa::kAvx2: return "x86-64-v3";
-    case Isa::kSse2: return "x86-64";
+    case Isa::kAvx512:
+      return "x86-64-v4";
+    case Isa::kAvx2:
+      return "x86-64-v3";
+    case Isa::kSse2:
+      return "x86-64";
   }
   return "x86-64";
 }
 
 int VectorBits(Isa isa) {
   switch (isa) {
-    case Isa::kAvx512: return 512;
-    case Isa::kAvx2: return 256;
-    case Isa::kSse2: return 128;
+    case Isa::kAvx512:
+      return 512;
+    case Isa::kAvx2:
+      return 256;
+    case Isa::kSse2:
+      return 128;
   }
   return 128;
 }
@@ -294,9 +338,12 @@ std::string DeviceInfo::CodegenFingerprint() const {
 
 const char* IsaName(Isa isa) {
   switch (isa) {
-    case Isa::kSse2: return "sse2";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
+    case Isa::kSse2:
+      return "sse2";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
   }
   return "?";
 }

@@ -11,10 +11,10 @@ namespace pto::jit {
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";
-  std::string cpu_name = "x86-64";   // LLVM CPU name ("znver3", "x86-64-v3")
-  std::string features;              // LLVM feature string; decides the ISA on its own
+  std::string cpu_name = "x86-64";  // LLVM CPU name ("znver3", "x86-64-v3")
+  std::string features;             // LLVM feature string; decides the ISA on its own
   device::Isa isa = device::Isa::kSse2;
-  int vector_bits = 128;             // natural vector width in bits
+  int vector_bits = 128;  // natural vector width in bits
   bool has_fma = false;
 
   int f32_lanes() const { return vector_bits / 32; }

@@ -109,9 +109,8 @@ llvm::AllocaInst* EmitContext::EntryAlloca(llvm::Type* type, const char* name) {
 
 llvm::MDNode* EmitContext::LoopMetadata(bool disable_unroll) {
   std::vector<llvm::Metadata*> ops = {nullptr};
-  ops.push_back(llvm::MDNode::get(
-      ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
-            llvm::ConstantAsMetadata::get(b.getFalse())}));
+  ops.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+                                        llvm::ConstantAsMetadata::get(b.getFalse())}));
   if (disable_unroll) {
     ops.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")}));
   }

@@ -26,8 +26,8 @@ absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access) {
                    [&](llvm::Value* col, int width, int /*slot*/) {
                      idx[vec_dim] = col;
                      auto load = [&](int a) { return access.Load(a, idx, vec_dim, width); };
-                     std::vector<llvm::Value*> v = EmitProgram(
-                         ec.b, k.output, roots, ec.VecType(width), load, nullptr);
+                     std::vector<llvm::Value*> v =
+                         EmitProgram(ec.b, k.output, roots, ec.VecType(width), load, nullptr);
                      for (const ir::Store& s : k.stores) {
                        access.Store(s.access, idx, vec_dim, width, v[s.value]);
                      }

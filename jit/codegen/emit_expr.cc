@@ -48,31 +48,51 @@ llvm::Value* EmitNode(llvm::IRBuilderBase& b, const ir::ExprNode& n, llvm::Type*
   llvm::Value* a = IsLeaf(n.op) ? nullptr : v[n.a];
   llvm::Value* c = ir::IsBinary(n.op) ? v[n.b] : nullptr;
   switch (n.op) {
-    case ir::ExprOp::kLoad: return load(n.access);
-    case ir::ExprOp::kConst: return llvm::ConstantFP::get(type, n.value);
-    case ir::ExprOp::kAcc: return acc;
-    case ir::ExprOp::kAdd: return b.CreateFAdd(a, c);
-    case ir::ExprOp::kSub: return b.CreateFSub(a, c);
-    case ir::ExprOp::kMul: return b.CreateFMul(a, c);
-    case ir::ExprOp::kDiv: return b.CreateFDiv(a, c);
-    case ir::ExprOp::kMax: return EmitMax(b, a, c);
-    case ir::ExprOp::kMin: return EmitMin(b, a, c);
-    case ir::ExprOp::kNeg: return b.CreateFNeg(a);
-    case ir::ExprOp::kAbs: return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a);
-    case ir::ExprOp::kExp: return EmitExp(b, a);
-    case ir::ExprOp::kLog: return EmitLog(b, a);
-    case ir::ExprOp::kSqrt: return EmitSqrt(b, a);
-    case ir::ExprOp::kRsqrt: return EmitRsqrt(b, a);
-    case ir::ExprOp::kTanh: return EmitTanh(b, a);
-    case ir::ExprOp::kSigmoid: return EmitSigmoid(b, a);
+    case ir::ExprOp::kLoad:
+      return load(n.access);
+    case ir::ExprOp::kConst:
+      return llvm::ConstantFP::get(type, n.value);
+    case ir::ExprOp::kAcc:
+      return acc;
+    case ir::ExprOp::kAdd:
+      return b.CreateFAdd(a, c);
+    case ir::ExprOp::kSub:
+      return b.CreateFSub(a, c);
+    case ir::ExprOp::kMul:
+      return b.CreateFMul(a, c);
+    case ir::ExprOp::kDiv:
+      return b.CreateFDiv(a, c);
+    case ir::ExprOp::kMax:
+      return EmitMax(b, a, c);
+    case ir::ExprOp::kMin:
+      return EmitMin(b, a, c);
+    case ir::ExprOp::kNeg:
+      return b.CreateFNeg(a);
+    case ir::ExprOp::kAbs:
+      return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a);
+    case ir::ExprOp::kExp:
+      return EmitExp(b, a);
+    case ir::ExprOp::kLog:
+      return EmitLog(b, a);
+    case ir::ExprOp::kSqrt:
+      return EmitSqrt(b, a);
+    case ir::ExprOp::kRsqrt:
+      return EmitRsqrt(b, a);
+    case ir::ExprOp::kTanh:
+      return EmitTanh(b, a);
+    case ir::ExprOp::kSigmoid:
+      return EmitSigmoid(b, a);
     case ir::ExprOp::kRelu: {
       // x < 0 ? 0 : x  (keeps NaN)
       llvm::Value* zero = llvm::ConstantFP::get(type, 0.0);
       return b.CreateSelect(b.CreateFCmpOLT(a, zero), zero, a);
     }
-    case ir::ExprOp::kGeluTanh: return EmitGeluTanh(b, a);
-    case ir::ExprOp::kGeluErf: return EmitGeluErf(b, a);
-    case ir::ExprOp::kSilu: return EmitSilu(b, a);
+    case ir::ExprOp::kGeluTanh:
+      return EmitGeluTanh(b, a);
+    case ir::ExprOp::kGeluErf:
+      return EmitGeluErf(b, a);
+    case ir::ExprOp::kSilu:
+      return EmitSilu(b, a);
   }
   return nullptr;
 }

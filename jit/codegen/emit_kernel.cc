@@ -49,8 +49,8 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kerne
                                                          llvm::LLVMContext& context) {
   absl::Status valid = ValidateKernel(kernel);
   if (!valid.ok()) return valid;
-  const int lanes = kernel.config.vector_width > 0 ? kernel.config.vector_width
-                                                   : std::max(1, target.f32_lanes());
+  const int lanes =
+      kernel.config.vector_width > 0 ? kernel.config.vector_width : std::max(1, target.f32_lanes());
   auto module = std::make_unique<llvm::Module>(kernel.name, context);
   module->setTargetTriple(target.triple);
   module->setSourceFileName(absl::StrCat("pto-generated/", kernel.name));
@@ -65,8 +65,8 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kerne
   llvm::Type* ptr = b.getPtrTy();
   llvm::Value* args = fn->getArg(0);
   ec.buffers_array = b.CreateAlignedLoad(ptr, args, llvm::Align(8), "buffers");
-  ec.symbols_array = b.CreateAlignedLoad(
-      ptr, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), args, 8), llvm::Align(8), "symbols");
+  ec.symbols_array = b.CreateAlignedLoad(ptr, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), args, 8),
+                                         llvm::Align(8), "symbols");
   for (int d = 0; d < 2; ++d) {
     ec.lo[d] = b.CreateAlignedLoad(
         ec.I64(), b.CreateConstInBoundsGEP1_64(ec.I64(), fn->getArg(1), d), llvm::Align(8));
@@ -79,10 +79,18 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kerne
 
   absl::Status s;
   switch (kernel.kind) {
-    case ir::KernelKind::kElementwise: s = EmitElementwise(ec, access); break;
-    case ir::KernelKind::kReduce: s = EmitReduce(ec, access); break;
-    case ir::KernelKind::kRowOp: s = EmitRowOp(ec, access); break;
-    case ir::KernelKind::kMatMul: s = EmitMatMul(ec, access); break;
+    case ir::KernelKind::kElementwise:
+      s = EmitElementwise(ec, access);
+      break;
+    case ir::KernelKind::kReduce:
+      s = EmitReduce(ec, access);
+      break;
+    case ir::KernelKind::kRowOp:
+      s = EmitRowOp(ec, access);
+      break;
+    case ir::KernelKind::kMatMul:
+      s = EmitMatMul(ec, access);
+      break;
   }
   if (!s.ok()) return s;
   b.CreateRetVoid();

@@ -73,15 +73,17 @@ class MatMulEmitter {
     const int lanes = ec_.lanes;
     llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "col");
     ec_.b.CreateStore(ec_.lo[1], col);
-    EmitChunkLoop(ec_, col, ec_.hi[1], int64_t{nrv_} * lanes,
-                  [&](llvm::Value* n) { MicroKernel(idx, n, rows, nrv_, lanes); }, false);
+    EmitChunkLoop(
+        ec_, col, ec_.hi[1], int64_t{nrv_} * lanes,
+        [&](llvm::Value* n) { MicroKernel(idx, n, rows, nrv_, lanes); }, false);
     if (nrv_ > 1) {
-      EmitChunkLoop(ec_, col, ec_.hi[1], lanes,
-                    [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); }, true);
+      EmitChunkLoop(
+          ec_, col, ec_.hi[1], lanes, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); },
+          true);
     }
     if (lanes > 1) {
-      EmitChunkLoop(ec_, col, ec_.hi[1], 1,
-                    [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, 1); }, true);
+      EmitChunkLoop(
+          ec_, col, ec_.hi[1], 1, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, 1); }, true);
     }
   }
 

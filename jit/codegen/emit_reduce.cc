@@ -46,10 +46,11 @@ class ReduceEmitter {
 
   llvm::Value* Finish(llvm::Value* total) {
     if (k_.reduce != ir::ReduceKind::kMean) return total;
-    const int width = total->getType()->isVectorTy()
-                          ? static_cast<int>(
-                                llvm::cast<llvm::FixedVectorType>(total->getType())->getNumElements())
-                          : 1;
+    const int width =
+        total->getType()->isVectorTy()
+            ? static_cast<int>(
+                  llvm::cast<llvm::FixedVectorType>(total->getType())->getNumElements())
+            : 1;
     return ec_.b.CreateFDiv(total, SplatTo(ec_.b, extent_f_, width));
   }
 
@@ -71,15 +72,14 @@ class ReduceEmitter {
     }
     llvm::AllocaInst* tail = ec_.EntryAlloca(ec_.F32(), "acc.tail");
     b.CreateStore(CombineIdentity(combine_, ec_.F32()), tail);
-    EmitVectorSpan(ec_, ec_.I64Const(0), dims_[k_.axis], unroll,
-                   [&](llvm::Value* at, int width, int slot) {
-                     idx[k_.axis] = at;
-                     llvm::Value* x = Input(idx, k_.axis, width);
-                     llvm::AllocaInst* slot_acc = width == ec_.lanes ? accs[slot] : tail;
-                     llvm::Type* t = slot_acc->getAllocatedType();
-                     b.CreateStore(CombineValues(b, combine_, b.CreateLoad(t, slot_acc), x),
-                                   slot_acc);
-                   });
+    EmitVectorSpan(
+        ec_, ec_.I64Const(0), dims_[k_.axis], unroll, [&](llvm::Value* at, int width, int slot) {
+          idx[k_.axis] = at;
+          llvm::Value* x = Input(idx, k_.axis, width);
+          llvm::AllocaInst* slot_acc = width == ec_.lanes ? accs[slot] : tail;
+          llvm::Type* t = slot_acc->getAllocatedType();
+          b.CreateStore(CombineValues(b, combine_, b.CreateLoad(t, slot_acc), x), slot_acc);
+        });
     llvm::Value* v = b.CreateLoad(vt, accs[0]);
     for (int u = 1; u < unroll; ++u) v = CombineValues(b, combine_, v, b.CreateLoad(vt, accs[u]));
     llvm::Value* total = CombineLanes(b, combine_, v);
@@ -132,8 +132,7 @@ class ReduceEmitter {
     b.SetInsertPoint(body);
     llvm::Value* j0 = b.CreateURem(i, dims_[last]);
     llvm::Value* mid = b.CreateUDiv(i, dims_[last]);
-    llvm::Value* seg = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
-                                               b.CreateSub(dims_[last], j0),
+    llvm::Value* seg = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateSub(dims_[last], j0),
                                                b.CreateSub(ec_.hi[1], i));
     std::vector<llvm::Value*> mid_idx = ec_.Unflatten(mid, mid_dims);
     for (size_t d = 0; d < mid_idx.size(); ++d) idx[k_.axis + 1 + d] = mid_idx[d];
@@ -143,14 +142,16 @@ class ReduceEmitter {
     const int unroll = std::max(1, k_.config.unroll);
     const int lanes = ec_.lanes;
     if (lanes > 1 && unroll > 1) {
-      EmitChunkLoop(ec_, col, end, int64_t{lanes} * unroll,
-                    [&](llvm::Value* at) { ReduceColumns(idx, at, lanes, unroll); }, true);
+      EmitChunkLoop(
+          ec_, col, end, int64_t{lanes} * unroll,
+          [&](llvm::Value* at) { ReduceColumns(idx, at, lanes, unroll); }, true);
     }
-    EmitChunkLoop(ec_, col, end, lanes, [&](llvm::Value* at) { ReduceColumns(idx, at, lanes, 1); },
-                  lanes > 1);
+    EmitChunkLoop(
+        ec_, col, end, lanes, [&](llvm::Value* at) { ReduceColumns(idx, at, lanes, 1); },
+        lanes > 1);
     if (lanes > 1) {
-      EmitChunkLoop(ec_, col, end, 1, [&](llvm::Value* at) { ReduceColumns(idx, at, 1, 1); },
-                    true);
+      EmitChunkLoop(
+          ec_, col, end, 1, [&](llvm::Value* at) { ReduceColumns(idx, at, 1, 1); }, true);
     }
     b.CreateStore(b.CreateAdd(i, seg), pos);
     llvm::BranchInst* back = b.CreateBr(header);

@@ -122,9 +122,8 @@ class RowOpEmitter {
         break;
       }
       case ir::RowOpKind::kRmsNorm: {
-        llvm::Value* ss = RowReduce(Combine::kSum, [&](llvm::Value* x, int) {
-          return b.CreateFMul(x, x);
-        });
+        llvm::Value* ss =
+            RowReduce(Combine::kSum, [&](llvm::Value* x, int) { return b.CreateFMul(x, x); });
         llvm::Value* rinv = EmitRsqrt(b, b.CreateFAdd(b.CreateFDiv(ss, cols_f_), eps));
         Normalize([&](llvm::Value* x, int w) { return b.CreateFMul(x, S(rinv, w)); });
         break;

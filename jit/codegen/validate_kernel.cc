@@ -17,13 +17,13 @@ absl::Status ValidateAccesses(const ir::Kernel& k) {
   for (size_t i = 0; i < k.accesses.size(); ++i) {
     const ir::Access& a = k.accesses[i];
     if (a.buffer < 0 || a.buffer >= k.num_buffers) {
-      return Invalid(k, absl::StrCat("access a", i, " uses buffer ", a.buffer,
-                                     ", expected [0, ", k.num_buffers, ")"));
+      return Invalid(k, absl::StrCat("access a", i, " uses buffer ", a.buffer, ", expected [0, ",
+                                     k.num_buffers, ")"));
     }
     if (a.dtype != ir::DType::kF32) {
-      return absl::UnimplementedError(absl::StrCat("kernel '", k.name, "': access a", i,
-                                                   " has dtype ", std::string(ir::DTypeName(a.dtype)),
-                                                   "; only f32 is compiled"));
+      return absl::UnimplementedError(
+          absl::StrCat("kernel '", k.name, "': access a", i, " has dtype ",
+                       std::string(ir::DTypeName(a.dtype)), "; only f32 is compiled"));
     }
     const bool operand = k.kind == ir::KernelKind::kMatMul &&
                          (static_cast<int>(i) == k.a || static_cast<int>(i) == k.b);

@@ -48,8 +48,8 @@ llvm::Value* CopySign(llvm::IRBuilderBase& b, llvm::Value* mag, llvm::Value* sig
 llvm::Value* ErfcNonNegative(llvm::IRBuilderBase& b, llvm::Value* z) {
   llvm::Value* t = b.CreateFDiv(F(z, 1.0), EmitFMulAdd(b, z, F(z, 0.5), F(z, 1.0)));
   llvm::Value* p = Poly(b, t,
-                        {0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
-                         -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223});
+                        {0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
+                         0.09678418, 0.37409196, 1.00002368, -1.26551223});
   llvm::Value* arg = EmitFMulAdd(b, b.CreateFNeg(z), z, p);
   return b.CreateFMul(t, EmitExp(b, arg));
 }
@@ -122,10 +122,10 @@ llvm::Value* EmitLog(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* xm = b.CreateFSub(Select(b, small, b.CreateFAdd(m, m), m), F(x, 1.0));
   llvm::Value* ef = b.CreateSIToFP(e, x->getType());
   llvm::Value* z = b.CreateFMul(xm, xm);
-  llvm::Value* y = Poly(b, xm,
-                        {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,
-                         1.4249322787E-1, -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1,
-                         3.3333331174E-1});
+  llvm::Value* y =
+      Poly(b, xm,
+           {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
+            -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1});
   y = b.CreateFMul(b.CreateFMul(y, xm), z);
   y = EmitFMulAdd(b, ef, F(x, -2.12194440e-4), y);
   y = EmitFMulAdd(b, z, F(x, -0.5), y);
@@ -142,12 +142,11 @@ llvm::Value* EmitTanh(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* ax = Abs(b, x);
   llvm::Value* z = b.CreateFMul(x, x);
   llvm::Value* p = Poly(b, z,
-                        {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
-                         1.33314422036E-1, -3.33332819422E-1});
+                        {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2, 1.33314422036E-1,
+                         -3.33332819422E-1});
   llvm::Value* small = EmitFMulAdd(b, b.CreateFMul(p, z), x, x);
   llvm::Value* e = EmitExp(b, b.CreateFAdd(ax, ax));
-  llvm::Value* large =
-      b.CreateFSub(F(x, 1.0), b.CreateFDiv(F(x, 2.0), b.CreateFAdd(e, F(x, 1.0))));
+  llvm::Value* large = b.CreateFSub(F(x, 1.0), b.CreateFDiv(F(x, 2.0), b.CreateFAdd(e, F(x, 1.0))));
   return Select(b, b.CreateFCmpOLT(ax, F(x, 0.625)), small, CopySign(b, large, x));
 }
 
@@ -176,9 +175,8 @@ llvm::Value* EmitGeluErf(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* z = b.CreateFMul(x, F(x, M_SQRT1_2));
   llvm::Value* az = Abs(b, z);
   llvm::Value* erfc = ErfcNonNegative(b, az);
-  llvm::Value* erf =
-      Select(b, b.CreateFCmpOLT(az, F(x, 0.5)), ErfSmall(b, z),
-             CopySign(b, b.CreateFSub(F(x, 1.0), erfc), z));
+  llvm::Value* erf = Select(b, b.CreateFCmpOLT(az, F(x, 0.5)), ErfSmall(b, z),
+                            CopySign(b, b.CreateFSub(F(x, 1.0), erfc), z));
   llvm::Value* one_plus =
       Select(b, b.CreateFCmpOLT(z, F(x, -0.5)), erfc, b.CreateFAdd(F(x, 1.0), erf));
   return b.CreateFMul(b.CreateFMul(x, F(x, 0.5)), one_plus);

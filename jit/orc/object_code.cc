@@ -83,7 +83,10 @@ absl::Status CheckUndefinedSymbols(std::string_view object,
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       return absl::FailedPreconditionError(
           absl::StrCat("kernel object references undefined symbol '", name,
-                       "', which is not on the allow-list (", absl::StrJoin(allowed, ", ", [](std::string* out, std::string_view s) { out->append(s); }), ")"));
+                       "', which is not on the allow-list (",
+                       absl::StrJoin(allowed, ", ",
+                                     [](std::string* out, std::string_view s) { out->append(s); }),
+                       ")"));
     }
   }
   return absl::OkStatus();

@@ -56,9 +56,9 @@ absl::StatusOr<std::unique_ptr<OrcEngine>> OrcEngine::Create(const CodegenTarget
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
   jtmb.setRelocationModel(llvm::Reloc::PIC_);
   jtmb.setCodeModel(llvm::CodeModel::Small);
-  absl::StatusOr<std::unique_ptr<llvm::orc::LLJIT>> lljit = ToStatusOr(
-      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(),
-      "creating LLJIT");
+  absl::StatusOr<std::unique_ptr<llvm::orc::LLJIT>> lljit =
+      ToStatusOr(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(),
+                 "creating LLJIT");
   if (!lljit.ok()) return lljit.status();
   auto jit = std::make_shared<Jit>();
   jit->lljit = std::move(*lljit);
@@ -105,8 +105,7 @@ absl::StatusOr<CompiledObject> OrcEngine::Load(std::string_view object_bytes,
   return LoadObject(std::string(object_bytes), symbol);
 }
 
-absl::StatusOr<CompiledObject> OrcEngine::LoadObject(std::string object,
-                                                     std::string_view symbol) {
+absl::StatusOr<CompiledObject> OrcEngine::LoadObject(std::string object, std::string_view symbol) {
   std::vector<std::string_view> allowed(kAllowedUndefinedSymbols.begin(),
                                         kAllowedUndefinedSymbols.end());
   absl::Status check = CheckUndefinedSymbols(object, allowed);

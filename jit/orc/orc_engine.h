@@ -29,7 +29,7 @@ namespace pto::jit {
 // The only undefined symbols a kernel object may reference (the code generator emits no libm
 // calls; LLVM may form these from loops). Objects referencing anything else are refused.
 inline constexpr std::array<std::string_view, 3> kAllowedUndefinedSymbols = {"memset", "memcpy",
-                                                                              "memmove"};
+                                                                             "memmove"};
 
 // Owns one loaded kernel's code. Movable; destroying (or Reset) frees the code, after which
 // the entry pointer must not be called. May outlive the OrcEngine that made it.
@@ -86,7 +86,6 @@ class OrcEngine {
   }
   int64_t loads() const { return loads_.load(std::memory_order_relaxed); }
 
- 
   struct Jit;  // implementation detail (orc_engine.cc), shared with loaded KernelHandles
 
  private:

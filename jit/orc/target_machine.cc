@@ -36,8 +36,8 @@ absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(
       target.triple, target.cpu_name, target.features, options, llvm::Reloc::PIC_,
       llvm::CodeModel::Small, llvm::CodeGenOptLevel::Default));
   if (tm == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot create a TargetMachine for cpu '", target.cpu_name, "' (", target.triple, ")"));
+    return absl::FailedPreconditionError(absl::StrCat("cannot create a TargetMachine for cpu '",
+                                                      target.cpu_name, "' (", target.triple, ")"));
   }
   return tm;
 }

@@ -46,8 +46,8 @@ void CheckBroadcast(pto_kernel_fn fn, int64_t rows, int64_t cols, std::vector<in
 TEST(ElementwiseTest, BroadcastStaticShapesAndTiles) {
   for (int64_t rows : {1, 3, 17}) {
     for (int64_t cols : {1, 3, 17, 33, 100}) {
-      ir::Kernel k = BroadcastKernel(rows, cols, "ew_bcast_" + std::to_string(rows) + "x" +
-                                                     std::to_string(cols));
+      ir::Kernel k = BroadcastKernel(
+          rows, cols, "ew_bcast_" + std::to_string(rows) + "x" + std::to_string(cols));
       absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
       ASSERT_TRUE(c.ok()) << c.status();
       CheckBroadcast(c->entry, rows, cols, {}, 0, 0);
@@ -132,35 +132,53 @@ TEST(ElementwiseTest, RankZeroDomain) {
 
 double Reference(ExprOp op, double x, double y) {
   switch (op) {
-    case ExprOp::kAdd: return x + y;
-    case ExprOp::kSub: return x - y;
-    case ExprOp::kMul: return x * y;
-    case ExprOp::kDiv: return x / y;
-    case ExprOp::kMax: return std::max(x, y);
-    case ExprOp::kMin: return std::min(x, y);
-    case ExprOp::kNeg: return -x;
-    case ExprOp::kAbs: return std::abs(x);
-    case ExprOp::kExp: return std::exp(x);
-    case ExprOp::kLog: return std::log(y);
-    case ExprOp::kSqrt: return std::sqrt(y);
-    case ExprOp::kRsqrt: return 1 / std::sqrt(y);
-    case ExprOp::kTanh: return std::tanh(x);
-    case ExprOp::kSigmoid: return 1 / (1 + std::exp(-x));
-    case ExprOp::kRelu: return x < 0 ? 0 : x;
+    case ExprOp::kAdd:
+      return x + y;
+    case ExprOp::kSub:
+      return x - y;
+    case ExprOp::kMul:
+      return x * y;
+    case ExprOp::kDiv:
+      return x / y;
+    case ExprOp::kMax:
+      return std::max(x, y);
+    case ExprOp::kMin:
+      return std::min(x, y);
+    case ExprOp::kNeg:
+      return -x;
+    case ExprOp::kAbs:
+      return std::abs(x);
+    case ExprOp::kExp:
+      return std::exp(x);
+    case ExprOp::kLog:
+      return std::log(y);
+    case ExprOp::kSqrt:
+      return std::sqrt(y);
+    case ExprOp::kRsqrt:
+      return 1 / std::sqrt(y);
+    case ExprOp::kTanh:
+      return std::tanh(x);
+    case ExprOp::kSigmoid:
+      return 1 / (1 + std::exp(-x));
+    case ExprOp::kRelu:
+      return x < 0 ? 0 : x;
     case ExprOp::kGeluTanh:
       return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-    case ExprOp::kGeluErf: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case ExprOp::kSilu: return x / (1 + std::exp(-x));
-    default: return NAN;
+    case ExprOp::kGeluErf:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case ExprOp::kSilu:
+      return x / (1 + std::exp(-x));
+    default:
+      return NAN;
   }
 }
 
 TEST(ElementwiseTest, EveryExprOpOnEveryIsa) {
   // One kernel with a store per op: x in [-3, 3], y in [0.1, 4] (domain of log/sqrt/rsqrt).
   const std::vector<ExprOp> ops = {
-      ExprOp::kAdd,  ExprOp::kSub,  ExprOp::kMul,     ExprOp::kDiv,     ExprOp::kMax,
-      ExprOp::kMin,  ExprOp::kNeg,  ExprOp::kAbs,     ExprOp::kExp,     ExprOp::kLog,
-      ExprOp::kSqrt, ExprOp::kRsqrt, ExprOp::kTanh,   ExprOp::kSigmoid, ExprOp::kRelu,
+      ExprOp::kAdd,      ExprOp::kSub,     ExprOp::kMul,  ExprOp::kDiv,     ExprOp::kMax,
+      ExprOp::kMin,      ExprOp::kNeg,     ExprOp::kAbs,  ExprOp::kExp,     ExprOp::kLog,
+      ExprOp::kSqrt,     ExprOp::kRsqrt,   ExprOp::kTanh, ExprOp::kSigmoid, ExprOp::kRelu,
       ExprOp::kGeluTanh, ExprOp::kGeluErf, ExprOp::kSilu};
   const int64_t n = 100;
   ir::Kernel k;

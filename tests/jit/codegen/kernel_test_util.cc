@@ -38,8 +38,7 @@ absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel
     EXPECT_TRUE(undefined.ok()) << undefined.status();
     if (undefined.ok()) {
       for (const std::string& name : *undefined) {
-        EXPECT_NE(std::find(kAllowedUndefinedSymbols.begin(), kAllowedUndefinedSymbols.end(),
-                            name),
+        EXPECT_NE(std::find(kAllowedUndefinedSymbols.begin(), kAllowedUndefinedSymbols.end(), name),
                   kAllowedUndefinedSymbols.end())
             << kernel.name << " references " << name;
       }
@@ -109,8 +108,8 @@ std::vector<float> RandomVector(size_t n, uint32_t seed, float lo, float hi) {
 double MaxScaledError(const std::vector<float>& got, const std::vector<double>& want) {
   double worst = 0;
   for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    const double err = std::abs(static_cast<double>(got[i]) - want[i]) /
-                       std::max(1.0, std::abs(want[i]));
+    const double err =
+        std::abs(static_cast<double>(got[i]) - want[i]) / std::max(1.0, std::abs(want[i]));
     if (std::isnan(got[i]) != std::isnan(want[i])) return INFINITY;
     if (!std::isnan(err)) worst = std::max(worst, err);
   }

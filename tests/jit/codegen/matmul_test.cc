@@ -22,8 +22,8 @@ struct MatMulCase {
 // C[b,m,n] = epilogue(sum_k A[b,m,k] B[b,k,n]); domain [s0, s1, s2] (batch, M, N), K = s3.
 // A is [b][m][k] (or [b][k][m] when transposed), B is [b][k][n].
 // With `epilogue`: out = gelu_tanh(acc + bias[n]) + residual[b,m,n].
-ir::Kernel MatMulKernel(bool transpose_a, bool broadcast_b, bool epilogue, int mr, int nrv,
-                        int vw, const std::string& name) {
+ir::Kernel MatMulKernel(bool transpose_a, bool broadcast_b, bool epilogue, int mr, int nrv, int vw,
+                        const std::string& name) {
   ir::Kernel k;
   k.kind = ir::KernelKind::kMatMul;
   k.name = name;
@@ -44,8 +44,7 @@ ir::Kernel MatMulKernel(bool transpose_a, bool broadcast_b, bool epilogue, int m
   Program p;
   int v = p.Acc();
   if (epilogue) {
-    v = p.Bin(ExprOp::kAdd, p.Un(ExprOp::kGeluTanh, p.Bin(ExprOp::kAdd, v, p.Load(3))),
-              p.Load(4));
+    v = p.Bin(ExprOp::kAdd, p.Un(ExprOp::kGeluTanh, p.Bin(ExprOp::kAdd, v, p.Load(3))), p.Load(4));
   }
   k.output = p.nodes();
   k.stores = {{2, v}};
@@ -56,14 +55,14 @@ double GeluTanh(double x) {
   return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
 }
 
-void CheckMatMul(pto_kernel_fn fn, const MatMulCase& c, bool epilogue, int64_t tile0,
-                 int64_t tile1, const std::string& what) {
+void CheckMatMul(pto_kernel_fn fn, const MatMulCase& c, bool epilogue, int64_t tile0, int64_t tile1,
+                 const std::string& what) {
   const int64_t bn = c.batch, m = c.m, n = c.n, kk = c.k;
   std::vector<float> a = RandomVector(bn * m * kk + 1, 31), b = RandomVector(bn * kk * n + 1, 32);
   std::vector<float> bias = RandomVector(n + 1, 33), res = RandomVector(bn * m * n + 1, 34);
   std::vector<float> out(bn * m * n + 1, kSentinel);
-  RunGrid(fn, {a.data(), b.data(), out.data(), bias.data(), res.data()}, {bn, m, n, kk}, bn * m,
-          n, tile0, tile1);
+  RunGrid(fn, {a.data(), b.data(), out.data(), bias.data(), res.data()}, {bn, m, n, kk}, bn * m, n,
+          tile0, tile1);
   for (int64_t x = 0; x < bn; ++x) {
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
@@ -84,16 +83,17 @@ void CheckMatMul(pto_kernel_fn fn, const MatMulCase& c, bool epilogue, int64_t t
 }
 
 TEST(MatMulTest, ShapesTilesAndMicroKernels) {
-  const std::vector<MatMulCase> cases = {{1, 1, 1, 1}, {1, 3, 17, 5},  {1, 17, 33, 9},
+  const std::vector<MatMulCase> cases = {{1, 1, 1, 1},     {1, 3, 17, 5}, {1, 17, 33, 9},
                                          {1, 33, 100, 17}, {1, 4, 16, 1}, {2, 5, 19, 7},
                                          {3, 6, 8, 3}};
-  struct Config { int mr, nrv, vw; };
+  struct Config {
+    int mr, nrv, vw;
+  };
   for (Config cfg : {Config{4, 2, 0}, Config{3, 3, 0}, Config{1, 1, 0}, Config{6, 2, 4}}) {
     const std::string name = "mm_" + std::to_string(cfg.mr) + "x" + std::to_string(cfg.nrv) +
                              "_vw" + std::to_string(cfg.vw);
-    absl::StatusOr<CompiledObject> c =
-        CompileKernel(EngineFor(Isa::kAvx512), MatMulKernel(false, false, false, cfg.mr, cfg.nrv,
-                                                            cfg.vw, name));
+    absl::StatusOr<CompiledObject> c = CompileKernel(
+        EngineFor(Isa::kAvx512), MatMulKernel(false, false, false, cfg.mr, cfg.nrv, cfg.vw, name));
     ASSERT_TRUE(c.ok()) << c.status();
     for (const MatMulCase& mc : cases) {
       CheckMatMul(c->entry, mc, false, 0, 0, name);
@@ -106,8 +106,8 @@ TEST(MatMulTest, TransposedABroadcastBAndEpilogue) {
   for (Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAvx512}) {
     for (bool ta : {false, true}) {
       for (bool bb : {false, true}) {
-        const std::string name = std::string("mm_epi_") + device::IsaName(isa) +
-                                 (ta ? "_ta" : "") + (bb ? "_bb" : "");
+        const std::string name =
+            std::string("mm_epi_") + device::IsaName(isa) + (ta ? "_ta" : "") + (bb ? "_bb" : "");
         absl::StatusOr<CompiledObject> c =
             CompileKernel(EngineFor(isa), MatMulKernel(ta, bb, true, 4, 2, 0, name));
         ASSERT_TRUE(c.ok()) << c.status();

@@ -94,11 +94,11 @@ TEST(OrcEngineTest, RefusesUndefinedSymbolsOutsideAllowList) {
   auto module = std::make_unique<llvm::Module>("calls_libm", *ctx);
   llvm::Type* f32 = llvm::Type::getFloatTy(*ctx);
   llvm::Type* ptr = llvm::PointerType::getUnqual(*ctx);
-  llvm::FunctionCallee sinf = module->getOrInsertFunction(
-      "sinf", llvm::FunctionType::get(f32, {f32}, false));
-  auto* fn = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(*ctx), {ptr},
-                                                            false),
-                                    llvm::Function::ExternalLinkage, "calls_libm", *module);
+  llvm::FunctionCallee sinf =
+      module->getOrInsertFunction("sinf", llvm::FunctionType::get(f32, {f32}, false));
+  auto* fn =
+      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(*ctx), {ptr}, false),
+                             llvm::Function::ExternalLinkage, "calls_libm", *module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(*ctx, "entry", fn));
   llvm::Value* v = b.CreateLoad(f32, fn->getArg(0));
   b.CreateStore(b.CreateCall(sinf, {v}), fn->getArg(0));

@@ -55,7 +55,8 @@ TEST(ReduceTest, EveryAxisAndKind) {
   const std::vector<std::vector<int64_t>> shapes = {
       {3, 17, 33}, {1, 1, 1}, {2, 100, 3}, {5, 3, 17}, {1, 33, 1}};
   for (int axis = 0; axis < 3; ++axis) {
-    for (ir::ReduceKind kind : {ir::ReduceKind::kSum, ir::ReduceKind::kMax, ir::ReduceKind::kMean}) {
+    for (ir::ReduceKind kind :
+         {ir::ReduceKind::kSum, ir::ReduceKind::kMax, ir::ReduceKind::kMean}) {
       for (int unroll : {1, 3}) {
         ir::Kernel k = ReduceKernel(axis, kind, unroll,
                                     "reduce_" + std::to_string(axis) + "_" +
@@ -108,8 +109,8 @@ TEST(ReduceTest, EveryAxisAndKind) {
 
 TEST(ReduceTest, EmptyReducedAxisAndEmptyGrid) {
   for (int axis = 0; axis < 3; ++axis) {
-    ir::Kernel k = ReduceKernel(axis, ir::ReduceKind::kSum, 2, "reduce_empty_" +
-                                                                    std::to_string(axis));
+    ir::Kernel k =
+        ReduceKernel(axis, ir::ReduceKind::kSum, 2, "reduce_empty_" + std::to_string(axis));
     absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
     ASSERT_TRUE(c.ok()) << c.status();
     // Reduced extent 0: the sum is 0, so out = bias.

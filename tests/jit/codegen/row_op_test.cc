@@ -92,8 +92,8 @@ TEST(RowOpTest, AllOpsAllWidths) {
   for (auto [op, name] : ops) {
     for (Isa isa : {Isa::kSse2, Isa::kAvx512}) {
       for (int unroll : {1, 4}) {
-        ir::Kernel k = RowKernel(op, unroll, std::string("row_") + name + "_u" +
-                                                 std::to_string(unroll));
+        ir::Kernel k =
+            RowKernel(op, unroll, std::string("row_") + name + "_u" + std::to_string(unroll));
         absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
         ASSERT_TRUE(c.ok()) << c.status();
         for (int64_t cols : {1, 3, 17, 33, 100}) {

@@ -1,5 +1,7 @@
 // Accuracy of the inline vector math (jit/codegen/vector_math.h) against double-precision std::
 // functions, with FMA (host ISA) and without (SSE2), over dense sweeps and special values.
+#include "jit/codegen/vector_math.h"
+
 #include <cfloat>
 #include <cmath>
 #include <functional>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "jit/codegen/vector_math.h"
 #include "kernel_test_util.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
@@ -55,8 +56,8 @@ std::vector<float> RunErf(Isa isa, const std::vector<float>& x) {
   in_copy.resize((x.size() + 3) / 4 * 4 + 4, 0.f);
   std::vector<float> out(in_copy.size(), 0.f);
   if (!c.ok()) return out;
-  auto f = reinterpret_cast<void (*)(const float*, float*, int64_t)>(
-      reinterpret_cast<void*>(c->entry));
+  auto f =
+      reinterpret_cast<void (*)(const float*, float*, int64_t)>(reinterpret_cast<void*>(c->entry));
   f(in_copy.data(), out.data(), static_cast<int64_t>(x.size()));
   out.resize(x.size());
   return out;
@@ -93,9 +94,10 @@ std::vector<float> Sweep(double lo, double hi, double step) {
 
 std::vector<float> Specials() {
   const float inf = std::numeric_limits<float>::infinity();
-  return {0.f, -0.f, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1e-40f, -1e-40f, FLT_MIN, -FLT_MIN, 1e-30f,
-          -1e-30f, 1e-7f, -1e-7f, 1.f, -1.f, -100.f, 100.f, 88.7f, 88.8f, -87.f, -103.f, -104.f,
-          -110.f, 1e10f, -1e10f, FLT_MAX, -FLT_MAX, inf, -inf};
+  return {0.f,      -0.f,   FLT_TRUE_MIN, -FLT_TRUE_MIN, 1e-40f,   -1e-40f, FLT_MIN,
+          -FLT_MIN, 1e-30f, -1e-30f,      1e-7f,         -1e-7f,   1.f,     -1.f,
+          -100.f,   100.f,  88.7f,        88.8f,         -87.f,    -103.f,  -104.f,
+          -110.f,   1e10f,  -1e10f,       FLT_MAX,       -FLT_MAX, inf,     -inf};
 }
 
 struct Errors {
@@ -121,7 +123,8 @@ Errors Measure(Isa isa, ExprOp op, const std::vector<float>& x,
       EXPECT_EQ(g, wantf) << ir::ExprOpName(op) << "(" << x[i] << ")";
       continue;
     }
-    EXPECT_FALSE(std::isnan(g) || std::isinf(g)) << ir::ExprOpName(op) << "(" << x[i] << ") = " << g;
+    EXPECT_FALSE(std::isnan(g) || std::isinf(g))
+        << ir::ExprOpName(op) << "(" << x[i] << ") = " << g;
     const double abs_err = std::abs(g - want);
     if (abs_err > e.max_abs) e.max_abs = abs_err;
     if (std::abs(want) >= min_rel_magnitude) {
@@ -132,8 +135,9 @@ Errors Measure(Isa isa, ExprOp op, const std::vector<float>& x,
       }
     }
   }
-  std::cout << (op == ExprOp::kConst ? "erf" : ir::ExprOpName(op)) << " " << device::IsaName(isa) << ": max rel " << e.max_rel
-            << " (x=" << e.worst_x << "), max abs " << e.max_abs << "\n";
+  std::cout << (op == ExprOp::kConst ? "erf" : ir::ExprOpName(op)) << " " << device::IsaName(isa)
+            << ": max rel " << e.max_rel << " (x=" << e.worst_x << "), max abs " << e.max_abs
+            << "\n";
   return e;
 }
 
@@ -147,11 +151,12 @@ const Isa kIsas[] = {Isa::kAvx512, Isa::kSse2};
 TEST(VectorMathTest, Exp) {
   for (Isa isa : kIsas) {
     std::vector<float> x = Join(Sweep(-110, 100, 1e-3), Specials());
-    Errors e = Measure(isa, ExprOp::kExp, x, [](double v) { return std::exp(v); }, FLT_MIN);
+    Errors e = Measure(
+        isa, ExprOp::kExp, x, [](double v) { return std::exp(v); }, FLT_MIN);
     EXPECT_LE(e.max_rel, 3e-7);
     // Denormal results: within about one denormal step.
-    Errors d = Measure(isa, ExprOp::kExp, Sweep(-104, -87.4, 1e-3),
-                       [](double v) { return std::exp(v); }, 1.0);
+    Errors d = Measure(
+        isa, ExprOp::kExp, Sweep(-104, -87.4, 1e-3), [](double v) { return std::exp(v); }, 1.0);
     EXPECT_LE(d.max_abs, 1.5e-45);
     std::vector<float> nan = RunOp(isa, ExprOp::kExp, {NAN});
     EXPECT_TRUE(std::isnan(nan[0]));
@@ -165,13 +170,15 @@ TEST(VectorMathTest, Log) {
     x = Join(x, Sweep(0.5, 2, 1e-5));
     x = Join(x, Specials());
     x.push_back(NAN);
-    Errors e = Measure(isa, ExprOp::kLog, x, [](double v) { return std::log(v); }, 0.0);
+    Errors e = Measure(
+        isa, ExprOp::kLog, x, [](double v) { return std::log(v); }, 0.0);
     EXPECT_LE(e.max_abs, 1e-4);  // |log| up to 103: relative bound below is the real one
-    Errors near_one = Measure(isa, ExprOp::kLog, Sweep(0.5, 2, 1e-6),
-                              [](double v) { return std::log(v); }, 1e30);
+    Errors near_one = Measure(
+        isa, ExprOp::kLog, Sweep(0.5, 2, 1e-6), [](double v) { return std::log(v); }, 1e30);
     EXPECT_LE(near_one.max_abs, 1e-7);
-    Errors far = Measure(isa, ExprOp::kLog, Join(Sweep(2, 1000, 1e-2), Sweep(1e-6, 0.5, 1e-6)),
-                         [](double v) { return std::log(v); }, 0.0);
+    Errors far = Measure(
+        isa, ExprOp::kLog, Join(Sweep(2, 1000, 1e-2), Sweep(1e-6, 0.5, 1e-6)),
+        [](double v) { return std::log(v); }, 0.0);
     EXPECT_LE(far.max_rel, 2.4e-7);
   }
 }
@@ -180,14 +187,17 @@ TEST(VectorMathTest, TanhSigmoidErf) {
   for (Isa isa : kIsas) {
     std::vector<float> x = Join(Sweep(-20, 20, 1e-4), Specials());
     x.push_back(NAN);
-    Errors t = Measure(isa, ExprOp::kTanh, x, [](double v) { return std::tanh(v); }, 0.0);
+    Errors t = Measure(
+        isa, ExprOp::kTanh, x, [](double v) { return std::tanh(v); }, 0.0);
     EXPECT_LE(t.max_abs, 3e-7);
     EXPECT_LE(t.max_rel, 4.8e-7);
-    Errors s = Measure(isa, ExprOp::kSigmoid, Join(x, Sweep(-110, 110, 1e-3)),
-                       [](double v) { return 1 / (1 + std::exp(-v)); }, FLT_MIN);
+    Errors s = Measure(
+        isa, ExprOp::kSigmoid, Join(x, Sweep(-110, 110, 1e-3)),
+        [](double v) { return 1 / (1 + std::exp(-v)); }, FLT_MIN);
     EXPECT_LE(s.max_rel, 6e-7);
     // Denormal results (|x| < 1.1e-38) carry denormal rounding: relative error from FLT_MIN.
-    Errors e = Measure(isa, ExprOp::kConst, x, [](double v) { return std::erf(v); }, FLT_MIN);
+    Errors e = Measure(
+        isa, ExprOp::kConst, x, [](double v) { return std::erf(v); }, FLT_MIN);
     EXPECT_LE(e.max_abs, 3e-7);
     EXPECT_LE(e.max_rel, 1e-6);
   }
@@ -202,28 +212,34 @@ TEST(VectorMathTest, GeluAndSilu) {
     for (float v : x) {
       if (std::isfinite(v)) finite.push_back(v);
     }
-    Errors gt = Measure(isa, ExprOp::kGeluTanh, finite, [](double v) {
-      const double u = std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v);
-      return v / (1 + std::exp(-2 * u));  // == 0.5v(1 + tanh(u)), without cancellation
-    }, 1e-36);
+    Errors gt = Measure(
+        isa, ExprOp::kGeluTanh, finite,
+        [](double v) {
+          const double u = std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v);
+          return v / (1 + std::exp(-2 * u));  // == 0.5v(1 + tanh(u)), without cancellation
+        },
+        1e-36);
     // The tail is ill-conditioned (d ln gelu / d ln x ~ 200 at x = -10): 3e-5 there.
     EXPECT_LE(gt.max_rel, 3e-5);
-    Errors gt5 = Measure(isa, ExprOp::kGeluTanh, Sweep(-5, 20, 1e-4), [](double v) {
-      const double u = std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v);
-      return v / (1 + std::exp(-2 * u));
-    }, 0.0);
+    Errors gt5 = Measure(
+        isa, ExprOp::kGeluTanh, Sweep(-5, 20, 1e-4),
+        [](double v) {
+          const double u = std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v);
+          return v / (1 + std::exp(-2 * u));
+        },
+        0.0);
     EXPECT_LE(gt5.max_rel, 3e-6);
-    Errors ge = Measure(isa, ExprOp::kGeluErf, finite, [](double v) {
-      return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    }, 1e-30);
+    Errors ge = Measure(
+        isa, ExprOp::kGeluErf, finite,
+        [](double v) { return 0.5 * v * std::erfc(-v / std::sqrt(2.0)); }, 1e-30);
     EXPECT_LE(ge.max_rel, 2e-5);
     EXPECT_LE(ge.max_abs, 1e-6);
-    Errors ge5 = Measure(isa, ExprOp::kGeluErf, Sweep(-5, 20, 1e-4), [](double v) {
-      return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
-    }, 0.0);
+    Errors ge5 = Measure(
+        isa, ExprOp::kGeluErf, Sweep(-5, 20, 1e-4),
+        [](double v) { return 0.5 * v * std::erfc(-v / std::sqrt(2.0)); }, 0.0);
     EXPECT_LE(ge5.max_rel, 3e-6);
-    Errors si = Measure(isa, ExprOp::kSilu, finite,
-                        [](double v) { return v / (1 + std::exp(-v)); }, 1e-36);
+    Errors si = Measure(
+        isa, ExprOp::kSilu, finite, [](double v) { return v / (1 + std::exp(-v)); }, 1e-36);
     EXPECT_LE(si.max_rel, 1e-6);
   }
 }
