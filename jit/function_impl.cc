@@ -55,7 +55,7 @@ absl::Status CheckView(const TensorView& t, const char* what, int index) {
                                                    ": data pointer is not aligned to 4 bytes"));
   }
   int64_t expected = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
+  for (int d = t.rank - 1; d >= 0 && n > 0; --d) {  // an empty tensor's strides are never used
     if (t.shape[d] != 1 && t.strides[d] != expected) {
       return absl::InvalidArgumentError(absl::StrCat(
           what, " ", index, ": strides ", DimsString(t.strides, t.rank), " for shape ",
