@@ -1,0 +1,148 @@
+// The `pto` program as a user runs it: run, dump, demo, and their error messages.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "device/device_info.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/graph/graph_text.h"
+#include "ops/reference.h"
+#include "ops/tolerance.h"
+#include "tools/npy.h"
+
+namespace pto {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Result RunPto(const std::string& args) {
+  Result r;
+  const std::string command = std::string(PTO_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class PtoCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("pto_cli_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) { return (dir_ / name).string(); }
+  std::string Graph() { return std::string(PTO_SOURCE_DIR) + "/tests/tools/data/small_mlp.pbtxt"; }
+  std::filesystem::path dir_;
+};
+
+TEST_F(PtoCli, RunMatchesReference) {
+  const std::vector<std::vector<int64_t>> shapes = {{5, 12}, {12, 20}, {20}, {20, 12}};
+  const std::vector<std::string> names = {"x", "w1", "b1", "w2"};
+  std::vector<ops::HostTensor> inputs;
+  std::string args = "run " + Graph();
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    inputs.push_back(ops::HostTensor::Random(shapes[i], 40 + i));
+    ASSERT_TRUE(tools::WriteNpy(Path(names[i] + ".npy"), {shapes[i], inputs.back().data}).ok());
+    args += " --input " + names[i] + "=" + Path(names[i] + ".npy");
+  }
+  args += " --output y=" + Path("y.npy");
+  Result r = RunPto(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  absl::StatusOr<tools::NpyArray> y = tools::ReadNpy(Path("y.npy"));
+  ASSERT_TRUE(y.ok()) << y.status();
+  absl::StatusOr<ir::Graph> graph = graph::LoadGraphFile(Graph());
+  ASSERT_TRUE(graph.ok());
+  absl::StatusOr<std::vector<ops::HostTensor>> want = ops::RunReference(*graph, inputs);
+  ASSERT_TRUE(want.ok()) << want.status();
+  std::string mismatch;
+  EXPECT_TRUE(ops::AllClose({y->shape, y->data}, (*want)[0], ops::OpTolerance(ir::OpKind::kMatMul, 20),
+                            &mismatch))
+      << mismatch;
+}
+
+TEST_F(PtoCli, RunReportsMalformedGraphWithLine) {
+  FILE* f = std::fopen(Path("bad.pbtxt").c_str(), "w");
+  std::fputs("name: \"bad\"\nnum_inputs: 1\nnodes { op: OP_NOT_AN_OP }\n", f);
+  std::fclose(f);
+  Result r = RunPto("run " + Path("bad.pbtxt") + " --output y=" + Path("y.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("line 3"));
+}
+
+TEST_F(PtoCli, RunReportsUnknownInputName) {
+  Result r = RunPto("run " + Graph() + " --input nope=" + Path("x.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("--input nope: the graph has no input of that name (it has: x, w1, b1, w2)"));
+}
+
+TEST_F(PtoCli, RunReportsBadNpy) {
+  FILE* f = std::fopen(Path("x.npy").c_str(), "w");
+  std::fputs("not a numpy file", f);
+  std::fclose(f);
+  std::string args = "run " + Graph();
+  for (const char* n : {"x", "w1", "b1", "w2"}) args += std::string(" --input ") + n + "=" + Path("x.npy");
+  Result r = RunPto(args + " --output y=" + Path("y.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr(Path("x.npy")));
+}
+
+TEST_F(PtoCli, DumpEveryStage) {
+  const std::vector<std::vector<int64_t>> shapes = {{3, 12}, {12, 20}, {20}, {20, 12}};
+  std::string inputs;
+  int i = 0;
+  for (const char* n : {"x", "w1", "b1", "w2"}) {
+    ASSERT_TRUE(tools::WriteNpy(Path(std::string(n) + ".npy"),
+                                {shapes[i], std::vector<float>(ops::NumElements(shapes[i]), 0.5f)}).ok());
+    inputs += std::string(" --input ") + n + "=" + Path(std::string(n) + ".npy");
+    ++i;
+  }
+  const std::vector<std::pair<std::string, std::string>> expect = {
+      {"tensor", "gelu_tanh"}, {"tile", "(matmul)"}, {"block", "grid ["},
+      {"exec", "calls:"},      {"llvm", "define void @f32_matmul"}, {"asm", "vfmadd"}};
+  for (const auto& [stage, needle] : expect) {
+    Result r = RunPto("dump --stage=" + stage + " " + Graph() + inputs);
+    EXPECT_EQ(r.exit_code, 0) << stage << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr(needle)) << stage;
+  }
+}
+
+TEST_F(PtoCli, MatmulAsmHasVectorFmasOfTheHostWidth) {
+  Result r = RunPto("dump --stage=asm --example matmul");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const device::DeviceInfo host = device::DetectHost();
+  const std::string reg = host.vector_bits == 512 ? "zmm" : host.vector_bits == 256 ? "ymm" : "xmm";
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("vfmadd[0-9]+ps.*%" + reg));
+}
+
+TEST_F(PtoCli, UnknownStageAndCommand) {
+  Result r = RunPto("dump --stage=bogus --example matmul");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("unknown --stage=bogus"));
+  r = RunPto("frobnicate");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("unknown command 'frobnicate'"));
+}
+
+TEST_F(PtoCli, DemoPassesItsReferenceCheck) {
+  Result r = RunPto("demo --iterations 8");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("shape classes compiled"));
+  EXPECT_THAT(r.output, HasSubstr("PASS"));
+}
+
+}  // namespace
+}  // namespace pto

@@ -1,0 +1,127 @@
+// pto_bench_call_overhead: what a warm call costs above its kernels' own time.
+//   (1) Function call: validation, dispatch-table lookup, symbol binding, plan execution;
+//   (2) the same kernels called directly with pre-bound arguments (the kernels' own time);
+//   overhead = (1) - (2), on the caller's thread (intra_op_threads = 1).
+// And separately the cost of one parallel launch (an empty 2-D parallel loop on the arena).
+// Prints medians over repetitions (the machine is shared and noisy) as a table.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "device/device_info.h"
+#include "device/thread_arena.h"
+#include "jit/kernel_compiler.h"
+#include "jit/pipeline.h"
+#include "jit/trace.h"
+#include "pto/pto.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename F>
+double MedianNanosPerCall(F&& f, int calls, int reps) {
+  std::vector<double> per_call;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; ++i) f();
+    per_call.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() / calls);
+  }
+  std::sort(per_call.begin(), per_call.end());
+  return per_call[per_call.size() / 2];
+}
+
+struct Case {
+  const char* name;
+  pto::TraceFn trace;
+  std::vector<std::vector<int64_t>> shapes;
+};
+
+}  // namespace
+
+int main() {
+  using namespace pto;
+  const std::vector<Case> cases = {
+      {"x+1 on [1]", [](std::span<const Value> v) { return std::vector<Value>{v[0] + 1.0f}; }, {{1}}},
+      {"3 kernels on [4,8]",
+       [](std::span<const Value> v) {
+         return std::vector<Value>{softmax(matmul(v[0], v[1])) + reduce_sum(v[0], 1, true)};
+       },
+       {{4, 8}, {8, 8}}},
+  };
+  device::DeviceInfo device = device::DetectHost();
+  auto compiler = jit::KernelCompiler::Create(device);
+  auto rt = Runtime::Open({.intra_op_threads = 1});
+  if (!compiler.ok() || !rt.ok()) {
+    std::fprintf(stderr, "set-up failed\n");
+    return 1;
+  }
+  std::printf("%-22s %8s %14s %14s %14s\n", "graph", "kernels", "call ns", "kernels ns", "overhead ns");
+  for (const Case& c : cases) {
+    std::vector<std::vector<float>> data;
+    std::vector<TensorView> in;
+    for (const auto& s : c.shapes) {
+      int64_t n = 1;
+      for (int64_t d : s) n *= d;
+      data.emplace_back(n, 0.5f);
+      in.push_back(TensorView::Dense(data.back().data(), s));
+    }
+    auto fn = (*rt)->JitTraced(c.name, static_cast<int>(in.size()), c.trace, {});
+    auto out_shapes = (*fn)->OutputShapes(c.shapes);
+    std::vector<std::vector<float>> out_data;
+    std::vector<TensorView> out;
+    for (const auto& s : *out_shapes) {
+      int64_t n = 1;
+      for (int64_t d : s) n *= d;
+      out_data.emplace_back(n);
+      out.push_back(TensorView::Dense(out_data.back().data(), s));
+    }
+    if (!(**fn)(in, out).ok()) return 1;
+    const double call = MedianNanosPerCall([&] { (void)(**fn)(in, out); }, 20000, 15);
+    // The same kernels, bound once and called directly.
+    std::vector<jit::TraceInput> trace_inputs;
+    for (const auto& s : c.shapes) {
+      jit::TraceInput t;
+      for (int64_t d : s) t.shape.push_back(ir::SymExpr(d));
+      trace_inputs.push_back(t);
+    }
+    auto graph = jit::Trace(c.trace, trace_inputs, {});
+    jit::PipelineOptions options;
+    options.device = &device;
+    auto lowered = jit::Lower(*graph, jit::ShapeClass{}, options);
+    auto plan = jit::BuildPlan(*lowered, **compiler, nullptr);
+    std::vector<float> arena(1 << 16);
+    struct Bound {
+      pto_kernel_fn fn;
+      std::vector<void*> buffers;
+      int64_t hi[2];
+    };
+    std::vector<Bound> bound;
+    for (const jit::PlanKernel& k : (*plan)->kernels) {
+      Bound b{k.fn, {}, {k.grid[0].Evaluate({}), k.grid[1].Evaluate({})}};
+      for (const jit::BufferRef& r : k.buffers) {
+        b.buffers.push_back(r.kind == ir::BufferKind::kInput    ? in[r.index].data
+                            : r.kind == ir::BufferKind::kOutput ? out[r.index].data
+                                                                : arena.data() + 4096 * r.index);
+      }
+      bound.push_back(std::move(b));
+    }
+    const int64_t lo[2] = {0, 0};
+    const double kernels = MedianNanosPerCall(
+        [&] {
+          for (const Bound& b : bound) {
+            const pto_kernel_args args{b.buffers.data(), nullptr};
+            b.fn(&args, lo, b.hi, nullptr);
+          }
+        },
+        20000, 15);
+    std::printf("%-22s %8zu %14.1f %14.1f %14.1f\n", c.name, bound.size(), call, kernels, call - kernels);
+  }
+  device::ThreadArena arena(std::max(2, device.cores));
+  const int64_t extent[2] = {arena.threads(), 1}, grain[2] = {1, 1};
+  const double launch = MedianNanosPerCall(
+      [&] { arena.ParallelFor2D(extent, grain, [](const int64_t*, const int64_t*) {}); }, 20000, 15);
+  std::printf("\nparallel launch (empty 2-D loop over %d threads): %.1f ns median\n", arena.threads(), launch);
+  return 0;
+}
