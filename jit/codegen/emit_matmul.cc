@@ -1,14 +1,25 @@
 // MatMul: domain [batch..., M, N], contraction K. Grid {rows = prod(batch)*M, cols = N}.
-// Rows are taken in blocks of config.mr within one batch entry (1-row blocks for the M tail),
-// columns in blocks of config.nr_vectors vectors (then single vectors, then scalars). Each
-// micro-kernel keeps mr x nr accumulators in registers over the K loop: A elements are
-// broadcast, B rows are vector loads (B's N stride is 1), and llvm.fmuladd gives vector FMAs.
+// Rows are taken in blocks of config.mr within one batch entry (1-row blocks for the M tail).
+// Two micro-kernel forms, chosen from b's constant strides:
+//  - broadcast form (the default): columns in blocks of config.nr_vectors vectors (then single
+//    vectors, then scalars); mr x nr vector accumulators over the K loop: A elements are
+//    broadcast, B rows are vector loads along N, and llvm.fmuladd gives vector FMAs.
+//  - dot-product form, when b's N stride is not the constant 1 but its K stride is (B stored
+//    [N, K], e.g. a linear layer's weight or k in q.k^T): columns in blocks of config.nr_vectors
+//    *columns* (then single columns), so the block again holds mr x nr vector accumulators, the
+//    same register budget as the broadcast form. Each accumulator runs along K: B is a vector
+//    load, A is a vector load when its K stride is 1 (else a per-lane gather). Each accumulator
+//    is then reduced horizontally (llvm.vector.reduce.fadd, reassoc), the K tail (K mod lanes)
+//    continues those sums in scalars, and the block's columns of one row form a vector of nr
+//    lanes for the epilogue.
+// When neither stride of b is the constant 1, the broadcast form loads B per lane (a gather).
 // The epilogue program runs on the accumulators before the stores.
 #include <vector>
 
 #include "jit/codegen/emit_expr.h"
 #include "jit/codegen/emit_kinds.h"
 #include "jit/codegen/emit_loops.h"
+#include "jit/codegen/reduction_ops.h"
 #include "jit/codegen/vector_math.h"
 
 namespace pto::jit {
@@ -23,6 +34,9 @@ class MatMulEmitter {
     kdim_ = ec.Sym(k_.k);
     mr_ = std::max(1, k_.config.mr);
     nrv_ = std::max(1, k_.config.nr_vectors);
+    const int ndim = rank_ - 1, kdim = rank_;
+    dot_ = ConstantValue(access_.Stride(k_.b, ndim)) != 1 &&
+           ConstantValue(access_.Stride(k_.b, kdim)) == 1;
   }
 
   void Emit() {
@@ -70,6 +84,10 @@ class MatMulEmitter {
  private:
   // Rows idx[rank-2] .. +rows-1 of one batch entry, all columns of the tile range.
   void RowBlock(const std::vector<llvm::Value*>& idx, int rows) {
+    if (dot_) {
+      DotRowBlock(idx, rows);
+      return;
+    }
     const int lanes = ec_.lanes;
     llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "col");
     ec_.b.CreateStore(ec_.lo[1], col);
@@ -133,11 +151,89 @@ class MatMulEmitter {
     }
   }
 
+  // Dot-product form: columns in blocks of nrv_ columns, then single columns.
+  void DotRowBlock(const std::vector<llvm::Value*>& idx, int rows) {
+    llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "col");
+    ec_.b.CreateStore(ec_.lo[1], col);
+    if (nrv_ > 1) {
+      EmitChunkLoop(
+          ec_, col, ec_.hi[1], nrv_, [&](llvm::Value* n) { DotKernel(idx, n, rows, nrv_); }, false);
+    }
+    EmitChunkLoop(
+        ec_, col, ec_.hi[1], 1, [&](llvm::Value* n) { DotKernel(idx, n, rows, 1); }, true);
+  }
+
+  // rows x cols outputs starting at (idx[M], n0): one vector accumulator per output along K.
+  void DotKernel(std::vector<llvm::Value*> idx, llvm::Value* n0, int rows, int cols) {
+    llvm::IRBuilder<>& b = ec_.b;
+    const int lanes = ec_.lanes;
+    llvm::Type* vt = ec_.VecType(lanes);
+    const int mdim = rank_ - 2, ndim = rank_ - 1, kdim = rank_;
+    llvm::Value* m0 = idx[mdim];
+    std::vector<llvm::Value*> m(rows), n(cols);
+    for (int i = 0; i < rows; ++i) m[i] = b.CreateAdd(m0, ec_.I64Const(i));
+    for (int j = 0; j < cols; ++j) n[j] = b.CreateAdd(n0, ec_.I64Const(j));
+    // Accumulates acc[i][j] += A[m_i, k..k+width) . B[k..k+width), n_j) elementwise.
+    auto step = [&](const std::vector<llvm::AllocaInst*>& acc, llvm::Value* kk, int width) {
+      llvm::Type* t = ec_.VecType(width);
+      std::vector<llvm::Value*> bv(cols);
+      idx[kdim] = kk;
+      idx[mdim] = nullptr;  // B's M stride is 0
+      for (int j = 0; j < cols; ++j) {
+        idx[ndim] = n[j];
+        bv[j] = access_.Load(k_.b, idx, kdim, width);
+      }
+      idx[ndim] = nullptr;  // A's N stride is 0
+      for (int i = 0; i < rows; ++i) {
+        idx[mdim] = m[i];
+        llvm::Value* av = access_.Load(k_.a, idx, kdim, width);
+        for (int j = 0; j < cols; ++j) {
+          llvm::AllocaInst* a = acc[i * cols + j];
+          b.CreateStore(EmitFMulAdd(b, av, bv[j], b.CreateLoad(t, a)), a);
+        }
+      }
+    };
+    std::vector<llvm::AllocaInst*> acc(rows * cols);
+    for (auto& a : acc) {
+      a = ec_.EntryAlloca(vt, "dotacc");
+      b.CreateStore(llvm::ConstantFP::get(vt, 0.0), a);
+    }
+    llvm::AllocaInst* pos = ec_.EntryAlloca(ec_.I64(), "kpos");
+    b.CreateStore(ec_.I64Const(0), pos);
+    EmitChunkLoop(
+        ec_, pos, kdim_, lanes, [&](llvm::Value* kk) { step(acc, kk, lanes); }, false);
+    if (lanes > 1) {
+      // Reduce first, then the K tail continues the scalar sums (fewer live registers).
+      for (auto& a : acc) {
+        llvm::Value* sum = CombineLanes(b, Combine::kSum, b.CreateLoad(vt, a));
+        a = ec_.EntryAlloca(ec_.F32(), "dotsum");
+        b.CreateStore(sum, a);
+      }
+      EmitChunkLoop(
+          ec_, pos, kdim_, 1, [&](llvm::Value* kk) { step(acc, kk, 1); }, true);
+    }
+    idx[kdim] = nullptr;
+    idx[ndim] = n0;
+    llvm::Type* ot = ec_.VecType(cols);
+    for (int i = 0; i < rows; ++i) {
+      llvm::Value* dots = cols == 1 ? nullptr : llvm::PoisonValue::get(ot);
+      for (int j = 0; j < cols; ++j) {
+        llvm::Value* d = b.CreateLoad(ec_.F32(), acc[i * cols + j]);
+        dots = cols == 1 ? d : b.CreateInsertElement(dots, d, static_cast<uint64_t>(j));
+      }
+      idx[mdim] = m[i];
+      auto load = [&](int a) { return access_.Load(a, idx, ndim, cols); };
+      std::vector<llvm::Value*> v = EmitProgram(b, k_.output, roots_, ot, load, dots);
+      for (const ir::Store& s : k_.stores) access_.Store(s.access, idx, ndim, cols, v[s.value]);
+    }
+  }
+
   EmitContext& ec_;
   AccessEmitter& access_;
   const ir::Kernel& k_;
   const int rank_;
   int mr_ = 1, nrv_ = 1;
+  bool dot_ = false;  // dot-product form (see the file comment)
   std::vector<llvm::Value*> dims_;
   std::vector<int> roots_;
   llvm::Value* kdim_ = nullptr;

@@ -80,7 +80,8 @@ struct TileConfig {
 //   Mean/variance use two passes over the row (sound for rows with a large mean).
 // kMatMul: domain = output shape [batch..., M, N]; `k` is the contraction extent. Accesses `a`
 //   and `b` have rank+1 strides: one per domain dim and a last one for K (a's N stride and b's M
-//   stride are 0). b's N stride is 1. `output` is the epilogue (kAcc = the dot product).
+//   stride are 0). b's N stride is 1, or b's K stride is 1 (dot-product form); other strides
+//   are correct but slow (per-lane loads). `output` is the epilogue (kAcc = the dot product).
 //   Grid: {rows = prod(batch)*M, cols = N}.
 struct Kernel {
   KernelKind kind = KernelKind::kElementwise;

@@ -10,6 +10,7 @@
 #include "jit/orc/object_code.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace pto::jit::testing {
 
@@ -69,6 +70,17 @@ std::string KernelAssembly(const ir::Kernel& kernel, const CodegenTarget& target
   absl::StatusOr<std::string> text = EmitAssembly(**module, target);
   EXPECT_TRUE(text.ok()) << text.status();
   return text.ok() ? *text : "";
+}
+
+std::string KernelIr(const ir::Kernel& kernel, const CodegenTarget& target) {
+  llvm::LLVMContext context;
+  absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(kernel, target, context);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  (*module)->print(os, nullptr);
+  return os.str();
 }
 
 void RunRange(pto_kernel_fn fn, const std::vector<float*>& buffers,

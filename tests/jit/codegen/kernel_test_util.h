@@ -48,6 +48,8 @@ absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel
 OrcEngine& EngineFor(device::Isa isa);
 // Assembly text of `kernel` for `target`.
 std::string KernelAssembly(const ir::Kernel& kernel, const CodegenTarget& target);
+// Textual LLVM IR of `kernel` as emitted (before optimization).
+std::string KernelIr(const ir::Kernel& kernel, const CodegenTarget& target);
 
 // Runs fn over [lo, hi).
 void RunRange(pto_kernel_fn fn, const std::vector<float*>& buffers,
