@@ -1,6 +1,7 @@
 #include "jit/codegen/reduction_ops.h"
 
 #include <cmath>
+#include <vector>
 
 #include "jit/codegen/vector_math.h"
 
@@ -16,7 +17,23 @@ llvm::Value* CombineValues(llvm::IRBuilderBase& b, Combine c, llvm::Value* x, ll
 
 llvm::Value* CombineLanes(llvm::IRBuilderBase& b, Combine c, llvm::Value* v) {
   if (!v->getType()->isVectorTy()) return v;
-  if (c == Combine::kMax) return b.CreateFPMaxReduce(v);
+  if (c == Combine::kMax) {
+    // A shuffle tree of EmitMax (NaN-propagating; llvm.vector.reduce.fmax ignores NaN and
+    // llvm.vector.reduce.fmaximum expands to long sequences on x86). For an odd width the two
+    // halves overlap by one lane, which max tolerates.
+    int w = static_cast<int>(llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements());
+    while (w > 1) {
+      const int h = (w + 1) / 2;
+      std::vector<int> lo(h), hi(h);
+      for (int i = 0; i < h; ++i) {
+        lo[i] = i;
+        hi[i] = w - h + i;
+      }
+      v = EmitMax(b, b.CreateShuffleVector(v, lo), b.CreateShuffleVector(v, hi));
+      w = h;
+    }
+    return b.CreateExtractElement(v, uint64_t{0});
+  }
   llvm::IRBuilderBase::FastMathFlagGuard guard(b);
   llvm::FastMathFlags fmf;
   fmf.setAllowReassoc();

@@ -71,12 +71,19 @@ llvm::Value* EmitFMulAdd(llvm::IRBuilderBase& b, llvm::Value* a, llvm::Value* x,
   return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, x, c});
 }
 
+// x > y ? x : y returns y when either is NaN, so y's NaN propagates; the select on
+// fcmp uno x, x propagates x's NaN. InstCombine merges the two selects into
+// select(ogt(x, y) | uno(x, x), x, y): on AVX2 cmpltps + cmpunordps + orps + blendvps (SSE2:
+// and/andn/or instead of the blend). llvm.maximum costs three blendvps + maxps + cmpunordps,
+// as it also orders -0 < +0, which the ops/ reference (a > b ? a : b) does not do.
 llvm::Value* EmitMax(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) {
-  return b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, y);
+  llvm::Value* m = b.CreateSelect(b.CreateFCmpOGT(x, y), x, y);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, m);
 }
 
 llvm::Value* EmitMin(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) {
-  return b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, y);
+  llvm::Value* m = b.CreateSelect(b.CreateFCmpOLT(x, y), x, y);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, m);
 }
 
 // Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, then the Cephes expf polynomial and 2^n

@@ -42,8 +42,10 @@ llvm::Value* EmitRsqrt(llvm::IRBuilderBase& b, llvm::Value* x);
 
 // Helpers also used by the kernel emitters.
 llvm::Value* EmitFMulAdd(llvm::IRBuilderBase& b, llvm::Value* a, llvm::Value* x, llvm::Value* c);
-llvm::Value* EmitMax(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y);  // maxnum
-llvm::Value* EmitMin(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y);  // minnum
+// max/min as in the ops/ reference (numpy): NaN if either operand is NaN, else x > y ? x : y
+// (x < y ? x : y); signed zeros are not ordered.
+llvm::Value* EmitMax(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y);
+llvm::Value* EmitMin(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y);
 
 }  // namespace pto::jit
 

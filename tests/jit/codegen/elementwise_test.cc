@@ -255,5 +255,82 @@ TEST(ElementwiseTest, InvalidKernelsAreRefused) {
   EXPECT_NE(c.status().message().find("f16"), std::string::npos) << c.status();
 }
 
+// max/min as in the ops/ reference (numpy): NaN if either operand is NaN, else a > b ? a : b
+// (a < b ? a : b), bit for bit (so max(-0, +0) = +0 and max(+0, -0) = -0).
+float ReferenceMaxMin(ExprOp op, float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return NAN;
+  if (op == ExprOp::kMax) return a > b ? a : b;
+  return a < b ? a : b;
+}
+
+TEST(ElementwiseTest, MaxMinPropagateNaN) {
+  ir::Kernel k;
+  k.kind = ir::KernelKind::kElementwise;
+  k.name = "ew_maxmin_nan";
+  k.num_buffers = 4;
+  const SymExpr rows = SymExpr::Symbol(0), cols = SymExpr::Symbol(1);
+  k.domain = {rows, cols};
+  for (int i = 0; i < 4; ++i) k.accesses.push_back(MakeAccess(i, {cols, 1}));
+  Program p;
+  const int x = p.Load(0), y = p.Load(1);
+  const int mx = p.Bin(ExprOp::kMax, x, y), mn = p.Bin(ExprOp::kMin, x, y);
+  k.output = p.nodes();
+  k.stores = {{2, mx}, {3, mn}};
+  // Every pair of these values, placed so that each pair lands in vector lanes and in the
+  // scalar tail: x runs over the values fastest, y slowest.
+  const std::vector<float> values = {NAN, -NAN, 1.f, -1.f, 0.f, -0.f, INFINITY, -INFINITY, 3.5f};
+  const int64_t nv = static_cast<int64_t>(values.size());
+  for (Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAvx512}) {
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (int64_t width : {1, 3, 17, 33}) {
+      const int64_t n = nv * nv * 3;
+      const int64_t r = (n + width - 1) / width;
+      std::vector<float> xs(r * width, 2.f), ys(r * width, 2.f);
+      for (int64_t i = 0; i < n; ++i) {
+        xs[i] = values[i % nv];
+        ys[i] = values[(i / nv) % nv];
+      }
+      std::vector<float> omax(r * width, kSentinel), omin(r * width, kSentinel);
+      RunGrid(c->entry, {xs.data(), ys.data(), omax.data(), omin.data()}, {r, width}, r, width);
+      for (int64_t i = 0; i < r * width; ++i) {
+        for (auto [op, out] : {std::pair{ExprOp::kMax, &omax}, std::pair{ExprOp::kMin, &omin}}) {
+          const float want = ReferenceMaxMin(op, xs[i], ys[i]), got = (*out)[i];
+          if (std::isnan(want)) {
+            ASSERT_TRUE(std::isnan(got)) << ir::ExprOpName(op) << "(" << xs[i] << ", " << ys[i]
+                                         << ") = " << got << " isa " << device::IsaName(isa);
+          } else {
+            ASSERT_EQ(got, want) << ir::ExprOpName(op) << "(" << xs[i] << ", " << ys[i] << ")";
+            ASSERT_EQ(std::signbit(got), std::signbit(want))
+                << ir::ExprOpName(op) << "(" << xs[i] << ", " << ys[i] << ")";
+          }
+        }
+      }
+    }
+  }
+}
+
+// NaN-propagating max is a select on fcmps: on AVX2 cmpltps + cmpunordps + orps + one blendvps
+// (llvm.maximum would need three blends), no libm call.
+TEST(ElementwiseTest, MaxAssemblyIsCompareAndBlend) {
+  ir::Kernel k;
+  k.kind = ir::KernelKind::kElementwise;
+  k.name = "ew_max_asm";
+  k.num_buffers = 3;
+  k.domain = {SymExpr::Symbol(0)};
+  for (int i = 0; i < 3; ++i) k.accesses.push_back(MakeAccess(i, {1}));
+  Program p;
+  const int v = p.Bin(ExprOp::kMax, p.Load(0), p.Load(1));
+  k.output = p.nodes();
+  k.stores = {{2, v}};
+  const std::string avx2 = KernelAssembly(k, TargetFor(Isa::kAvx2));
+  EXPECT_NE(avx2.find("vcmpunordps"), std::string::npos) << avx2;
+  EXPECT_NE(avx2.find("vblendvps"), std::string::npos) << avx2;
+  EXPECT_EQ(avx2.find("call"), std::string::npos) << avx2;
+  const std::string sse2 = KernelAssembly(k, TargetFor(Isa::kSse2));
+  EXPECT_NE(sse2.find("cmpunordps"), std::string::npos) << sse2;
+  EXPECT_EQ(sse2.find("call"), std::string::npos) << sse2;
+}
+
 }  // namespace
 }  // namespace pto::jit::testing

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -132,6 +133,73 @@ TEST(ReduceTest, EmptyReducedAxisAndEmptyGrid) {
     for (int d = axis + 1; d < 3; ++d) inner *= shape[d];
     RunGrid(c->entry, {x.data(), bias.data(), out.data()}, shape, outer, inner);
     for (float v : out) ASSERT_EQ(v, kSentinel);
+  }
+}
+
+// ReduceKind::kMax propagates NaN (like numpy.max): a line with a NaN anywhere (first element,
+// a middle vector lane, the scalar tail) reduces to NaN; lines of -inf reduce to -inf.
+TEST(ReduceTest, MaxPropagatesNaN) {
+  const std::vector<std::vector<int64_t>> shapes = {{4, 1, 3},  {3, 17, 33}, {2, 100, 5},
+                                                    {5, 3, 17}, {4, 33, 2},  {2, 8, 16}};
+  for (Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAvx512}) {
+    for (int axis = 0; axis < 3; ++axis) {
+      for (int unroll : {1, 3}) {
+        ir::Kernel k =
+            ReduceKernel(axis, ir::ReduceKind::kMax, unroll,
+                         "reduce_max_nan_" + std::to_string(axis) + "_u" + std::to_string(unroll));
+        absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+        ASSERT_TRUE(c.ok()) << c.status();
+        for (const std::vector<int64_t>& shape : shapes) {
+          const std::vector<int64_t> st = Strides(shape);
+          const int64_t n = shape[0] * shape[1] * shape[2], len = shape[axis];
+          int64_t outer = 1, inner = 1;
+          for (int d = 0; d < axis; ++d) outer *= shape[d];
+          for (int d = axis + 1; d < 3; ++d) inner *= shape[d];
+          std::vector<float> x = RandomVector(n, 14), bias = RandomVector(outer * inner, 15);
+          auto at = [&](int64_t o, int64_t r, int64_t i) { return (o * len + r) * inner + i; };
+          std::vector<int> nan_lines(2, 0);
+          for (int64_t o = 0; o < outer; ++o) {
+            for (int64_t i = 0; i < inner; ++i) {
+              const int64_t t = o * inner + i;
+              if (t % 6 == 5) {
+                for (int64_t r = 0; r < len; ++r) x[at(o, r, i)] = -INFINITY;
+              }
+              const int64_t pos[] = {-1, 0, len / 2, len - 1, (len * 3) / 4};
+              if (pos[t % 5] >= 0) x[at(o, pos[t % 5], i)] = t % 2 == 0 ? NAN : -NAN;
+            }
+          }
+          for (auto [t0, t1] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {2, 5}}) {
+            std::vector<float> out(outer * inner + 1, kSentinel);
+            RunGrid(c->entry, {x.data(), bias.data(), out.data()}, shape, outer, inner, t0, t1);
+            for (int64_t o = 0; o < outer; ++o) {
+              for (int64_t i = 0; i < inner; ++i) {
+                double acc = -INFINITY;
+                for (int64_t r = 0; r < len; ++r) {
+                  const double v = 2.0 * x[at(o, r, i)];
+                  if (!std::isnan(acc) && (std::isnan(v) || v > acc)) acc = v;
+                }
+                const int64_t idx = o * inner + i;
+                const double want = acc + bias[idx];
+                ++nan_lines[std::isnan(want) ? 1 : 0];
+                if (std::isnan(want)) {
+                  ASSERT_TRUE(std::isnan(out[idx]))
+                      << "axis " << axis << " line " << idx << " got " << out[idx] << " shape "
+                      << shape[0] << "x" << shape[1] << "x" << shape[2] << " isa "
+                      << device::IsaName(isa);
+                } else if (std::isinf(want)) {
+                  ASSERT_EQ(out[idx], want) << "axis " << axis << " line " << idx;
+                } else {
+                  ASSERT_NEAR(out[idx], want, 1e-6 * std::max(1.0, std::abs(want)))
+                      << "axis " << axis << " line " << idx;
+                }
+              }
+            }
+            ASSERT_EQ(out[outer * inner], kSentinel);
+          }
+          ASSERT_GT(nan_lines[1], 0);
+        }
+      }
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -128,6 +129,52 @@ TEST(RowOpTest, SoftmaxExtremeValuesAndEmptyRows) {
   RunGrid(c->entry, {in.data(), in.data(), in.data(), out.data()}, {0, 3, 4}, 0, 1);
   RunRange(c->entry, {in.data(), in.data(), in.data(), out.data()}, {1, 2, 4}, 0, 0, 2, 0);
   for (float v : out) ASSERT_EQ(v, kSentinel);
+}
+
+// The softmax row max propagates NaN: a row with a NaN anywhere (first element, a middle vector
+// lane, the scalar tail) is NaN throughout, as in the ops/ reference; other rows are unaffected.
+TEST(RowOpTest, SoftmaxRowsWithNaN) {
+  for (auto [op, name] : {std::pair{ir::RowOpKind::kSoftmax, "softmax"},
+                          std::pair{ir::RowOpKind::kLogSoftmax, "logsm"}}) {
+    for (Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAvx512}) {
+      for (int unroll : {1, 3}) {
+        ir::Kernel k =
+            RowKernel(op, unroll, std::string("row_nan_") + name + "_u" + std::to_string(unroll));
+        absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+        ASSERT_TRUE(c.ok()) << c.status();
+        for (int64_t cols : {1, 3, 8, 17, 33, 100}) {
+          const int64_t rows = 6, n = rows * cols;
+          std::vector<float> x = RandomVector(n, 24, -3.f, 3.f);
+          std::vector<float> w = RandomVector(cols, 25, 0.5f, 1.5f), b = RandomVector(cols, 26);
+          // Row r: no NaN (r = 0, 5), NaN at column 0, cols/2, cols-1, 3*cols/4.
+          const int64_t pos[] = {-1, 0, cols / 2, cols - 1, (cols * 3) / 4, -1};
+          for (int64_t r = 0; r < rows; ++r) {
+            if (pos[r] >= 0) x[r * cols + pos[r]] = NAN;
+          }
+          std::vector<float> out(n + 1, kSentinel);
+          RunGrid(c->entry, {x.data(), w.data(), b.data(), out.data()}, {1, rows, cols}, rows, 1);
+          for (int64_t r = 0; r < rows; ++r) {
+            std::vector<double> row(cols);
+            for (int64_t j = 0; j < cols; ++j) row[j] = 1.5 * x[r * cols + j];
+            std::vector<double> y = ReferenceRow(op, row, 1e-5);
+            for (int64_t j = 0; j < cols; ++j) {
+              const float got = out[r * cols + j];
+              if (pos[r] >= 0) {
+                ASSERT_TRUE(std::isnan(got))
+                    << name << " row " << r << " col " << j << " of " << cols << " got " << got
+                    << " isa " << device::IsaName(isa);
+              } else {
+                const double want = y[j] * w[j] + b[j];
+                ASSERT_NEAR(got, want, 2e-5 * std::max(1.0, std::abs(want)))
+                    << name << " row " << r << " col " << j;
+              }
+            }
+          }
+          ASSERT_EQ(out[n], kSentinel);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
