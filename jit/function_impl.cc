@@ -123,6 +123,30 @@ absl::Status FunctionImpl::ValidateOptions(int num_inputs, const FunctionOptions
   return absl::OkStatus();
 }
 
+absl::StatusOr<FunctionImpl::Shapes> FunctionImpl::ShapesOf(
+    absl::Span<const std::vector<int64_t>> input_shapes) const {
+  if (static_cast<int>(input_shapes.size()) != num_inputs_) {
+    return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' takes ", num_inputs_,
+                                                   " inputs, got ", input_shapes.size(), " shapes"));
+  }
+  Shapes shapes;
+  for (int i = 0; i < num_inputs_; ++i) {
+    if (input_shapes[i].size() > static_cast<size_t>(kMaxRank)) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", i, ": rank ", input_shapes[i].size(),
+                                                     " is outside [0, ", kMaxRank, "]"));
+    }
+    for (size_t d = 0; d < input_shapes[i].size(); ++d) {
+      if (input_shapes[i][d] < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", i, ": dim ", d, " is negative (",
+                                                       input_shapes[i][d], ")"));
+      }
+    }
+    shapes.rank[i] = static_cast<int>(input_shapes[i].size());
+    shapes.dims[i] = input_shapes[i].data();
+  }
+  return shapes;
+}
+
 absl::Status FunctionImpl::ValidateInputs(absl::Span<const TensorView> inputs) const {
   if (static_cast<int>(inputs.size()) != num_inputs_) {
     return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' takes ", num_inputs_,
@@ -436,20 +460,13 @@ absl::Status FunctionImpl::Call(absl::Span<const TensorView> inputs,
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> FunctionImpl::OutputShapes(
     absl::Span<const std::vector<int64_t>> input_shapes) {
-  if (static_cast<int>(input_shapes.size()) != num_inputs_) {
-    return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' takes ", num_inputs_,
-                                                   " inputs, got ", input_shapes.size()));
-  }
-  Shapes shapes;
-  for (int i = 0; i < num_inputs_; ++i) {
-    shapes.rank[i] = static_cast<int>(input_shapes[i].size());
-    shapes.dims[i] = input_shapes[i].data();
-  }
+  absl::StatusOr<Shapes> shapes = ShapesOf(input_shapes);
+  if (!shapes.ok()) return shapes.status();
   std::lock_guard<std::mutex> lock(mu_);
-  absl::StatusOr<const Variant*> variant = VariantFor(shapes);
+  absl::StatusOr<const Variant*> variant = VariantFor(*shapes);
   if (!variant.ok()) return variant.status();
   int64_t values[jit::kMaxSymbols];
-  if (!BindSymbols(**variant, shapes, values)) {
+  if (!BindSymbols(**variant, *shapes, values)) {
     return absl::InternalError("input shapes do not bind their variant");
   }
   std::span<const int64_t> vals(values, (*variant)->symbols.size());
@@ -482,40 +499,22 @@ absl::StatusOr<std::vector<Tensor>> FunctionImpl::CallAllocating(absl::Span<cons
 }
 
 absl::Status FunctionImpl::Precompile(absl::Span<const std::vector<int64_t>> input_shapes) {
-  if (static_cast<int>(input_shapes.size()) != num_inputs_) {
-    return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' takes ", num_inputs_,
-                                                   " inputs, got ", input_shapes.size(), " shapes"));
-  }
-  Shapes shapes;
-  for (int i = 0; i < num_inputs_; ++i) {
-    if (input_shapes[i].size() > static_cast<size_t>(kMaxRank)) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", i, ": rank ", input_shapes[i].size(),
-                                                     " is outside [0, ", kMaxRank, "]"));
-    }
-    shapes.rank[i] = static_cast<int>(input_shapes[i].size());
-    shapes.dims[i] = input_shapes[i].data();
-  }
+  absl::StatusOr<Shapes> shapes = ShapesOf(input_shapes);
+  if (!shapes.ok()) return shapes.status();
   int64_t values[jit::kMaxSymbols];
-  if (Lookup(shapes, values) != nullptr) return absl::OkStatus();
-  return CompileFor(shapes, values).status();
+  if (Lookup(*shapes, values) != nullptr) return absl::OkStatus();
+  return CompileFor(*shapes, values).status();
 }
 
 absl::StatusOr<jit::LoweredProgram> FunctionImpl::LowerFor(
     absl::Span<const std::vector<int64_t>> input_shapes) {
-  if (static_cast<int>(input_shapes.size()) != num_inputs_) {
-    return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' takes ", num_inputs_,
-                                                   " inputs, got ", input_shapes.size(), " shapes"));
-  }
-  Shapes shapes;
-  for (int i = 0; i < num_inputs_; ++i) {
-    shapes.rank[i] = static_cast<int>(input_shapes[i].size());
-    shapes.dims[i] = input_shapes[i].data();
-  }
+  absl::StatusOr<Shapes> shapes = ShapesOf(input_shapes);
+  if (!shapes.ok()) return shapes.status();
   std::lock_guard<std::mutex> lock(mu_);
-  absl::StatusOr<const Variant*> variant = VariantFor(shapes);
+  absl::StatusOr<const Variant*> variant = VariantFor(*shapes);
   if (!variant.ok()) return variant.status();
   int64_t values[jit::kMaxSymbols];
-  if (!BindSymbols(**variant, shapes, values)) return absl::InternalError("unbound shapes");
+  if (!BindSymbols(**variant, *shapes, values)) return absl::InternalError("unbound shapes");
   std::span<const int64_t> vals(values, (*variant)->symbols.size());
   return jit::Lower((*variant)->graph, jit::Classify(vals, (*variant)->symbols, lanes_), pipeline_options());
 }

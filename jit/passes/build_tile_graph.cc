@@ -1,5 +1,6 @@
 #include "jit/passes/build_tile_graph.h"
 
+#include <cassert>
 #include <map>
 #include <optional>
 #include <string>
@@ -142,6 +143,8 @@ class Builder {
   }
   View ResolveView(int node);
   int CopyToBuffer(const View& view, const Shape& shape, std::string label);
+  // The access of `view` indexed through `map` from the kernel's domain.
+  int ComposedAccess(KernelBuilder& kb, const View& view, const IndexMap& map);
   int Load(KernelBuilder& kb, std::vector<ExprNode>& prog, const View& view, const IndexMap& map);
   int Push(std::vector<ExprNode>& prog, ExprNode n) {
     prog.push_back(n);
@@ -154,7 +157,8 @@ class Builder {
   void Store(KernelBuilder& kb, int value, const View& view, const IndexMap& map);
   void Finish(KernelBuilder kb, const std::string& kind);
 
-  absl::Status BuildElementwise(int node, int buffer);
+  // One elementwise kernel computing `node` (over its shape) into the window `out`.
+  absl::Status BuildElementwise(int node, const View& out, const std::string& kind);
   absl::Status BuildGroup(int anchor, int root, int buffer);
   absl::Status BuildConcat(int node, int buffer);
 
@@ -203,15 +207,11 @@ View Builder::ResolveView(int node) {
   }
   // A value computed inline elsewhere: materialize it.
   int copy = NewBuffer(ir::BufferKind::kTemp, 0, n.shape, Label(node) + " (materialized)");
-  KernelBuilder kb;
-  kb.kernel.kind = ir::KernelKind::kElementwise;
-  kb.kernel.domain = n.shape;
-  IndexMap id = Identity(n.shape.size());
-  absl::StatusOr<int> value = Expr(kb, kb.kernel.output, node, id);
-  // Expr cannot fail for nodes the fusion pass accepted (it fails only on unknown ops, which
-  // shape inference rejected at trace time).
-  Store(kb, *value, ContiguousView(copy, n.shape), id);
-  Finish(std::move(kb), "copy");
+  // Cannot fail for nodes the fusion pass accepted (Expr fails only on ops that shape
+  // inference rejected at trace time).
+  absl::Status built = BuildElementwise(node, ContiguousView(copy, n.shape), "copy");
+  assert(built.ok());
+  (void)built;
   copies_[node] = copy;
   return ContiguousView(copy, n.shape);
 }
@@ -228,31 +228,27 @@ int Builder::CopyToBuffer(const View& view, const Shape& shape, std::string labe
   return buffer;
 }
 
-int Builder::Load(KernelBuilder& kb, std::vector<ExprNode>& prog, const View& view,
-                  const IndexMap& map) {
-  const size_t rank = kb.kernel.domain.size();
+int Builder::ComposedAccess(KernelBuilder& kb, const View& view, const IndexMap& map) {
   SymExpr offset = view.offset;
-  std::vector<SymExpr> strides(rank, SymExpr(0));
+  std::vector<SymExpr> strides(kb.kernel.domain.size(), SymExpr(0));
   for (size_t d = 0; d < map.size(); ++d) {
     offset = offset + view.strides[d] * map[d].offset;
     if (map[d].dom >= 0) strides[map[d].dom] = strides[map[d].dom] + view.strides[d] * map[d].scale;
   }
+  return kb.AddAccess(view.buffer, std::move(offset), std::move(strides));
+}
+
+int Builder::Load(KernelBuilder& kb, std::vector<ExprNode>& prog, const View& view,
+                  const IndexMap& map) {
   ExprNode n;
   n.op = ExprOp::kLoad;
-  n.access = kb.AddAccess(view.buffer, std::move(offset), std::move(strides));
+  n.access = ComposedAccess(kb, view, map);
   return Push(prog, n);
 }
 
 void Builder::Store(KernelBuilder& kb, int value, const View& view, const IndexMap& map) {
-  const size_t rank = kb.kernel.domain.size();
-  SymExpr offset = view.offset;
-  std::vector<SymExpr> strides(rank, SymExpr(0));
-  for (size_t d = 0; d < map.size(); ++d) {
-    offset = offset + view.strides[d] * map[d].offset;
-    if (map[d].dom >= 0) strides[map[d].dom] = strides[map[d].dom] + view.strides[d] * map[d].scale;
-  }
   ir::Store s;
-  s.access = kb.AddAccess(view.buffer, std::move(offset), std::move(strides));
+  s.access = ComposedAccess(kb, view, map);
   s.value = value;
   kb.kernel.stores.push_back(s);
 }
@@ -339,7 +335,7 @@ void Builder::Finish(KernelBuilder kb, const std::string& kind) {
   tiles_.calls.push_back(std::move(call));
 }
 
-absl::Status Builder::BuildElementwise(int node, int buffer) {
+absl::Status Builder::BuildElementwise(int node, const View& out, const std::string& kind) {
   const ir::Node& n = g_.nodes[node];
   KernelBuilder kb;
   kb.kernel.kind = ir::KernelKind::kElementwise;
@@ -347,8 +343,8 @@ absl::Status Builder::BuildElementwise(int node, int buffer) {
   IndexMap id = Identity(n.shape.size());
   absl::StatusOr<int> v = Expr(kb, kb.kernel.output, node, id);
   if (!v.ok()) return v.status();
-  Store(kb, *v, ContiguousView(buffer, n.shape), id);
-  Finish(std::move(kb), "elementwise");
+  Store(kb, *v, out, id);
+  Finish(std::move(kb), kind);
   return absl::OkStatus();
 }
 
@@ -376,8 +372,9 @@ absl::Status Builder::BuildGroup(int anchor, int root, int buffer) {
     };
     auto [a_m, a_k] = last_two(va, a.attrs.transpose_a);
     auto [b_k, b_n] = last_two(vb, a.attrs.transpose_b);
-    if (b_n != SymExpr(1)) {
-      // The micro-kernel streams rows of B: make B [.., K, N] contiguous first.
+    if (b_n != SymExpr(1) && b_k != SymExpr(1)) {
+      // Codegen streams B along N (rows of [K, N]) or along K (rows of [N, K], the dot-product
+      // form of x·Wᵀ and q·kᵀ); anything else is copied to rows of [K, N] first.
       Shape logical = bs;
       std::vector<SymExpr> strides = vb.strides;
       if (a.attrs.transpose_b) {
@@ -452,18 +449,10 @@ absl::Status Builder::BuildConcat(int node, int buffer) {
   View out = ContiguousView(buffer, n.shape);
   SymExpr start = 0;
   for (int in : n.inputs) {
-    const ir::Node& part = g_.nodes[in];
-    KernelBuilder kb;
-    kb.kernel.kind = ir::KernelKind::kElementwise;
-    kb.kernel.domain = part.shape;
-    IndexMap id = Identity(part.shape.size());
-    absl::StatusOr<int> v = Expr(kb, kb.kernel.output, in, id);
-    if (!v.ok()) return v.status();
     View window = out;
     window.offset = start * out.strides[axis];
-    Store(kb, *v, window, id);
-    Finish(std::move(kb), "concat");
-    start = start + part.shape[axis];
+    if (absl::Status s = BuildElementwise(in, window, "concat"); !s.ok()) return s;
+    start = start + g_.nodes[in].shape[axis];
   }
   return absl::OkStatus();
 }
@@ -497,7 +486,7 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
     } else if (g_.nodes[i].op == OpKind::kConcat) {
       s = BuildConcat(i, buffer);
     } else {
-      s = BuildElementwise(i, buffer);
+      s = BuildElementwise(i, ContiguousView(buffer, g_.nodes[i].shape), "elementwise");
     }
     if (!s.ok()) return s;
     node_buffer_[i] = buffer;
@@ -507,14 +496,10 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
     int node = g_.outputs[o];
     const ir::Node& out = g_.nodes[node];
     int buffer = NewBuffer(ir::BufferKind::kOutput, static_cast<int>(o), out.shape, Label(node));
-    KernelBuilder kb;
-    kb.kernel.kind = ir::KernelKind::kElementwise;
-    kb.kernel.domain = out.shape;
-    IndexMap id = Identity(out.shape.size());
-    absl::StatusOr<int> v = Expr(kb, kb.kernel.output, node, id);
-    if (!v.ok()) return v.status();
-    Store(kb, *v, ContiguousView(buffer, out.shape), id);
-    Finish(std::move(kb), "output_copy");
+    if (absl::Status s = BuildElementwise(node, ContiguousView(buffer, out.shape), "output_copy");
+        !s.ok()) {
+      return s;
+    }
   }
   return std::move(tiles_);
 }

@@ -97,7 +97,7 @@ TEST(GraphDefTest, ProtoEnumsMirrorIr) {
   // Every ir op (OpName knows it) is in the proto enum.
   int ir_ops = 0;
   for (int v = 0; v < 256; ++v) {
-    if (ir::OpName(static_cast<ir::OpKind>(v)) == "unknown") continue;
+    if (std::string_view(ir::OpName(static_cast<ir::OpKind>(v))) == "unknown") continue;
     ++ir_ops;
     EXPECT_TRUE(proto::OpKind_IsValid(v)) << v;
   }
