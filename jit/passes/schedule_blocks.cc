@@ -2,6 +2,12 @@
 
 namespace pto::jit {
 
+namespace {
+// Columns per parallel task of elementwise and reduce kernels: a multiple of every vector width,
+// large enough that a task's work dwarfs its launch (~0.4 us here).
+constexpr int64_t kColumnGrain = 1 << 14;
+}  // namespace
+
 void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
   const int lanes = device.f32_lanes();
   for (ir::KernelCall& call : tiles.calls) {
@@ -12,13 +18,13 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
       case ir::KernelKind::kElementwise:
         c.unroll = 2;
         c.tile_rows = 1;
-        c.tile_cols = 0;
+        c.tile_cols = kColumnGrain;  // so that one long row still splits across threads
         call.work_per_cell = 1;
         break;
       case ir::KernelKind::kReduce:
         c.unroll = 2;
         c.tile_rows = 1;
-        c.tile_cols = 0;
+        c.tile_cols = kColumnGrain;
         call.work_per_cell = k.domain.empty() ? ir::SymExpr(1) : k.domain[k.axis];
         break;
       case ir::KernelKind::kRowOp:
