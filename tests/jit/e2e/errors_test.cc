@@ -191,6 +191,20 @@ TEST(OptionErrors, NegativeThreads) {
   EXPECT_THAT(rt.status().message(), HasSubstr("intra_op_threads must be >= 0"));
 }
 
+TEST(AbsurdSizes, IntermediateTooLargeIsResourceExhausted) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime();
+  // A 200000 x 200000 intermediate (160 GB) from an 800 KB input.
+  auto fn = rt->Jit("outer", [](Value x) {
+    return reduce_sum(matmul(x, x, {.transpose_b = true}), 1);
+  });
+  ASSERT_TRUE(fn.ok());
+  const int64_t n = 200000;
+  std::vector<float> x(n, 1.0f), out(n);
+  absl::Status s = (**fn)({TensorView::Dense(x.data(), {n, 1})}, {TensorView::Dense(out.data(), {n})});
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(), HasSubstr("cannot allocate 160000000000 bytes for intermediate buffers"));
+}
+
 TEST(StaticDims, ChangedStaticDimWithoutAutomaticDynamicIsAnError) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime();
   auto fn = rt->Jit("f", [](Value a) { return a * 2.0f; }, {.automatic_dynamic = false});
