@@ -1,0 +1,481 @@
+#include "cache/rocksdb_store.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "cache/envelope.h"
+#include "rocksdb/convenience.h"
+#include "rocksdb/db.h"
+#include "rocksdb/metadata.h"
+#include "rocksdb/options.h"
+#include "rocksdb/write_batch.h"
+
+namespace pto::cache {
+namespace {
+
+constexpr char kKernelsFamily[] = "kernels";
+constexpr char kPlansFamily[] = "plans";
+constexpr char kTuningFamily[] = "tuning";
+constexpr char kMetaFamily[] = "meta";
+constexpr char kSchemaKey[] = "schema";
+constexpr char kUsagePrefix[] = "lru/";
+
+const char* FamilyName(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::kKernel:
+      return kKernelsFamily;
+    case RecordKind::kPlan:
+      return kPlansFamily;
+    case RecordKind::kTuning:
+      break;
+  }
+  return kTuningFamily;
+}
+
+rocksdb::DBOptions DbOptions() {
+  rocksdb::DBOptions o;
+  o.create_if_missing = true;
+  o.create_missing_column_families = true;
+  o.paranoid_checks = true;  // the default; stated because the fallback logic relies on it
+  o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  o.keep_log_file_num = 2;
+  return o;
+}
+
+rocksdb::ColumnFamilyOptions FamilyOptions() {
+  rocksdb::ColumnFamilyOptions o;
+  const std::vector<rocksdb::CompressionType> supported = rocksdb::GetSupportedCompressions();
+  auto has = [&](rocksdb::CompressionType t) {
+    return std::find(supported.begin(), supported.end(), t) != supported.end();
+  };
+  // Object code compresses about 2x; LZ4 decompresses fast enough for the warm-load budget.
+  if (has(rocksdb::kLZ4Compression)) {
+    o.compression = rocksdb::kLZ4Compression;
+  } else if (has(rocksdb::kSnappyCompression)) {
+    o.compression = rocksdb::kSnappyCompression;
+  } else {
+    o.compression = rocksdb::kNoCompression;
+  }
+  return o;
+}
+
+rocksdb::WriteOptions WriteOpts() {
+  rocksdb::WriteOptions o;
+  o.sync = false;        // acknowledged = in the WAL in the OS page cache (see the header)
+  o.disableWAL = false;  // the default; the WAL is what makes an acknowledged write survive
+  return o;
+}
+
+absl::Status FromRocks(const rocksdb::Status& s, std::string_view what, const std::string& path) {
+  std::string message = absl::StrCat(std::string(what), " (", path, "): ", s.ToString());
+  if (s.IsCorruption()) return absl::DataLossError(message);
+  if (s.IsIOError() || s.IsBusy() || s.IsTimedOut() || s.IsTryAgain() || s.IsInvalidArgument() ||
+      s.IsNotSupported() || s.IsIncomplete() || s.IsAborted() || s.IsShutdownInProgress()) {
+    return absl::UnavailableError(message);
+  }
+  return absl::InternalError(message);
+}
+
+std::string UsageKey(std::string_view key) { return absl::StrCat(kUsagePrefix, std::string(key)); }
+
+std::string EncodeUsage(const LruIndex::Usage& u) {
+  proto::KernelUsage usage;
+  usage.set_size_bytes(u.size_bytes);
+  usage.set_last_used_unix_ms(u.last_used_unix_ms);
+  usage.set_hits(u.hits);
+  return WrapPayload(usage.SerializeAsString());
+}
+
+std::optional<LruIndex::Usage> DecodeUsage(std::string_view value) {
+  std::optional<std::string> payload = UnwrapPayload(value);
+  proto::KernelUsage usage;
+  if (!payload || !usage.ParseFromString(*payload)) return std::nullopt;
+  return LruIndex::Usage{usage.size_bytes(), usage.last_used_unix_ms(), usage.hits()};
+}
+
+// The SST file number RocksDB names in an error ("... in /db/000012.sst offset ..."), or 0.
+uint64_t SstNumberIn(std::string_view error) {
+  size_t end = error.find(".sst");
+  if (end == std::string_view::npos) return 0;
+  size_t begin = end;
+  while (begin > 0 && error[begin - 1] >= '0' && error[begin - 1] <= '9') --begin;
+  uint64_t n = 0;
+  for (size_t i = begin; i < end; ++i) n = n * 10 + static_cast<uint64_t>(error[i] - '0');
+  return n;
+}
+
+}  // namespace
+
+RocksDbStore::RocksDbStore(const CacheOptions& options)
+    : CacheStore(options.clock_ms),
+      path_(options.path),
+      capacity_bytes_(options.capacity_bytes),
+      log_(options.log),
+      created_by_(options.created_by) {}
+
+RocksDbStore::~RocksDbStore() {
+  if (db_ == nullptr) return;
+  for (rocksdb::ColumnFamilyHandle* h : handles_) db_->DestroyColumnFamilyHandle(h);
+  handles_.clear();
+  db_->Close().PermitUncheckedError();
+}
+
+std::string RocksDbStore::Describe() const { return absl::StrCat("rocksdb:", path_); }
+
+void RocksDbStore::Log(int level, const std::string& message) const {
+  if (log_) log_(level, message);
+}
+
+rocksdb::ColumnFamilyHandle* RocksDbStore::Family(RecordKind kind) const {
+  switch (kind) {
+    case RecordKind::kKernel:
+      return kernels_;
+    case RecordKind::kPlan:
+      return plans_;
+    case RecordKind::kTuning:
+      break;
+  }
+  return tuning_;
+}
+
+absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOptions& options) {
+  if (options.path.empty()) {
+    return absl::InvalidArgumentError("RocksDbStore::Open: CacheOptions.path is empty");
+  }
+  std::unique_ptr<RocksDbStore> store(new RocksDbStore(options));
+  const rocksdb::DBOptions db_options = DbOptions();
+  const rocksdb::ColumnFamilyOptions family_options = FamilyOptions();
+
+  auto descriptors = [&]() {
+    std::vector<std::string> names;
+    // Fails for a new database; then only ours are created. Families a later version added
+    // are opened too (RocksDB refuses to open a database without all of them).
+    rocksdb::DB::ListColumnFamilies(db_options, options.path, &names).PermitUncheckedError();
+    for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), kKernelsFamily,
+                             kPlansFamily, kTuningFamily, kMetaFamily}) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+    std::vector<rocksdb::ColumnFamilyDescriptor> result;
+    for (const std::string& name : names) result.emplace_back(name, family_options);
+    return result;
+  };
+  auto open = [&](const std::vector<rocksdb::ColumnFamilyDescriptor>& families) {
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s =
+        rocksdb::DB::Open(db_options, options.path, families, &store->handles_, &raw);
+    if (s.ok()) store->db_.reset(raw);
+    return s;
+  };
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = descriptors();
+  rocksdb::Status s = open(families);
+  if (s.IsCorruption()) {
+    // A cache may lose entries but should not be lost whole: RepairDB keeps every readable
+    // table, moves the others to <path>/lost and writes a new MANIFEST. It takes the LOCK.
+    rocksdb::Status repair = rocksdb::RepairDB(options.path, db_options, families, family_options);
+    if (!repair.ok()) {
+      return absl::DataLossError(absl::StrCat("corrupt (", s.ToString(),
+                                              ") and could not be repaired: ", repair.ToString()));
+    }
+    const std::string first_error = s.ToString();
+    families = descriptors();
+    s = open(families);
+    if (!s.ok()) {
+      return FromRocks(s, absl::StrCat("corrupt (", first_error, "); repaired but cannot reopen"),
+                       options.path);
+    }
+    store->repaired_ = true;
+    store->Log(kLogWarning,
+               absl::StrCat("pto cache: the cache database at '", options.path,
+                            "' was corrupt (", first_error,
+                            "); repaired it, unreadable files are in its lost/ directory: "
+                            "kernels stored in them will be recompiled"));
+  }
+  if (!s.ok()) return FromRocks(s, "cannot open the RocksDB database", options.path);
+
+  for (size_t i = 0; i < families.size(); ++i) {
+    const std::string& name = families[i].name;
+    if (name == kKernelsFamily) store->kernels_ = store->handles_[i];
+    if (name == kPlansFamily) store->plans_ = store->handles_[i];
+    if (name == kTuningFamily) store->tuning_ = store->handles_[i];
+    if (name == kMetaFamily) store->meta_ = store->handles_[i];
+  }
+  if (absl::Status st = store->CheckSchema(); !st.ok()) return st;
+  {
+    std::lock_guard<std::mutex> lock(store->mu_);
+    if (absl::Status st = store->LoadIndex(/*full_scan=*/store->repaired_); !st.ok()) return st;
+  }
+  return store;
+}
+
+absl::Status RocksDbStore::CheckSchema() {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), meta_, kSchemaKey, &value);
+  if (s.ok()) {
+    std::optional<std::string> payload = UnwrapPayload(value);
+    proto::CacheMeta meta;
+    if (payload && meta.ParseFromString(*payload)) {
+      if (meta.schema_version() == kSchemaVersion) return absl::OkStatus();
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the database has cache schema version ", meta.schema_version(), " (written by '",
+          meta.created_by(), "'); this pto reads version ", kSchemaVersion));
+    }
+    Log(kLogWarning, absl::StrCat("pto cache: the meta record of '", path_,
+                                  "' is unreadable; rewriting it"));
+  } else if (!s.IsNotFound() && !s.IsCorruption()) {
+    return FromRocks(s, "cannot read the cache's meta record", path_);
+  }
+  proto::CacheMeta meta;
+  meta.set_schema_version(kSchemaVersion);
+  meta.set_created_by(created_by_);
+  rocksdb::WriteOptions sync = WriteOpts();
+  sync.sync = true;  // once per database
+  s = db_->Put(sync, meta_, kSchemaKey, WrapPayload(meta.SerializeAsString()));
+  if (!s.ok()) return FromRocks(s, "cannot write the cache's meta record", path_);
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbStore::LoadIndex(bool full_scan) {
+  lru_.Clear();
+  plan_sizes_.clear();
+  tuning_sizes_.clear();
+  const int64_t now = NowMs();
+  rocksdb::WriteBatch fixes;
+
+  // Persisted usage of kernels.
+  absl::flat_hash_map<std::string, LruIndex::Usage> usage;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_));
+    for (it->Seek(kUsagePrefix); it->Valid() && it->key().starts_with(kUsagePrefix); it->Next()) {
+      std::string key = it->key().ToString().substr(sizeof(kUsagePrefix) - 1);
+      std::optional<LruIndex::Usage> u = DecodeUsage(it->value().ToStringView());
+      if (u) {
+        usage.emplace(std::move(key), *u);
+      } else {
+        fixes.Delete(meta_, it->key());
+      }
+    }
+    if (!it->status().ok()) {
+      Log(kLogWarning, absl::StrCat("pto cache: reading the LRU index of '", path_,
+                                    "' stopped early: ", it->status().ToString()));
+    }
+  }
+
+  if (full_scan) {
+    // Reconcile with the kernels really present (after a repair or a dropped SST file).
+    absl::flat_hash_map<std::string, int64_t> present;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), kernels_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      present.emplace(it->key().ToString(), static_cast<int64_t>(it->value().size()));
+    }
+    for (const auto& [key, u] : usage) {
+      if (!present.contains(key)) fixes.Delete(meta_, UsageKey(key));
+    }
+    for (const auto& [key, size] : present) {
+      auto u = usage.find(key);
+      LruIndex::Usage entry{size, now, 0};
+      if (u != usage.end()) entry = {size, u->second.last_used_unix_ms, u->second.hits};
+      lru_.Upsert(key, entry);
+      if (u == usage.end() || u->second.size_bytes != size) {
+        fixes.Put(meta_, UsageKey(key), EncodeUsage(entry));
+      }
+    }
+  } else {
+    for (const auto& [key, u] : usage) lru_.Upsert(key, u);
+  }
+
+  // Plans and tuning records are small: count them directly.
+  for (auto [family, sizes] : {std::pair{plans_, &plan_sizes_}, std::pair{tuning_, &tuning_sizes_}}) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), family));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      sizes->emplace(it->key().ToString(), static_cast<int64_t>(it->value().size()));
+    }
+  }
+  if (fixes.Count() > 0) {
+    rocksdb::WriteOptions wo = WriteOpts();
+    rocksdb::Status s = db_->Write(wo, &fixes);
+    if (!s.ok()) return FromRocks(s, "cannot update the LRU index", path_);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CacheStore::Loaded> RocksDbStore::Load(RecordKind kind, const std::string& key) {
+  Loaded loaded;
+  std::string value;
+  rocksdb::ReadOptions read;
+  read.verify_checksums = true;
+  rocksdb::Status s = db_->Get(read, Family(kind), key, &value);
+  if (s.IsNotFound()) {
+    if (kind == RecordKind::kKernel) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (lru_.Find(key)) {  // usage outlived its record (e.g. a dropped SST file)
+        lru_.Remove(key);
+        db_->Delete(WriteOpts(), meta_, UsageKey(key)).PermitUncheckedError();
+      }
+    }
+    return loaded;
+  }
+  if (s.IsCorruption()) {
+    HandleReadCorruption(kind, key, s.ToString());
+    loaded.state = Loaded::State::kCorrupt;
+    return loaded;
+  }
+  if (!s.ok()) {
+    return FromRocks(s, absl::StrCat("cannot read ", RecordKindName(kind), " ", key), path_);
+  }
+  std::optional<std::string> payload = UnwrapPayload(value);
+  if (!payload) {
+    loaded.state = Loaded::State::kCorrupt;
+    return loaded;
+  }
+  loaded.state = Loaded::State::kHit;
+  loaded.payload = std::move(*payload);
+  if (kind == RecordKind::kKernel) {
+    const int64_t now = NowMs();
+    std::lock_guard<std::mutex> lock(mu_);
+    std::optional<LruIndex::Usage> usage = lru_.Touch(key, now);
+    if (!usage) {
+      // No usage entry (lost with a repair, or a racing eviction; the latter is corrected when
+      // the key is next found missing).
+      usage = LruIndex::Usage{static_cast<int64_t>(value.size()), now, 1};
+      lru_.Upsert(key, *usage);
+    }
+    loaded.last_used_unix_ms = usage->last_used_unix_ms;
+    loaded.hits = usage->hits;
+    // One small WAL append per kernel load (loads happen when plans are built, not per call).
+    db_->Put(WriteOpts(), meta_, UsageKey(key), EncodeUsage(*usage)).PermitUncheckedError();
+  }
+  return loaded;
+}
+
+void RocksDbStore::HandleReadCorruption(RecordKind kind, const std::string& key,
+                                        const std::string& error) {
+  Log(kLogWarning, absl::StrCat("pto cache: corrupt data in '", path_, "' reading ",
+                                RecordKindName(kind), " ", key, ": ", error,
+                                "; treating it as a miss"));
+  // Drop the damaged table: its entries are only cache entries, and leaving it would make
+  // every later compaction that reads it fail (which stops writes).
+  const uint64_t number = SstNumberIn(error);
+  std::vector<rocksdb::LiveFileMetaData> files;
+  db_->GetLiveFilesMetaData(&files);
+  bool dropped = false;
+  for (const rocksdb::LiveFileMetaData& f : files) {
+    const bool named = number != 0 && f.file_number == number;
+    const bool covers = number == 0 && f.column_family_name == FamilyName(kind) &&
+                        f.smallestkey <= key && key <= f.largestkey;
+    if (!named && !covers) continue;
+    rocksdb::Status s = db_->DeleteFile(f.relative_filename);
+    if (s.ok()) {
+      dropped = true;
+      Log(kLogWarning, absl::StrCat("pto cache: dropped the damaged file ", f.relative_filename,
+                                    " of '", path_, "' (", f.num_entries, " cached records)"));
+    } else {
+      Log(kLogWarning,
+          absl::StrCat("pto cache: could not drop the damaged file ", f.relative_filename, " of '",
+                       path_, "': ", s.ToString(),
+                       "; reads of its records are misses, and compactions reading it fail until "
+                       "the database is repaired"));
+    }
+  }
+  if (dropped) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status st = LoadIndex(/*full_scan=*/true); !st.ok()) {
+      Log(kLogWarning, std::string(st.message()));
+    }
+  }
+}
+
+absl::Status RocksDbStore::Store(RecordKind kind, const std::string& key, std::string payload) {
+  const std::string value = WrapPayload(payload);
+  const int64_t size = static_cast<int64_t>(value.size());
+  const int64_t now = NowMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  rocksdb::WriteBatch batch;
+  batch.Put(Family(kind), key, value);
+  const LruIndex::Usage usage{size, now, 0};
+  if (kind == RecordKind::kKernel) batch.Put(meta_, UsageKey(key), EncodeUsage(usage));
+  rocksdb::Status s = db_->Write(WriteOpts(), &batch);
+  if (!s.ok()) {
+    return FromRocks(s, absl::StrCat("cannot write ", RecordKindName(kind), " ", key), path_);
+  }
+  switch (kind) {
+    case RecordKind::kKernel:
+      lru_.Upsert(key, usage);
+      break;
+    case RecordKind::kPlan:
+      plan_sizes_[key] = size;
+      break;
+    case RecordKind::kTuning:
+      tuning_sizes_[key] = size;
+      break;
+  }
+  if (kind != RecordKind::kKernel) return absl::OkStatus();
+
+  const std::vector<std::string> victims = lru_.Victims(capacity_bytes_);
+  if (victims.empty()) return absl::OkStatus();
+  rocksdb::WriteBatch evict;
+  for (const std::string& victim : victims) {
+    evict.Delete(kernels_, victim);
+    evict.Delete(meta_, UsageKey(victim));
+  }
+  s = db_->Write(WriteOpts(), &evict);
+  if (!s.ok()) return FromRocks(s, "cannot evict kernels", path_);
+  for (const std::string& victim : victims) lru_.Remove(victim);
+  evictions_ += static_cast<int64_t>(victims.size());
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbStore::Erase(RecordKind kind, const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  rocksdb::WriteBatch batch;
+  batch.Delete(Family(kind), key);
+  if (kind == RecordKind::kKernel) batch.Delete(meta_, UsageKey(key));
+  rocksdb::Status s = db_->Write(WriteOpts(), &batch);
+  if (!s.ok()) {
+    return FromRocks(s, absl::StrCat("cannot delete ", RecordKindName(kind), " ", key), path_);
+  }
+  switch (kind) {
+    case RecordKind::kKernel:
+      lru_.Remove(key);
+      break;
+    case RecordKind::kPlan:
+      plan_sizes_.erase(key);
+      break;
+    case RecordKind::kTuning:
+      tuning_sizes_.erase(key);
+      break;
+  }
+  return absl::OkStatus();
+}
+
+CacheStore::StoreCounts RocksDbStore::Counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  StoreCounts c;
+  c.evictions = evictions_;
+  c.kernel_bytes = lru_.total_bytes();
+  c.entries = lru_.size() + static_cast<int64_t>(plan_sizes_.size() + tuning_sizes_.size());
+  c.bytes = c.kernel_bytes;
+  for (const auto& [key, size] : plan_sizes_) c.bytes += size;
+  for (const auto& [key, size] : tuning_sizes_) c.bytes += size;
+  return c;
+}
+
+absl::Status RocksDbStore::Flush() {
+  rocksdb::FlushOptions options;
+  options.wait = true;
+  rocksdb::Status s = db_->Flush(options, handles_);
+  if (!s.ok()) return FromRocks(s, "flush failed", path_);
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbStore::CompactAll() {
+  for (rocksdb::ColumnFamilyHandle* h : handles_) {
+    rocksdb::Status s = db_->CompactRange(rocksdb::CompactRangeOptions(), h, nullptr, nullptr);
+    if (!s.ok()) return FromRocks(s, "compaction failed", path_);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pto::cache
