@@ -99,8 +99,7 @@ bool IsKey(RecordKind kind, std::string_view key) {
 }
 
 KernelKeyParts KeyPartsOf(const proto::KernelRecord& record) {
-  return {record.kernel_description(), record.codegen_fingerprint(),
-          record.compiler_fingerprint()};
+  return {record.kernel_description(), record.codegen_fingerprint(), record.compiler_fingerprint()};
 }
 
 PlanKeyParts KeyPartsOf(const proto::PlanRecord& record) {
@@ -117,8 +116,7 @@ std::string_view PtoVersion() { return PTO_VERSION_STRING; }
 std::string CompilerFingerprint(int kernel_abi_version, std::string_view llvm_version,
                                 std::string_view codegen_options) {
   return absl::StrCat("pto=", std::string(PtoVersion()), ";abi=", kernel_abi_version,
-                      ";llvm=", std::string(llvm_version),
-                      ";opts=", std::string(codegen_options));
+                      ";llvm=", std::string(llvm_version), ";opts=", std::string(codegen_options));
 }
 
 }  // namespace pto::cache

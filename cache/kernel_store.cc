@@ -143,8 +143,8 @@ CacheStats CacheStore::stats() const {
 
 absl::StatusOr<std::unique_ptr<CacheStore>> OpenCache(const CacheOptions& options) {
   if (options.capacity_bytes <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "CacheOptions.capacity_bytes must be positive, got ", options.capacity_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("CacheOptions.capacity_bytes must be positive, got ", options.capacity_bytes));
   }
   if (options.path.empty()) return std::unique_ptr<CacheStore>(new MemoryStore(options));
   absl::StatusOr<std::unique_ptr<RocksDbStore>> db = RocksDbStore::Open(options);

@@ -42,6 +42,12 @@ absl::Status MemoryStore::Store(RecordKind kind, const std::string& key, std::st
   std::lock_guard<std::mutex> lock(mu_);
   Map& map = MapOf(kind);
   const int64_t size = static_cast<int64_t>(payload.size());
+  if (kind == RecordKind::kKernel && size > capacity_bytes_) {
+    // Larger than the whole capacity: not kept (and the others are not flushed for it).
+    if (map.erase(key) > 0) lru_.Remove(key);
+    ++evictions_;
+    return absl::OkStatus();
+  }
   auto [it, inserted] = map.try_emplace(key);
   if (kind != RecordKind::kKernel) {
     if (!inserted) other_bytes_ -= static_cast<int64_t>(it->second.size());

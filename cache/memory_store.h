@@ -28,6 +28,7 @@ class MemoryStore final : public CacheStore {
   StoreCounts Counts() const override;
 
  private:
+  friend class RocksDbStore;  // keeps records here once its database stops taking writes
   using Map = absl::flat_hash_map<std::string, std::string>;
   Map& MapOf(RecordKind kind);
 

@@ -97,7 +97,7 @@ std::optional<LruIndex::Usage> DecodeUsage(std::string_view value) {
 
 // The SST file number RocksDB names in an error ("... in /db/000012.sst offset ..."), or 0.
 uint64_t SstNumberIn(std::string_view error) {
-  size_t end = error.find(".sst");
+  size_t end = error.rfind(".sst");
   if (end == std::string_view::npos) return 0;
   size_t begin = end;
   while (begin > 0 && error[begin - 1] >= '0' && error[begin - 1] <= '9') --begin;
@@ -113,7 +113,8 @@ RocksDbStore::RocksDbStore(const CacheOptions& options)
       path_(options.path),
       capacity_bytes_(options.capacity_bytes),
       log_(options.log),
-      created_by_(options.created_by) {}
+      created_by_(options.created_by),
+      overlay_(std::make_unique<MemoryStore>(options)) {}
 
 RocksDbStore::~RocksDbStore() {
   if (db_ == nullptr) return;
@@ -122,7 +123,17 @@ RocksDbStore::~RocksDbStore() {
   db_->Close().PermitUncheckedError();
 }
 
-std::string RocksDbStore::Describe() const { return absl::StrCat("rocksdb:", path_); }
+std::string RocksDbStore::Describe() const {
+  if (degraded_.load()) return absl::StrCat("rocksdb:", path_, " (read-only; writes in memory)");
+  return absl::StrCat("rocksdb:", path_);
+}
+
+void RocksDbStore::Degrade(const absl::Status& write_error) {
+  if (degraded_.exchange(true)) return;
+  Log(kLogWarning, absl::StrCat("pto cache: cannot write to the cache database at '", path_,
+                                "': ", write_error.message(),
+                                "; new records are kept in memory only from now on"));
+}
 
 void RocksDbStore::Log(int level, const std::string& message) const {
   if (log_) log_(level, message);
@@ -188,8 +199,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOpti
     }
     store->repaired_ = true;
     store->Log(kLogWarning,
-               absl::StrCat("pto cache: the cache database at '", options.path,
-                            "' was corrupt (", first_error,
+               absl::StrCat("pto cache: the cache database at '", options.path, "' was corrupt (",
+                            first_error,
                             "); repaired it, unreadable files are in its lost/ directory: "
                             "kernels stored in them will be recompiled"));
   }
@@ -222,8 +233,8 @@ absl::Status RocksDbStore::CheckSchema() {
           "the database has cache schema version ", meta.schema_version(), " (written by '",
           meta.created_by(), "'); this pto reads version ", kSchemaVersion));
     }
-    Log(kLogWarning, absl::StrCat("pto cache: the meta record of '", path_,
-                                  "' is unreadable; rewriting it"));
+    Log(kLogWarning,
+        absl::StrCat("pto cache: the meta record of '", path_, "' is unreadable; rewriting it"));
   } else if (!s.IsNotFound() && !s.IsCorruption()) {
     return FromRocks(s, "cannot read the cache's meta record", path_);
   }
@@ -287,7 +298,8 @@ absl::Status RocksDbStore::LoadIndex(bool full_scan) {
   }
 
   // Plans and tuning records are small: count them directly.
-  for (auto [family, sizes] : {std::pair{plans_, &plan_sizes_}, std::pair{tuning_, &tuning_sizes_}}) {
+  for (auto [family, sizes] :
+       {std::pair{plans_, &plan_sizes_}, std::pair{tuning_, &tuning_sizes_}}) {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), family));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       sizes->emplace(it->key().ToString(), static_cast<int64_t>(it->value().size()));
@@ -302,6 +314,10 @@ absl::Status RocksDbStore::LoadIndex(bool full_scan) {
 }
 
 absl::StatusOr<CacheStore::Loaded> RocksDbStore::Load(RecordKind kind, const std::string& key) {
+  if (degraded_.load()) {
+    absl::StatusOr<Loaded> in_memory = overlay_->Load(kind, key);
+    if (!in_memory.ok() || in_memory->state != Loaded::State::kMiss) return in_memory;
+  }
   Loaded loaded;
   std::string value;
   rocksdb::ReadOptions read;
@@ -345,16 +361,18 @@ absl::StatusOr<CacheStore::Loaded> RocksDbStore::Load(RecordKind kind, const std
     loaded.last_used_unix_ms = usage->last_used_unix_ms;
     loaded.hits = usage->hits;
     // One small WAL append per kernel load (loads happen when plans are built, not per call).
-    db_->Put(WriteOpts(), meta_, UsageKey(key), EncodeUsage(*usage)).PermitUncheckedError();
+    if (!degraded_.load()) {
+      db_->Put(WriteOpts(), meta_, UsageKey(key), EncodeUsage(*usage)).PermitUncheckedError();
+    }
   }
   return loaded;
 }
 
 void RocksDbStore::HandleReadCorruption(RecordKind kind, const std::string& key,
                                         const std::string& error) {
-  Log(kLogWarning, absl::StrCat("pto cache: corrupt data in '", path_, "' reading ",
-                                RecordKindName(kind), " ", key, ": ", error,
-                                "; treating it as a miss"));
+  Log(kLogWarning,
+      absl::StrCat("pto cache: corrupt data in '", path_, "' reading ", RecordKindName(kind), " ",
+                   key, ": ", error, "; treating it as a miss"));
   // Drop the damaged table: its entries are only cache entries, and leaving it would make
   // every later compaction that reads it fail (which stops writes).
   const uint64_t number = SstNumberIn(error);
@@ -388,11 +406,30 @@ void RocksDbStore::HandleReadCorruption(RecordKind kind, const std::string& key,
 }
 
 absl::Status RocksDbStore::Store(RecordKind kind, const std::string& key, std::string payload) {
+  if (degraded_.load()) return overlay_->Store(kind, key, std::move(payload));
+  absl::Status s = StoreInDb(kind, key, payload);
+  if (s.ok() || s.code() == absl::StatusCode::kInvalidArgument) return s;
+  Degrade(s);
+  return overlay_->Store(kind, key, std::move(payload));
+}
+
+absl::Status RocksDbStore::StoreInDb(RecordKind kind, const std::string& key,
+                                     const std::string& payload) {
   const std::string value = WrapPayload(payload);
   const int64_t size = static_cast<int64_t>(value.size());
   const int64_t now = NowMs();
   std::lock_guard<std::mutex> lock(mu_);
   rocksdb::WriteBatch batch;
+  if (kind == RecordKind::kKernel && size > capacity_bytes_) {
+    // Larger than the whole capacity: not kept (and the others are not flushed for it).
+    batch.Delete(kernels_, key);
+    batch.Delete(meta_, UsageKey(key));
+    rocksdb::Status s = db_->Write(WriteOpts(), &batch);
+    if (!s.ok()) return FromRocks(s, absl::StrCat("cannot delete kernel ", key), path_);
+    lru_.Remove(key);
+    ++evictions_;
+    return absl::OkStatus();
+  }
   batch.Put(Family(kind), key, value);
   const LruIndex::Usage usage{size, now, 0};
   if (kind == RecordKind::kKernel) batch.Put(meta_, UsageKey(key), EncodeUsage(usage));
@@ -428,6 +465,7 @@ absl::Status RocksDbStore::Store(RecordKind kind, const std::string& key, std::s
 }
 
 absl::Status RocksDbStore::Erase(RecordKind kind, const std::string& key) {
+  if (degraded_.load()) (void)overlay_->Erase(kind, key);
   std::lock_guard<std::mutex> lock(mu_);
   rocksdb::WriteBatch batch;
   batch.Delete(Family(kind), key);
@@ -459,6 +497,13 @@ CacheStore::StoreCounts RocksDbStore::Counts() const {
   c.bytes = c.kernel_bytes;
   for (const auto& [key, size] : plan_sizes_) c.bytes += size;
   for (const auto& [key, size] : tuning_sizes_) c.bytes += size;
+  if (degraded_.load()) {
+    const StoreCounts m = overlay_->Counts();
+    c.evictions += m.evictions;
+    c.entries += m.entries;
+    c.bytes += m.bytes;
+    c.kernel_bytes += m.kernel_bytes;
+  }
   return c;
 }
 

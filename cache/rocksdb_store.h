@@ -7,6 +7,10 @@
 // ("acknowledged") is in the WAL in the operating system's page cache: it survives the
 // process being killed (SIGKILL, a crash), not a power loss or kernel crash.
 //
+// A write that fails (disk full, I/O error, RocksDB stopped by a background error) logs one
+// warning and the store degrades: from then on new records are kept in memory (a MemoryStore
+// consulted first), reads still come from the database, and persistent() is false.
+//
 // Corruption found while reading (a RocksDB block checksum failure in an SST file) is a miss;
 // the store drops the damaged SST file when RocksDB allows it (DB::DeleteFile: the file is
 // bottommost for its key range), losing only cache entries. A database that fails to open
@@ -15,6 +19,7 @@
 #ifndef PTO_CACHE_ROCKSDB_STORE_H_
 #define PTO_CACHE_ROCKSDB_STORE_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "cache/kernel_store.h"
 #include "cache/lru_index.h"
+#include "cache/memory_store.h"
 
 namespace rocksdb {
 class ColumnFamilyHandle;
@@ -40,7 +46,8 @@ class RocksDbStore final : public CacheStore {
   static absl::StatusOr<std::unique_ptr<RocksDbStore>> Open(const CacheOptions& options);
   ~RocksDbStore() override;
 
-  bool persistent() const override { return true; }
+  // False once writes have failed and new records go to memory only.
+  bool persistent() const override { return !degraded_.load(); }
   std::string Describe() const override;
   const std::string& path() const { return path_; }
 
@@ -59,7 +66,7 @@ class RocksDbStore final : public CacheStore {
 
  private:
   RocksDbStore(const CacheOptions& options);
-  absl::Status Init(bool after_repair);
+  absl::Status StoreInDb(RecordKind kind, const std::string& key, const std::string& payload);
   absl::Status CheckSchema();
   // Rebuilds the in-memory index and byte counts from the column families (after a repair or
   // a dropped SST file). `usage_only` loads just the persisted LRU index.
@@ -67,6 +74,8 @@ class RocksDbStore final : public CacheStore {
   void HandleReadCorruption(RecordKind kind, const std::string& key, const std::string& error);
   rocksdb::ColumnFamilyHandle* Family(RecordKind kind) const;
   void Log(int level, const std::string& message) const;
+  // After a failed write: one warning, then new records go to `overlay_`.
+  void Degrade(const absl::Status& write_error);
 
   const std::string path_;
   const int64_t capacity_bytes_;
@@ -86,6 +95,9 @@ class RocksDbStore final : public CacheStore {
   LruIndex lru_;
   absl::flat_hash_map<std::string, int64_t> plan_sizes_, tuning_sizes_;
   int64_t evictions_ = 0;
+
+  std::atomic<bool> degraded_{false};
+  std::unique_ptr<MemoryStore> overlay_;  // new records once degraded
 };
 
 }  // namespace pto::cache

@@ -1,0 +1,170 @@
+#include "tests/cache/cache_test_util.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+
+namespace pto::cache::testing {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  const char* base = getenv("TMPDIR");
+  std::string tmpl =
+      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/pto_cache_test.XXXXXX";
+  char* made = mkdtemp(tmpl.data());
+  EXPECT_NE(made, nullptr) << "mkdtemp " << tmpl;
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(path_, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(ec)) chmod(it->path().c_str(), 0755);
+  }
+  chmod(path_.c_str(), 0755);
+  fs::remove_all(path_, ec);
+}
+
+std::string RandomBytes(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string out(n, '\0');
+  for (char& c : out) c = static_cast<char>(rng() & 0xff);
+  return out;
+}
+
+namespace {
+uint32_t SeedOf(const std::string& name) {
+  uint32_t h = 2166136261u;
+  for (char c : name) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+  return h;
+}
+}  // namespace
+
+KernelKeyParts KernelParts(const std::string& name) {
+  return {"kernel " + name + " f32[64,128] tile=8x32 u4", "znver5+avx512f+avx512bw",
+          CompilerFingerprint(1, "19.1.7", "O2")};
+}
+
+proto::KernelRecord MakeKernel(const std::string& name, size_t object_size) {
+  const KernelKeyParts parts = KernelParts(name);
+  proto::KernelRecord r;
+  r.set_symbol("f32_" + name + "_8x32_u4_avx512");
+  r.set_object(RandomBytes(object_size, SeedOf(name)));
+  r.set_kernel_description(parts.kernel_description);
+  r.set_codegen_fingerprint(parts.codegen_fingerprint);
+  r.set_compiler_fingerprint(parts.compiler_fingerprint);
+  r.set_compile_seconds(0.061);
+  r.set_created_unix_ms(1700000000000);
+  return r;
+}
+
+TuningKeyParts TuningParts(const std::string& name) {
+  return {"g-" + name, "batch:[1,64]", "f32", "AuthenticAMD/26/68 l2=1M l3share=16M t=2", 3};
+}
+
+proto::TuningRecord MakeTuning(const std::string& name, size_t config_size) {
+  const TuningKeyParts parts = TuningParts(name);
+  proto::TuningRecord r;
+  r.set_fusion_group_hash(parts.fusion_group_hash);
+  r.set_bucket(parts.bucket);
+  r.set_dtype(parts.dtype);
+  r.set_performance_fingerprint(parts.performance_fingerprint);
+  r.set_search_space_version(parts.search_space_version);
+  r.set_config(RandomBytes(config_size, SeedOf(name) + 1));
+  r.set_best_seconds(1.5e-4);
+  r.set_default_seconds(4.0e-4);
+  r.set_found_by("evolutionary seed=7 trials=200");
+  return r;
+}
+
+PlanKeyParts PlanParts(const std::string& name) { return {"graph-" + name, "b=[1,64]%8"}; }
+
+proto::PlanRecord MakePlan(const std::string& name) {
+  const PlanKeyParts parts = PlanParts(name);
+  proto::PlanRecord r;
+  r.set_graph_hash(parts.graph_hash);
+  r.set_shape_class(parts.shape_class);
+  r.add_kernel_keys(KernelKey(KernelParts(name + "-a")));
+  r.add_kernel_keys(KernelKey(KernelParts(name + "-b")));
+  return r;
+}
+
+proto::KernelRecord WithoutUsage(proto::KernelRecord record) {
+  record.clear_last_used_unix_ms();
+  record.clear_hits();
+  record.clear_schema_version();
+  return record;
+}
+
+bool SameMessage(const google::protobuf::Message& a, const google::protobuf::Message& b) {
+  return google::protobuf::util::MessageDifferencer::Equals(a, b);
+}
+
+std::function<void(int, std::string_view)> LogCapture::Sink() {
+  return [this](int level, std::string_view message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    messages_.emplace_back(level, std::string(message));
+  };
+}
+
+std::vector<std::string> LogCapture::AtLeast(int level) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [l, m] : messages_) {
+    if (l >= level) out.push_back(m);
+  }
+  return out;
+}
+
+std::string LogCapture::All() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  for (const auto& [l, m] : messages_) out += "[" + std::to_string(l) + "] " + m + "\n";
+  return out;
+}
+
+void LogCapture::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  messages_.clear();
+}
+
+std::vector<fs::path> FilesMatching(const fs::path& dir, std::string_view prefix,
+                                    std::string_view suffix) {
+  std::vector<fs::path> out;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() && name.starts_with(prefix) && name.ends_with(suffix)) {
+      out.push_back(e.path());
+    }
+  }
+  return out;
+}
+
+std::string ReadFile(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const fs::path& file, std::string_view bytes) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+fs::path SstContaining(const fs::path& dir, std::string_view needle) {
+  for (const fs::path& f : FilesMatching(dir, "", ".sst")) {
+    if (ReadFile(f).find(needle) != std::string::npos) return f;
+  }
+  return {};
+}
+
+}  // namespace pto::cache::testing

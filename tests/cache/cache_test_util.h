@@ -1,0 +1,72 @@
+// Helpers for the cache tests: temporary directories, records, a log capture, and raw file
+// access for corrupting databases on disk.
+#ifndef PTO_TESTS_CACHE_CACHE_TEST_UTIL_H_
+#define PTO_TESTS_CACHE_CACHE_TEST_UTIL_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/cache_key.h"
+#include "cache/kernel_store.h"
+#include "proto/cache.pb.h"
+
+namespace pto::cache::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction
+// (permissions are restored first, so a test may chmod what it made).
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string Sub(std::string_view name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// `n` pseudo-random bytes (incompressible, so they appear verbatim in SST files).
+std::string RandomBytes(size_t n, uint32_t seed);
+
+// A kernel record whose object is `object_size` random bytes seeded from `name`.
+proto::KernelRecord MakeKernel(const std::string& name, size_t object_size = 512);
+KernelKeyParts KernelParts(const std::string& name);
+proto::TuningRecord MakeTuning(const std::string& name, size_t config_size = 64);
+TuningKeyParts TuningParts(const std::string& name);
+proto::PlanRecord MakePlan(const std::string& name);
+PlanKeyParts PlanParts(const std::string& name);
+
+// The record without the fields the store fills in on Get (usage), for comparisons.
+proto::KernelRecord WithoutUsage(proto::KernelRecord record);
+bool SameMessage(const google::protobuf::Message& a, const google::protobuf::Message& b);
+
+// Collects everything a store logs.
+class LogCapture {
+ public:
+  std::function<void(int, std::string_view)> Sink();
+  std::vector<std::string> AtLeast(int level) const;
+  std::string All() const;
+  void Clear();
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::pair<int, std::string>> messages_;
+};
+
+std::vector<std::filesystem::path> FilesMatching(const std::filesystem::path& dir,
+                                                 std::string_view prefix, std::string_view suffix);
+std::string ReadFile(const std::filesystem::path& file);
+void WriteFile(const std::filesystem::path& file, std::string_view bytes);
+// The SST file in `dir` that contains `needle`, or an empty path.
+std::filesystem::path SstContaining(const std::filesystem::path& dir, std::string_view needle);
+
+}  // namespace pto::cache::testing
+
+#endif  // PTO_TESTS_CACHE_CACHE_TEST_UTIL_H_
