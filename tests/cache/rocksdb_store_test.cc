@@ -248,6 +248,21 @@ TEST_F(RocksDbStoreTest, UnwritableDirectoryFallsBackToMemoryWithOneWarning) {
   EXPECT_TRUE(store->GetTuning(TuningParts("a"))->has_value());
 }
 
+// A disk that fills up while the cache is in use (simulated in a child process with
+// RLIMIT_FSIZE, which fails writes with EFBIG even for root): the Puts still succeed, into
+// memory, with one warning, and everything stored stays readable.
+TEST_F(RocksDbStoreTest, WritesFailingMidRunDegradeToMemoryWithOneWarning) {
+  const std::string out = RunProbe(db_path_, "--fill-past-file-size-limit");
+  EXPECT_TRUE(out.starts_with("puts ok 64\nhits 64\npersistent 0\nwarning ")) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 4) << out;
+  EXPECT_NE(out.find("cannot write to the cache database at '" + db_path_ + "'"), std::string::npos)
+      << out;
+  // What was acknowledged before the failure is still there for the next process.
+  std::unique_ptr<RocksDbStore> store = OpenDb();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->GetKernel(KernelParts("f0"))->has_value());
+}
+
 TEST_F(RocksDbStoreTest, PathThatIsAFileFallsBackToMemoryWithOneWarning) {
   testing::WriteFile(db_path_, "not a database");
   std::unique_ptr<CacheStore> store = OpenAny();
