@@ -68,8 +68,9 @@ class RocksDbStore final : public CacheStore {
   RocksDbStore(const CacheOptions& options);
   absl::Status StoreInDb(RecordKind kind, const std::string& key, const std::string& payload);
   absl::Status CheckSchema();
-  // Rebuilds the in-memory index and byte counts from the column families (after a repair or
-  // a dropped SST file). `usage_only` loads just the persisted LRU index.
+  // Loads the in-memory LRU index and byte counts. Without `full_scan` kernels come from the
+  // persisted usage entries; with it (after a repair or a dropped SST file) from a scan of the
+  // kernels family, reconciled with the usage entries. Call with mu_ held.
   absl::Status LoadIndex(bool full_scan);
   void HandleReadCorruption(RecordKind kind, const std::string& key, const std::string& error);
   rocksdb::ColumnFamilyHandle* Family(RecordKind kind) const;
