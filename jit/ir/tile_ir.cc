@@ -1,5 +1,7 @@
 #include "jit/ir/tile_ir.h"
 
+#include <cstdio>
+
 namespace pto::ir {
 
 const char* ExprOpName(ExprOp op) {
@@ -55,18 +57,44 @@ std::array<SymExpr, 2> KernelGrid(const Kernel& kernel) {
 
 namespace {
 
+// Exact and round-trippable: "%a" prints the float's bits (e.g. 0x1.99999ap-4).
+std::string ExactFloat(float v) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%a", static_cast<double>(v));
+  return buf;
+}
+
 std::string ProgramToString(const std::vector<ExprNode>& program) {
   std::string out;
   for (size_t i = 0; i < program.size(); ++i) {
     const ExprNode& n = program[i];
     out += "    v" + std::to_string(i) + " = " + ExprOpName(n.op);
     if (n.op == ExprOp::kLoad) out += " a" + std::to_string(n.access);
-    if (n.op == ExprOp::kConst) out += " " + std::to_string(n.value);
+    if (n.op == ExprOp::kConst) out += " " + ExactFloat(n.value);
     if (n.a >= 0) out += " v" + std::to_string(n.a);
     if (n.b >= 0) out += ", v" + std::to_string(n.b);
     out += "\n";
   }
   return out;
+}
+
+const char* ReduceName(ReduceKind r) {
+  switch (r) {
+    case ReduceKind::kSum: return "sum";
+    case ReduceKind::kMax: return "max";
+    case ReduceKind::kMean: return "mean";
+  }
+  return "?";
+}
+
+const char* RowOpName(RowOpKind r) {
+  switch (r) {
+    case RowOpKind::kSoftmax: return "softmax";
+    case RowOpKind::kLogSoftmax: return "log_softmax";
+    case RowOpKind::kLayerNorm: return "layer_norm";
+    case RowOpKind::kRmsNorm: return "rms_norm";
+  }
+  return "?";
 }
 
 const char* KindName(KernelKind k) {
@@ -84,8 +112,19 @@ const char* KindName(KernelKind k) {
 std::string KernelToString(const Kernel& kernel, std::span<const std::string> names) {
   std::string out = "kernel " + kernel.name + " (" + KindName(kernel.kind) + ") domain " +
                     ShapeToString(kernel.domain, names);
-  if (kernel.kind == KernelKind::kMatMul) out += " k=" + kernel.k.ToString(names);
-  if (kernel.kind == KernelKind::kReduce) out += " axis=" + std::to_string(kernel.axis);
+  // Everything that changes the generated code is printed: this text is the kernel's identity
+  // in the in-process memo and in the persistent cache key.
+  if (kernel.kind == KernelKind::kMatMul) {
+    out += " k=" + kernel.k.ToString(names) + " a=a" + std::to_string(kernel.a) + " b=a" +
+           std::to_string(kernel.b);
+  }
+  if (kernel.kind == KernelKind::kReduce) {
+    out += std::string(" ") + ReduceName(kernel.reduce) + " axis=" + std::to_string(kernel.axis);
+  }
+  if (kernel.kind == KernelKind::kRowOp) {
+    out += std::string(" ") + RowOpName(kernel.row_op) + " eps=" + ExactFloat(kernel.eps);
+  }
+  out += " buffers=" + std::to_string(kernel.num_buffers);
   const TileConfig& c = kernel.config;
   out += "\n  config: tile " + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_cols) +
          " vw " + std::to_string(c.vector_width) + " unroll " + std::to_string(c.unroll) +
@@ -93,8 +132,9 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
   for (size_t i = 0; i < kernel.accesses.size(); ++i) {
     const Access& a = kernel.accesses[i];
     std::vector<SymExpr> strides(a.strides.begin(), a.strides.end());
-    out += "  a" + std::to_string(i) + ": buf" + std::to_string(a.buffer) + " + " +
-           a.offset.ToString(names) + " strides " + ShapeToString(strides, names) + "\n";
+    out += "  a" + std::to_string(i) + ": " + std::string(DTypeName(a.dtype)) + " buf" +
+           std::to_string(a.buffer) + " + " + a.offset.ToString(names) + " strides " +
+           ShapeToString(strides, names) + "\n";
   }
   if (!kernel.input.empty()) {
     out += "  input (v" + std::to_string(kernel.input_value) + "):\n" +

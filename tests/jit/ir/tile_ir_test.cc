@@ -1,0 +1,106 @@
+// KernelToString is a kernel's identity (in-process memo and persistent cache key): any change
+// that changes the generated code must change it.
+#include <cmath>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "jit/ir/tile_ir.h"
+
+namespace pto::ir {
+namespace {
+
+Kernel Base() {
+  Kernel k;
+  k.kind = KernelKind::kReduce;
+  k.name = "f32_reduce";
+  k.num_buffers = 2;
+  k.domain = {SymExpr(4), SymExpr::Symbol(0)};
+  k.accesses = {Access{0, SymExpr(0), {SymExpr::Symbol(0), SymExpr(1)}, DType::kF32},
+                Access{1, SymExpr(0), {SymExpr(1), SymExpr(0)}, DType::kF32}};
+  k.input = {ExprNode{ExprOp::kLoad, -1, -1, 0, 0}, ExprNode{ExprOp::kConst, -1, -1, -1, 0.1f},
+             ExprNode{ExprOp::kMul, 0, 1, -1, 0}};
+  k.input_value = 2;
+  k.output = {ExprNode{ExprOp::kAcc}};
+  k.stores = {Store{1, 0}};
+  k.axis = 1;
+  k.reduce = ReduceKind::kSum;
+  k.row_op = RowOpKind::kSoftmax;
+  k.eps = 1e-5f;
+  k.k = SymExpr(3);
+  k.a = 0;
+  k.b = 1;
+  return k;
+}
+
+TEST(KernelToString, EveryFieldThatChangesCodeChangesTheText) {
+  const std::vector<std::pair<std::string, std::function<void(Kernel&)>>> edits = {
+      {"kind", [](Kernel& k) { k.kind = KernelKind::kRowOp; }},
+      {"num_buffers", [](Kernel& k) { k.num_buffers = 3; }},
+      {"domain", [](Kernel& k) { k.domain[0] = SymExpr(5); }},
+      {"access buffer", [](Kernel& k) { k.accesses[0].buffer = 1; }},
+      {"access offset", [](Kernel& k) { k.accesses[0].offset = SymExpr(1); }},
+      {"access stride", [](Kernel& k) { k.accesses[0].strides[1] = SymExpr(2); }},
+      {"access dtype", [](Kernel& k) { k.accesses[0].dtype = DType::kBF16; }},
+      {"input op", [](Kernel& k) { k.input[2].op = ExprOp::kAdd; }},
+      {"constant by one ulp", [](Kernel& k) { k.input[1].value = std::nextafter(0.1f, 1.0f); }},
+      {"input_value", [](Kernel& k) { k.input_value = 1; }},
+      {"output", [](Kernel& k) { k.output.push_back(ExprNode{ExprOp::kExp, 0}); }},
+      {"store", [](Kernel& k) { k.stores[0].access = 0; }},
+      {"axis", [](Kernel& k) { k.axis = 0; }},
+      {"reduce kind", [](Kernel& k) { k.reduce = ReduceKind::kMax; }},
+      {"tile_rows", [](Kernel& k) { k.config.tile_rows = 2; }},
+      {"tile_cols", [](Kernel& k) { k.config.tile_cols = 64; }},
+      {"vector_width", [](Kernel& k) { k.config.vector_width = 4; }},
+      {"unroll", [](Kernel& k) { k.config.unroll = 4; }},
+      {"mr", [](Kernel& k) { k.config.mr = 6; }},
+      {"nr", [](Kernel& k) { k.config.nr_vectors = 3; }},
+  };
+  std::set<std::string> seen = {KernelToString(Base(), {})};
+  for (const auto& [what, edit] : edits) {
+    Kernel k = Base();
+    edit(k);
+    EXPECT_TRUE(seen.insert(KernelToString(k, {})).second) << what << " did not change the text";
+  }
+  // Row-op and matmul specific fields.
+  Kernel row = Base();
+  row.kind = KernelKind::kRowOp;
+  const std::string row_text = KernelToString(row, {});
+  row.row_op = RowOpKind::kLayerNorm;
+  EXPECT_NE(KernelToString(row, {}), row_text);
+  Kernel eps = row;
+  eps.eps = 1e-6f;
+  EXPECT_NE(KernelToString(eps, {}), KernelToString(row, {}));
+  Kernel mm = Base();
+  mm.kind = KernelKind::kMatMul;
+  const std::string mm_text = KernelToString(mm, {});
+  mm.k = SymExpr(4);
+  EXPECT_NE(KernelToString(mm, {}), mm_text);
+  Kernel swapped = Base();
+  swapped.kind = KernelKind::kMatMul;
+  std::swap(swapped.a, swapped.b);
+  EXPECT_NE(KernelToString(swapped, {}), mm_text);
+}
+
+TEST(SymExpr, PolynomialArithmetic) {
+  const SymExpr b = SymExpr::Symbol(0), s = SymExpr::Symbol(1);
+  const SymExpr bs = b * s * SymExpr(768);
+  EXPECT_EQ(bs.ToString(std::vector<std::string>{"batch", "seq"}), "768*batch*seq");
+  EXPECT_EQ(*bs.DivExact(SymExpr(768) * b), s);
+  EXPECT_FALSE(bs.DivExact(SymExpr(5)).has_value());
+  EXPECT_EQ((b + s) - b, s);
+  EXPECT_TRUE((b - b).IsConstant());
+  const int64_t values[] = {3, 5};
+  EXPECT_EQ(bs.Evaluate(values), 768 * 15);
+  bool overflow = false;
+  const int64_t huge[] = {int64_t{1} << 40, int64_t{1} << 40};
+  (void)bs.Evaluate(huge, &overflow);
+  EXPECT_TRUE(overflow);
+  std::vector<std::optional<SymExpr>> bind = {SymExpr(1), std::nullopt};
+  EXPECT_EQ(bs.Substitute(bind), SymExpr(768) * s);
+}
+
+}  // namespace
+}  // namespace pto::ir
