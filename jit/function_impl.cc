@@ -352,6 +352,7 @@ absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes
   absl::StatusOr<jit::LoweredProgram> lowered = jit::Lower(v.graph, entry->cls, pipeline_options());
   if (!lowered.ok()) return lowered.status();
   int64_t kernels = 0;
+  const int64_t loads_before = runtime_->compiler().cache_loads();
   absl::StatusOr<std::unique_ptr<jit::Plan>> plan = jit::BuildPlan(*lowered, runtime_->compiler(), &kernels);
   if (!plan.ok()) return plan.status();
   entry->plan = *std::move(plan);
@@ -361,6 +362,7 @@ absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes
   compile_nanos_.fetch_add(nanos);
   compiles_.fetch_add(1);
   kernels_compiled_.fetch_add(kernels);
+  kernels_loaded_.fetch_add(runtime_->compiler().cache_loads() - loads_before);
   runtime_->logger().Log(LogLevel::kInfo,
                          absl::StrCat("pto: compiled '", name_, "' for ", entry->cls.ToString(v.symbols), ": ",
                                       entry->plan->kernels.size(), " kernels in ", nanos / 1000000, " ms"));
@@ -579,6 +581,7 @@ FunctionStats FunctionImpl::stats() const {
   s.traces = traces_.load();
   s.compiles = compiles_.load();
   s.kernels_compiled = kernels_compiled_.load();
+  s.kernels_loaded = kernels_loaded_.load();
   const Table* t = table_.load();
   s.shape_classes = t ? static_cast<int64_t>(t->entries.size()) : 0;
   s.compile_seconds = compile_nanos_.load() * 1e-9;

@@ -109,7 +109,7 @@ class FunctionImpl {
   std::vector<std::unique_ptr<const ConstantSet>> constant_sets_;
   int auto_symbols_ = 0;
 
-  std::atomic<int64_t> calls_{0}, traces_{0}, compiles_{0}, kernels_compiled_{0};
+  std::atomic<int64_t> calls_{0}, traces_{0}, compiles_{0}, kernels_compiled_{0}, kernels_loaded_{0};
   std::atomic<int64_t> compile_nanos_{0};
 };
 

@@ -4,6 +4,7 @@
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,8 @@ namespace pto::jit {
 struct KernelCompiler::Impl {
   CodegenTarget target;
   std::unique_ptr<OrcEngine> engine;
+  cache::CacheStore* store = nullptr;
+  std::string compiler_fingerprint;
 };
 
 namespace {
@@ -38,9 +41,11 @@ KernelCompiler::KernelCompiler(const device::DeviceInfo& device, std::unique_ptr
 KernelCompiler::~KernelCompiler() = default;
 
 absl::StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create(
-    const device::DeviceInfo& device) {
+    const device::DeviceInfo& device, cache::CacheStore* store) {
   auto impl = std::make_unique<Impl>();
   impl->target = CodegenTarget::FromDevice(device);
+  impl->store = store;
+  impl->compiler_fingerprint = cache::CompilerFingerprint(kKernelAbiVersion, LLVM_VERSION_STRING, "O2");
   absl::StatusOr<std::unique_ptr<OrcEngine>> engine = OrcEngine::Create(impl->target);
   if (!engine.ok()) return engine.status();
   impl->engine = *std::move(engine);
@@ -53,15 +58,37 @@ const std::vector<std::string>& KernelCompiler::AllowedExternalSymbols() {
   return symbols;
 }
 
-ir::Kernel KernelCompiler::Named(const ir::Kernel& kernel) const {
+ir::Kernel KernelCompiler::Named(const ir::Kernel& kernel, const std::string& description) const {
   ir::Kernel named = kernel;
-  const std::string description = Description(kernel, impl_->target);
   static constexpr std::array<uint8_t, 16> kKey = {'p', 't', 'o', '-', 'k', 'e', 'r', 'n',
                                                    'e', 'l', '-', 'n', 'a', 'm', 'e', '1'};
   const std::array<uint64_t, 2> h = graph::SipHash128(kKey, description);
   named.name = absl::StrCat(kernel.name.empty() ? "f32_kernel" : kernel.name, "_",
                             device::IsaName(device_.isa), "_", absl::Hex(h[0], absl::kZeroPad16));
   return named;
+}
+
+cache::KernelKeyParts KernelCompiler::KeyParts(const std::string& description) const {
+  cache::KernelKeyParts parts;
+  parts.kernel_description = description;
+  parts.codegen_fingerprint = device_.CodegenFingerprint();
+  parts.compiler_fingerprint = impl_->compiler_fingerprint;
+  return parts;
+}
+
+std::shared_ptr<CompiledKernel> KernelCompiler::LoadCached(const cache::KernelKeyParts& key,
+                                                          const std::string& symbol) {
+  absl::StatusOr<std::optional<proto::KernelRecord>> record = impl_->store->GetKernel(key);
+  if (!record.ok() || !record->has_value() || (*record)->symbol() != symbol) return nullptr;
+  absl::StatusOr<CompiledObject> object = impl_->engine->Load((*record)->object(), symbol);
+  if (!object.ok()) return nullptr;  // e.g. an object ORC refuses: recompiled and rewritten
+  cache_loads_.fetch_add(1);
+  auto compiled = std::make_shared<CompiledKernel>();
+  compiled->fn = object->entry;
+  compiled->symbol = object->symbol;
+  compiled->object = std::move(object->object);
+  compiled->code = std::make_shared<KernelHandle>(std::move(object->handle));
+  return compiled;
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
@@ -71,7 +98,14 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   if (auto it = memo_.find(key); it != memo_.end()) {
     if (std::shared_ptr<const CompiledKernel> live = it->second.lock()) return live;
   }
-  const ir::Kernel named = Named(kernel);
+  const ir::Kernel named = Named(kernel, key);
+  const cache::KernelKeyParts parts = KeyParts(key);
+  if (impl_->store != nullptr) {
+    if (std::shared_ptr<CompiledKernel> cached = LoadCached(parts, named.name)) {
+      memo_[key] = cached;
+      return std::shared_ptr<const CompiledKernel>(std::move(cached));
+    }
+  }
   const auto start = std::chrono::steady_clock::now();
   auto context = std::make_unique<llvm::LLVMContext>();
   absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(named, impl_->target, *context);
@@ -87,13 +121,24 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   compiled->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   compiled->code = holder;
+  if (impl_->store != nullptr) {
+    proto::KernelRecord record;
+    record.set_symbol(compiled->symbol);
+    record.set_object(compiled->object);
+    record.set_kernel_description(parts.kernel_description);
+    record.set_codegen_fingerprint(parts.codegen_fingerprint);
+    record.set_compiler_fingerprint(parts.compiler_fingerprint);
+    record.set_compile_seconds(compiled->compile_seconds);
+    // A store that cannot take the record leaves the kernel usable; the store logs why.
+    (void)impl_->store->PutKernel(record);
+  }
   memo_[key] = compiled;
   return std::shared_ptr<const CompiledKernel>(std::move(compiled));
 }
 
 absl::StatusOr<std::string> KernelCompiler::EmitLlvmIr(const ir::Kernel& kernel, bool optimized) {
   llvm::LLVMContext context;
-  absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(Named(kernel), impl_->target, context);
+  absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(Named(kernel, Description(kernel, impl_->target)), impl_->target, context);
   if (!module.ok()) return module.status();
   if (optimized) return EmitOptimizedIR(**module, impl_->target);
   std::string text;
@@ -104,7 +149,7 @@ absl::StatusOr<std::string> KernelCompiler::EmitLlvmIr(const ir::Kernel& kernel,
 
 absl::StatusOr<std::string> KernelCompiler::EmitAssembly(const ir::Kernel& kernel) {
   llvm::LLVMContext context;
-  absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(Named(kernel), impl_->target, context);
+  absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(Named(kernel, Description(kernel, impl_->target)), impl_->target, context);
   if (!module.ok()) return module.status();
   return jit::EmitAssembly(**module, impl_->target);
 }

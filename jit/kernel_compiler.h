@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "cache/kernel_store.h"
 #include "device/device_info.h"
 #include "jit/ir/tile_ir.h"
 #include "jit/kernel_abi.h"
@@ -28,7 +29,10 @@ struct CompiledKernel {
 
 class KernelCompiler {
  public:
-  static absl::StatusOr<std::unique_ptr<KernelCompiler>> Create(const device::DeviceInfo& device);
+  // `store` (may be null) persists object code: a kernel found there is loaded into ORC without
+  // running LLVM's optimizer or code generator. It must outlive the compiler.
+  static absl::StatusOr<std::unique_ptr<KernelCompiler>> Create(const device::DeviceInfo& device,
+                                                                cache::CacheStore* store = nullptr);
   ~KernelCompiler();
 
   // The kernel's symbol name is derived from its description; `kernel.name` is its prefix.
@@ -38,6 +42,8 @@ class KernelCompiler {
   absl::StatusOr<std::string> EmitAssembly(const ir::Kernel& kernel);
 
   int64_t codegen_runs() const { return codegen_runs_.load(); }
+  // Kernels loaded from the cache's object code (no codegen).
+  int64_t cache_loads() const { return cache_loads_.load(); }
   const device::DeviceInfo& device() const { return device_; }
   // Undefined symbols a kernel object may reference.
   static const std::vector<std::string>& AllowedExternalSymbols();
@@ -45,13 +51,19 @@ class KernelCompiler {
  private:
   struct Impl;
   explicit KernelCompiler(const device::DeviceInfo& device, std::unique_ptr<Impl> impl);
-  ir::Kernel Named(const ir::Kernel& kernel) const;
+  // The kernel with its symbol name: its prefix plus a hash of `description`.
+  ir::Kernel Named(const ir::Kernel& kernel, const std::string& description) const;
+  cache::KernelKeyParts KeyParts(const std::string& description) const;
+  // A kernel from the store's object code, or nullptr on a miss (or an unusable record).
+  std::shared_ptr<CompiledKernel> LoadCached(const cache::KernelKeyParts& key,
+                                             const std::string& symbol);
 
   device::DeviceInfo device_;
   std::unique_ptr<Impl> impl_;
   std::mutex mu_;
   std::map<std::string, std::weak_ptr<const CompiledKernel>> memo_;
   std::atomic<int64_t> codegen_runs_{0};
+  std::atomic<int64_t> cache_loads_{0};
 };
 
 }  // namespace pto::jit

@@ -9,9 +9,11 @@ namespace pto {
 namespace detail {
 
 RuntimeImpl::RuntimeImpl(RuntimeOptions options, device::DeviceInfo device,
+                         std::unique_ptr<cache::CacheStore> store,
                          std::unique_ptr<jit::KernelCompiler> compiler)
     : options_(std::move(options)),
       device_(std::move(device)),
+      store_(std::move(store)),
       compiler_(std::move(compiler)),
       logger_(options_.log_sink, options_.log_level) {
   int threads = options_.intra_op_threads > 0 ? options_.intra_op_threads : device_.cores;
@@ -43,9 +45,20 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
       break;
     case TargetIsa::kSse2: device = device::RestrictIsa(host, device::Isa::kSse2); break;
   }
-  absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler = jit::KernelCompiler::Create(device);
+  cache::CacheOptions cache_options;
+  cache_options.path = options.cache_path;
+  cache_options.capacity_bytes = options.cache_capacity_bytes;
+  cache_options.log = [logger = jit::Logger(options.log_sink, options.log_level)](
+                          int level, std::string_view message) {
+    logger.Log(static_cast<LogLevel>(level), message);
+  };
+  absl::StatusOr<std::unique_ptr<cache::CacheStore>> store = cache::OpenCache(cache_options);
+  if (!store.ok()) return store.status();
+  absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
+      jit::KernelCompiler::Create(device, store->get());
   if (!compiler.ok()) return compiler.status();
-  auto impl = std::make_unique<detail::RuntimeImpl>(std::move(options), std::move(device), *std::move(compiler));
+  auto impl = std::make_unique<detail::RuntimeImpl>(std::move(options), std::move(device),
+                                                    *std::move(store), *std::move(compiler));
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 

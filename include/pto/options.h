@@ -19,6 +19,12 @@ using LogSink = std::function<void(LogLevel level, std::string_view message)>;
 enum class TargetIsa : uint8_t { kHost = 0, kAvx512 = 1, kAvx2 = 2, kSse2 = 3 };
 
 struct RuntimeOptions {
+  // Directory of the persistent kernel cache (a RocksDB database, created if missing); empty
+  // keeps compiled kernels in memory only. A cache that cannot be opened (locked, read-only,
+  // damaged beyond repair) degrades to memory-only with one warning to the log sink.
+  std::string cache_path;
+  // Least-recently-used kernels are evicted past this many bytes of object code.
+  int64_t cache_capacity_bytes = int64_t{1} << 30;
   // Threads a parallel kernel launch may use: 0 = every core this process may run on
   // (affinity and cgroup quota), 1 = the caller's thread only.
   int intra_op_threads = 0;

@@ -30,7 +30,8 @@ struct FunctionStats {
   int64_t calls = 0;
   int64_t traces = 0;         // times the lambda ran
   int64_t compiles = 0;       // shape classes compiled
-  int64_t kernels_compiled = 0;
+  int64_t kernels_compiled = 0;  // LLVM code generation runs
+  int64_t kernels_loaded = 0;    // kernels loaded from the persistent cache instead
   int64_t shape_classes = 0;  // installed in the dispatch table
   double compile_seconds = 0;
 };

@@ -137,6 +137,16 @@ TEST_F(PtoCli, UnknownStageAndCommand) {
   EXPECT_THAT(r.output, HasSubstr("unknown command 'frobnicate'"));
 }
 
+TEST_F(PtoCli, DemoWarmStartFromCacheCompilesNothing) {
+  Result cold = RunPto("demo --iterations 6 --cache " + Path("cache"));
+  ASSERT_EQ(cold.exit_code, 0) << cold.output;
+  EXPECT_THAT(cold.output, ::testing::ContainsRegex("kernels compiled: [1-9][0-9]*, loaded from cache: 0"));
+  Result warm = RunPto("demo --iterations 6 --cache " + Path("cache"));
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  EXPECT_THAT(warm.output, ::testing::ContainsRegex("kernels compiled: 0, loaded from cache: [1-9]"));
+  EXPECT_THAT(warm.output, HasSubstr("PASS"));
+}
+
 TEST_F(PtoCli, DemoPassesItsReferenceCheck) {
   Result r = RunPto("demo --iterations 8");
   EXPECT_EQ(r.exit_code, 0) << r.output;

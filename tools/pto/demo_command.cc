@@ -29,9 +29,11 @@ int DemoCommand(const std::vector<std::string>& args) {
   Flags flags(args);
   const int iterations = static_cast<int>(flags.Int("iterations", 60));
   const int threads = static_cast<int>(flags.Int("threads", 0));
-  if (!flags.ok()) return flags.Fail("demo");
+  const std::string cache = flags.String("cache");
+  if (!flags.CheckAllUsed("demo") || !flags.ok()) return flags.Fail("demo");
   RuntimeOptions options;
   options.intra_op_threads = threads;
+  options.cache_path = cache;
   options.log_sink = [](LogLevel level, std::string_view message) {
     std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
   };
@@ -114,9 +116,9 @@ int DemoCommand(const std::vector<std::string>& args) {
   }
   std::sort(times.begin(), times.end());
   const FunctionStats st = (*fn)->stats();
-  std::printf("  shape classes compiled : %lld (kernels compiled: %lld, compile time %.0f ms)\n",
+  std::printf("  shape classes compiled : %lld (kernels compiled: %lld, loaded from cache: %lld, %.0f ms)\n",
               static_cast<long long>(st.compiles), static_cast<long long>(st.kernels_compiled),
-              st.compile_seconds * 1000);
+              static_cast<long long>(st.kernels_loaded), st.compile_seconds * 1000);
   std::printf("  first call (cold)      : %.1f ms\n", first_ms);
   if (!times.empty()) {
     std::printf("  median per iteration   : %.3f ms over %zu iterations after the first\n",

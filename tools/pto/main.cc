@@ -9,7 +9,8 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: pto <command> [options]\n"
-    "  demo [--iterations N] [--threads N]     a transformer block over varying shapes\n"
+    "  demo [--iterations N] [--threads N] [--cache DIR]\n"
+    "                                          a transformer block over varying shapes\n"
     "  dump --stage=tensor|tile|block|exec|llvm|asm (GRAPH.pbtxt --input NAME=FILE.npy... |\n"
     "       --example matmul|mlp|attention|demo)  print one level of the pipeline\n"
     "  run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ...\n"

@@ -1,0 +1,70 @@
+// The persistent kernel cache seen from the Runtime: a second Runtime on the same cache path
+// loads every kernel's object code and runs no LLVM code generation.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/jit/e2e/test_util.h"
+
+namespace pto {
+namespace {
+
+using ops::HostTensor;
+
+TEST(WarmStart, SecondRuntimeLoadsEveryKernel) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("pto_warm_start_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  TraceFn mlp = [](std::span<const Value> v) {
+    return std::vector<Value>{linear(gelu(linear(v[0], v[1], v[2])), v[3], v[4]) + v[0]};
+  };
+  const std::vector<HostTensor> in = {HostTensor::Random({7, 32}, 1), HostTensor::Random({64, 32}, 2),
+                                      HostTensor::Random({64}, 3), HostTensor::Random({32, 64}, 4),
+                                      HostTensor::Random({32}, 5)};
+  std::vector<HostTensor> cold_out;
+  int64_t cold_kernels = 0;
+  {
+    std::unique_ptr<Runtime> rt = testing::OpenRuntime({.cache_path = dir.string()});
+    auto fn = rt->JitTraced("mlp", 5, mlp, {});
+    ASSERT_TRUE(fn.ok());
+    auto out = testing::RunPto(**fn, in);
+    ASSERT_TRUE(out.ok()) << out.status();
+    cold_out = *out;
+    cold_kernels = (*fn)->stats().kernels_compiled;
+    EXPECT_EQ((*fn)->stats().kernels_loaded, 0);
+  }
+  EXPECT_EQ(cold_kernels, 2);
+  {
+    std::unique_ptr<Runtime> rt = testing::OpenRuntime({.cache_path = dir.string()});
+    auto fn = rt->JitTraced("mlp", 5, mlp, {});
+    ASSERT_TRUE(fn.ok());
+    auto out = testing::RunPto(**fn, in);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*fn)->stats().kernels_compiled, 0);
+    EXPECT_EQ((*fn)->stats().kernels_loaded, cold_kernels);
+    EXPECT_EQ((*out)[0].data, cold_out[0].data);  // the same machine code
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(WarmStart, OtherIsaIsAMiss) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("pto_warm_isa_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  TraceFn f = [](std::span<const Value> v) { return std::vector<Value>{pto::exp(v[0])}; };
+  const std::vector<HostTensor> in = {HostTensor::Random({33}, 1)};
+  for (TargetIsa isa : {TargetIsa::kHost, TargetIsa::kSse2}) {
+    std::unique_ptr<Runtime> rt = testing::OpenRuntime({.cache_path = dir.string(), .isa = isa});
+    auto fn = rt->JitTraced("exp", 1, f, {});
+    ASSERT_TRUE(fn.ok());
+    ASSERT_TRUE(testing::RunPto(**fn, in).ok());
+    // The SSE2 target's codegen fingerprint differs: compiled, never loaded from the host's code.
+    EXPECT_EQ((*fn)->stats().kernels_compiled, 1);
+    EXPECT_EQ((*fn)->stats().kernels_loaded, 0);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pto
