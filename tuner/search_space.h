@@ -95,6 +95,8 @@ class SearchSpace {
   std::vector<Config> Enumerate() const;
   // The i-th valid config in enumeration order; 0 <= i < size().
   Config At(int64_t i) const;
+  // Code() of At(i), without decoding.
+  int64_t CodeAt(int64_t i) const { return valid_codes_[i]; }
   // Position of `config` among the valid configs, or nullopt if it is not in the space.
   std::optional<int64_t> IndexOf(const Config& config) const;
   // A valid config drawn uniformly.
