@@ -12,7 +12,8 @@
 //
 // A strategy never proposes a config twice, nor one outside the space. Given the same space,
 // budget, seed and reports, it proposes the same configs in the same order. Start may be called
-// again to begin a new search; the space must outlive the search.
+// again to begin a new search; the space must outlive the search. A strategy is not
+// thread-safe: one thread drives it (the measurements themselves may run anywhere).
 //
 // Implementations, one file each: exhaustive_strategy.h, random_strategy.h,
 // evolutionary_strategy.h (guided by cost_model.h). MakeStrategy is the factory.
@@ -66,7 +67,7 @@ class SearchStrategy {
   virtual std::vector<Config> Propose(int max_batch) = 0;
   // Results for proposed configs, in any order and batching. A result for a config that was
   // not proposed is taken as prior knowledge (e.g. the default config's time): it can be Best
-  // and the config will not be proposed.
+  // and the config will not be proposed. A result for a config outside the space is ignored.
   virtual void Report(const std::vector<Measurement>& results) = 0;
   // True when nothing more will be proposed: the budget is spent or every config was tried.
   virtual bool Done() const = 0;
