@@ -8,9 +8,9 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "absl/strings/str_cat.h"
+#include "cache/checksum.h"
 #include "jit/codegen/codegen_target.h"
 #include "jit/codegen/emit_kernel.h"
-#include "jit/graph/siphash.h"
 #include "jit/orc/object_code.h"
 #include "jit/orc/orc_engine.h"
 
@@ -62,7 +62,7 @@ ir::Kernel KernelCompiler::Named(const ir::Kernel& kernel, const std::string& de
   ir::Kernel named = kernel;
   static constexpr std::array<uint8_t, 16> kKey = {'p', 't', 'o', '-', 'k', 'e', 'r', 'n',
                                                    'e', 'l', '-', 'n', 'a', 'm', 'e', '1'};
-  const std::array<uint64_t, 2> h = graph::SipHash128(kKey, description);
+  const std::array<uint64_t, 2> h = cache::SipHash128(kKey, description);
   named.name = absl::StrCat(kernel.name.empty() ? "f32_kernel" : kernel.name, "_",
                             device::IsaName(device_.isa), "_", absl::Hex(h[0], absl::kZeroPad16));
   return named;

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "jit/graph/siphash.h"
+#include "cache/checksum.h"
 
 namespace pto::graph {
 namespace {
@@ -167,7 +167,7 @@ GraphHash CanonicalGraphHash(const ir::Graph& graph) {
     w.I64(graph.symbols[s].min);
     w.I64(graph.symbols[s].max);
   }
-  const std::array<uint64_t, 2> h = SipHash128(kKey, w.bytes());
+  const std::array<uint64_t, 2> h = cache::SipHash128(kKey, w.bytes());
   return GraphHash{.hi = h[1], .lo = h[0]};
 }
 
