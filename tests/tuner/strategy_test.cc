@@ -239,6 +239,8 @@ TEST(StrategyTest, ReportedPriorKnowledgeCountsAndIsNotProposed) {
     s->Start(space, Budget{}, 1);
     const Config prior = {1, 1};
     s->Report({{prior, 0.5}});
+    // Outside the space (a value that is not a candidate, a wrong arity): ignored.
+    s->Report({{{9, 9}, 0.1}, {{1}, 0.1}});
     ASSERT_TRUE(s->Best().has_value());
     EXPECT_EQ(s->Best()->config, prior);
     std::vector<Config> all;
