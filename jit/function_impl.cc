@@ -460,17 +460,24 @@ absl::Status FunctionImpl::Call(absl::Span<const TensorView> inputs,
   return Run(*entry, inputs, outputs, values);
 }
 
-absl::StatusOr<std::vector<std::vector<int64_t>>> FunctionImpl::OutputShapes(
-    absl::Span<const std::vector<int64_t>> input_shapes) {
+absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::TracedVariant(
+    absl::Span<const std::vector<int64_t>> input_shapes, int64_t* values) {
   absl::StatusOr<Shapes> shapes = ShapesOf(input_shapes);
   if (!shapes.ok()) return shapes.status();
   std::lock_guard<std::mutex> lock(mu_);
   absl::StatusOr<const Variant*> variant = VariantFor(*shapes);
   if (!variant.ok()) return variant.status();
-  int64_t values[jit::kMaxSymbols];
   if (!BindSymbols(**variant, *shapes, values)) {
-    return absl::InternalError("input shapes do not bind their variant");
+    return absl::InternalError("input shapes do not bind the variant traced for them");
   }
+  return variant;
+}
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> FunctionImpl::OutputShapes(
+    absl::Span<const std::vector<int64_t>> input_shapes) {
+  int64_t values[jit::kMaxSymbols];
+  absl::StatusOr<const Variant*> variant = TracedVariant(input_shapes, values);
+  if (!variant.ok()) return variant.status();
   std::span<const int64_t> vals(values, (*variant)->symbols.size());
   std::vector<std::vector<int64_t>> result;
   for (int o : (*variant)->graph.outputs) {
@@ -510,13 +517,9 @@ absl::Status FunctionImpl::Precompile(absl::Span<const std::vector<int64_t>> inp
 
 absl::StatusOr<jit::LoweredProgram> FunctionImpl::LowerFor(
     absl::Span<const std::vector<int64_t>> input_shapes) {
-  absl::StatusOr<Shapes> shapes = ShapesOf(input_shapes);
-  if (!shapes.ok()) return shapes.status();
-  std::lock_guard<std::mutex> lock(mu_);
-  absl::StatusOr<const Variant*> variant = VariantFor(*shapes);
-  if (!variant.ok()) return variant.status();
   int64_t values[jit::kMaxSymbols];
-  if (!BindSymbols(**variant, *shapes, values)) return absl::InternalError("unbound shapes");
+  absl::StatusOr<const Variant*> variant = TracedVariant(input_shapes, values);
+  if (!variant.ok()) return variant.status();
   std::span<const int64_t> vals(values, (*variant)->symbols.size());
   return jit::Lower((*variant)->graph, jit::Classify(vals, (*variant)->symbols, lanes_), pipeline_options());
 }

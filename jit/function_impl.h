@@ -76,6 +76,9 @@ class FunctionImpl {
   absl::Status ValidateInputs(absl::Span<const TensorView> inputs) const;
   // Shapes given as vectors (Precompile, OutputShapes, Dump), checked for count, rank and sign.
   absl::StatusOr<Shapes> ShapesOf(absl::Span<const std::vector<int64_t>> input_shapes) const;
+  // The trace variant for these shapes (traced if new) and its symbol values.
+  absl::StatusOr<const Variant*> TracedVariant(absl::Span<const std::vector<int64_t>> input_shapes,
+                                               int64_t* values);
   // Binds variant symbols from the input dims; false if a static dim or a repeated symbol
   // disagrees.
   bool BindSymbols(const Variant& v, const Shapes& shapes, int64_t* values) const;
