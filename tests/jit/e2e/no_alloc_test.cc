@@ -12,6 +12,9 @@ namespace {
 std::atomic<int64_t> allocations{0};
 }  // namespace
 
+// The replacements below pair malloc with free; GCC cannot see that and warns under ASan.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
 void* operator new(size_t n) {
   allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
