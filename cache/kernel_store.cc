@@ -38,6 +38,24 @@ void FillUsage(proto::KernelRecord* record, const int64_t last_used, const int64
 void FillUsage(proto::PlanRecord*, int64_t, int64_t) {}
 void FillUsage(proto::TuningRecord*, int64_t, int64_t) {}
 
+// Why a stored payload of `kind` under `key` is not a usable record ("" if it is).
+template <typename Record>
+std::string ProblemWith(const std::string& payload, const std::string& key,
+                        std::string (*key_of)(const Record&)) {
+  Record record;
+  if (!record.ParseFromString(payload)) return "the payload does not parse";
+  if (record.schema_version() != kSchemaVersion) {
+    return absl::StrCat("schema version ", record.schema_version(), " (expected ",
+                        kSchemaVersion, ")");
+  }
+  if (key_of(record) != key) return "the record's key parts do not hash to its key";
+  return "";
+}
+
+std::string KeyOf(const proto::KernelRecord& r) { return KernelKey(KeyPartsOf(r)); }
+std::string KeyOf(const proto::PlanRecord& r) { return PlanKey(KeyPartsOf(r)); }
+std::string KeyOf(const proto::TuningRecord& r) { return TuningKey(KeyPartsOf(r)); }
+
 }  // namespace
 
 CacheStore::CacheStore(std::function<int64_t()> clock_ms) : clock_ms_(std::move(clock_ms)) {}
@@ -139,6 +157,32 @@ CacheStats CacheStore::stats() const {
   s.bytes = counts.bytes;
   s.kernel_bytes = counts.kernel_bytes;
   return s;
+}
+
+CacheStats CacheStore::TotalStats() { return stats(); }
+
+absl::Status CacheStore::Scan(RecordKind kind,
+                              const std::function<void(const ScannedRecord&)>& fn) {
+  return ScanRaw(kind, [&](ScannedRecord& r) {
+    if (r.problem.empty()) {
+      switch (kind) {
+        case RecordKind::kKernel:
+          r.problem = ProblemWith<proto::KernelRecord>(r.payload, r.key, &KeyOf);
+          break;
+        case RecordKind::kPlan:
+          r.problem = ProblemWith<proto::PlanRecord>(r.payload, r.key, &KeyOf);
+          break;
+        case RecordKind::kTuning:
+          r.problem = ProblemWith<proto::TuningRecord>(r.payload, r.key, &KeyOf);
+          break;
+      }
+    }
+    fn(r);
+  });
+}
+
+absl::Status CacheStore::Remove(RecordKind kind, const std::string& key) {
+  return Erase(kind, key);
 }
 
 absl::StatusOr<std::unique_ptr<CacheStore>> OpenCache(const CacheOptions& options) {

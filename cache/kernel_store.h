@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -45,6 +46,27 @@ struct CacheOptions {
   std::function<int64_t()> clock_ms;
   // Written into a new database's meta record.
   std::string created_by = "pto";
+  // A read-only database (e.g. baked into an image) layered under `path`: lookups that miss
+  // in `path` look here, writes go to `path` only. Empty: none.
+  std::string base_path;
+  // How often (ms) a process that shares `path` with others checks for work: the writer
+  // ingests records other processes left in the inbox, a reader tries to take the writer role
+  // over and catches up with the writer, and both persist their counters.
+  int maintenance_interval_ms = 200;
+};
+
+// One record as Scan sees it, checked as a Get would check it.
+struct ScannedRecord {
+  RecordKind kind = RecordKind::kKernel;
+  std::string key;
+  int64_t stored_bytes = 0;  // bytes of the stored value
+  // Empty when the record is sound; otherwise why a Get would treat it as a miss.
+  std::string problem;
+  std::string payload;  // the serialized record (KernelRecord, PlanRecord, TuningRecord)
+  // Kernels: the store's usage index.
+  int64_t last_used_unix_ms = 0;
+  int64_t hits = 0;
+  bool from_base = false;  // found in the read-only base layer
 };
 
 struct CacheStats {
@@ -77,7 +99,29 @@ class CacheStore {
   absl::Status PutPlan(const proto::PlanRecord& record);
   absl::Status PutTuning(const proto::TuningRecord& record);
 
+  // This process's counts (and the store's sizes).
   CacheStats stats() const;
+  // Counts of every process that has used the database, this one included (hits, misses,
+  // corrupt and puts persisted as they happen), with the store's sizes. A memory store
+  // returns stats().
+  virtual CacheStats TotalStats();
+
+  // Calls `fn` for every record of `kind` in key order (the writable layer, then base
+  // records it does not shadow). Records that fail the checks a Get makes are reported with
+  // `problem` set and left alone. An error means the scan itself stopped.
+  absl::Status Scan(RecordKind kind, const std::function<void(const ScannedRecord&)>& fn);
+  // Deletes the record under `key` (no error if there is none). Never touches the base.
+  absl::Status Remove(RecordKind kind, const std::string& key);
+  // Evicts least-recently-used kernels until their bytes are at most `kernel_bytes`; returns
+  // how many were evicted. Plan and tuning records are kept.
+  virtual absl::StatusOr<int64_t> EvictTo(int64_t kernel_bytes) = 0;
+  // Whether object code read from this store may be loaded and run. False for a database in a
+  // directory other users can write to (a warning is logged once at open): such a store's
+  // kernel records are still written and listed, but the runtime compiles instead of loading.
+  virtual bool code_trusted() const { return true; }
+  // "memory", "writer" (holds the database) or "reader" (another process is the writer).
+  virtual std::string Role() const { return "memory"; }
+
   // Whether records survive the process (false for MemoryStore, including the fallback).
   virtual bool persistent() const = 0;
   // "memory" or "rocksdb:<path>".
@@ -103,6 +147,27 @@ class CacheStore {
   virtual absl::Status Store(RecordKind kind, const std::string& key, std::string payload) = 0;
   virtual absl::Status Erase(RecordKind kind, const std::string& key) = 0;
   virtual StoreCounts Counts() const = 0;
+  // Every stored value of `kind` in key order, unchecked: `problem` set only for what the
+  // store itself knows (a RocksDB corruption), `payload` the raw stored payload.
+  virtual absl::Status ScanRaw(RecordKind kind,
+                               const std::function<void(ScannedRecord&)>& fn) = 0;
+
+  // For stores that wrap others (layers, roles): the protected calls of another store.
+  static absl::StatusOr<Loaded> LoadFrom(CacheStore& s, RecordKind kind, const std::string& key) {
+    return s.Load(kind, key);
+  }
+  static absl::Status StoreIn(CacheStore& s, RecordKind kind, const std::string& key,
+                              std::string payload) {
+    return s.Store(kind, key, std::move(payload));
+  }
+  static absl::Status EraseFrom(CacheStore& s, RecordKind kind, const std::string& key) {
+    return s.Erase(kind, key);
+  }
+  static StoreCounts CountsOf(const CacheStore& s) { return s.Counts(); }
+  static absl::Status ScanRawOf(CacheStore& s, RecordKind kind,
+                                const std::function<void(ScannedRecord&)>& fn) {
+    return s.ScanRaw(kind, fn);
+  }
 
   int64_t NowMs() const;
 

@@ -1,6 +1,8 @@
 #include "cache/memory_store.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 namespace pto::cache {
 
@@ -76,6 +78,42 @@ absl::Status MemoryStore::Erase(RecordKind kind, const std::string& key) {
     other_bytes_ -= static_cast<int64_t>(it->second.size());
   }
   map.erase(it);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> MemoryStore::EvictTo(int64_t kernel_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::vector<std::string> victims = lru_.Victims(kernel_bytes);
+  for (const std::string& victim : victims) {
+    lru_.Remove(victim);
+    kernels_.erase(victim);
+  }
+  evictions_ += static_cast<int64_t>(victims.size());
+  return static_cast<int64_t>(victims.size());
+}
+
+absl::Status MemoryStore::ScanRaw(RecordKind kind,
+                                  const std::function<void(ScannedRecord&)>& fn) {
+  std::vector<ScannedRecord> records;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, payload] : MapOf(kind)) {
+      ScannedRecord& r = records.emplace_back();
+      r.kind = kind;
+      r.key = key;
+      r.stored_bytes = static_cast<int64_t>(payload.size());
+      r.payload = payload;
+      if (kind == RecordKind::kKernel) {
+        if (std::optional<LruIndex::Usage> u = lru_.Find(key)) {
+          r.last_used_unix_ms = u->last_used_unix_ms;
+          r.hits = u->hits;
+        }
+      }
+    }
+  }
+  std::sort(records.begin(), records.end(),
+            [](const ScannedRecord& a, const ScannedRecord& b) { return a.key < b.key; });
+  for (ScannedRecord& r : records) fn(r);  // outside the lock: fn may use the store
   return absl::OkStatus();
 }
 

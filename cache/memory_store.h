@@ -20,12 +20,14 @@ class MemoryStore final : public CacheStore {
 
   bool persistent() const override { return false; }
   std::string Describe() const override { return "memory"; }
+  absl::StatusOr<int64_t> EvictTo(int64_t kernel_bytes) override;
 
  protected:
   absl::StatusOr<Loaded> Load(RecordKind kind, const std::string& key) override;
   absl::Status Store(RecordKind kind, const std::string& key, std::string payload) override;
   absl::Status Erase(RecordKind kind, const std::string& key) override;
   StoreCounts Counts() const override;
+  absl::Status ScanRaw(RecordKind kind, const std::function<void(ScannedRecord&)>& fn) override;
 
  private:
   friend class RocksDbStore;  // keeps records here once its database stops taking writes

@@ -450,17 +450,63 @@ absl::Status RocksDbStore::StoreInDb(RecordKind kind, const std::string& key,
   }
   if (kind != RecordKind::kKernel) return absl::OkStatus();
 
-  const std::vector<std::string> victims = lru_.Victims(capacity_bytes_);
+  return EvictLocked(lru_.Victims(capacity_bytes_));
+}
+
+absl::Status RocksDbStore::EvictLocked(const std::vector<std::string>& victims) {
   if (victims.empty()) return absl::OkStatus();
   rocksdb::WriteBatch evict;
   for (const std::string& victim : victims) {
     evict.Delete(kernels_, victim);
     evict.Delete(meta_, UsageKey(victim));
   }
-  s = db_->Write(WriteOpts(), &evict);
+  rocksdb::Status s = db_->Write(WriteOpts(), &evict);
   if (!s.ok()) return FromRocks(s, "cannot evict kernels", path_);
   for (const std::string& victim : victims) lru_.Remove(victim);
   evictions_ += static_cast<int64_t>(victims.size());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> RocksDbStore::EvictTo(int64_t kernel_bytes) {
+  if (degraded_.load()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the cache database at '", path_, "' no longer takes writes"));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::vector<std::string> victims = lru_.Victims(kernel_bytes);
+  if (absl::Status s = EvictLocked(victims); !s.ok()) return s;
+  return static_cast<int64_t>(victims.size());
+}
+
+absl::Status RocksDbStore::ScanRaw(RecordKind kind,
+                                   const std::function<void(ScannedRecord&)>& fn) {
+  rocksdb::ReadOptions read;
+  read.verify_checksums = true;
+  read.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, Family(kind)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ScannedRecord r;
+    r.kind = kind;
+    r.key = it->key().ToString();
+    r.stored_bytes = static_cast<int64_t>(it->value().size());
+    if (std::optional<std::string> payload = UnwrapPayload(it->value().ToStringView())) {
+      r.payload = std::move(*payload);
+    } else {
+      r.problem = "the envelope is damaged (checksum, truncation or schema version)";
+    }
+    if (kind == RecordKind::kKernel) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (std::optional<LruIndex::Usage> u = lru_.Find(r.key)) {
+        r.last_used_unix_ms = u->last_used_unix_ms;
+        r.hits = u->hits;
+      }
+    }
+    fn(r);
+  }
+  if (!it->status().ok()) {
+    return FromRocks(it->status(), absl::StrCat("scanning the ", FamilyName(kind), " records"),
+                     path_);
+  }
   return absl::OkStatus();
 }
 

@@ -49,6 +49,7 @@ class RocksDbStore final : public CacheStore {
   // False once writes have failed and new records go to memory only.
   bool persistent() const override { return !degraded_.load(); }
   std::string Describe() const override;
+  absl::StatusOr<int64_t> EvictTo(int64_t kernel_bytes) override;
   const std::string& path() const { return path_; }
 
   // Flushes every column family's memtable to SST files (tests; `pto cache` later).
@@ -63,8 +64,11 @@ class RocksDbStore final : public CacheStore {
   absl::Status Store(RecordKind kind, const std::string& key, std::string payload) override;
   absl::Status Erase(RecordKind kind, const std::string& key) override;
   StoreCounts Counts() const override;
+  absl::Status ScanRaw(RecordKind kind, const std::function<void(ScannedRecord&)>& fn) override;
 
  private:
+  // Deletes `victims` (kernel records and their usage entries) in one batch. mu_ held.
+  absl::Status EvictLocked(const std::vector<std::string>& victims);
   RocksDbStore(const CacheOptions& options);
   absl::Status StoreInDb(RecordKind kind, const std::string& key, const std::string& payload);
   absl::Status CheckSchema();
