@@ -6,7 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "jit/graph/graph_hash.h"
 #include "jit/trace.h"
+#include "proto/cache.pb.h"
 
 namespace pto::detail {
 namespace {
@@ -317,8 +319,44 @@ absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::VariantFor(const Shap
   absl::StatusOr<ir::Graph> graph = jit::Trace(fn_, trace_inputs, v->symbols);
   if (!graph.ok()) return graph.status();
   v->graph = *std::move(graph);
+  v->graph_hash = graph::CanonicalGraphHash(v->graph).Hex();
   variants_.push_back(std::move(v));
   return variants_.back().get();
+}
+
+std::string FunctionImpl::CanonicalShapeClass(const Variant& v, const jit::ShapeClass& cls) {
+  std::vector<bool> named(v.symbols.size(), false);
+  std::string out;
+  for (size_t i = 0; i < v.inputs.size(); ++i) {
+    for (size_t d = 0; d < v.inputs[i].size(); ++d) {
+      const int s = v.inputs[i][d].symbol;
+      if (s < 0 || named[s]) continue;
+      named[s] = true;
+      const jit::SymbolClass& c = cls.symbols[s];
+      absl::StrAppend(&out, out.empty() ? "" : ",", "in", i, ".", d, "=");
+      if (c.lo == c.hi) {
+        absl::StrAppend(&out, c.lo);
+      } else {
+        absl::StrAppend(&out, "[", c.lo, "..", c.hi, "]");
+        if (c.divisor > 1) absl::StrAppend(&out, "%", c.divisor);
+      }
+    }
+  }
+  return out.empty() ? "static" : out;
+}
+
+void FunctionImpl::WritePlanRecord(const Variant& v, const std::string& shape_class,
+                                   std::vector<std::string> kernel_keys) {
+  proto::PlanRecord record;
+  record.set_graph_hash(v.graph_hash);
+  record.set_shape_class(shape_class);
+  for (std::string& key : kernel_keys) record.add_kernel_keys(std::move(key));
+  record.set_graph_name(name_);
+  if (absl::Status s = runtime_->store().PutPlan(record); !s.ok()) {
+    runtime_->logger().Log(LogLevel::kWarning,
+                           absl::StrCat("pto: cannot write the plan record of '", name_, "' for ",
+                                        shape_class, " to the kernel cache: ", s.ToString()));
+  }
 }
 
 jit::PipelineOptions FunctionImpl::pipeline_options() const {
@@ -353,9 +391,15 @@ absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes
   if (!lowered.ok()) return lowered.status();
   int64_t kernels = 0;
   const int64_t loads_before = runtime_->compiler().cache_loads();
-  absl::StatusOr<std::unique_ptr<jit::Plan>> plan = jit::BuildPlan(*lowered, runtime_->compiler(), &kernels);
+  jit::KernelOrigin origin;
+  origin.graph_name = name_;
+  origin.shape_class = CanonicalShapeClass(v, entry->cls);
+  std::vector<std::string> kernel_keys;
+  absl::StatusOr<std::unique_ptr<jit::Plan>> plan =
+      jit::BuildPlan(*lowered, runtime_->compiler(), &kernels, origin, &kernel_keys);
   if (!plan.ok()) return plan.status();
   entry->plan = *std::move(plan);
+  WritePlanRecord(v, origin.shape_class, std::move(kernel_keys));
   for (int o : v.graph.outputs) entry->output_shapes.push_back(v.graph.nodes[o].shape);
   const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::steady_clock::now() - start).count();

@@ -55,6 +55,7 @@ class FunctionImpl {
     std::vector<ir::SymbolInfo> symbols;
     std::vector<bool> declared;  // per symbol: declared by the embedder (range enforced)
     ir::Graph graph;             // as traced
+    std::string graph_hash;      // graph::CanonicalGraphHash(graph), hex: plan records' key
   };
   struct Entry {
     const Variant* variant = nullptr;
@@ -91,6 +92,14 @@ class FunctionImpl {
                    absl::Span<const TensorView> outputs, const int64_t* values);
   absl::Status RefreshConstants(absl::Span<const TensorView> inputs);
   jit::PipelineOptions pipeline_options() const;
+  // The shape class as canonical text, the same in every process for the same graph hash:
+  // each symbol named by the input dim where it first appears (inputs, then axes, in order),
+  // e.g. "in0.0=1,in0.1=[64..127]%8"; "static" without symbols. Symbol names are left out
+  // (the graph hash ignores them too).
+  static std::string CanonicalShapeClass(const Variant& v, const jit::ShapeClass& cls);
+  // Writes the plan record of a shape class just built; a failure is logged, never fatal.
+  void WritePlanRecord(const Variant& v, const std::string& shape_class,
+                       std::vector<std::string> kernel_keys);
 
   RuntimeImpl* runtime_;
   std::string name_;

@@ -42,10 +42,21 @@ KernelCompiler::~KernelCompiler() = default;
 
 absl::StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create(
     const device::DeviceInfo& device, cache::CacheStore* store) {
+  KernelCompilerOptions options;
+  options.store = store;
+  return Create(device, options);
+}
+
+absl::StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create(
+    const device::DeviceInfo& device, const KernelCompilerOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->target = CodegenTarget::FromDevice(device);
-  impl->store = store;
-  impl->compiler_fingerprint = cache::CompilerFingerprint(kKernelAbiVersion, LLVM_VERSION_STRING, "O2");
+  impl->store = options.store;
+  impl->compiler_fingerprint =
+      options.compiler_fingerprint.empty()
+          ? cache::CompilerFingerprint(kKernelAbiVersion, LLVM_VERSION_STRING, "O2")
+          : options.compiler_fingerprint;
+  // The LLJIT and the target are set up here, once: no kernel's timing includes them.
   absl::StatusOr<std::unique_ptr<OrcEngine>> engine = OrcEngine::Create(impl->target);
   if (!engine.ok()) return engine.status();
   impl->engine = *std::move(engine);
@@ -76,8 +87,29 @@ cache::KernelKeyParts KernelCompiler::KeyParts(const std::string& description) c
   return parts;
 }
 
+const std::string& KernelCompiler::compiler_fingerprint() const {
+  return impl_->compiler_fingerprint;
+}
+
+std::vector<KernelEvent> KernelCompiler::events() const {
+  std::lock_guard<std::mutex> lock(events_mu_);
+  return events_;
+}
+
+void KernelCompiler::Record(const CompiledKernel& kernel, const KernelOrigin& origin, bool loaded) {
+  KernelEvent event;
+  event.kernel = kernel.symbol;
+  event.function = origin.graph_name;
+  event.shape_class = origin.shape_class;
+  event.loaded_from_cache = loaded;
+  event.seconds = kernel.compile_seconds;
+  std::lock_guard<std::mutex> lock(events_mu_);
+  events_.push_back(std::move(event));
+}
+
 std::shared_ptr<CompiledKernel> KernelCompiler::LoadCached(const cache::KernelKeyParts& key,
                                                           const std::string& symbol) {
+  const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::optional<proto::KernelRecord>> record = impl_->store->GetKernel(key);
   if (!record.ok() || !record->has_value() || (*record)->symbol() != symbol) return nullptr;
   absl::StatusOr<CompiledObject> object = impl_->engine->Load((*record)->object(), symbol);
@@ -88,11 +120,14 @@ std::shared_ptr<CompiledKernel> KernelCompiler::LoadCached(const cache::KernelKe
   compiled->symbol = object->symbol;
   compiled->object = std::move(object->object);
   compiled->code = std::make_shared<KernelHandle>(std::move(object->handle));
+  compiled->loaded_from_cache = true;
+  compiled->compile_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return compiled;
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
-    const ir::Kernel& kernel) {
+    const ir::Kernel& kernel, const KernelOrigin& origin) {
   const std::string key = Description(kernel, impl_->target);
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = memo_.find(key); it != memo_.end()) {
@@ -100,8 +135,12 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   }
   const ir::Kernel named = Named(kernel, key);
   const cache::KernelKeyParts parts = KeyParts(key);
-  if (impl_->store != nullptr) {
+  const std::string cache_key = cache::KernelKey(parts);
+  // Object code from a store other users can write to is never loaded (the store warned).
+  if (impl_->store != nullptr && impl_->store->code_trusted()) {
     if (std::shared_ptr<CompiledKernel> cached = LoadCached(parts, named.name)) {
+      cached->cache_key = cache_key;
+      Record(*cached, origin, /*loaded=*/true);
       memo_[key] = cached;
       return std::shared_ptr<const CompiledKernel>(std::move(cached));
     }
@@ -121,6 +160,8 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   compiled->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   compiled->code = holder;
+  compiled->cache_key = cache_key;
+  Record(*compiled, origin, /*loaded=*/false);
   if (impl_->store != nullptr) {
     proto::KernelRecord record;
     record.set_symbol(compiled->symbol);
@@ -129,6 +170,9 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
     record.set_codegen_fingerprint(parts.codegen_fingerprint);
     record.set_compiler_fingerprint(parts.compiler_fingerprint);
     record.set_compile_seconds(compiled->compile_seconds);
+    record.set_graph_name(origin.graph_name);
+    record.set_shape_class(origin.shape_class);
+    record.set_dtype(origin.dtype);
     // A store that cannot take the record leaves the kernel usable; the store logs why.
     (void)impl_->store->PutKernel(record);
   }

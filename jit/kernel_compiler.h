@@ -1,6 +1,7 @@
 // Level 5 behind an LLVM-free interface: tile kernels to native code with LLVM ORC, memoized
 // in process by the kernel's full description (so a kernel shared by several shape classes or
-// Functions is compiled once).
+// Functions is compiled once), persisted in a cache::CacheStore (object code loaded on a hit
+// when the store's code is trusted), with a timing event per kernel compiled or loaded.
 #ifndef PTO_JIT_KERNEL_COMPILER_H_
 #define PTO_JIT_KERNEL_COMPILER_H_
 
@@ -10,12 +11,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cache/kernel_store.h"
 #include "device/device_info.h"
 #include "jit/ir/tile_ir.h"
 #include "jit/kernel_abi.h"
+#include "pto/runtime.h"
 
 namespace pto::jit {
 
@@ -23,27 +26,54 @@ struct CompiledKernel {
   pto_kernel_fn fn = nullptr;
   std::string symbol;
   std::string object;  // the relocatable object file the code was loaded from
-  double compile_seconds = 0;
+  std::string cache_key;  // cache::KernelKey of its key parts
+  bool loaded_from_cache = false;
+  double compile_seconds = 0;  // compiling it (cold) or loading it from the cache (warm)
   std::shared_ptr<const void> code;  // frees the code in the JIT when the last user lets go
+};
+
+// Where a kernel is needed: written into its cache record (informational, not part of the
+// key) and into its timing event.
+struct KernelOrigin {
+  std::string graph_name;   // the Function's name
+  std::string shape_class;  // the shape class's canonical text
+  std::string dtype = "f32";
+};
+
+struct KernelCompilerOptions {
+  // Persists object code (may be null): a kernel found there is loaded into ORC without
+  // running LLVM's optimizer or code generator, unless the store's code is not trusted
+  // (CacheStore::code_trusted()), in which case it is compiled (and its record rewritten).
+  // Must outlive the compiler.
+  cache::CacheStore* store = nullptr;
+  // Replaces this build's compiler fingerprint in kernel keys (tests of a pto or LLVM
+  // upgrade). Empty: CompilerFingerprint(kKernelAbiVersion, LLVM's version, "O2").
+  std::string compiler_fingerprint;
 };
 
 class KernelCompiler {
  public:
-  // `store` (may be null) persists object code: a kernel found there is loaded into ORC without
-  // running LLVM's optimizer or code generator. It must outlive the compiler.
+  // Sets up LLVM and the JIT engine (once, here: no timed compile includes it).
   static absl::StatusOr<std::unique_ptr<KernelCompiler>> Create(const device::DeviceInfo& device,
                                                                 cache::CacheStore* store = nullptr);
+  static absl::StatusOr<std::unique_ptr<KernelCompiler>> Create(
+      const device::DeviceInfo& device, const KernelCompilerOptions& options);
   ~KernelCompiler();
 
   // The kernel's symbol name is derived from its description; `kernel.name` is its prefix.
-  absl::StatusOr<std::shared_ptr<const CompiledKernel>> Compile(const ir::Kernel& kernel);
+  absl::StatusOr<std::shared_ptr<const CompiledKernel>> Compile(const ir::Kernel& kernel,
+                                                                const KernelOrigin& origin = {});
   // Textual forms for `pto dump`: LLVM IR before/after optimization, and assembly.
   absl::StatusOr<std::string> EmitLlvmIr(const ir::Kernel& kernel, bool optimized);
   absl::StatusOr<std::string> EmitAssembly(const ir::Kernel& kernel);
 
+  // Kernels compiled with LLVM code generation (EmitLlvmIr and EmitAssembly are not counted).
   int64_t codegen_runs() const { return codegen_runs_.load(); }
   // Kernels loaded from the cache's object code (no codegen).
   int64_t cache_loads() const { return cache_loads_.load(); }
+  // Every kernel compiled or loaded, in order (memo hits are not events).
+  std::vector<KernelEvent> events() const;
+  const std::string& compiler_fingerprint() const;
   const device::DeviceInfo& device() const { return device_; }
   // Undefined symbols a kernel object may reference.
   static const std::vector<std::string>& AllowedExternalSymbols();
@@ -57,6 +87,7 @@ class KernelCompiler {
   // A kernel from the store's object code, or nullptr on a miss (or an unusable record).
   std::shared_ptr<CompiledKernel> LoadCached(const cache::KernelKeyParts& key,
                                              const std::string& symbol);
+  void Record(const CompiledKernel& kernel, const KernelOrigin& origin, bool loaded);
 
   device::DeviceInfo device_;
   std::unique_ptr<Impl> impl_;
@@ -64,6 +95,8 @@ class KernelCompiler {
   std::map<std::string, std::weak_ptr<const CompiledKernel>> memo_;
   std::atomic<int64_t> codegen_runs_{0};
   std::atomic<int64_t> cache_loads_{0};
+  mutable std::mutex events_mu_;
+  std::vector<KernelEvent> events_;
 };
 
 }  // namespace pto::jit

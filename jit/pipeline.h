@@ -3,6 +3,8 @@
 #define PTO_JIT_PIPELINE_H_
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "device/device_info.h"
@@ -34,9 +36,13 @@ struct PipelineOptions {
 // Levels 1-4: no code generation.
 absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& cls,
                                      const PipelineOptions& options);
-// Level 5: compiles every kernel and binds the Plan.
+// Level 5: compiles (or loads) every kernel and binds the Plan. `origin` goes into the kernels'
+// cache records and timing events; `kernel_keys` (may be null) receives each kernel's cache key
+// in plan order.
 absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
-                                                KernelCompiler& compiler, int64_t* kernels_compiled);
+                                                KernelCompiler& compiler, int64_t* kernels_compiled,
+                                                const KernelOrigin& origin = {},
+                                                std::vector<std::string>* kernel_keys = nullptr);
 
 // Level-1 graph passes alone (used by Lower, and by dumps of the traced graph).
 void RunGraphPasses(ir::Graph& graph, const PipelineOptions& options);

@@ -20,6 +20,26 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, device::DeviceInfo device,
   if (threads > 1) threads_ = std::make_unique<device::ThreadArena>(threads);
 }
 
+RuntimeStats RuntimeImpl::stats() const {
+  RuntimeStats s;
+  s.llvm_codegen_runs = compiler_->codegen_runs();
+  s.kernels_loaded = compiler_->cache_loads();
+  const cache::CacheStats c = store_->stats();
+  s.cache.hits = c.hits;
+  s.cache.misses = c.misses;
+  s.cache.corrupt = c.corrupt;
+  s.cache.puts = c.puts;
+  s.cache.evictions = c.evictions;
+  s.cache.entries = c.entries;
+  s.cache.bytes = c.bytes;
+  s.cache.kernel_bytes = c.kernel_bytes;
+  s.cache.role = store_->Role();
+  s.cache.persistent = store_->persistent();
+  s.cache.code_trusted = store_->code_trusted();
+  s.cache.description = store_->Describe();
+  return s;
+}
+
 }  // namespace detail
 
 absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
@@ -71,6 +91,9 @@ absl::StatusOr<std::unique_ptr<Function>> Runtime::JitTraced(std::string name, i
   return std::make_unique<Function>(std::make_unique<detail::FunctionImpl>(
       impl_.get(), std::move(name), num_inputs, std::move(trace), std::move(options)));
 }
+
+RuntimeStats Runtime::stats() const { return impl_->stats(); }
+std::vector<KernelEvent> Runtime::kernel_events() const { return impl_->compiler().events(); }
 
 Function::Function(std::unique_ptr<detail::FunctionImpl> impl) : impl_(std::move(impl)) {}
 Function::~Function() = default;

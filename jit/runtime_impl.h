@@ -1,4 +1,5 @@
-// What a Runtime owns: the device description, the thread arena, the kernel compiler, the log.
+// What a Runtime owns: the device description, the thread arena, the kernel cache and compiler,
+// the log.
 #ifndef PTO_JIT_RUNTIME_IMPL_H_
 #define PTO_JIT_RUNTIME_IMPL_H_
 
@@ -10,6 +11,7 @@
 #include "jit/kernel_compiler.h"
 #include "jit/logger.h"
 #include "pto/options.h"
+#include "pto/runtime.h"
 
 namespace pto::detail {
 
@@ -25,6 +27,7 @@ class RuntimeImpl {
   jit::KernelCompiler& compiler() { return *compiler_; }
   cache::CacheStore& store() { return *store_; }
   const jit::Logger& logger() const { return logger_; }
+  RuntimeStats stats() const;
 
  private:
   RuntimeOptions options_;

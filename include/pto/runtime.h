@@ -36,6 +36,46 @@ struct FunctionStats {
   double compile_seconds = 0;
 };
 
+// One kernel made ready to run in this Runtime: compiled by LLVM ("cold") or loaded from the
+// persistent cache's object code ("warm"). A kernel already live in this Runtime (shared by
+// another shape class or Function) is reused without an event. The one-time LLVM set-up (the
+// JIT engine, made when the Runtime opens) is in no event.
+struct KernelEvent {
+  std::string kernel;       // the kernel's symbol
+  std::string function;     // the Function whose shape class needed it
+  std::string shape_class;  // that shape class's canonical text
+  bool loaded_from_cache = false;
+  // Cold: emitting LLVM IR, optimizing, code generation and loading the object into the JIT,
+  // up to a callable entry point. Warm: the store lookup and loading the stored object, up to
+  // a callable entry point.
+  double seconds = 0;
+};
+
+// The persistent kernel cache as this Runtime sees it (counts are this process's).
+struct CacheCounters {
+  int64_t hits = 0;
+  int64_t misses = 0;   // including corrupt values
+  int64_t corrupt = 0;  // values found but unusable (checksum, truncation, schema, key)
+  int64_t puts = 0;
+  int64_t evictions = 0;
+  int64_t entries = 0;       // records of every kind now stored
+  int64_t bytes = 0;         // their stored bytes
+  int64_t kernel_bytes = 0;  // the part RuntimeOptions::cache_capacity_bytes bounds
+  std::string role;          // "memory", "writer" or "reader"
+  bool persistent = false;   // records survive the process
+  bool code_trusted = true;  // object code from the cache may be loaded
+  std::string description;   // "memory" or "rocksdb:<path>"
+};
+
+struct RuntimeStats {
+  // LLVM code generation runs for kernels (one per kernel compiled). Textual dumps
+  // (Function::Dump at the LLVM and assembly stages) are not counted.
+  int64_t llvm_codegen_runs = 0;
+  // Kernels loaded from the cache's object code instead.
+  int64_t kernels_loaded = 0;
+  CacheCounters cache;
+};
+
 // The levels `Function::Dump` can print.
 enum class Stage : uint8_t { kTensor, kTile, kBlock, kExec, kLlvm, kAsm };
 
@@ -100,6 +140,10 @@ class Runtime {
   }
   absl::StatusOr<std::unique_ptr<Function>> JitTraced(std::string name, int num_inputs,
                                                       TraceFn trace, FunctionOptions options);
+
+  RuntimeStats stats() const;
+  // Every kernel compiled or loaded so far, in order.
+  std::vector<KernelEvent> kernel_events() const;
 
   detail::RuntimeImpl* impl() const { return impl_.get(); }
 
