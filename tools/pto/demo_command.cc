@@ -1,6 +1,8 @@
 // `pto demo`: a transformer block on random weights, called in a loop over varying batch sizes
 // and sequence lengths; prints compilations, the first call's time, the median time per
-// iteration after it, and checks outputs against the ops/ reference.
+// iteration after it, a checksum of every output, and checks outputs against the ops/
+// reference. `--kernel-times` adds a table of every kernel's cold compile or warm load time
+// and the runtime's and the cache's counters.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +25,51 @@ using Clock = std::chrono::steady_clock;
 
 double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
+// FNV-1a over the bytes of `data`, continuing from `h`.
+uint64_t Fnv1a(const std::vector<float>& data, uint64_t h) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  for (size_t i = 0; i < data.size() * sizeof(float); ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  return h;
+}
+
+// "median m ms, max x ms" of `ms` (sorted here), or "-" when empty.
+std::string MedianMax(std::vector<double> ms) {
+  if (ms.empty()) return "-";
+  std::sort(ms.begin(), ms.end());
+  char text[96];
+  std::snprintf(text, sizeof text, "median %.3f ms, max %.3f ms", ms[ms.size() / 2], ms.back());
+  return text;
+}
+
+void PrintKernelTimes(const Runtime& rt, double first_ms) {
+  const std::vector<KernelEvent> events = rt.kernel_events();
+  std::printf("kernel times (the one-time LLVM/JIT set-up excluded):\n");
+  std::printf("  %-48s %-14s %10s  %s\n", "kernel", "how", "ms", "shape class");
+  std::vector<double> cold, warm;
+  for (const KernelEvent& e : events) {
+    const double ms = e.seconds * 1000;
+    (e.loaded_from_cache ? warm : cold).push_back(ms);
+    std::printf("  %-48s %-14s %10.3f  %s\n", e.kernel.c_str(),
+                e.loaded_from_cache ? "warm load" : "cold compile", ms, e.shape_class.c_str());
+  }
+  std::printf("  kernels compiled (cold) : %zu (%s)\n", cold.size(), MedianMax(cold).c_str());
+  std::printf("  kernels loaded (warm)   : %zu (%s)\n", warm.size(), MedianMax(warm).c_str());
+  std::printf("  first call              : %.1f ms (%s)\n", first_ms,
+              cold.empty() && !warm.empty() ? "warm" : "cold");
+  const RuntimeStats st = rt.stats();
+  std::printf("  runtime                 : llvm_codegen_runs %lld, kernels_loaded %lld\n",
+              static_cast<long long>(st.llvm_codegen_runs), static_cast<long long>(st.kernels_loaded));
+  std::printf("  cache                   : %s, role %s, %s%s\n", st.cache.description.c_str(),
+              st.cache.role.c_str(), st.cache.persistent ? "persistent" : "not persistent",
+              st.cache.code_trusted ? "" : ", code not trusted");
+  std::printf("  cache counts            : hits %lld, misses %lld, corrupt %lld, puts %lld, "
+              "evictions %lld, entries %lld, bytes %lld\n",
+              static_cast<long long>(st.cache.hits), static_cast<long long>(st.cache.misses),
+              static_cast<long long>(st.cache.corrupt), static_cast<long long>(st.cache.puts),
+              static_cast<long long>(st.cache.evictions), static_cast<long long>(st.cache.entries),
+              static_cast<long long>(st.cache.bytes));
+}
+
 }  // namespace
 
 int DemoCommand(const std::vector<std::string>& args) {
@@ -30,6 +77,9 @@ int DemoCommand(const std::vector<std::string>& args) {
   const int iterations = static_cast<int>(flags.Int("iterations", 60));
   const int threads = static_cast<int>(flags.Int("threads", 0));
   const std::string cache = flags.String("cache");
+  const std::string kernel_times_flag = flags.String("kernel-times");
+  const bool kernel_times = !kernel_times_flag.empty() && kernel_times_flag != "false" &&
+                            kernel_times_flag != "0";
   if (!flags.CheckAllUsed("demo") || !flags.ok()) return flags.Fail("demo");
   RuntimeOptions options;
   options.intra_op_threads = threads;
@@ -68,6 +118,7 @@ int DemoCommand(const std::vector<std::string>& args) {
   std::vector<double> times;
   double first_ms = 0, max_error_ratio = 0;
   int checked = 0, failed = 0;
+  uint64_t checksum = 0xcbf29ce484222325ull;
   std::map<std::pair<int64_t, int64_t>, bool> seen;
   for (int it = 0; it < iterations; ++it) {
     const int64_t b = batches[(it * 7 / 5) % 5], s = seqs[(it * 3) % 7];
@@ -86,6 +137,7 @@ int DemoCommand(const std::vector<std::string>& args) {
       std::fprintf(stderr, "pto demo: call %d failed: %s\n", it, std::string(status.message()).c_str());
       return 1;
     }
+    checksum = Fnv1a(out.data, checksum);
     if (it == 0) {
       first_ms = ms;
     } else {
@@ -124,8 +176,10 @@ int DemoCommand(const std::vector<std::string>& args) {
     std::printf("  median per iteration   : %.3f ms over %zu iterations after the first\n",
                 times[times.size() / 2], times.size());
   }
+  std::printf("  output checksum        : %016llx\n", static_cast<unsigned long long>(checksum));
   std::printf("  reference check        : %d shapes checked, %d failed (worst error %.3g of the tolerance)\n",
               checked, failed, max_error_ratio);
+  if (kernel_times) PrintKernelTimes(**rt, first_ms);
   std::printf("%s\n", failed == 0 ? "PASS" : "FAIL");
   return failed == 0 ? 0 : 1;
 }
