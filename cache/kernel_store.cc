@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cache/memory_store.h"
-#include "cache/rocksdb_store.h"
+#include "cache/shared_store.h"
 
 namespace pto::cache {
 namespace {
@@ -191,7 +191,7 @@ absl::StatusOr<std::unique_ptr<CacheStore>> OpenCache(const CacheOptions& option
         absl::StrCat("CacheOptions.capacity_bytes must be positive, got ", options.capacity_bytes));
   }
   if (options.path.empty()) return std::unique_ptr<CacheStore>(new MemoryStore(options));
-  absl::StatusOr<std::unique_ptr<RocksDbStore>> db = RocksDbStore::Open(options);
+  absl::StatusOr<std::unique_ptr<SharedStore>> db = SharedStore::Open(options);
   if (db.ok()) return std::unique_ptr<CacheStore>(std::move(*db));
   if (options.log) {
     options.log(kLogWarning,

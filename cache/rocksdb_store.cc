@@ -1,14 +1,21 @@
 #include "cache/rocksdb_store.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cache/add_operator.h"
 #include "cache/envelope.h"
+#include "cache/inbox.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/db.h"
 #include "rocksdb/metadata.h"
+#include "rocksdb/env.h"
 #include "rocksdb/options.h"
 #include "rocksdb/write_batch.h"
 
@@ -21,6 +28,36 @@ constexpr char kTuningFamily[] = "tuning";
 constexpr char kMetaFamily[] = "meta";
 constexpr char kSchemaKey[] = "schema";
 constexpr char kUsagePrefix[] = "lru/";
+constexpr char kCounterPrefix[] = "count/";
+constexpr const char* kCounterNames[] = {"hits", "misses", "corrupt", "puts"};
+
+// Info-log sink for a read-only base, whose directory may not be writable.
+class NullLogger final : public rocksdb::Logger {
+ public:
+  using rocksdb::Logger::Logv;
+  void Logv(const char* /*format*/, va_list /*ap*/) override {}
+};
+
+// Paths this process holds as writer: RocksDB refuses a second open of a path in one process,
+// and each failed DB::Open rotates the holder's info log, so callers check here first.
+std::mutex& WritersMutex() {
+  static std::mutex mu;
+  return mu;
+}
+absl::flat_hash_set<std::string>& WriterPaths() {
+  static auto* paths = new absl::flat_hash_set<std::string>();
+  return *paths;
+}
+std::string CanonicalPath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+int64_t* CounterField(CacheStats& s, int i) {
+  int64_t* fields[] = {&s.hits, &s.misses, &s.corrupt, &s.puts};
+  return fields[i];
+}
 
 const char* FamilyName(RecordKind kind) {
   switch (kind) {
@@ -44,8 +81,9 @@ rocksdb::DBOptions DbOptions() {
   return o;
 }
 
-rocksdb::ColumnFamilyOptions FamilyOptions() {
+rocksdb::ColumnFamilyOptions FamilyOptions(const std::string& name) {
   rocksdb::ColumnFamilyOptions o;
+  if (name == kMetaFamily) o.merge_operator = NewAddInt64Operator();  // counters
   const std::vector<rocksdb::CompressionType> supported = rocksdb::GetSupportedCompressions();
   auto has = [&](rocksdb::CompressionType t) {
     return std::find(supported.begin(), supported.end(), t) != supported.end();
@@ -108,8 +146,9 @@ uint64_t SstNumberIn(std::string_view error) {
 
 }  // namespace
 
-RocksDbStore::RocksDbStore(const CacheOptions& options)
+RocksDbStore::RocksDbStore(const CacheOptions& options, DbRole role)
     : CacheStore(options.clock_ms),
+      role_(role),
       path_(options.path),
       capacity_bytes_(options.capacity_bytes),
       log_(options.log),
@@ -117,15 +156,43 @@ RocksDbStore::RocksDbStore(const CacheOptions& options)
       overlay_(std::make_unique<MemoryStore>(options)) {}
 
 RocksDbStore::~RocksDbStore() {
-  if (db_ == nullptr) return;
-  for (rocksdb::ColumnFamilyHandle* h : handles_) db_->DestroyColumnFamilyHandle(h);
-  handles_.clear();
-  db_->Close().PermitUncheckedError();
+  if (db_ != nullptr) {
+    for (rocksdb::ColumnFamilyHandle* h : handles_) db_->DestroyColumnFamilyHandle(h);
+    handles_.clear();
+    db_->Close().PermitUncheckedError();
+    db_.reset();
+    if (role_ == DbRole::kWriter) {
+      std::lock_guard<std::mutex> lock(WritersMutex());
+      WriterPaths().erase(CanonicalPath(path_));
+    }
+  }
+  if (!secondary_path_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(secondary_path_, ec);
+  }
+}
+
+bool RocksDbStore::WriterOpenInThisProcess(const std::string& path) {
+  std::lock_guard<std::mutex> lock(WritersMutex());
+  return WriterPaths().contains(CanonicalPath(path));
+}
+
+std::string RocksDbStore::Role() const {
+  switch (role_) {
+    case DbRole::kWriter:
+      return "writer";
+    case DbRole::kReader:
+      return "reader";
+    case DbRole::kReadOnly:
+      break;
+  }
+  return "read-only";
 }
 
 std::string RocksDbStore::Describe() const {
-  if (degraded_.load()) return absl::StrCat("rocksdb:", path_, " (read-only; writes in memory)");
-  return absl::StrCat("rocksdb:", path_);
+  std::string d = absl::StrCat("rocksdb:", path_, " (", Role(), ")");
+  if (degraded_.load()) absl::StrAppend(&d, " (writes fail; new records in memory)");
+  return d;
 }
 
 void RocksDbStore::Degrade(const absl::Status& write_error) {
@@ -151,41 +218,96 @@ rocksdb::ColumnFamilyHandle* RocksDbStore::Family(RecordKind kind) const {
   return tuning_;
 }
 
-absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOptions& options) {
+absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOptions& options,
+                                                                 DbRole role) {
   if (options.path.empty()) {
     return absl::InvalidArgumentError("RocksDbStore::Open: CacheOptions.path is empty");
   }
-  std::unique_ptr<RocksDbStore> store(new RocksDbStore(options));
-  const rocksdb::DBOptions db_options = DbOptions();
-  const rocksdb::ColumnFamilyOptions family_options = FamilyOptions();
+  std::unique_ptr<RocksDbStore> store(new RocksDbStore(options, role));
+  if (absl::Status s = store->OpenDatabase(options); !s.ok()) return s;
+  if (role == DbRole::kWriter) {
+    std::lock_guard<std::mutex> lock(WritersMutex());
+    WriterPaths().insert(CanonicalPath(options.path));
+  }
+  if (absl::Status st = store->CheckSchema(); !st.ok()) return st;
+  {
+    std::lock_guard<std::mutex> lock(store->mu_);
+    if (absl::Status st = store->LoadIndex(/*full_scan=*/store->repaired_); !st.ok()) return st;
+  }
+  if (role == DbRole::kWriter) {
+    // Batches left by readers (also by readers that have exited) are ingested at once.
+    inbox::RemoveAbandonedTemporaries(options.path);
+    if (absl::StatusOr<int> n = store->IngestInbox(); !n.ok()) {
+      store->Log(kLogWarning, std::string(n.status().message()));
+    }
+  }
+  return store;
+}
 
+absl::Status RocksDbStore::OpenDatabase(const CacheOptions& options) {
+  rocksdb::DBOptions db_options = DbOptions();
+  table_options_ = std::make_unique<rocksdb::Options>(db_options, FamilyOptions(kMetaFamily));
+  if (role_ != DbRole::kWriter) {
+    db_options.create_if_missing = false;
+    db_options.create_missing_column_families = false;
+    db_options.max_open_files = -1;  // RocksDB requires it of a secondary instance
+  }
+  if (role_ == DbRole::kReadOnly) db_options.info_log = std::make_shared<NullLogger>();
+
+  std::vector<std::string> names;
+  rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(db_options, options.path, &names);
+  if (role_ != DbRole::kWriter && !listed.ok()) {
+    return FromRocks(listed, "cannot open the RocksDB database", options.path);
+  }
   auto descriptors = [&]() {
-    std::vector<std::string> names;
     // Fails for a new database; then only ours are created. Families a later version added
     // are opened too (RocksDB refuses to open a database without all of them).
-    rocksdb::DB::ListColumnFamilies(db_options, options.path, &names).PermitUncheckedError();
-    for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), kKernelsFamily,
-                             kPlansFamily, kTuningFamily, kMetaFamily}) {
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    if (role_ == DbRole::kWriter) {
+      names.clear();
+      rocksdb::DB::ListColumnFamilies(db_options, options.path, &names).PermitUncheckedError();
+      for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), kKernelsFamily,
+                               kPlansFamily, kTuningFamily, kMetaFamily}) {
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      }
     }
     std::vector<rocksdb::ColumnFamilyDescriptor> result;
-    for (const std::string& name : names) result.emplace_back(name, family_options);
+    for (const std::string& name : names) result.emplace_back(name, FamilyOptions(name));
     return result;
   };
   auto open = [&](const std::vector<rocksdb::ColumnFamilyDescriptor>& families) {
     rocksdb::DB* raw = nullptr;
-    rocksdb::Status s =
-        rocksdb::DB::Open(db_options, options.path, families, &store->handles_, &raw);
-    if (s.ok()) store->db_.reset(raw);
+    rocksdb::Status s;
+    switch (role_) {
+      case DbRole::kWriter:
+        s = rocksdb::DB::Open(db_options, options.path, families, &handles_, &raw);
+        break;
+      case DbRole::kReader: {
+        // Its info log goes to a directory of its own, removed when the store closes.
+        static std::atomic<int> readers{0};
+        secondary_path_ = (std::filesystem::path(options.path) / "readers" /
+                           absl::StrCat(::getpid(), "-", readers.fetch_add(1)))
+                              .string();
+        std::error_code ec;
+        std::filesystem::create_directories(secondary_path_, ec);
+        s = rocksdb::DB::OpenAsSecondary(db_options, options.path, secondary_path_, families,
+                                         &handles_, &raw);
+        break;
+      }
+      case DbRole::kReadOnly:
+        s = rocksdb::DB::OpenForReadOnly(db_options, options.path, families, &handles_, &raw);
+        break;
+    }
+    if (s.ok()) db_.reset(raw);
     return s;
   };
 
   std::vector<rocksdb::ColumnFamilyDescriptor> families = descriptors();
   rocksdb::Status s = open(families);
-  if (s.IsCorruption()) {
+  if (s.IsCorruption() && role_ == DbRole::kWriter) {
     // A cache may lose entries but should not be lost whole: RepairDB keeps every readable
     // table, moves the others to <path>/lost and writes a new MANIFEST. It takes the LOCK.
-    rocksdb::Status repair = rocksdb::RepairDB(options.path, db_options, families, family_options);
+    rocksdb::Status repair =
+        rocksdb::RepairDB(options.path, db_options, families, FamilyOptions(kKernelsFamily));
     if (!repair.ok()) {
       return absl::DataLossError(absl::StrCat("corrupt (", s.ToString(),
                                               ") and could not be repaired: ", repair.ToString()));
@@ -197,28 +319,28 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOpti
       return FromRocks(s, absl::StrCat("corrupt (", first_error, "); repaired but cannot reopen"),
                        options.path);
     }
-    store->repaired_ = true;
-    store->Log(kLogWarning,
-               absl::StrCat("pto cache: the cache database at '", options.path, "' was corrupt (",
-                            first_error,
-                            "); repaired it, unreadable files are in its lost/ directory: "
-                            "kernels stored in them will be recompiled"));
+    repaired_ = true;
+    Log(kLogWarning,
+        absl::StrCat("pto cache: the cache database at '", options.path, "' was corrupt (",
+                     first_error,
+                     "); repaired it, unreadable files are in its lost/ directory: "
+                     "kernels stored in them will be recompiled"));
   }
   if (!s.ok()) return FromRocks(s, "cannot open the RocksDB database", options.path);
 
   for (size_t i = 0; i < families.size(); ++i) {
     const std::string& name = families[i].name;
-    if (name == kKernelsFamily) store->kernels_ = store->handles_[i];
-    if (name == kPlansFamily) store->plans_ = store->handles_[i];
-    if (name == kTuningFamily) store->tuning_ = store->handles_[i];
-    if (name == kMetaFamily) store->meta_ = store->handles_[i];
+    if (name == kKernelsFamily) kernels_ = handles_[i];
+    if (name == kPlansFamily) plans_ = handles_[i];
+    if (name == kTuningFamily) tuning_ = handles_[i];
+    if (name == kMetaFamily) meta_ = handles_[i];
   }
-  if (absl::Status st = store->CheckSchema(); !st.ok()) return st;
-  {
-    std::lock_guard<std::mutex> lock(store->mu_);
-    if (absl::Status st = store->LoadIndex(/*full_scan=*/store->repaired_); !st.ok()) return st;
+  if (kernels_ == nullptr || plans_ == nullptr || tuning_ == nullptr || meta_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", options.path, "' is a RocksDB database but not a pto cache (no kernels, plans, "
+        "tuning and meta column families)"));
   }
-  return store;
+  return absl::OkStatus();
 }
 
 absl::Status RocksDbStore::CheckSchema() {
@@ -233,10 +355,16 @@ absl::Status RocksDbStore::CheckSchema() {
           "the database has cache schema version ", meta.schema_version(), " (written by '",
           meta.created_by(), "'); this pto reads version ", kSchemaVersion));
     }
+    if (role_ != DbRole::kWriter) return absl::OkStatus();  // the writer rewrites it
     Log(kLogWarning,
         absl::StrCat("pto cache: the meta record of '", path_, "' is unreadable; rewriting it"));
   } else if (!s.IsNotFound() && !s.IsCorruption()) {
     return FromRocks(s, "cannot read the cache's meta record", path_);
+  } else if (role_ != DbRole::kWriter) {
+    // A writer that has just created the database writes it; a base must have it.
+    if (role_ == DbRole::kReader) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", path_, "' has no pto cache meta record (not a pto cache database)"));
   }
   proto::CacheMeta meta;
   meta.set_schema_version(kSchemaVersion);
@@ -305,7 +433,7 @@ absl::Status RocksDbStore::LoadIndex(bool full_scan) {
       sizes->emplace(it->key().ToString(), static_cast<int64_t>(it->value().size()));
     }
   }
-  if (fixes.Count() > 0) {
+  if (fixes.Count() > 0 && role_ == DbRole::kWriter) {
     rocksdb::WriteOptions wo = WriteOpts();
     rocksdb::Status s = db_->Write(wo, &fixes);
     if (!s.ok()) return FromRocks(s, "cannot update the LRU index", path_);
@@ -314,17 +442,33 @@ absl::Status RocksDbStore::LoadIndex(bool full_scan) {
 }
 
 absl::StatusOr<CacheStore::Loaded> RocksDbStore::Load(RecordKind kind, const std::string& key) {
-  if (degraded_.load()) {
+  if (degraded_.load() || role_ == DbRole::kReader) {
     absl::StatusOr<Loaded> in_memory = overlay_->Load(kind, key);
     if (!in_memory.ok() || in_memory->state != Loaded::State::kMiss) return in_memory;
+  }
+  if (role_ == DbRole::kReader) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (erased_.contains(key)) return Loaded();
   }
   Loaded loaded;
   std::string value;
   rocksdb::ReadOptions read;
   read.verify_checksums = true;
   rocksdb::Status s = db_->Get(read, Family(kind), key, &value);
+  if (s.IsNotFound() && role_ == DbRole::kReader) {
+    // The writer may have it already (in its WAL, or ingested from another reader's batch),
+    // or it may still wait in the inbox.
+    if (CatchUp().ok()) s = db_->Get(read, Family(kind), key, &value);
+    if (s.IsNotFound()) {
+      if (std::optional<std::string> v =
+              inbox::Lookup(path_, FamilyName(kind), key, *table_options_)) {
+        value = std::move(*v);
+        s = rocksdb::Status::OK();
+      }
+    }
+  }
   if (s.IsNotFound()) {
-    if (kind == RecordKind::kKernel) {
+    if (kind == RecordKind::kKernel && role_ == DbRole::kWriter) {
       std::lock_guard<std::mutex> lock(mu_);
       if (lru_.Find(key)) {  // usage outlived its record (e.g. a dropped SST file)
         lru_.Remove(key);
@@ -348,20 +492,22 @@ absl::StatusOr<CacheStore::Loaded> RocksDbStore::Load(RecordKind kind, const std
   }
   loaded.state = Loaded::State::kHit;
   loaded.payload = std::move(*payload);
-  if (kind == RecordKind::kKernel) {
+  if (kind == RecordKind::kKernel && role_ != DbRole::kReadOnly) {
     const int64_t now = NowMs();
     std::lock_guard<std::mutex> lock(mu_);
     std::optional<LruIndex::Usage> usage = lru_.Touch(key, now);
     if (!usage) {
       // No usage entry (lost with a repair, or a racing eviction; the latter is corrected when
-      // the key is next found missing).
+      // the key is next found missing; for a reader, the writer has not ingested it yet).
       usage = LruIndex::Usage{static_cast<int64_t>(value.size()), now, 1};
       lru_.Upsert(key, *usage);
     }
     loaded.last_used_unix_ms = usage->last_used_unix_ms;
     loaded.hits = usage->hits;
-    // One small WAL append per kernel load (loads happen when plans are built, not per call).
-    if (!degraded_.load()) {
+    if (role_ == DbRole::kReader) {
+      pending_usage_[key] = *usage;  // handed to the writer in batches
+    } else if (!degraded_.load()) {
+      // One small WAL append per kernel load (loads happen when plans are built, not per call).
       db_->Put(WriteOpts(), meta_, UsageKey(key), EncodeUsage(*usage)).PermitUncheckedError();
     }
   }
@@ -373,6 +519,7 @@ void RocksDbStore::HandleReadCorruption(RecordKind kind, const std::string& key,
   Log(kLogWarning,
       absl::StrCat("pto cache: corrupt data in '", path_, "' reading ", RecordKindName(kind), " ",
                    key, ": ", error, "; treating it as a miss"));
+  if (role_ != DbRole::kWriter) return;  // only the writer may change the database's files
   // Drop the damaged table: its entries are only cache entries, and leaving it would make
   // every later compaction that reads it fail (which stops writes).
   const uint64_t number = SstNumberIn(error);
@@ -406,11 +553,38 @@ void RocksDbStore::HandleReadCorruption(RecordKind kind, const std::string& key,
 }
 
 absl::Status RocksDbStore::Store(RecordKind kind, const std::string& key, std::string payload) {
+  if (role_ == DbRole::kReadOnly) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the cache database at '", path_, "' is opened read-only"));
+  }
   if (degraded_.load()) return overlay_->Store(kind, key, std::move(payload));
+  if (role_ == DbRole::kReader) {
+    const std::string value = WrapPayload(payload);
+    inbox::Batch batch;
+    batch[FamilyName(kind)].push_back({inbox::Entry::Op::kPut, key, value});
+    if (kind == RecordKind::kKernel) {
+      const LruIndex::Usage usage{static_cast<int64_t>(value.size()), NowMs(), 0};
+      batch[kMetaFamily].push_back({inbox::Entry::Op::kPut, UsageKey(key), EncodeUsage(usage)});
+    }
+    absl::Status s = HandOver(batch);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      erased_.erase(key);
+    }
+    // Read from memory until the writer has it (and for good if the inbox failed).
+    absl::Status kept = overlay_->Store(kind, key, std::move(payload));
+    return s.ok() ? kept : absl::OkStatus();
+  }
   absl::Status s = StoreInDb(kind, key, payload);
   if (s.ok() || s.code() == absl::StatusCode::kInvalidArgument) return s;
   Degrade(s);
   return overlay_->Store(kind, key, std::move(payload));
+}
+
+absl::Status RocksDbStore::HandOver(const inbox::Batch& batch) {
+  absl::Status s = inbox::WriteBatch(path_, batch, *table_options_);
+  if (!s.ok()) Degrade(s);
+  return s;
 }
 
 absl::Status RocksDbStore::StoreInDb(RecordKind kind, const std::string& key,
@@ -449,28 +623,40 @@ absl::Status RocksDbStore::StoreInDb(RecordKind kind, const std::string& key,
       break;
   }
   if (kind != RecordKind::kKernel) return absl::OkStatus();
-
   return EvictLocked(lru_.Victims(capacity_bytes_));
 }
 
 absl::Status RocksDbStore::EvictLocked(const std::vector<std::string>& victims) {
   if (victims.empty()) return absl::OkStatus();
-  rocksdb::WriteBatch evict;
-  for (const std::string& victim : victims) {
-    evict.Delete(kernels_, victim);
-    evict.Delete(meta_, UsageKey(victim));
+  if (role_ == DbRole::kReader) {
+    inbox::Batch batch;
+    for (const std::string& victim : victims) {
+      batch[kKernelsFamily].push_back({inbox::Entry::Op::kDelete, victim, ""});
+      batch[kMetaFamily].push_back({inbox::Entry::Op::kDelete, UsageKey(victim), ""});
+    }
+    if (absl::Status s = inbox::WriteBatch(path_, batch, *table_options_); !s.ok()) return s;
+    for (const std::string& victim : victims) erased_.insert(victim);
+  } else {
+    rocksdb::WriteBatch evict;
+    for (const std::string& victim : victims) {
+      evict.Delete(kernels_, victim);
+      evict.Delete(meta_, UsageKey(victim));
+    }
+    rocksdb::Status s = db_->Write(WriteOpts(), &evict);
+    if (!s.ok()) return FromRocks(s, "cannot evict kernels", path_);
   }
-  rocksdb::Status s = db_->Write(WriteOpts(), &evict);
-  if (!s.ok()) return FromRocks(s, "cannot evict kernels", path_);
   for (const std::string& victim : victims) lru_.Remove(victim);
   evictions_ += static_cast<int64_t>(victims.size());
   return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> RocksDbStore::EvictTo(int64_t kernel_bytes) {
-  if (degraded_.load()) {
+  if (degraded_.load() || role_ == DbRole::kReadOnly) {
     return absl::FailedPreconditionError(
-        absl::StrCat("the cache database at '", path_, "' no longer takes writes"));
+        absl::StrCat("the cache database at '", path_, "' does not take writes"));
+  }
+  if (role_ == DbRole::kReader) {
+    if (absl::Status s = CatchUp(); !s.ok()) return s;
   }
   std::lock_guard<std::mutex> lock(mu_);
   const std::vector<std::string> victims = lru_.Victims(kernel_bytes);
@@ -480,6 +666,7 @@ absl::StatusOr<int64_t> RocksDbStore::EvictTo(int64_t kernel_bytes) {
 
 absl::Status RocksDbStore::ScanRaw(RecordKind kind,
                                    const std::function<void(ScannedRecord&)>& fn) {
+  if (role_ == DbRole::kReader) (void)CatchUp();
   rocksdb::ReadOptions read;
   read.verify_checksums = true;
   read.fill_cache = false;
@@ -511,14 +698,26 @@ absl::Status RocksDbStore::ScanRaw(RecordKind kind,
 }
 
 absl::Status RocksDbStore::Erase(RecordKind kind, const std::string& key) {
-  if (degraded_.load()) (void)overlay_->Erase(kind, key);
+  if (role_ == DbRole::kReadOnly) return absl::OkStatus();  // a base is never changed
+  if (degraded_.load() || role_ == DbRole::kReader) (void)overlay_->Erase(kind, key);
   std::lock_guard<std::mutex> lock(mu_);
-  rocksdb::WriteBatch batch;
-  batch.Delete(Family(kind), key);
-  if (kind == RecordKind::kKernel) batch.Delete(meta_, UsageKey(key));
-  rocksdb::Status s = db_->Write(WriteOpts(), &batch);
-  if (!s.ok()) {
-    return FromRocks(s, absl::StrCat("cannot delete ", RecordKindName(kind), " ", key), path_);
+  if (role_ == DbRole::kReader) {
+    if (degraded_.load()) return absl::OkStatus();
+    inbox::Batch batch;
+    batch[FamilyName(kind)].push_back({inbox::Entry::Op::kDelete, key, ""});
+    if (kind == RecordKind::kKernel) {
+      batch[kMetaFamily].push_back({inbox::Entry::Op::kDelete, UsageKey(key), ""});
+    }
+    if (absl::Status s = inbox::WriteBatch(path_, batch, *table_options_); !s.ok()) return s;
+    erased_.insert(key);
+  } else {
+    rocksdb::WriteBatch batch;
+    batch.Delete(Family(kind), key);
+    if (kind == RecordKind::kKernel) batch.Delete(meta_, UsageKey(key));
+    rocksdb::Status s = db_->Write(WriteOpts(), &batch);
+    if (!s.ok()) {
+      return FromRocks(s, absl::StrCat("cannot delete ", RecordKindName(kind), " ", key), path_);
+    }
   }
   switch (kind) {
     case RecordKind::kKernel:
@@ -544,7 +743,7 @@ CacheStore::StoreCounts RocksDbStore::Counts() const {
   for (const auto& [key, size] : plan_sizes_) c.bytes += size;
   for (const auto& [key, size] : tuning_sizes_) c.bytes += size;
   if (degraded_.load()) {
-    const StoreCounts m = overlay_->Counts();
+    const StoreCounts m = CountsOf(*overlay_);
     c.evictions += m.evictions;
     c.entries += m.entries;
     c.bytes += m.bytes;
@@ -553,7 +752,109 @@ CacheStore::StoreCounts RocksDbStore::Counts() const {
   return c;
 }
 
+absl::StatusOr<int> RocksDbStore::IngestInbox() {
+  if (role_ != DbRole::kWriter) {
+    return absl::FailedPreconditionError("only the writer ingests the inbox");
+  }
+  if (degraded_.load()) return 0;
+  int ingested = 0;
+  for (const inbox::Pending& batch : inbox::List(path_)) {
+    std::vector<rocksdb::IngestExternalFileArg> args;
+    for (const auto& [family, file] : batch.files) {
+      rocksdb::ColumnFamilyHandle* handle = nullptr;
+      for (rocksdb::ColumnFamilyHandle* h : handles_) {
+        if (h->GetName() == family) handle = h;
+      }
+      if (handle == nullptr) continue;  // a family this version does not know
+      rocksdb::IngestExternalFileArg arg;
+      arg.column_family = handle;
+      arg.external_files = {file};
+      arg.options.move_files = true;           // a hard link, no copy
+      arg.options.write_global_seqno = false;  // the MANIFEST records it; the file is unchanged
+      arg.options.verify_checksums_before_ingest = true;
+      args.push_back(std::move(arg));
+    }
+    rocksdb::Status s = args.empty() ? rocksdb::Status::OK() : db_->IngestExternalFiles(args);
+    if (s.ok()) {
+      inbox::Remove(batch);
+      ++ingested;
+      continue;
+    }
+    if (s.IsCorruption() || s.IsInvalidArgument()) {
+      Log(kLogWarning, absl::StrCat("pto cache: dropped the unusable inbox batch ", batch.dir,
+                                    ": ", s.ToString()));
+      inbox::Remove(batch);
+      continue;
+    }
+    // Anything else (e.g. a full disk) is retried later; the batch stays.
+    return FromRocks(s, absl::StrCat("cannot ingest the inbox batch ", batch.dir), path_);
+  }
+  if (ingested > 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status st = LoadIndex(/*full_scan=*/false); !st.ok()) return st;
+    if (absl::Status st = EvictLocked(lru_.Victims(capacity_bytes_)); !st.ok()) return st;
+  }
+  return ingested;
+}
+
+absl::Status RocksDbStore::CatchUp() {
+  if (role_ != DbRole::kReader) return absl::OkStatus();
+  std::lock_guard<std::mutex> catch_up(catch_up_mu_);
+  rocksdb::Status s = db_->TryCatchUpWithPrimary();
+  if (!s.ok()) return FromRocks(s, "cannot catch up with the cache's writer", path_);
+  std::lock_guard<std::mutex> lock(mu_);
+  return LoadIndex(/*full_scan=*/false);
+}
+
+absl::Status RocksDbStore::FlushPendingUsage() {
+  if (role_ != DbRole::kReader || degraded_.load()) return absl::OkStatus();
+  inbox::Batch batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pending_usage_.empty()) return absl::OkStatus();
+    for (const auto& [key, usage] : pending_usage_) {
+      batch[kMetaFamily].push_back({inbox::Entry::Op::kPut, UsageKey(key), EncodeUsage(usage)});
+    }
+    pending_usage_.clear();
+  }
+  return HandOver(batch);
+}
+
+absl::Status RocksDbStore::AddCounters(const CacheStats& delta) {
+  if (role_ == DbRole::kReadOnly || degraded_.load()) return absl::OkStatus();
+  CacheStats d = delta;
+  inbox::Batch batch;
+  rocksdb::WriteBatch write;
+  for (int i = 0; i < 4; ++i) {
+    const int64_t v = *CounterField(d, i);
+    if (v == 0) continue;
+    const std::string key = absl::StrCat(kCounterPrefix, kCounterNames[i]);
+    batch[kMetaFamily].push_back({inbox::Entry::Op::kMerge, key, EncodeInt64(v)});
+    write.Merge(meta_, key, EncodeInt64(v));
+  }
+  if (write.Count() == 0) return absl::OkStatus();
+  if (role_ == DbRole::kReader) return HandOver(batch);
+  rocksdb::Status s = db_->Write(WriteOpts(), &write);
+  if (!s.ok()) return FromRocks(s, "cannot update the cache's counters", path_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CacheStats> RocksDbStore::ReadCounters() {
+  if (role_ == DbRole::kReader) (void)CatchUp();
+  CacheStats totals;
+  for (int i = 0; i < 4; ++i) {
+    std::string value;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), meta_,
+                                 absl::StrCat(kCounterPrefix, kCounterNames[i]), &value);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) return FromRocks(s, "cannot read the cache's counters", path_);
+    *CounterField(totals, i) = DecodeInt64(value);
+  }
+  return totals;
+}
+
 absl::Status RocksDbStore::Flush() {
+  if (role_ != DbRole::kWriter) return absl::OkStatus();
   rocksdb::FlushOptions options;
   options.wait = true;
   rocksdb::Status s = db_->Flush(options, handles_);
@@ -562,6 +863,7 @@ absl::Status RocksDbStore::Flush() {
 }
 
 absl::Status RocksDbStore::CompactAll() {
+  if (role_ != DbRole::kWriter) return absl::OkStatus();
   for (rocksdb::ColumnFamilyHandle* h : handles_) {
     rocksdb::Status s = db_->CompactRange(rocksdb::CompactRangeOptions(), h, nullptr, nullptr);
     if (!s.ok()) return FromRocks(s, "compaction failed", path_);

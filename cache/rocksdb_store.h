@@ -16,17 +16,26 @@
 // bottommost for its key range), losing only cache entries. A database that fails to open
 // with a Corruption status (truncated SST, damaged MANIFEST) is repaired once with
 // rocksdb::RepairDB (unreadable tables moved to <path>/lost) and reopened, with one warning.
+//
+// Roles (several processes on one path, docs/cache.md): the writer holds RocksDB's LOCK and
+// does every write to the database; a reader opens it as a RocksDB secondary instance, catches
+// up with the writer when a lookup misses, and hands its own writes (records, deletions, usage
+// updates, counters) to the writer through the inbox (inbox.h), keeping them in memory until
+// the writer has ingested them. A read-only store (a shipped base layer) only reads.
 #ifndef PTO_CACHE_ROCKSDB_STORE_H_
 #define PTO_CACHE_ROCKSDB_STORE_H_
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "cache/inbox.h"
 #include "cache/kernel_store.h"
 #include "cache/lru_index.h"
 #include "cache/memory_store.h"
@@ -34,25 +43,48 @@
 namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
+struct Options;
 }  // namespace rocksdb
 
 namespace pto::cache {
 
+enum class DbRole { kWriter, kReader, kReadOnly };
+
 class RocksDbStore final : public CacheStore {
  public:
-  // Opens or creates the database at options.path (which must not be empty). Errors carry
-  // RocksDB's message and the path: Unavailable (locked, unwritable, not a directory),
-  // DataLoss (corrupt and not repairable), FailedPrecondition (another schema version).
-  static absl::StatusOr<std::unique_ptr<RocksDbStore>> Open(const CacheOptions& options);
+  // Opens the database at options.path (which must not be empty); the writer creates it if
+  // missing. Errors carry RocksDB's message and the path: Unavailable (locked, unwritable, not
+  // a directory, missing), DataLoss (corrupt and not repairable), FailedPrecondition (another
+  // schema version, or not a pto cache).
+  static absl::StatusOr<std::unique_ptr<RocksDbStore>> Open(const CacheOptions& options,
+                                                            DbRole role = DbRole::kWriter);
   ~RocksDbStore() override;
+
+  // Whether a writer store of `path` is open in this process.
+  static bool WriterOpenInThisProcess(const std::string& path);
+
+  DbRole role() const { return role_; }
+  std::string Role() const override;
+  absl::StatusOr<int64_t> EvictTo(int64_t kernel_bytes) override;
+
+  // Writer: ingests the inbox's complete batches, oldest first, then refreshes its index and
+  // evicts past the capacity. Returns how many batches were ingested.
+  absl::StatusOr<int> IngestInbox();
+  // Reader: catches up with the writer (new records, ingested batches) and refreshes sizes.
+  absl::Status CatchUp();
+  // Reader: hands the usage updates of its hits to the writer (one inbox batch).
+  absl::Status FlushPendingUsage();
+  // Adds `delta`'s hits, misses, corrupt and puts to the counters every process shares.
+  absl::Status AddCounters(const CacheStats& delta);
+  // The shared counters (hits, misses, corrupt, puts; the rest zero).
+  absl::StatusOr<CacheStats> ReadCounters();
 
   // False once writes have failed and new records go to memory only.
   bool persistent() const override { return !degraded_.load(); }
   std::string Describe() const override;
-  absl::StatusOr<int64_t> EvictTo(int64_t kernel_bytes) override;
   const std::string& path() const { return path_; }
 
-  // Flushes every column family's memtable to SST files (tests; `pto cache` later).
+  // Flushes every column family's memtable to SST files (writer only).
   absl::Status Flush();
   // Compacts every column family fully (after Flush, every value is in an SST file).
   absl::Status CompactAll();
@@ -67,9 +99,13 @@ class RocksDbStore final : public CacheStore {
   absl::Status ScanRaw(RecordKind kind, const std::function<void(ScannedRecord&)>& fn) override;
 
  private:
-  // Deletes `victims` (kernel records and their usage entries) in one batch. mu_ held.
+  RocksDbStore(const CacheOptions& options, DbRole role);
+  // Deletes `victims` (kernel records and their usage entries): in one batch for the writer,
+  // through the inbox for a reader. mu_ held.
   absl::Status EvictLocked(const std::vector<std::string>& victims);
-  RocksDbStore(const CacheOptions& options);
+  absl::Status OpenDatabase(const CacheOptions& options);
+  // Reader: writes `batch` to the inbox. Write failures degrade the store.
+  absl::Status HandOver(const inbox::Batch& batch);
   absl::Status StoreInDb(RecordKind kind, const std::string& key, const std::string& payload);
   absl::Status CheckSchema();
   // Loads the in-memory LRU index and byte counts. Without `full_scan` kernels come from the
@@ -82,7 +118,10 @@ class RocksDbStore final : public CacheStore {
   // After a failed write: one warning, then new records go to `overlay_`.
   void Degrade(const absl::Status& write_error);
 
+  const DbRole role_;
   const std::string path_;
+  std::string secondary_path_;  // reader: where its secondary instance keeps its info log
+  std::unique_ptr<rocksdb::Options> table_options_;  // for inbox files
   const int64_t capacity_bytes_;
   const std::function<void(int, std::string_view)> log_;
   const std::string created_by_;
@@ -101,8 +140,15 @@ class RocksDbStore final : public CacheStore {
   absl::flat_hash_map<std::string, int64_t> plan_sizes_, tuning_sizes_;
   int64_t evictions_ = 0;
 
+  // Reader: usage of kernels hit since the last FlushPendingUsage; keys this process deleted
+  // whose deletion the writer may not have ingested yet.
+  absl::flat_hash_map<std::string, LruIndex::Usage> pending_usage_;
+  absl::flat_hash_set<std::string> erased_;
+  std::mutex catch_up_mu_;
+
   std::atomic<bool> degraded_{false};
-  std::unique_ptr<MemoryStore> overlay_;  // new records once degraded
+  // The writer's new records once degraded; a reader's own records until the writer has them.
+  std::unique_ptr<MemoryStore> overlay_;
 };
 
 }  // namespace pto::cache

@@ -1,0 +1,317 @@
+#include "cache/shared_store.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace pto::cache {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Whether another process holds RocksDB's LOCK on `path` (checked without taking it: a
+// failed DB::Open would rotate the holder's info log). False when there is no LOCK yet.
+bool LockedByAnotherProcess(const std::string& path) {
+  const std::string lock_file = (fs::path(path) / "LOCK").string();
+  const int fd = ::open(lock_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct flock probe = {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  const bool held = ::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
+  ::close(fd);
+  return held;
+}
+
+bool IsLockError(const absl::Status& s) {
+  return absl::StrContains(absl::AsciiStrToLower(s.message()), "lock");
+}
+
+absl::StatusOr<std::unique_ptr<RocksDbStore>> OpenWriter(const CacheOptions& options) {
+  return RocksDbStore::Open(options, DbRole::kWriter);
+}
+
+bool HeldInThisProcess(const std::string& path) {
+  return RocksDbStore::WriterOpenInThisProcess(path);
+}
+
+// The writer role if it is free, else a reader. Processes that start together race: the
+// loser of the LOCK may find the database not created yet, so a reader open is retried.
+absl::StatusOr<std::unique_ptr<RocksDbStore>> OpenEitherRole(const CacheOptions& options) {
+  absl::Status last = absl::OkStatus();
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    if (!LockedByAnotherProcess(options.path) && !HeldInThisProcess(options.path)) {
+      absl::StatusOr<std::unique_ptr<RocksDbStore>> writer = OpenWriter(options);
+      if (writer.ok() || !IsLockError(writer.status())) return writer;
+    }
+    absl::StatusOr<std::unique_ptr<RocksDbStore>> reader =
+        RocksDbStore::Open(options, DbRole::kReader);
+    if (reader.ok()) return reader;
+    last = reader.status();
+    if (last.code() == absl::StatusCode::kFailedPrecondition) return last;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return last;
+}
+
+// Info-log directories of reader processes that no longer run ("<pid>-<n>").
+void RemoveAbandonedReaderDirs(const std::string& path) {
+  std::error_code ec;
+  fs::directory_iterator it(fs::path(path) / "readers", ec);
+  if (ec) return;
+  for (const fs::directory_entry& dir : it) {
+    const pid_t pid = static_cast<pid_t>(std::atoll(dir.path().filename().c_str()));
+    if (pid <= 0 || ::kill(pid, 0) == 0 || errno == EPERM) continue;
+    std::error_code inner;
+    fs::remove_all(dir.path(), inner);
+  }
+}
+
+void Warn(const CacheOptions& options, const std::string& message) {
+  if (options.log) options.log(kLogWarning, message);
+}
+
+CacheStats Minus(const CacheStats& a, const CacheStats& b) {
+  CacheStats d;
+  d.hits = a.hits - b.hits;
+  d.misses = a.misses - b.misses;
+  d.corrupt = a.corrupt - b.corrupt;
+  d.puts = a.puts - b.puts;
+  return d;
+}
+
+}  // namespace
+
+bool DirectoryTrustedForCode(const std::string& directory, std::string* why) {
+  struct stat st = {};
+  if (::stat(directory.c_str(), &st) != 0) return true;  // nothing there to distrust yet
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    *why = absl::StrFormat("can be written by other users (mode %04o)", st.st_mode & 07777);
+    return false;
+  }
+  if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+    *why = absl::StrCat("is owned by another user (uid ", st.st_uid, ")");
+    return false;
+  }
+  return true;
+}
+
+SharedStore::SharedStore(const CacheOptions& options, std::unique_ptr<RocksDbStore> db,
+                         std::unique_ptr<RocksDbStore> base, bool code_trusted)
+    : CacheStore(options.clock_ms),
+      options_(options),
+      code_trusted_(code_trusted),
+      base_(std::move(base)),
+      db_(std::move(db)) {
+  maintenance_ = std::thread([this] { MaintenanceLoop(); });
+}
+
+absl::StatusOr<std::unique_ptr<SharedStore>> SharedStore::Open(const CacheOptions& options) {
+  absl::StatusOr<std::unique_ptr<RocksDbStore>> db = OpenEitherRole(options);
+  if (!db.ok()) return db.status();
+
+  std::unique_ptr<RocksDbStore> base;
+  if (!options.base_path.empty()) {
+    CacheOptions base_options = options;
+    base_options.path = options.base_path;
+    absl::StatusOr<std::unique_ptr<RocksDbStore>> opened =
+        RocksDbStore::Open(base_options, DbRole::kReadOnly);
+    if (opened.ok()) {
+      base = std::move(*opened);
+    } else {
+      Warn(options, absl::StrCat("pto cache: cannot use the base cache at '", options.base_path,
+                                 "': ", opened.status().message(), "; continuing without it"));
+    }
+  }
+
+  bool trusted = true;
+  for (const std::string& dir : {options.path, base ? options.base_path : std::string()}) {
+    std::string why;
+    if (dir.empty() || DirectoryTrustedForCode(dir, &why)) continue;
+    trusted = false;
+    Warn(options, absl::StrCat("pto cache: the cache directory '", dir, "' ", why,
+                               "; object code from it will not be loaded (kernels are compiled "
+                               "instead); tuning records are still used"));
+  }
+  return std::unique_ptr<SharedStore>(
+      new SharedStore(options, std::move(*db), std::move(base), trusted));
+}
+
+SharedStore::~SharedStore() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  maintenance_.join();
+  FlushCounters();
+  if (db_->role() == DbRole::kReader) (void)db_->FlushPendingUsage();
+  db_.reset();
+}
+
+void SharedStore::MaintenanceLoop() {
+  const auto interval = std::chrono::milliseconds(std::max(1, options_.maintenance_interval_ms));
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  while (!stop_cv_.wait_for(lock, interval, [this] { return stop_; })) {
+    lock.unlock();
+    Maintain();
+    lock.lock();
+  }
+}
+
+void SharedStore::Maintain() {
+  DbRole role;
+  {
+    std::shared_lock<std::shared_mutex> lock(role_mu_);
+    role = db_->role();
+  }
+  if (role == DbRole::kReader && !LockedByAnotherProcess(options_.path) &&
+      !HeldInThisProcess(options_.path)) {
+    // The writer has gone: take the role over. Our own batches are in the inbox, which the
+    // new writer ingests as it opens.
+    absl::StatusOr<std::unique_ptr<RocksDbStore>> writer = OpenWriter(options_);
+    if (writer.ok()) {
+      std::unique_ptr<RocksDbStore> old;
+      {
+        std::unique_lock<std::shared_mutex> lock(role_mu_);
+        (void)db_->FlushPendingUsage();
+        old = std::move(db_);
+        db_ = std::move(*writer);
+      }
+      old.reset();
+      (void)db_->IngestInbox();  // what the old reader handed over last
+      if (options_.log) {
+        options_.log(kLogInfo, absl::StrCat("pto cache: took over the writer role of '",
+                                            options_.path, "'"));
+      }
+      role = DbRole::kWriter;
+    }
+  }
+  {
+    std::shared_lock<std::shared_mutex> lock(role_mu_);
+    if (role == DbRole::kWriter) {
+      if (absl::StatusOr<int> n = db_->IngestInbox(); !n.ok() && options_.log) {
+        options_.log(kLogDebug, std::string(n.status().message()));
+      }
+      RemoveAbandonedReaderDirs(options_.path);
+    } else {
+      (void)db_->CatchUp();
+      (void)db_->FlushPendingUsage();
+    }
+  }
+  FlushCounters();
+}
+
+void SharedStore::FlushCounters() {
+  std::lock_guard<std::mutex> counters(counters_mu_);
+  const CacheStats now = stats();
+  const CacheStats delta = Minus(now, flushed_);
+  if (delta.hits == 0 && delta.misses == 0 && delta.corrupt == 0 && delta.puts == 0) return;
+  std::shared_lock<std::shared_mutex> lock(role_mu_);
+  if (db_->AddCounters(delta).ok()) flushed_ = now;
+}
+
+CacheStats SharedStore::TotalStats() {
+  FlushCounters();
+  CacheStats s = stats();
+  absl::StatusOr<CacheStats> shared;
+  {
+    std::shared_lock<std::shared_mutex> lock(role_mu_);
+    shared = db_->ReadCounters();
+  }
+  if (!shared.ok()) return s;
+  CacheStats unflushed;
+  {
+    std::lock_guard<std::mutex> counters(counters_mu_);
+    unflushed = Minus(s, flushed_);
+  }
+  s.hits = shared->hits + unflushed.hits;
+  s.misses = shared->misses + unflushed.misses;
+  s.corrupt = shared->corrupt + unflushed.corrupt;
+  s.puts = shared->puts + unflushed.puts;
+  return s;
+}
+
+bool SharedStore::persistent() const {
+  std::shared_lock<std::shared_mutex> lock(role_mu_);
+  return db_->persistent();
+}
+
+std::string SharedStore::Describe() const {
+  std::shared_lock<std::shared_mutex> lock(role_mu_);
+  std::string d = db_->Describe();
+  if (base_) absl::StrAppend(&d, " over base ", base_->Describe());
+  return d;
+}
+
+std::string SharedStore::Role() const {
+  std::shared_lock<std::shared_mutex> lock(role_mu_);
+  return db_->Role();
+}
+
+absl::StatusOr<int64_t> SharedStore::EvictTo(int64_t kernel_bytes) {
+  std::shared_lock<std::shared_mutex> lock(role_mu_);
+  return db_->EvictTo(kernel_bytes);
+}
+
+absl::StatusOr<CacheStore::Loaded> SharedStore::Load(RecordKind kind, const std::string& key) {
+  std::shared_lock<std::shared_mutex> lock(role_mu_);
+  absl::StatusOr<Loaded> loaded = LoadFrom(*db_, kind, key);
+  if (base_ && loaded.ok() && loaded->state == Loaded::State::kMiss) {
+    return LoadFrom(*base_, kind, key);
+  }
+  return loaded;
+}
+
+absl::Status SharedStore::Store(RecordKind kind, const std::string& key, std::string payload) {
+  std::shared_lock<std::shared_mutex> lock(role_mu_);
+  return StoreIn(*db_, kind, key, std::move(payload));
+}
+
+absl::Status SharedStore::Erase(RecordKind kind, const std::string& key) {
+  std::shared_lock<std::shared_mutex> lock(role_mu_);
+  return EraseFrom(*db_, kind, key);
+}
+
+CacheStore::StoreCounts SharedStore::Counts() const {
+  std::shared_lock<std::shared_mutex> lock(role_mu_);
+  StoreCounts c = CountsOf(*db_);
+  if (base_) {
+    const StoreCounts b = CountsOf(*base_);
+    c.entries += b.entries;
+    c.bytes += b.bytes;
+  }
+  return c;
+}
+
+absl::Status SharedStore::ScanRaw(RecordKind kind,
+                                  const std::function<void(ScannedRecord&)>& fn) {
+  std::shared_lock<std::shared_mutex> lock(role_mu_);
+  absl::flat_hash_set<std::string> seen;
+  absl::Status s = ScanRawOf(*db_, kind, [&](ScannedRecord& r) {
+    seen.insert(r.key);
+    fn(r);
+  });
+  if (!s.ok() || !base_) return s;
+  return ScanRawOf(*base_, kind, [&](ScannedRecord& r) {
+    if (seen.contains(r.key)) return;
+    r.from_base = true;
+    fn(r);
+  });
+}
+
+}  // namespace pto::cache

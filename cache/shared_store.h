@@ -1,0 +1,82 @@
+// The store OpenCache returns for a path: a RocksDB database that several processes share
+// (docs/cache.md, "Several processes"), optionally over a read-only base layer.
+//
+// The first process to open the path becomes the writer (it holds RocksDB's LOCK); every other
+// one becomes a reader (a RocksDB secondary instance that hands its writes to the writer
+// through the inbox). A background thread does each role's chores every
+// CacheOptions::maintenance_interval_ms: the writer ingests the inbox; a reader tries to take
+// the writer role over (it succeeds once the writer has exited, cleanly or not), otherwise
+// catches up and hands over its usage updates; both add their counters to the shared ones.
+//
+// Object code is trusted only from directories no other user can write to (code_trusted()).
+#ifndef PTO_CACHE_SHARED_STORE_H_
+#define PTO_CACHE_SHARED_STORE_H_
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "cache/kernel_store.h"
+#include "cache/rocksdb_store.h"
+
+namespace pto::cache {
+
+class SharedStore final : public CacheStore {
+ public:
+  // Opens options.path as writer or reader, and options.base_path (if set) read-only. Errors
+  // as RocksDbStore::Open's for the path; a base that cannot be opened is left out with a
+  // warning.
+  static absl::StatusOr<std::unique_ptr<SharedStore>> Open(const CacheOptions& options);
+  ~SharedStore() override;
+
+  bool persistent() const override;
+  std::string Describe() const override;
+  std::string Role() const override;
+  bool code_trusted() const override { return code_trusted_; }
+  absl::StatusOr<int64_t> EvictTo(int64_t kernel_bytes) override;
+  CacheStats TotalStats() override;
+
+  // One round of the background chores, now (tests; `pto cache` before it reads).
+  void Maintain();
+
+ protected:
+  absl::StatusOr<Loaded> Load(RecordKind kind, const std::string& key) override;
+  absl::Status Store(RecordKind kind, const std::string& key, std::string payload) override;
+  absl::Status Erase(RecordKind kind, const std::string& key) override;
+  StoreCounts Counts() const override;
+  absl::Status ScanRaw(RecordKind kind, const std::function<void(ScannedRecord&)>& fn) override;
+
+ private:
+  SharedStore(const CacheOptions& options, std::unique_ptr<RocksDbStore> db,
+              std::unique_ptr<RocksDbStore> base, bool code_trusted);
+  void MaintenanceLoop();
+  // Adds this process's counts since the last call to the shared counters.
+  void FlushCounters();
+
+  const CacheOptions options_;
+  const bool code_trusted_;
+  std::unique_ptr<RocksDbStore> base_;  // read-only; may be null
+
+  mutable std::shared_mutex role_mu_;  // exclusive only to swap db_ when taking over
+  std::unique_ptr<RocksDbStore> db_;
+
+  std::mutex counters_mu_;
+  CacheStats flushed_;  // the part of stats() already added to the shared counters
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  std::thread maintenance_;
+};
+
+// Whether object code from `directory` may be run: false (with the reason in `why`) when a
+// user other than this one (or root) owns it or it is writable by group or others.
+bool DirectoryTrustedForCode(const std::string& directory, std::string* why);
+
+}  // namespace pto::cache
+
+#endif  // PTO_CACHE_SHARED_STORE_H_
