@@ -1,6 +1,8 @@
 // The persistent kernel cache seen from the Runtime: a second Runtime on the same cache path
-// loads every kernel's object code and runs no LLVM code generation.
+// loads every kernel's object code and runs no LLVM code generation (RuntimeStats and the
+// per-kernel timing events say so). Across processes: tests/tools/pto_cli_test.cc.
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,19 @@ TEST(WarmStart, SecondRuntimeLoadsEveryKernel) {
     cold_out = *out;
     cold_kernels = (*fn)->stats().kernels_compiled;
     EXPECT_EQ((*fn)->stats().kernels_loaded, 0);
+    const RuntimeStats st = rt->stats();
+    EXPECT_EQ(st.llvm_codegen_runs, cold_kernels);
+    EXPECT_EQ(st.kernels_loaded, 0);
+    EXPECT_TRUE(st.cache.persistent);
+    EXPECT_EQ(st.cache.role, "writer");
+    EXPECT_EQ(st.cache.puts, cold_kernels + 1);  // the kernels and the plan
+    const std::vector<KernelEvent> events = rt->kernel_events();
+    ASSERT_EQ(static_cast<int64_t>(events.size()), cold_kernels);
+    for (const KernelEvent& e : events) {
+      EXPECT_FALSE(e.loaded_from_cache) << e.kernel;
+      EXPECT_GT(e.seconds, 0) << e.kernel;
+      std::cerr << "[ cold     ] " << e.kernel << " compiled in " << e.seconds * 1000 << " ms\n";
+    }
   }
   EXPECT_EQ(cold_kernels, 2);
   {
@@ -44,6 +59,19 @@ TEST(WarmStart, SecondRuntimeLoadsEveryKernel) {
     EXPECT_EQ((*fn)->stats().kernels_compiled, 0);
     EXPECT_EQ((*fn)->stats().kernels_loaded, cold_kernels);
     EXPECT_EQ((*out)[0].data, cold_out[0].data);  // the same machine code
+    const RuntimeStats st = rt->stats();
+    EXPECT_EQ(st.llvm_codegen_runs, 0);
+    EXPECT_EQ(st.kernels_loaded, cold_kernels);
+    EXPECT_EQ(st.cache.hits, cold_kernels);
+    EXPECT_EQ(st.cache.misses, 0);
+    const std::vector<KernelEvent> events = rt->kernel_events();
+    ASSERT_EQ(static_cast<int64_t>(events.size()), cold_kernels);
+    for (const KernelEvent& e : events) {
+      EXPECT_TRUE(e.loaded_from_cache) << e.kernel;
+      EXPECT_EQ(e.function, "mlp");
+      EXPECT_GT(e.seconds, 0) << e.kernel;
+      std::cerr << "[ warm     ] " << e.kernel << " loaded in " << e.seconds * 1000 << " ms\n";
+    }
   }
   std::filesystem::remove_all(dir);
 }
