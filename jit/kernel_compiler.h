@@ -28,7 +28,7 @@ struct CompiledKernel {
   std::string object;  // the relocatable object file the code was loaded from
   std::string cache_key;  // cache::KernelKey of its key parts
   bool loaded_from_cache = false;
-  double compile_seconds = 0;  // compiling it (cold) or loading it from the cache (warm)
+  double compile_seconds = 0;        // compiling it (cold) or loading it from the cache (warm)
   std::shared_ptr<const void> code;  // frees the code in the JIT when the last user lets go
 };
 

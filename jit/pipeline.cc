@@ -80,7 +80,8 @@ absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
   }
   for (const ir::KernelCall& call : program.tiles.calls) {
     const int64_t before = compiler.codegen_runs();
-    absl::StatusOr<std::shared_ptr<const CompiledKernel>> compiled = compiler.Compile(call.kernel, origin);
+    absl::StatusOr<std::shared_ptr<const CompiledKernel>> compiled =
+        compiler.Compile(call.kernel, origin);
     if (!compiled.ok()) return compiled.status();
     if (kernel_keys != nullptr) kernel_keys->push_back((*compiled)->cache_key);
     if (kernels_compiled != nullptr) *kernels_compiled += compiler.codegen_runs() - before;

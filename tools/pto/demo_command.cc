@@ -58,16 +58,18 @@ void PrintKernelTimes(const Runtime& rt, double first_ms) {
               cold.empty() && !warm.empty() ? "warm" : "cold");
   const RuntimeStats st = rt.stats();
   std::printf("  runtime                 : llvm_codegen_runs %lld, kernels_loaded %lld\n",
-              static_cast<long long>(st.llvm_codegen_runs), static_cast<long long>(st.kernels_loaded));
+              static_cast<long long>(st.llvm_codegen_runs),
+              static_cast<long long>(st.kernels_loaded));
   std::printf("  cache                   : %s, role %s, %s%s\n", st.cache.description.c_str(),
               st.cache.role.c_str(), st.cache.persistent ? "persistent" : "not persistent",
               st.cache.code_trusted ? "" : ", code not trusted");
-  std::printf("  cache counts            : hits %lld, misses %lld, corrupt %lld, puts %lld, "
-              "evictions %lld, entries %lld, bytes %lld\n",
-              static_cast<long long>(st.cache.hits), static_cast<long long>(st.cache.misses),
-              static_cast<long long>(st.cache.corrupt), static_cast<long long>(st.cache.puts),
-              static_cast<long long>(st.cache.evictions), static_cast<long long>(st.cache.entries),
-              static_cast<long long>(st.cache.bytes));
+  std::printf(
+      "  cache counts            : hits %lld, misses %lld, corrupt %lld, puts %lld, "
+      "evictions %lld, entries %lld, bytes %lld\n",
+      static_cast<long long>(st.cache.hits), static_cast<long long>(st.cache.misses),
+      static_cast<long long>(st.cache.corrupt), static_cast<long long>(st.cache.puts),
+      static_cast<long long>(st.cache.evictions), static_cast<long long>(st.cache.entries),
+      static_cast<long long>(st.cache.bytes));
 }
 
 }  // namespace
@@ -78,8 +80,8 @@ int DemoCommand(const std::vector<std::string>& args) {
   const int threads = static_cast<int>(flags.Int("threads", 0));
   const std::string cache = flags.String("cache");
   const std::string kernel_times_flag = flags.String("kernel-times");
-  const bool kernel_times = !kernel_times_flag.empty() && kernel_times_flag != "false" &&
-                            kernel_times_flag != "0";
+  const bool kernel_times =
+      !kernel_times_flag.empty() && kernel_times_flag != "false" && kernel_times_flag != "0";
   if (!flags.CheckAllUsed("demo") || !flags.ok()) return flags.Fail("demo");
   RuntimeOptions options;
   options.intra_op_threads = threads;

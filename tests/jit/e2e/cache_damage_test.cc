@@ -87,8 +87,8 @@ TEST_F(CacheDamageTest, FlippedBytesInTheKernelsSstFile) {
 
   const testing::CacheRun warm = WarmRun();
   std::cerr << "[ warm     ] codegen " << warm.stats.llvm_codegen_runs << ", loaded "
-            << warm.stats.kernels_loaded << ", corrupt " << warm.stats.cache.corrupt
-            << ", misses " << warm.stats.cache.misses << "\n";
+            << warm.stats.kernels_loaded << ", corrupt " << warm.stats.cache.corrupt << ", misses "
+            << warm.stats.cache.misses << "\n";
   for (const std::string& w : warm.warnings) std::cerr << "[ warning  ] " << w << "\n";
   EXPECT_GE(warm.stats.cache.corrupt, 1);
   EXPECT_GE(warm.stats.llvm_codegen_runs, 1);
@@ -108,8 +108,8 @@ TEST_F(CacheDamageTest, TruncatedKernelsSstFile) {
 
   const testing::CacheRun warm = WarmRun();
   std::cerr << "[ warm     ] codegen " << warm.stats.llvm_codegen_runs << ", loaded "
-            << warm.stats.kernels_loaded << ", corrupt " << warm.stats.cache.corrupt
-            << ", misses " << warm.stats.cache.misses << "\n";
+            << warm.stats.kernels_loaded << ", corrupt " << warm.stats.cache.corrupt << ", misses "
+            << warm.stats.cache.misses << "\n";
   for (const std::string& w : warm.warnings) std::cerr << "[ warning  ] " << w << "\n";
   EXPECT_GE(warm.stats.cache.misses, 1);
   EXPECT_GE(warm.stats.llvm_codegen_runs, 1);

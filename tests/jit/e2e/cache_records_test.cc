@@ -150,7 +150,8 @@ TEST(CacheRecords, CapacityEvictsKernelsAndKeepsTuning) {
   // This program's kernel record sizes, from a run with the default capacity.
   testing::RunCacheTestProgram(dir.Sub("sizes"), batches);
   int64_t largest = 0, total = 0;
-  std::vector<cache::ScannedRecord> sized = testing::ScanRecords(dir.Sub("sizes"), RecordKind::kKernel);
+  std::vector<cache::ScannedRecord> sized =
+      testing::ScanRecords(dir.Sub("sizes"), RecordKind::kKernel);
   for (const cache::ScannedRecord& r : sized) {
     largest = std::max(largest, r.stored_bytes);
     total += r.stored_bytes;

@@ -17,7 +17,9 @@ namespace {
 
 // The first kernel of exp(x) * 2 + x on x [33].
 ir::Kernel TestKernel(const device::DeviceInfo& device) {
-  TraceFn f = [](std::span<const Value> v) { return std::vector<Value>{pto::exp(v[0]) * 2.0f + v[0]}; };
+  TraceFn f = [](std::span<const Value> v) {
+    return std::vector<Value>{pto::exp(v[0]) * 2.0f + v[0]};
+  };
   std::vector<jit::TraceInput> in(1);
   in[0].shape = {ir::SymExpr(33)};
   absl::StatusOr<ir::Graph> graph = jit::Trace(f, in, {});

@@ -22,7 +22,7 @@ struct CacheRun {
   std::vector<std::vector<ops::HostTensor>> outputs;  // per batch
   RuntimeStats stats;
   std::vector<KernelEvent> events;
-  std::vector<std::string> warnings;  // log messages at kWarning and above
+  std::vector<std::string> warnings;    // log messages at kWarning and above
   std::vector<std::string> exec_dumps;  // Dump(kExec) per batch
 };
 
