@@ -1,0 +1,214 @@
+#include "cache/bundle.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "cache/checksum.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+
+namespace pto::cache {
+namespace {
+
+constexpr SipKey kContentHashKey = {'p', 't', 'o', '.', 'b', 'u', 'n', 'd',
+                                    'l', 'e', '.', 'v', '1', ' ', 'h', 'h'};
+
+// Protobuf's deterministic serialization (stable field order; the messages have no maps, but
+// the flag makes the intent explicit).
+std::string Serialize(const google::protobuf::MessageLite& message) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+std::string ContentHash(const proto::Bundle& bundle) {
+  proto::Bundle unhashed = bundle;
+  unhashed.clear_content_hash();
+  const std::array<uint64_t, 2> h = SipHash128(kContentHashKey, Serialize(unhashed));
+  return absl::StrCat(absl::Hex(h[0], absl::kZeroPad16), absl::Hex(h[1], absl::kZeroPad16));
+}
+
+std::string KeyOf(const proto::KernelRecord& r) { return KernelKey(KeyPartsOf(r)); }
+std::string KeyOf(const proto::PlanRecord& r) { return PlanKey(KeyPartsOf(r)); }
+std::string KeyOf(const proto::TuningRecord& r) { return TuningKey(KeyPartsOf(r)); }
+
+// Parses `payload` into `record` and returns why it is not a sound record under `key` (the
+// checks a Get makes), or "" if it is.
+template <typename Record>
+std::string Problem(const std::string& key, const std::string& payload, Record* record) {
+  if (!record->ParseFromString(payload)) return "the payload does not parse";
+  if (record->schema_version() != kSchemaVersion) {
+    return absl::StrCat("schema version ", record->schema_version(), " (expected ", kSchemaVersion,
+                        ")");
+  }
+  if (KeyOf(*record) != key) return "the record's key parts do not hash to its key";
+  return "";
+}
+
+std::vector<std::string> Sorted(const std::set<std::string>& values) {
+  return std::vector<std::string>(values.begin(), values.end());
+}
+
+// A Put's InvalidArgument (a record missing a required field) rejects the record; any other
+// error is the store failing.
+absl::Status StoreOrReject(absl::Status put, const proto::BundleRecord& record,
+                           ImportReport* report, int64_t* count) {
+  if (put.ok()) {
+    ++*count;
+    return absl::OkStatus();
+  }
+  if (put.code() != absl::StatusCode::kInvalidArgument) return put;
+  report->rejected.push_back({record.kind(), record.key(), std::string(put.message())});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ExportBundle(CacheStore& store, const ExportOptions& options) {
+  proto::Bundle bundle;
+  bundle.set_magic(kBundleMagic);
+  bundle.set_schema_version(kBundleSchemaVersion);
+  proto::BundleManifest& manifest = *bundle.mutable_manifest();
+  manifest.set_pto_version(std::string(PtoVersion()));
+  manifest.set_with_code(options.with_code);
+  std::set<std::string> codegen, compiler, performance;
+  std::vector<RecordKind> kinds = {RecordKind::kPlan, RecordKind::kTuning};
+  if (options.with_code) kinds.insert(kinds.begin(), RecordKind::kKernel);
+  for (const RecordKind kind : kinds) {
+    std::vector<proto::BundleRecord> records;
+    absl::Status scanned = store.Scan(kind, [&](const ScannedRecord& scanned) {
+      if (!scanned.problem.empty()) return;
+      proto::BundleRecord record;
+      record.set_kind(RecordKindName(kind));
+      record.set_key(scanned.key);
+      if (kind == RecordKind::kKernel) {
+        proto::KernelRecord kernel;
+        if (!kernel.ParseFromString(scanned.payload)) return;
+        kernel.clear_hits();  // usage belongs to a machine, not to the record
+        kernel.clear_last_used_unix_ms();
+        codegen.insert(kernel.codegen_fingerprint());
+        compiler.insert(kernel.compiler_fingerprint());
+        record.set_payload(Serialize(kernel));
+      } else if (kind == RecordKind::kTuning) {
+        proto::TuningRecord tuning;
+        if (!tuning.ParseFromString(scanned.payload)) return;
+        performance.insert(tuning.performance_fingerprint());
+        record.set_payload(Serialize(tuning));
+      } else {
+        proto::PlanRecord plan;
+        if (!plan.ParseFromString(scanned.payload)) return;
+        record.set_payload(Serialize(plan));
+      }
+      records.push_back(std::move(record));
+    });
+    if (!scanned.ok()) return scanned;
+    // Scan lists the writable layer, then the base: sort the kind as a whole.
+    std::sort(records.begin(), records.end(),
+              [](const proto::BundleRecord& a, const proto::BundleRecord& b) {
+                return a.key() < b.key();
+              });
+    const auto count = static_cast<int64_t>(records.size());
+    if (kind == RecordKind::kKernel) manifest.set_kernel_records(count);
+    if (kind == RecordKind::kPlan) manifest.set_plan_records(count);
+    if (kind == RecordKind::kTuning) manifest.set_tuning_records(count);
+    for (proto::BundleRecord& record : records) *bundle.add_records() = std::move(record);
+  }
+  for (const std::string& f : Sorted(codegen)) manifest.add_codegen_fingerprints(f);
+  for (const std::string& f : Sorted(compiler)) manifest.add_compiler_fingerprints(f);
+  for (const std::string& f : Sorted(performance)) manifest.add_performance_fingerprints(f);
+  bundle.set_content_hash(ContentHash(bundle));
+  return Serialize(bundle);
+}
+
+absl::StatusOr<proto::Bundle> ParseBundle(const std::string& bytes) {
+  proto::Bundle bundle;
+  if (!bundle.ParseFromString(bytes) || bundle.magic() != kBundleMagic) {
+    return absl::InvalidArgumentError(absl::StrCat("not a pto cache bundle (", bytes.size(),
+                                                   " bytes without the '", kBundleMagic,
+                                                   "' header)"));
+  }
+  if (bundle.schema_version() != kBundleSchemaVersion) {
+    return absl::DataLossError(absl::StrCat("bundle schema version ", bundle.schema_version(),
+                                            " is not supported (this pto reads version ",
+                                            kBundleSchemaVersion, ")"));
+  }
+  const std::string computed = ContentHash(bundle);
+  if (computed != bundle.content_hash()) {
+    return absl::DataLossError(absl::StrCat("bundle content hash mismatch: the bundle says '",
+                                            bundle.content_hash(), "', its contents hash to '",
+                                            computed, "' (the bundle was modified or damaged)"));
+  }
+  int64_t counts[3] = {0, 0, 0};
+  for (const proto::BundleRecord& record : bundle.records()) {
+    for (const RecordKind kind : {RecordKind::kKernel, RecordKind::kPlan, RecordKind::kTuning}) {
+      if (record.kind() == RecordKindName(kind)) ++counts[static_cast<int>(kind)];
+    }
+  }
+  const proto::BundleManifest& m = bundle.manifest();
+  if (counts[0] != m.kernel_records() || counts[1] != m.plan_records() ||
+      counts[2] != m.tuning_records()) {
+    return absl::DataLossError(
+        absl::StrCat("bundle manifest counts (", m.kernel_records(), " kernel, ", m.plan_records(),
+                     " plan, ", m.tuning_records(), " tuning) do not match its records (",
+                     counts[0], ", ", counts[1], ", ", counts[2], ")"));
+  }
+  return bundle;
+}
+
+absl::StatusOr<ImportReport> ImportBundle(CacheStore& store, const std::string& bytes,
+                                          const ImportOptions& options) {
+  absl::StatusOr<proto::Bundle> bundle = ParseBundle(bytes);
+  if (!bundle.ok()) return bundle.status();
+  ImportReport report;
+  auto reject = [&](const proto::BundleRecord& record, std::string reason) {
+    report.rejected.push_back({record.kind(), record.key(), std::move(reason)});
+  };
+  for (const proto::BundleRecord& record : bundle->records()) {
+    absl::Status stored = absl::OkStatus();
+    if (record.kind() == RecordKindName(RecordKind::kKernel)) {
+      proto::KernelRecord kernel;
+      if (std::string p = Problem(record.key(), record.payload(), &kernel); !p.empty()) {
+        reject(record, std::move(p));
+      } else if (!options.trust_code) {
+        ++report.kernels_untrusted;
+      } else if (kernel.codegen_fingerprint() != options.codegen_fingerprint ||
+                 kernel.compiler_fingerprint() != options.compiler_fingerprint) {
+        ++report.kernels_other_machine;
+      } else {
+        stored = StoreOrReject(store.PutKernel(kernel), record, &report, &report.kernels);
+      }
+    } else if (record.kind() == RecordKindName(RecordKind::kPlan)) {
+      proto::PlanRecord plan;
+      if (std::string p = Problem(record.key(), record.payload(), &plan); !p.empty()) {
+        reject(record, std::move(p));
+      } else {
+        stored = StoreOrReject(store.PutPlan(plan), record, &report, &report.plans);
+      }
+    } else if (record.kind() == RecordKindName(RecordKind::kTuning)) {
+      proto::TuningRecord tuning;
+      if (std::string p = Problem(record.key(), record.payload(), &tuning); !p.empty()) {
+        reject(record, std::move(p));
+      } else if (absl::Status valid =
+                     options.validate_tuning ? options.validate_tuning(tuning) : absl::OkStatus();
+                 !valid.ok()) {
+        reject(record, std::string(valid.message()));
+      } else {
+        stored = StoreOrReject(store.PutTuning(tuning), record, &report, &report.tuning_accepted);
+      }
+    } else {
+      reject(record, absl::StrCat("unknown record kind '", record.kind(), "'"));
+    }
+    if (!stored.ok()) return stored;
+  }
+  return report;
+}
+
+}  // namespace pto::cache
