@@ -1,0 +1,197 @@
+// SharedStore (what OpenCache returns for a path): the writer and reader roles in one process,
+// taking the writer role over, counters shared by every store of a path, a read-only base
+// layer under a writable one, and the trust check for object code.
+#include "cache/shared_store.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/inbox.h"
+#include "cache/kernel_store.h"
+#include "gtest/gtest.h"
+#include "tests/cache/cache_test_util.h"
+
+namespace pto::cache {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::KernelParts;
+using testing::LogCapture;
+using testing::MakeKernel;
+using testing::MakeTuning;
+using testing::TempDir;
+using testing::TuningParts;
+
+class SharedStoreTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<CacheStore> Open(const std::string& path, const std::string& base = "") {
+    CacheOptions options;
+    options.path = path;
+    options.base_path = base;
+    options.log = log_.Sink();
+    options.maintenance_interval_ms = 60000;  // the tests call Maintain() themselves
+    absl::StatusOr<std::unique_ptr<CacheStore>> store = OpenCache(options);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+  static SharedStore& Shared(CacheStore& store) { return dynamic_cast<SharedStore&>(store); }
+  std::vector<std::string> Warnings() const { return log_.AtLeast(kLogWarning); }
+
+  TempDir dir_;
+  std::string db_path_ = dir_.Sub("cache");
+  LogCapture log_;
+};
+
+TEST_F(SharedStoreTest, ReaderTakesTheWriterRoleOverWhenTheWriterCloses) {
+  std::unique_ptr<CacheStore> writer = Open(db_path_);
+  std::unique_ptr<CacheStore> reader = Open(db_path_);
+  ASSERT_NE(writer, nullptr);
+  ASSERT_NE(reader, nullptr);
+  EXPECT_EQ(writer->Role(), "writer");
+  EXPECT_EQ(reader->Role(), "reader");
+
+  ASSERT_TRUE(writer->PutKernel(MakeKernel("w")).ok());
+  ASSERT_TRUE(reader->PutKernel(MakeKernel("r")).ok());
+  Shared(*reader).Maintain();  // the writer still runs: no takeover
+  EXPECT_EQ(reader->Role(), "reader");
+  EXPECT_TRUE(reader->GetKernel(KernelParts("w"))->has_value());
+
+  writer.reset();
+  Shared(*reader).Maintain();
+  EXPECT_EQ(reader->Role(), "writer");
+  EXPECT_TRUE(inbox::List(db_path_).empty());  // the new writer ingested what it handed over
+  for (const char* name : {"w", "r"}) {
+    auto k = reader->GetKernel(KernelParts(name));
+    ASSERT_TRUE(k.ok() && k->has_value()) << name;
+    EXPECT_EQ((*k)->object(), MakeKernel(name).object());
+  }
+  // A store opened now is a reader of the new writer and sees both.
+  std::unique_ptr<CacheStore> late = Open(db_path_);
+  EXPECT_EQ(late->Role(), "reader");
+  EXPECT_TRUE(late->GetKernel(KernelParts("r"))->has_value());
+  EXPECT_TRUE(Warnings().empty()) << log_.All();
+}
+
+TEST_F(SharedStoreTest, CountersOfEveryStoreAddUp) {
+  std::unique_ptr<CacheStore> writer = Open(db_path_);
+  std::unique_ptr<CacheStore> reader = Open(db_path_);
+  ASSERT_TRUE(writer->PutKernel(MakeKernel("a")).ok());
+  ASSERT_TRUE(writer->GetKernel(KernelParts("a"))->has_value());
+  ASSERT_FALSE(writer->GetKernel(KernelParts("nope"))->has_value());
+  ASSERT_TRUE(reader->GetKernel(KernelParts("a"))->has_value());
+  ASSERT_TRUE(reader->PutTuning(MakeTuning("t")).ok());
+
+  Shared(*reader).Maintain();  // hands its counters to the writer
+  Shared(*writer).Maintain();  // ingests them and adds its own
+  const CacheStats total = writer->TotalStats();
+  EXPECT_EQ(total.hits, 2);
+  EXPECT_EQ(total.misses, 1);
+  EXPECT_EQ(total.puts, 2);
+  EXPECT_EQ(total.corrupt, 0);
+  EXPECT_EQ(writer->stats().hits, 1);  // this store's own
+
+  // They persist: a later process (here: store) starts from them.
+  reader.reset();
+  writer.reset();
+  std::unique_ptr<CacheStore> again = Open(db_path_);
+  ASSERT_TRUE(again->GetKernel(KernelParts("a"))->has_value());
+  EXPECT_EQ(again->TotalStats().hits, 3);
+}
+
+TEST_F(SharedStoreTest, ReadOnlyBaseUnderAWritableLayer) {
+  const std::string base_path = dir_.Sub("base");
+  {
+    std::unique_ptr<CacheStore> base = Open(base_path);
+    ASSERT_TRUE(base->PutKernel(MakeKernel("shipped")).ok());
+    ASSERT_TRUE(base->PutTuning(MakeTuning("shipped")).ok());
+  }
+  // Baked into an image: nobody may write to it.
+  std::vector<std::pair<std::string, fs::file_time_type>> before;
+  for (const fs::directory_entry& e : fs::directory_iterator(base_path)) {
+    before.emplace_back(e.path().filename().string(), e.last_write_time());
+  }
+  ASSERT_EQ(::chmod(base_path.c_str(), 0555), 0);
+
+  {
+    std::unique_ptr<CacheStore> store = Open(db_path_, base_path);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->Role(), "writer");
+    EXPECT_TRUE(store->code_trusted());
+    auto shipped = store->GetKernel(KernelParts("shipped"));
+    ASSERT_TRUE(shipped.ok() && shipped->has_value()) << shipped.status();
+    EXPECT_EQ((*shipped)->object(), MakeKernel("shipped").object());
+    EXPECT_TRUE(store->GetTuning(TuningParts("shipped"))->has_value());
+    ASSERT_TRUE(store->PutKernel(MakeKernel("local")).ok());
+    EXPECT_TRUE(store->GetKernel(KernelParts("local"))->has_value());
+
+    std::vector<std::pair<std::string, bool>> scanned;
+    ASSERT_TRUE(store
+                    ->Scan(RecordKind::kKernel,
+                           [&](const ScannedRecord& r) {
+                             EXPECT_TRUE(r.problem.empty()) << r.problem;
+                             scanned.emplace_back(r.key, r.from_base);
+                           })
+                    .ok());
+    ASSERT_EQ(scanned.size(), 2u);
+    int from_base = 0;
+    for (const auto& [key, base] : scanned) from_base += base;
+    EXPECT_EQ(from_base, 1);
+  }
+  ASSERT_EQ(::chmod(base_path.c_str(), 0755), 0);
+  // The write went to the writable layer only; the base's files are untouched.
+  std::vector<std::pair<std::string, fs::file_time_type>> after;
+  for (const fs::directory_entry& e : fs::directory_iterator(base_path)) {
+    after.emplace_back(e.path().filename().string(), e.last_write_time());
+  }
+  EXPECT_EQ(before, after);
+  std::unique_ptr<CacheStore> base = Open(base_path);
+  EXPECT_FALSE(base->GetKernel(KernelParts("local"))->has_value());
+  std::unique_ptr<CacheStore> top = Open(db_path_);
+  EXPECT_FALSE(top->GetKernel(KernelParts("shipped"))->has_value());
+  EXPECT_TRUE(top->GetKernel(KernelParts("local"))->has_value());
+  EXPECT_TRUE(Warnings().empty()) << log_.All();
+}
+
+TEST_F(SharedStoreTest, MissingBaseIsLeftOutWithOneWarning) {
+  std::unique_ptr<CacheStore> store = Open(db_path_, dir_.Sub("no-such-base"));
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->persistent());
+  ASSERT_TRUE(store->PutKernel(MakeKernel("a")).ok());
+  const std::vector<std::string> warnings = Warnings();
+  ASSERT_EQ(warnings.size(), 1u) << log_.All();
+  EXPECT_NE(warnings[0].find("cannot use the base cache at '" + dir_.Sub("no-such-base") + "'"),
+            std::string::npos)
+      << warnings[0];
+}
+
+TEST_F(SharedStoreTest, DirectoryOtherUsersCanWriteIsNotTrustedForCode) {
+  fs::create_directories(db_path_);
+  ASSERT_EQ(::chmod(db_path_.c_str(), 0777), 0);
+  std::unique_ptr<CacheStore> store = Open(db_path_);
+  ASSERT_NE(store, nullptr);
+  EXPECT_FALSE(store->code_trusted());
+  EXPECT_TRUE(store->persistent());  // records are still kept (tuning data is still used)
+  ASSERT_TRUE(store->PutTuning(MakeTuning("t")).ok());
+  EXPECT_TRUE(store->GetTuning(TuningParts("t"))->has_value());
+  const std::vector<std::string> warnings = Warnings();
+  ASSERT_EQ(warnings.size(), 1u) << log_.All();
+  EXPECT_NE(warnings[0].find("'" + db_path_ + "' can be written by other users (mode 0777)"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("object code from it will not be loaded"), std::string::npos);
+
+  std::string why;
+  ASSERT_EQ(::chmod(db_path_.c_str(), 0755), 0);
+  EXPECT_TRUE(DirectoryTrustedForCode(db_path_, &why)) << why;
+  ASSERT_EQ(::chmod(db_path_.c_str(), 0775), 0);
+  EXPECT_FALSE(DirectoryTrustedForCode(db_path_, &why));
+  EXPECT_EQ(why, "can be written by other users (mode 0775)");
+}
+
+}  // namespace
+}  // namespace pto::cache
