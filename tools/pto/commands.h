@@ -11,6 +11,7 @@ namespace pto::tools {
 int DemoCommand(const std::vector<std::string>& args);
 int DumpCommand(const std::vector<std::string>& args);
 int RunCommand(const std::vector<std::string>& args);
+int CacheCommand(const std::vector<std::string>& args);
 
 }  // namespace pto::tools
 

@@ -1,4 +1,4 @@
-// pto: the command-line program. `pto demo`, `pto dump`, `pto run`.
+// pto: the command-line program. `pto demo`, `pto dump`, `pto run`, `pto cache`.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -14,7 +14,10 @@ constexpr char kUsage[] =
     "  dump --stage=tensor|tile|block|exec|llvm|asm (GRAPH.pbtxt --input NAME=FILE.npy... |\n"
     "       --example matmul|mlp|attention|demo)  print one level of the pipeline\n"
     "  run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ...\n"
-    "                                          run a GraphDef on .npy inputs\n";
+    "                                          run a GraphDef on .npy inputs\n"
+    "  cache ls|stats|verify|gc|export|import|merge [--cache DIR]\n"
+    "                                          inspect and ship the kernel cache\n"
+    "                                          (pto cache help)\n";
 
 }  // namespace
 
@@ -28,6 +31,7 @@ int main(int argc, char** argv) {
   if (command == "demo") return pto::tools::DemoCommand(args);
   if (command == "dump") return pto::tools::DumpCommand(args);
   if (command == "run") return pto::tools::RunCommand(args);
+  if (command == "cache") return pto::tools::CacheCommand(args);
   if (command == "--help" || command == "help") {
     std::fputs(kUsage, stdout);
     return 0;

@@ -1,0 +1,479 @@
+// `pto cache`: look into, check, shrink, export, import and merge a kernel cache directory
+// (docs/cache.md, "Bundles and the pto cache command").
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "cache/bundle.h"
+#include "cache/cache_key.h"
+#include "cache/kernel_store.h"
+#include "cache/merge.h"
+#include "device/device_info.h"
+#include "jit/kernel_compiler.h"
+#include "tools/pto/cache_dir.h"
+#include "tools/pto/commands.h"
+#include "tools/pto/flags.h"
+#include "tools/pto/tuning_spaces.h"
+
+namespace pto::tools {
+namespace {
+
+constexpr char kCacheUsage[] =
+    "usage: pto cache <subcommand> [--cache DIR]\n"
+    "  ls                          kernel records: graph, shape class, dtype, hardware, size,\n"
+    "                              hits, age; plan and tuning counts\n"
+    "  stats [--json]              hits, misses, corrupt, puts, entries, bytes (all\n"
+    "                              processes that used the cache)\n"
+    "  verify                      check every record; exit 1 if any is unsound\n"
+    "  gc --max-bytes N            evict least-recently-used kernels down to N bytes (suffixes\n"
+    "                              K, M, G: 64M)\n"
+    "  export --out FILE [--with-code]\n"
+    "                              write a bundle: plan and tuning records, object code only\n"
+    "                              with --with-code\n"
+    "  import FILE [--trust-code]  read a bundle: tuning configs validated against the search\n"
+    "                              space, object code only with --trust-code and only when its\n"
+    "                              fingerprints are this machine's\n"
+    "  merge OTHER_DIR             merge the cache at OTHER_DIR into this one\n"
+    "DIR defaults to $PTO_CACHE_DIR, else $HOME/.cache/pto.\n";
+
+// Stores opened by this command never evict on their own: only `gc` does.
+constexpr int64_t kNoCapacityBound = int64_t{1} << 62;
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "pto cache: %s\n%s", message.c_str(), kCacheUsage);
+  return 2;
+}
+
+int Failure(const std::string& subcommand, absl::string_view message) {
+  std::fprintf(stderr, "pto cache %s: %.*s\n", subcommand.c_str(), static_cast<int>(message.size()),
+               message.data());
+  return 1;
+}
+
+// Opens the database at `dir`. With `must_exist`, a missing directory is NotFound instead of
+// a new, empty cache. A database that cannot be used (OpenCache fell back to memory: the
+// warning went to stderr) is Unavailable: this command must not report on an empty stand-in.
+absl::StatusOr<std::unique_ptr<cache::CacheStore>> OpenDir(const std::string& dir,
+                                                           bool must_exist) {
+  std::error_code ec;
+  if (must_exist && !std::filesystem::is_directory(dir, ec)) {
+    return absl::NotFoundError(absl::StrCat("no cache directory at '", dir, "'"));
+  }
+  cache::CacheOptions options;
+  options.path = dir;
+  options.capacity_bytes = kNoCapacityBound;
+  options.created_by = "pto cache";
+  options.log = [](int level, std::string_view message) {
+    if (level >= cache::kLogWarning) {
+      std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
+    }
+  };
+  absl::StatusOr<std::unique_ptr<cache::CacheStore>> store = cache::OpenCache(options);
+  if (!store.ok()) return store.status();
+  if ((*store)->Describe() == "memory") {
+    return absl::UnavailableError(absl::StrCat("cannot use the cache database at '", dir, "'"));
+  }
+  return store;
+}
+
+// A boolean flag given as `--name` followed by a word has swallowed that word (Flags reads
+// `--name VALUE`): anything but true/false goes back to the positionals.
+bool BoolFlag(Flags& flags, const std::string& name, std::vector<std::string>* positional) {
+  const std::string value = flags.String(name);
+  if (value.empty() || value == "false") return false;
+  if (value != "true") positional->push_back(value);
+  return true;
+}
+
+// "64M" -> 64 MiB. Suffixes K, M, G, T (powers of 1024, optionally followed by "B" or "iB").
+absl::StatusOr<int64_t> ParseBytes(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && absl::ascii_isdigit(static_cast<unsigned char>(text[digits]))) {
+    ++digits;
+  }
+  int64_t value = 0;
+  if (digits == 0 || !absl::SimpleAtoi(text.substr(0, digits), &value)) {
+    return absl::InvalidArgumentError(absl::StrCat("--max-bytes: '", text, "' is not a size"));
+  }
+  std::string suffix = absl::AsciiStrToUpper(text.substr(digits));
+  if (suffix.size() > 1 && (suffix.ends_with("IB") || suffix.ends_with("B"))) {
+    suffix.resize(suffix.size() - (suffix.ends_with("IB") ? 2 : 1));
+  }
+  const std::map<std::string, int> shifts = {{"", 0},   {"B", 0},  {"K", 10},
+                                             {"M", 20}, {"G", 30}, {"T", 40}};
+  const auto it = shifts.find(suffix);
+  if (it == shifts.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-bytes: unknown suffix in '", text, "' (use K, M, G or T)"));
+  }
+  if (value > (std::numeric_limits<int64_t>::max() >> it->second)) {
+    return absl::InvalidArgumentError(absl::StrCat("--max-bytes: '", text, "' is too large"));
+  }
+  return value << it->second;
+}
+
+std::string HumanBytes(int64_t bytes) {
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = -1;
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    ++u;
+  }
+  return absl::StrFormat("%.1f %s", v, units[u]);
+}
+
+std::string Age(int64_t created_ms, int64_t now_ms) {
+  if (created_ms <= 0) return "-";
+  const int64_t s = std::max<int64_t>(0, (now_ms - created_ms) / 1000);
+  if (s < 120) return absl::StrCat(s, "s");
+  if (s < 120 * 60) return absl::StrCat(s / 60, "m");
+  if (s < 48 * 3600) return absl::StrCat(s / 3600, "h");
+  return absl::StrCat(s / 86400, "d");
+}
+
+// "cpu=znver4;isa=avx512;vbits=512;features=..." -> "znver4/avx512".
+std::string ShortHardware(const std::string& codegen_fingerprint) {
+  std::string cpu, isa;
+  for (absl::string_view part : absl::StrSplit(codegen_fingerprint, ';')) {
+    if (absl::ConsumePrefix(&part, "cpu=")) cpu = std::string(part);
+    if (absl::ConsumePrefix(&part, "isa=")) isa = std::string(part);
+  }
+  if (!cpu.empty() && !isa.empty()) return cpu + "/" + isa;
+  if (codegen_fingerprint.empty()) return "-";
+  return codegen_fingerprint.size() <= 24 ? codegen_fingerprint
+                                          : codegen_fingerprint.substr(0, 21) + "...";
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
+
+void PrintTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+int Ls(cache::CacheStore& store) {
+  struct Row {
+    proto::KernelRecord record;
+    int64_t size = 0, hits = 0;
+    std::string key;
+  };
+  std::vector<Row> kernels;
+  int64_t unsound = 0, kernel_bytes = 0;
+  absl::Status s = store.Scan(cache::RecordKind::kKernel, [&](const cache::ScannedRecord& r) {
+    Row row;
+    if (!r.problem.empty() || !row.record.ParseFromString(r.payload)) {
+      ++unsound;
+      return;
+    }
+    row.size = r.stored_bytes;
+    row.hits = r.hits;
+    row.key = r.key;
+    kernel_bytes += r.stored_bytes;
+    kernels.push_back(std::move(row));
+  });
+  if (!s.ok()) return Failure("ls", s.message());
+  int64_t counts[2] = {0, 0};
+  for (const cache::RecordKind kind : {cache::RecordKind::kPlan, cache::RecordKind::kTuning}) {
+    s = store.Scan(kind, [&](const cache::ScannedRecord& r) {
+      if (r.problem.empty()) {
+        ++counts[kind == cache::RecordKind::kPlan ? 0 : 1];
+      } else {
+        ++unsound;
+      }
+    });
+    if (!s.ok()) return Failure("ls", s.message());
+  }
+  std::sort(kernels.begin(), kernels.end(), [](const Row& a, const Row& b) {
+    return std::tie(a.record.graph_name(), a.record.shape_class(), a.record.dtype(), a.key) <
+           std::tie(b.record.graph_name(), b.record.shape_class(), b.record.dtype(), b.key);
+  });
+  const int64_t now = NowMs();
+  if (kernels.empty()) {
+    std::printf("no kernel records\n");
+  } else {
+    std::vector<std::vector<std::string>> rows = {
+        {"GRAPH", "SHAPE CLASS", "DTYPE", "HARDWARE", "SIZE", "HITS", "AGE", "KEY"}};
+    for (const Row& k : kernels) {
+      rows.push_back({OrDash(k.record.graph_name()), OrDash(k.record.shape_class()),
+                      OrDash(k.record.dtype()), ShortHardware(k.record.codegen_fingerprint()),
+                      HumanBytes(k.size), absl::StrCat(k.hits),
+                      Age(k.record.created_unix_ms(), now), k.key.substr(0, 12)});
+    }
+    PrintTable(rows);
+  }
+  std::printf("%zu kernel records (%s), %lld plan records, %lld tuning records\n", kernels.size(),
+              HumanBytes(kernel_bytes).c_str(), static_cast<long long>(counts[0]),
+              static_cast<long long>(counts[1]));
+  if (unsound > 0) {
+    std::printf("%lld unsound records (see pto cache verify)\n", static_cast<long long>(unsound));
+  }
+  return 0;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += absl::StrFormat("\\u%04x", static_cast<int>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+int Stats(cache::CacheStore& store, const std::string& dir, bool json) {
+  const cache::CacheStats s = store.TotalStats();
+  // Records written: the runtime writes a kernel record per compile and a plan record per
+  // shape class (the counters are not kept per kind, so compiles alone are not known).
+  const std::pair<const char*, int64_t> fields[] = {
+      {"hits", s.hits},           {"misses", s.misses},
+      {"corrupt", s.corrupt},     {"puts", s.puts},
+      {"evictions", s.evictions}, {"entries", s.entries},
+      {"bytes", s.bytes},         {"kernel_bytes", s.kernel_bytes}};
+  if (json) {
+    std::string out = absl::StrCat("{\"cache\":", JsonString(dir));
+    for (const auto& [name, value] : fields) absl::StrAppend(&out, ",\"", name, "\":", value);
+    std::printf("%s}\n", out.c_str());
+    return 0;
+  }
+  std::printf("cache         %s (%s)\n", dir.c_str(), store.Role().c_str());
+  for (const auto& [name, value] : fields) {
+    const bool bytes = std::string_view(name).ends_with("bytes");
+    std::printf("%-13s %lld%s\n", name, static_cast<long long>(value),
+                bytes ? absl::StrCat(" (", HumanBytes(value), ")").c_str() : "");
+  }
+  return 0;
+}
+
+int Verify(cache::CacheStore& store) {
+  int64_t total = 0, unsound = 0;
+  std::vector<std::string> per_kind;
+  for (const cache::RecordKind kind :
+       {cache::RecordKind::kKernel, cache::RecordKind::kPlan, cache::RecordKind::kTuning}) {
+    int64_t n = 0;
+    absl::Status s = store.Scan(kind, [&](const cache::ScannedRecord& r) {
+      ++n;
+      if (r.problem.empty()) return;
+      ++unsound;
+      std::printf("unsound %s record %s%s: %s\n", cache::RecordKindName(kind), r.key.c_str(),
+                  r.from_base ? " (base)" : "", r.problem.c_str());
+    });
+    if (!s.ok()) return Failure("verify", s.message());
+    total += n;
+    per_kind.push_back(absl::StrCat(n, " ", cache::RecordKindName(kind)));
+  }
+  std::printf("checked %lld records (%s): %s\n", static_cast<long long>(total),
+              absl::StrJoin(per_kind, ", ").c_str(),
+              unsound == 0 ? "all sound" : absl::StrCat(unsound, " unsound").c_str());
+  return unsound == 0 ? 0 : 1;
+}
+
+int Gc(cache::CacheStore& store, int64_t max_bytes) {
+  const int64_t before = store.stats().kernel_bytes;
+  absl::StatusOr<int64_t> evicted = store.EvictTo(max_bytes);
+  if (!evicted.ok()) return Failure("gc", evicted.status().message());
+  const int64_t after = store.stats().kernel_bytes;
+  std::printf("evicted %lld kernel records: kernel bytes %lld -> %lld (limit %lld)\n",
+              static_cast<long long>(*evicted), static_cast<long long>(before),
+              static_cast<long long>(after), static_cast<long long>(max_bytes));
+  return 0;
+}
+
+int Export(cache::CacheStore& store, const std::string& out, bool with_code) {
+  absl::StatusOr<std::string> bytes = cache::ExportBundle(store, {.with_code = with_code});
+  if (!bytes.ok()) return Failure("export", bytes.status().message());
+  absl::StatusOr<proto::Bundle> bundle = cache::ParseBundle(*bytes);
+  if (!bundle.ok()) return Failure("export", bundle.status().message());
+  const std::string tmp = out + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+    if (!f.good()) return Failure("export", absl::StrCat("cannot write '", tmp, "'"));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, out, ec);
+  if (ec) return Failure("export", absl::StrCat("cannot write '", out, "': ", ec.message()));
+  const proto::BundleManifest& m = bundle->manifest();
+  std::printf("wrote %s: %lld kernel, %lld plan, %lld tuning records, %s, content hash %s\n",
+              out.c_str(), static_cast<long long>(m.kernel_records()),
+              static_cast<long long>(m.plan_records()), static_cast<long long>(m.tuning_records()),
+              HumanBytes(bytes->size()).c_str(), bundle->content_hash().c_str());
+  if (!with_code) std::printf("object code left out (pass --with-code to include it)\n");
+  return 0;
+}
+
+int Import(cache::CacheStore& store, const std::string& file, bool trust_code) {
+  std::ifstream f(file, std::ios::binary);
+  if (!f) return Failure("import", absl::StrCat("cannot read '", file, "'"));
+  std::stringstream contents;
+  contents << f.rdbuf();
+  const device::DeviceInfo device = device::DetectHost();
+  cache::ImportOptions options;
+  options.trust_code = trust_code;
+  options.codegen_fingerprint = device.CodegenFingerprint();
+  if (trust_code) {
+    // The fingerprint the runtime's compiler puts in kernel keys.
+    absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
+        jit::KernelCompiler::Create(device);
+    if (!compiler.ok()) return Failure("import", compiler.status().message());
+    options.compiler_fingerprint = (*compiler)->compiler_fingerprint();
+  }
+  options.validate_tuning = [&device](const proto::TuningRecord& record) {
+    return ValidateTuningRecord(record, device);
+  };
+  absl::StatusOr<cache::ImportReport> report = cache::ImportBundle(store, contents.str(), options);
+  if (!report.ok()) {
+    return Failure("import", absl::StrCat("'", file, "': ", report.status().message()));
+  }
+  int64_t tuning_rejected = 0;
+  for (const cache::RejectedRecord& r : report->rejected) tuning_rejected += r.kind == "tuning";
+  std::printf("imported %s\n", file.c_str());
+  std::printf("  tuning records  %lld accepted, %lld rejected\n",
+              static_cast<long long>(report->tuning_accepted),
+              static_cast<long long>(tuning_rejected));
+  std::printf("  plan records    %lld\n", static_cast<long long>(report->plans));
+  std::printf(
+      "  kernel records  %lld stored, %lld skipped (not trusted: pass --trust-code), "
+      "%lld skipped (built for other hardware or another compiler)\n",
+      static_cast<long long>(report->kernels), static_cast<long long>(report->kernels_untrusted),
+      static_cast<long long>(report->kernels_other_machine));
+  for (const cache::RejectedRecord& r : report->rejected) {
+    std::printf("rejected %s record %s: %s\n", r.kind.c_str(), r.key.c_str(), r.reason.c_str());
+  }
+  return 0;
+}
+
+int Merge(cache::CacheStore& dst, cache::CacheStore& src, const std::string& other) {
+  absl::StatusOr<cache::MergeReport> r = cache::MergeInto(dst, src);
+  if (!r.ok()) return Failure("merge", r.status().message());
+  std::printf("merged %s\n", other.c_str());
+  std::printf("  kernel records  %lld copied, %lld already present\n",
+              static_cast<long long>(r->kernels_copied),
+              static_cast<long long>(r->kernels_present));
+  std::printf("  plan records    %lld copied, %lld already present\n",
+              static_cast<long long>(r->plans_copied), static_cast<long long>(r->plans_present));
+  std::printf("  tuning records  %lld copied, %lld replaced (larger speed-up), %lld kept\n",
+              static_cast<long long>(r->tuning_copied), static_cast<long long>(r->tuning_replaced),
+              static_cast<long long>(r->tuning_kept));
+  if (r->skipped_unsound > 0) {
+    std::printf("  %lld unsound records of %s skipped\n",
+                static_cast<long long>(r->skipped_unsound), other.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int CacheCommand(const std::vector<std::string>& args) {
+  if (args.empty()) return UsageError("missing subcommand");
+  const std::string sub = args[0];
+  if (sub == "--help" || sub == "help") {
+    std::fputs(kCacheUsage, stdout);
+    return 0;
+  }
+  const std::vector<std::string> known = {"ls",     "stats",  "verify", "gc",
+                                          "export", "import", "merge"};
+  if (std::find(known.begin(), known.end(), sub) == known.end()) {
+    return UsageError(absl::StrCat("unknown subcommand '", sub, "'"));
+  }
+  Flags flags(std::vector<std::string>(args.begin() + 1, args.end()));
+  std::string dir = flags.String("cache");
+  std::vector<std::string> positional = flags.positional();
+  const bool json = sub == "stats" && BoolFlag(flags, "json", &positional);
+  const bool with_code = sub == "export" && BoolFlag(flags, "with-code", &positional);
+  const bool trust_code = sub == "import" && BoolFlag(flags, "trust-code", &positional);
+  const std::string out = sub == "export" ? flags.String("out") : "";
+  const std::string max_bytes_text = sub == "gc" ? flags.String("max-bytes") : "";
+  if (!flags.CheckAllUsed("cache " + sub) || !flags.ok()) return flags.Fail("cache " + sub);
+
+  const size_t wanted = sub == "import" || sub == "merge" ? 1 : 0;
+  if (positional.size() != wanted) {
+    if (wanted == 0)
+      return UsageError(absl::StrCat(sub, ": unexpected argument '", positional[0], "'"));
+    return UsageError(absl::StrCat(sub, ": expects ",
+                                   sub == "import" ? "a bundle FILE" : "OTHER_DIR", ", got ",
+                                   positional.size(), " arguments"));
+  }
+  int64_t max_bytes = 0;
+  if (sub == "gc") {
+    if (max_bytes_text.empty()) return UsageError("gc: --max-bytes N is required");
+    absl::StatusOr<int64_t> parsed = ParseBytes(max_bytes_text);
+    if (!parsed.ok()) return UsageError(std::string(parsed.status().message()));
+    max_bytes = *parsed;
+  }
+  if (sub == "export" && out.empty()) return UsageError("export: --out FILE is required");
+  if (dir.empty()) {
+    absl::StatusOr<std::string> fallback = DefaultCacheDir();
+    if (!fallback.ok()) return UsageError(std::string(fallback.status().message()));
+    dir = *fallback;
+  }
+
+  // Reading commands need an existing cache; import and merge may create theirs.
+  const bool creates = sub == "import" || sub == "merge";
+  std::unique_ptr<cache::CacheStore> other;
+  if (sub == "merge") {
+    std::error_code ec;
+    if (std::filesystem::equivalent(positional[0], dir, ec)) {
+      return UsageError("merge: OTHER_DIR is the cache itself");
+    }
+    absl::StatusOr<std::unique_ptr<cache::CacheStore>> opened =
+        OpenDir(positional[0], /*must_exist=*/true);
+    if (!opened.ok()) return Failure(sub, opened.status().message());
+    other = *std::move(opened);
+  }
+  absl::StatusOr<std::unique_ptr<cache::CacheStore>> store = OpenDir(dir, !creates);
+  if (!store.ok()) return Failure(sub, store.status().message());
+  cache::CacheStore& s = **store;
+  if (sub == "ls") return Ls(s);
+  if (sub == "stats") return Stats(s, dir, json);
+  if (sub == "verify") return Verify(s);
+  if (sub == "gc") return Gc(s, max_bytes);
+  if (sub == "export") return Export(s, out, with_code);
+  if (sub == "import") return Import(s, positional[0], trust_code);
+  return Merge(s, *other, positional[0]);
+}
+
+}  // namespace pto::tools
