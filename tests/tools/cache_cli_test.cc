@@ -1,0 +1,382 @@
+// `pto cache` as a user runs it: the real binary against caches filled by `pto demo` or by
+// the store directly.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cache/cache_key.h"
+#include "cache/envelope.h"
+#include "cache/kernel_store.h"
+#include "device/device_info.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rocksdb/db.h"
+
+namespace pto {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Runs `pto ARGS` with the environment assignments `env` ("NAME=value ...") in front.
+Result RunPto(const std::string& args, const std::string& env = "") {
+  Result r;
+  const std::string command = env + " " + std::string(PTO_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// The "name":number fields of the one JSON object `text` holds; empty if it is not one flat
+// object of numbers and strings.
+std::map<std::string, int64_t> JsonNumbers(const std::string& text) {
+  static const std::regex object(R"(^\{("[a-z_]+":("[^"]*"|-?[0-9]+)(,(?=")|(?=\})))+\}\n?$)");
+  std::map<std::string, int64_t> out;
+  if (!std::regex_match(text, object)) return out;
+  static const std::regex field(R"re("([a-z_]+)":(-?[0-9]+))re");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), field);
+       it != std::sregex_iterator(); ++it) {
+    out[(*it)[1]] = std::stoll((*it)[2]);
+  }
+  return out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+int CountLines(const std::string& text, const std::string& needle) {
+  int n = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+  return n;
+}
+
+class CacheCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("pto_cache_cli_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) { return (dir_ / name).string(); }
+
+  // A cache filled by the demo: kernel and plan records of the transformer block.
+  std::string DemoCache(const std::string& name) {
+    const std::string path = Path(name);
+    Result r = RunPto("demo --iterations 2 --cache " + path);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return path;
+  }
+
+  std::unique_ptr<cache::CacheStore> OpenStore(const std::string& path) {
+    cache::CacheOptions options;
+    options.path = path;
+    absl::StatusOr<std::unique_ptr<cache::CacheStore>> store = cache::OpenCache(options);
+    EXPECT_TRUE(store.ok()) << store.status();
+    EXPECT_TRUE((*store)->persistent());
+    return *std::move(store);
+  }
+
+  std::map<std::string, int64_t> Stats(const std::string& path) {
+    Result r = RunPto("cache stats --json --cache " + path);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return JsonNumbers(r.output);
+  }
+
+  std::filesystem::path dir_;
+};
+
+// A tuning record for the elementwise space (search-space version 1, tuning_spaces.h).
+proto::TuningRecord Tuning(const std::string& group, const std::string& kind,
+                           const std::string& config) {
+  proto::TuningRecord r;
+  r.set_fusion_group_hash(group);
+  r.set_bucket("batch:[1,64]");
+  r.set_dtype("f32");
+  r.set_performance_fingerprint("perf-of-this-test");
+  r.set_search_space_version(1);
+  r.set_space_kind(kind);
+  r.set_config(config);
+  r.set_best_seconds(1e-4);
+  r.set_default_seconds(3e-4);
+  r.set_found_by("test");
+  return r;
+}
+
+TEST_F(CacheCli, LsShowsOneRowPerKernelAndCounts) {
+  const std::string cache = DemoCache("c");
+  Result r = RunPto("cache ls --cache " + cache);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("GRAPH"));
+  EXPECT_THAT(r.output, HasSubstr("SHAPE CLASS"));
+  EXPECT_THAT(r.output, HasSubstr("HARDWARE"));
+  const device::DeviceInfo host = device::DetectHost();
+  const std::string hardware = host.cpu_name + "/" + device::IsaName(host.isa);
+  const int rows = CountLines(r.output, "transformer_block");
+  EXPECT_GT(rows, 0) << r.output;
+  EXPECT_EQ(CountLines(r.output, hardware), rows) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.output, m,
+      std::regex(R"((\d+) kernel records \(.*\), (\d+) plan records, 0 tuning records)")))
+      << r.output;
+  EXPECT_EQ(std::stoi(m[1]), rows);
+  EXPECT_EQ(std::stoi(m[2]), 2) << "the demo's two shape classes";
+
+  // The default directory comes from PTO_CACHE_DIR.
+  Result env = RunPto("cache ls", "PTO_CACHE_DIR=" + cache);
+  ASSERT_EQ(env.exit_code, 0) << env.output;
+  const std::regex age(R"( \d+[smhd] )");  // ages tick between the two runs
+  EXPECT_EQ(std::regex_replace(env.output, age, " AGE "),
+            std::regex_replace(r.output, age, " AGE "));
+  Result home = RunPto("cache ls", "PTO_CACHE_DIR= HOME=" + Path("home"));
+  EXPECT_EQ(home.exit_code, 1) << home.output;
+  EXPECT_THAT(home.output, HasSubstr("no cache directory at '" + Path("home") + "/.cache/pto'"));
+}
+
+TEST_F(CacheCli, StatsJsonHasEveryField) {
+  const std::string cache = DemoCache("c");
+  std::map<std::string, int64_t> stats = Stats(cache);
+  for (const char* field :
+       {"hits", "misses", "corrupt", "puts", "evictions", "entries", "bytes", "kernel_bytes"}) {
+    EXPECT_TRUE(stats.contains(field)) << field;
+  }
+  // The demo ran cold: every kernel was a miss and was written, with the plans.
+  EXPECT_GT(stats["misses"], 0);
+  EXPECT_EQ(stats["corrupt"], 0);
+  EXPECT_GE(stats["puts"], stats["entries"]);
+  Result ls = RunPto("cache ls --cache " + cache);
+  EXPECT_EQ(stats["entries"], CountLines(ls.output, "transformer_block") + 2);
+  EXPECT_GT(stats["bytes"], stats["kernel_bytes"]);
+  Result text = RunPto("cache stats --cache " + cache);
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_THAT(text.output, HasSubstr("misses"));
+  EXPECT_THAT(text.output, HasSubstr(cache));
+}
+
+TEST_F(CacheCli, VerifyExitsOneAfterARecordIsCorrupted) {
+  const std::string cache = Path("c");
+  std::string victim;
+  {
+    std::unique_ptr<cache::CacheStore> store = OpenStore(cache);
+    for (const char* name : {"a", "b"}) {
+      proto::KernelRecord k;
+      k.set_symbol(std::string("sym_") + name);
+      k.set_object(std::string(300, name[0]));
+      k.set_kernel_description(std::string("kernel ") + name);
+      k.set_codegen_fingerprint("cpu=test;isa=avx2");
+      k.set_compiler_fingerprint("pto=test");
+      ASSERT_TRUE(store->PutKernel(k).ok());
+    }
+    ASSERT_TRUE(
+        store->PutTuning(Tuning("g", "elementwise", "tile_rows=4,vector_width=4,unroll=2")).ok());
+    victim = cache::KernelKey({"kernel a", "cpu=test;isa=avx2", "pto=test"});
+  }
+  Result ok = RunPto("cache verify --cache " + cache);
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_THAT(ok.output, HasSubstr("checked 3 records (2 kernel, 0 plan, 1 tuning): all sound"));
+
+  // Kernel "b"'s record, well wrapped, under kernel "a"'s key: written with RocksDB directly.
+  {
+    rocksdb::DBOptions options;
+    std::vector<std::string> names;
+    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(options, cache, &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> families;
+    for (const std::string& name : names)
+      families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(options, cache, families, &handles, &db).ok());
+    proto::KernelRecord b;
+    b.set_schema_version(cache::kSchemaVersion);
+    b.set_symbol("sym_b");
+    b.set_kernel_description("kernel b");
+    b.set_codegen_fingerprint("cpu=test;isa=avx2");
+    b.set_compiler_fingerprint("pto=test");
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == "kernels") {
+        EXPECT_TRUE(db->Put(rocksdb::WriteOptions(), handles[i], victim,
+                            cache::WrapPayload(b.SerializeAsString()))
+                        .ok());
+      }
+    }
+    for (rocksdb::ColumnFamilyHandle* h : handles) db->DestroyColumnFamilyHandle(h);
+    EXPECT_TRUE(db->Close().ok());
+    delete db;
+  }
+  Result bad = RunPto("cache verify --cache " + cache);
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("unsound kernel record " + victim +
+                                    ": the record's key parts do not hash to its key"));
+  EXPECT_THAT(bad.output, HasSubstr("checked 3 records (2 kernel, 0 plan, 1 tuning): 1 unsound"));
+  // ls leaves it out of the table and says so.
+  Result ls = RunPto("cache ls --cache " + cache);
+  EXPECT_EQ(ls.exit_code, 0) << ls.output;
+  EXPECT_THAT(ls.output, HasSubstr("1 kernel records"));
+  EXPECT_THAT(ls.output, HasSubstr("1 unsound records (see pto cache verify)"));
+}
+
+TEST_F(CacheCli, GcShrinksKernelBytes) {
+  const std::string cache = DemoCache("c");
+  const int64_t before = Stats(cache)["kernel_bytes"];
+  ASSERT_GT(before, 40 << 10) << "the demo's kernels should exceed the limit below";
+  Result r = RunPto("cache gc --max-bytes 40K --cache " + cache);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("evicted "));
+  EXPECT_THAT(r.output, HasSubstr("(limit 40960)"));
+  std::map<std::string, int64_t> after = Stats(cache);
+  EXPECT_LE(after["kernel_bytes"], 40 << 10);
+  EXPECT_LT(after["kernel_bytes"], before);
+  Result ls = RunPto("cache ls --cache " + cache);
+  EXPECT_THAT(ls.output, HasSubstr("2 plan records")) << "plans are never evicted";
+
+  Result missing = RunPto("cache gc --cache " + cache);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.output, HasSubstr("--max-bytes N is required"));
+  Result suffix = RunPto("cache gc --max-bytes 12Q --cache " + cache);
+  EXPECT_EQ(suffix.exit_code, 2);
+  EXPECT_THAT(suffix.output, HasSubstr("unknown suffix in '12Q'"));
+}
+
+TEST_F(CacheCli, ExportImportAndMergeRoundTrip) {
+  const std::string cache = DemoCache("c");
+  {
+    std::unique_ptr<cache::CacheStore> store = OpenStore(cache);
+    ASSERT_TRUE(
+        store->PutTuning(Tuning("g1", "elementwise", "tile_rows=4,vector_width=4,unroll=2")).ok());
+  }
+  const int kernels = CountLines(RunPto("cache ls --cache " + cache).output, "transformer_block");
+  Result out = RunPto("cache export --with-code --out " + Path("a.bundle") + " --cache " + cache);
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_THAT(out.output, HasSubstr(std::to_string(kernels) + " kernel, 2 plan, 1 tuning records"));
+
+  // Into an empty cache with trust: every record, and the same bytes back out.
+  Result in = RunPto("cache import " + Path("a.bundle") + " --trust-code --cache " + Path("e"));
+  ASSERT_EQ(in.exit_code, 0) << in.output;
+  EXPECT_THAT(in.output, HasSubstr("tuning records  1 accepted, 0 rejected"));
+  EXPECT_THAT(in.output, HasSubstr("kernel records  " + std::to_string(kernels) + " stored"));
+  ASSERT_EQ(RunPto("cache export --with-code --out " + Path("e.bundle") + " --cache " + Path("e"))
+                .exit_code,
+            0);
+  EXPECT_EQ(ReadFile(Path("e.bundle")), ReadFile(Path("a.bundle")));
+
+  // Without --trust-code: no code.
+  in = RunPto("cache import " + Path("a.bundle") + " --cache " + Path("f"));
+  ASSERT_EQ(in.exit_code, 0) << in.output;
+  EXPECT_THAT(in.output, HasSubstr("kernel records  0 stored, " + std::to_string(kernels) +
+                                   " skipped (not trusted"));
+  EXPECT_THAT(RunPto("cache ls --cache " + Path("f")).output,
+              HasSubstr("0 kernel records (0 B), 2 plan records, 1 tuning records"));
+
+  // Merge into an empty cache: the same records, so the same bundle.
+  Result merged = RunPto("cache merge " + cache + " --cache " + Path("m"));
+  ASSERT_EQ(merged.exit_code, 0) << merged.output;
+  EXPECT_THAT(merged.output, HasSubstr("kernel records  " + std::to_string(kernels) + " copied"));
+  EXPECT_THAT(merged.output, HasSubstr("tuning records  1 copied"));
+  ASSERT_EQ(RunPto("cache export --with-code --out " + Path("m.bundle") + " --cache " + Path("m"))
+                .exit_code,
+            0);
+  EXPECT_EQ(ReadFile(Path("m.bundle")), ReadFile(Path("a.bundle")));
+  merged = RunPto("cache merge " + cache + " --cache " + Path("m"));
+  EXPECT_THAT(merged.output,
+              HasSubstr("0 copied, " + std::to_string(kernels) + " already present"));
+}
+
+TEST_F(CacheCli, ImportRejectsTuningOutsideItsSpaceWithTheReason) {
+  const std::string cache = Path("c");
+  {
+    std::unique_ptr<cache::CacheStore> store = OpenStore(cache);
+    ASSERT_TRUE(
+        store->PutTuning(Tuning("ok", "elementwise", "tile_rows=4,vector_width=4,unroll=2")).ok());
+    ASSERT_TRUE(
+        store->PutTuning(Tuning("odd", "elementwise", "tile_rows=4,vector_width=4,unroll=3")).ok());
+    ASSERT_TRUE(store->PutTuning(Tuning("what", "convolution", "tile_rows=4")).ok());
+    // mr=8 x nr_vectors=4: 8*4 + 4 + 1 vector registers, more than any x86 CPU has.
+    ASSERT_TRUE(
+        store->PutTuning(Tuning("spill", "matmul", "tile_rows=4,vector_width=4,mr=8,nr_vectors=4"))
+            .ok());
+  }
+  ASSERT_EQ(RunPto("cache export --out " + Path("t.bundle") + " --cache " + cache).exit_code, 0);
+  Result in = RunPto("cache import " + Path("t.bundle") + " --cache " + Path("d"));
+  ASSERT_EQ(in.exit_code, 0) << in.output;
+  EXPECT_THAT(in.output, HasSubstr("tuning records  1 accepted, 3 rejected"));
+  EXPECT_THAT(in.output, HasSubstr("unknown search space kind 'convolution'"));
+  EXPECT_THAT(in.output, HasSubstr("is not a elementwise config"));
+  EXPECT_THAT(in.output, HasSubstr("unroll"));
+  EXPECT_THAT(in.output, HasSubstr("is outside the matmul space on this machine"));
+  EXPECT_THAT(in.output, HasSubstr("register_capacity"));
+  EXPECT_THAT(RunPto("cache ls --cache " + Path("d")).output, HasSubstr("1 tuning records"));
+}
+
+TEST_F(CacheCli, ErrorsSayWhatIsWrong) {
+  Result r = RunPto("cache");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("missing subcommand"));
+  r = RunPto("cache frob --cache " + Path("c"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("unknown subcommand 'frob'"));
+  r = RunPto("cache export --cache " + Path("c"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--out FILE is required"));
+  r = RunPto("cache ls --colour --cache " + Path("c"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("unknown flag --colour"));
+  r = RunPto("cache import --cache " + Path("c"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("import: expects a bundle FILE"));
+  r = RunPto("cache ls --cache " + Path("nothing"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("no cache directory at '" + Path("nothing") + "'"));
+  EXPECT_FALSE(std::filesystem::exists(Path("nothing"))) << "ls must not create a cache";
+  r = RunPto("cache import " + Path("missing.bundle") + " --cache " + Path("c"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("cannot read '" + Path("missing.bundle") + "'"));
+
+  // A damaged bundle: the content hash catches it and nothing is imported.
+  {
+    std::unique_ptr<cache::CacheStore> store = OpenStore(Path("src"));
+    ASSERT_TRUE(
+        store->PutTuning(Tuning("g", "elementwise", "tile_rows=4,vector_width=4,unroll=2")).ok());
+  }
+  ASSERT_EQ(RunPto("cache export --out " + Path("b") + " --cache " + Path("src")).exit_code, 0);
+  std::string bytes = ReadFile(Path("b"));
+  const size_t at = bytes.find("tile_rows=4");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 10] = '8';
+  std::ofstream(Path("b"), std::ios::binary | std::ios::trunc) << bytes;
+  r = RunPto("cache import " + Path("b") + " --cache " + Path("c"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("content hash mismatch"));
+  EXPECT_THAT(RunPto("cache ls --cache " + Path("c")).output, HasSubstr("0 tuning records"));
+  EXPECT_THAT(r.output, Not(HasSubstr("imported")));
+}
+
+}  // namespace
+}  // namespace pto
