@@ -71,6 +71,10 @@ class KernelCompiler {
   int64_t codegen_runs() const { return codegen_runs_.load(); }
   // Kernels loaded from the cache's object code (no codegen).
   int64_t cache_loads() const { return cache_loads_.load(); }
+  // Seconds of one-time LLVM set-up, in no kernel's time: creating the engine, and compiling a
+  // small loop before the first kernel compile (LLVM initializes parts of its optimizer and
+  // code generator on first use; a process that only loads kernels never pays for it).
+  double setup_seconds() const;
   // Every kernel compiled or loaded, in order (memo hits are not events).
   std::vector<KernelEvent> events() const;
   const std::string& compiler_fingerprint() const;
@@ -88,10 +92,12 @@ class KernelCompiler {
   std::shared_ptr<CompiledKernel> LoadCached(const cache::KernelKeyParts& key,
                                              const std::string& symbol);
   void Record(const CompiledKernel& kernel, const KernelOrigin& origin, bool loaded);
+  // Before the first compile, with mu_ held (see setup_seconds()). Not a codegen run.
+  void WarmUpCodegen();
 
   device::DeviceInfo device_;
   std::unique_ptr<Impl> impl_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<std::string, std::weak_ptr<const CompiledKernel>> memo_;
   std::atomic<int64_t> codegen_runs_{0};
   std::atomic<int64_t> cache_loads_{0};

@@ -24,6 +24,7 @@ RuntimeStats RuntimeImpl::stats() const {
   RuntimeStats s;
   s.llvm_codegen_runs = compiler_->codegen_runs();
   s.kernels_loaded = compiler_->cache_loads();
+  s.llvm_setup_seconds = compiler_->setup_seconds();
   const cache::CacheStats c = store_->stats();
   s.cache.hits = c.hits;
   s.cache.misses = c.misses;

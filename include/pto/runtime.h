@@ -73,6 +73,11 @@ struct RuntimeStats {
   int64_t llvm_codegen_runs = 0;
   // Kernels loaded from the cache's object code instead.
   int64_t kernels_loaded = 0;
+  // One-time LLVM set-up, in no KernelEvent: the JIT engine (made when the Runtime opens) and,
+  // before the first kernel compile, one compile of a small loop (LLVM initializes parts of
+  // its optimizer and code generator on first use). A Runtime that only loads kernels never
+  // pays the second part.
+  double llvm_setup_seconds = 0;
   CacheCounters cache;
 };
 

@@ -57,9 +57,11 @@ void PrintKernelTimes(const Runtime& rt, double first_ms) {
   std::printf("  first call              : %.1f ms (%s)\n", first_ms,
               cold.empty() && !warm.empty() ? "warm" : "cold");
   const RuntimeStats st = rt.stats();
-  std::printf("  runtime                 : llvm_codegen_runs %lld, kernels_loaded %lld\n",
-              static_cast<long long>(st.llvm_codegen_runs),
-              static_cast<long long>(st.kernels_loaded));
+  std::printf(
+      "  runtime                 : llvm_codegen_runs %lld, kernels_loaded %lld, "
+      "one-time LLVM set-up %.1f ms\n",
+      static_cast<long long>(st.llvm_codegen_runs), static_cast<long long>(st.kernels_loaded),
+      st.llvm_setup_seconds * 1000);
   std::printf("  cache                   : %s, role %s, %s%s\n", st.cache.description.c_str(),
               st.cache.role.c_str(), st.cache.persistent ? "persistent" : "not persistent",
               st.cache.code_trusted ? "" : ", code not trusted");

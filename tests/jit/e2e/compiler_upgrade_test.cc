@@ -1,5 +1,6 @@
 // A compiler upgrade (another compiler fingerprint) on one cache: the kernel is a miss and is
 // compiled again, the tuning record (keyed without the compiler version) is still found.
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,11 @@ CompileResult CompileWith(cache::CacheStore& store, const device::DeviceInfo& de
   EXPECT_TRUE(compiled.ok()) << compiled.status();
   if (!compiled.ok()) return {};
   EXPECT_NE((*compiled)->fn, nullptr);
+  for (const KernelEvent& e : (*compiler)->events()) {
+    std::cerr << "[ timing   ] " << fingerprint << ": " << e.kernel
+              << (e.loaded_from_cache ? " loaded in " : " compiled in ") << e.seconds * 1000
+              << " ms\n";
+  }
   return {(*compiler)->codegen_runs(), (*compiler)->cache_loads(), (*compiled)->cache_key,
           (*compiled)->object};
 }

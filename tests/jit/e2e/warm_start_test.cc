@@ -38,6 +38,7 @@ TEST(WarmStart, SecondRuntimeLoadsEveryKernel) {
     const RuntimeStats st = rt->stats();
     EXPECT_EQ(st.llvm_codegen_runs, cold_kernels);
     EXPECT_EQ(st.kernels_loaded, 0);
+    EXPECT_GT(st.llvm_setup_seconds, 0);
     EXPECT_TRUE(st.cache.persistent);
     EXPECT_EQ(st.cache.role, "writer");
     EXPECT_EQ(st.cache.puts, cold_kernels + 1);  // the kernels and the plan
