@@ -2,6 +2,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <string>
 
 #include "device/device_info.h"
@@ -16,6 +17,7 @@ namespace pto {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Result {
   int exit_code = -1;
@@ -137,13 +139,34 @@ TEST_F(PtoCli, UnknownStageAndCommand) {
   EXPECT_THAT(r.output, HasSubstr("unknown command 'frobnicate'"));
 }
 
+// The same line of two outputs ("output checksum : ..."), for comparing them.
+std::string LineStartingWith(const std::string& output, const std::string& prefix) {
+  const size_t at = output.find(prefix);
+  if (at == std::string::npos) return "";
+  return output.substr(at, output.find('\n', at) - at);
+}
+
 TEST_F(PtoCli, DemoWarmStartFromCacheCompilesNothing) {
-  Result cold = RunPto("demo --iterations 6 --cache " + Path("cache"));
+  Result cold = RunPto("demo --iterations 6 --kernel-times --cache " + Path("cache"));
   ASSERT_EQ(cold.exit_code, 0) << cold.output;
   EXPECT_THAT(cold.output, ::testing::ContainsRegex("kernels compiled: [1-9][0-9]*, loaded from cache: 0"));
-  Result warm = RunPto("demo --iterations 6 --cache " + Path("cache"));
+  EXPECT_THAT(cold.output,
+              ::testing::ContainsRegex("llvm_codegen_runs [1-9][0-9]*, kernels_loaded 0"));
+  EXPECT_THAT(cold.output, HasSubstr("cold compile"));
+  EXPECT_THAT(cold.output, Not(HasSubstr("warm load")));
+  Result warm = RunPto("demo --iterations 6 --kernel-times --cache " + Path("cache"));
   ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  std::cerr << warm.output;
   EXPECT_THAT(warm.output, ::testing::ContainsRegex("kernels compiled: 0, loaded from cache: [1-9]"));
+  // A separate process: no LLVM code generation at all, every kernel loaded.
+  EXPECT_THAT(warm.output, ::testing::ContainsRegex("llvm_codegen_runs 0, kernels_loaded [1-9]"));
+  EXPECT_THAT(warm.output, HasSubstr("warm load"));
+  EXPECT_THAT(warm.output, Not(HasSubstr("cold compile")));
+  EXPECT_THAT(warm.output, HasSubstr("role writer, persistent"));
+  // Bitwise the cold run's outputs.
+  const std::string checksum = LineStartingWith(cold.output, "  output checksum");
+  EXPECT_FALSE(checksum.empty()) << cold.output;
+  EXPECT_EQ(LineStartingWith(warm.output, "  output checksum"), checksum);
   EXPECT_THAT(warm.output, HasSubstr("PASS"));
 }
 
