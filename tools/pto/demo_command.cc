@@ -175,7 +175,8 @@ int DemoCommand(const std::vector<std::string>& args) {
   std::printf("  shape classes compiled : %lld (kernels compiled: %lld, loaded from cache: %lld, %.0f ms)\n",
               static_cast<long long>(st.compiles), static_cast<long long>(st.kernels_compiled),
               static_cast<long long>(st.kernels_loaded), st.compile_seconds * 1000);
-  std::printf("  first call (cold)      : %.1f ms\n", first_ms);
+  std::printf("  first call (%s)      : %.1f ms\n",
+              st.kernels_compiled == 0 && st.kernels_loaded > 0 ? "warm" : "cold", first_ms);
   if (!times.empty()) {
     std::printf("  median per iteration   : %.3f ms over %zu iterations after the first\n",
                 times[times.size() / 2], times.size());
