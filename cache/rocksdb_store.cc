@@ -161,10 +161,10 @@ RocksDbStore::~RocksDbStore() {
     handles_.clear();
     db_->Close().PermitUncheckedError();
     db_.reset();
-    if (role_ == DbRole::kWriter) {
-      std::lock_guard<std::mutex> lock(WritersMutex());
-      WriterPaths().erase(CanonicalPath(path_));
-    }
+  }
+  if (registered_writer_) {
+    std::lock_guard<std::mutex> lock(WritersMutex());
+    WriterPaths().erase(CanonicalPath(path_));
   }
   if (!secondary_path_.empty()) {
     std::error_code ec;
@@ -224,11 +224,18 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOpti
     return absl::InvalidArgumentError("RocksDbStore::Open: CacheOptions.path is empty");
   }
   std::unique_ptr<RocksDbStore> store(new RocksDbStore(options, role));
-  if (absl::Status s = store->OpenDatabase(options); !s.ok()) return s;
   if (role == DbRole::kWriter) {
+    // Registered before RocksDB takes the LOCK: from then on no thread of this process may
+    // probe the LOCK file (closing any descriptor of it would drop this process's fcntl lock).
     std::lock_guard<std::mutex> lock(WritersMutex());
-    WriterPaths().insert(CanonicalPath(options.path));
+    if (!WriterPaths().insert(CanonicalPath(options.path)).second) {
+      return absl::UnavailableError(absl::StrCat("cannot open the RocksDB database (",
+                                                 options.path,
+                                                 "): its lock is held by this process"));
+    }
+    store->registered_writer_ = true;
   }
+  if (absl::Status s = store->OpenDatabase(options); !s.ok()) return s;
   if (absl::Status st = store->CheckSchema(); !st.ok()) return st;
   {
     std::lock_guard<std::mutex> lock(store->mu_);
@@ -336,6 +343,11 @@ absl::Status RocksDbStore::OpenDatabase(const CacheOptions& options) {
     if (name == kMetaFamily) meta_ = handles_[i];
   }
   if (kernels_ == nullptr || plans_ == nullptr || tuning_ == nullptr || meta_ == nullptr) {
+    if (role_ == DbRole::kReader) {
+      // The writer creates the database and then its families: a reader may look in between.
+      return absl::UnavailableError(absl::StrCat(
+          "the cache database at '", options.path, "' is still being created by its writer"));
+    }
     return absl::FailedPreconditionError(absl::StrCat(
         "'", options.path, "' is a RocksDB database but not a pto cache (no kernels, plans, "
         "tuning and meta column families)"));
@@ -464,6 +476,10 @@ absl::StatusOr<CacheStore::Loaded> RocksDbStore::Load(RecordKind kind, const std
               inbox::Lookup(path_, FamilyName(kind), key, *table_options_)) {
         value = std::move(*v);
         s = rocksdb::Status::OK();
+      } else if (CatchUp().ok()) {
+        // A batch leaves the inbox only after its ingestion is in the MANIFEST: if it left
+        // between the two looks, catching up again finds it.
+        s = db_->Get(read, Family(kind), key, &value);
       }
     }
   }

@@ -60,7 +60,8 @@ class RocksDbStore final : public CacheStore {
                                                             DbRole role = DbRole::kWriter);
   ~RocksDbStore() override;
 
-  // Whether a writer store of `path` is open in this process.
+  // Whether a writer store of `path` is open (or opening) in this process. Check it before
+  // looking at the LOCK file: closing a descriptor of that file drops a process's fcntl lock.
   static bool WriterOpenInThisProcess(const std::string& path);
 
   DbRole role() const { return role_; }
@@ -126,6 +127,7 @@ class RocksDbStore final : public CacheStore {
   const std::function<void(int, std::string_view)> log_;
   const std::string created_by_;
   bool repaired_ = false;
+  bool registered_writer_ = false;  // in the registry WriterOpenInThisProcess reads
 
   std::unique_ptr<rocksdb::DB> db_;
   // Handles in the order opened; kernels_ etc. point into it.

@@ -25,6 +25,8 @@ namespace fs = std::filesystem;
 
 // Whether another process holds RocksDB's LOCK on `path` (checked without taking it: a
 // failed DB::Open would rotate the holder's info log). False when there is no LOCK yet.
+// Never call it in a process that holds the LOCK (HeldInThisProcess): POSIX drops all of a
+// process's fcntl locks on a file when it closes any descriptor of that file.
 bool LockedByAnotherProcess(const std::string& path) {
   const std::string lock_file = (fs::path(path) / "LOCK").string();
   const int fd = ::open(lock_file.c_str(), O_RDONLY | O_CLOEXEC);
@@ -54,7 +56,9 @@ bool HeldInThisProcess(const std::string& path) {
 absl::StatusOr<std::unique_ptr<RocksDbStore>> OpenEitherRole(const CacheOptions& options) {
   absl::Status last = absl::OkStatus();
   for (int attempt = 0; attempt < 40; ++attempt) {
-    if (!LockedByAnotherProcess(options.path) && !HeldInThisProcess(options.path)) {
+    // This process's own writer first: probing the LOCK file in the process that holds it
+    // would release RocksDB's fcntl lock.
+    if (!HeldInThisProcess(options.path) && !LockedByAnotherProcess(options.path)) {
       absl::StatusOr<std::unique_ptr<RocksDbStore>> writer = OpenWriter(options);
       if (writer.ok() || !IsLockError(writer.status())) return writer;
     }
@@ -179,8 +183,8 @@ void SharedStore::Maintain() {
     std::shared_lock<std::shared_mutex> lock(role_mu_);
     role = db_->role();
   }
-  if (role == DbRole::kReader && !LockedByAnotherProcess(options_.path) &&
-      !HeldInThisProcess(options_.path)) {
+  if (role == DbRole::kReader && !HeldInThisProcess(options_.path) &&
+      !LockedByAnotherProcess(options_.path)) {
     // The writer has gone: take the role over. Our own batches are in the inbox, which the
     // new writer ingests as it opens.
     absl::StatusOr<std::unique_ptr<RocksDbStore>> writer = OpenWriter(options_);
