@@ -107,6 +107,7 @@ absl::Status CacheStore::PutRecord(RecordKind kind, const Record& record, const 
   }
   if (absl::Status s = Store(kind, key, std::move(payload)); !s.ok()) return s;
   puts_.fetch_add(1, std::memory_order_relaxed);
+  if (kind == RecordKind::kKernel) kernel_puts_.fetch_add(1, std::memory_order_relaxed);
   return absl::OkStatus();
 }
 
@@ -151,6 +152,7 @@ CacheStats CacheStore::stats() const {
   s.misses = misses_.load(std::memory_order_relaxed);
   s.corrupt = corrupt_.load(std::memory_order_relaxed);
   s.puts = puts_.load(std::memory_order_relaxed);
+  s.kernel_puts = kernel_puts_.load(std::memory_order_relaxed);
   const StoreCounts counts = Counts();
   s.evictions = counts.evictions;
   s.entries = counts.entries;

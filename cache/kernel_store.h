@@ -74,6 +74,7 @@ struct CacheStats {
   int64_t misses = 0;   // including corrupt values
   int64_t corrupt = 0;  // values found but unusable (checksum, truncation, schema, key)
   int64_t puts = 0;
+  int64_t kernel_puts = 0;  // kernel records written: compiles (and imports)
   int64_t evictions = 0;
   int64_t entries = 0;       // records of all kinds now stored
   int64_t bytes = 0;         // their stored bytes
@@ -179,7 +180,7 @@ class CacheStore {
   absl::Status PutRecord(RecordKind kind, const Record& record, const std::string& key);
 
   std::function<int64_t()> clock_ms_;
-  std::atomic<int64_t> hits_{0}, misses_{0}, corrupt_{0}, puts_{0};
+  std::atomic<int64_t> hits_{0}, misses_{0}, corrupt_{0}, puts_{0}, kernel_puts_{0};
 };
 
 // The factory. A RocksDB database at options.path, or a MemoryStore when the path is empty or

@@ -29,7 +29,8 @@ constexpr char kMetaFamily[] = "meta";
 constexpr char kSchemaKey[] = "schema";
 constexpr char kUsagePrefix[] = "lru/";
 constexpr char kCounterPrefix[] = "count/";
-constexpr const char* kCounterNames[] = {"hits", "misses", "corrupt", "puts"};
+constexpr const char* kCounterNames[] = {"hits", "misses", "corrupt", "puts", "compiles"};
+constexpr int kCounters = 5;
 
 // Info-log sink for a read-only base, whose directory may not be writable.
 class NullLogger final : public rocksdb::Logger {
@@ -55,7 +56,7 @@ std::string CanonicalPath(const std::string& path) {
 }
 
 int64_t* CounterField(CacheStats& s, int i) {
-  int64_t* fields[] = {&s.hits, &s.misses, &s.corrupt, &s.puts};
+  int64_t* fields[] = {&s.hits, &s.misses, &s.corrupt, &s.puts, &s.kernel_puts};
   return fields[i];
 }
 
@@ -841,7 +842,7 @@ absl::Status RocksDbStore::AddCounters(const CacheStats& delta) {
   CacheStats d = delta;
   inbox::Batch batch;
   rocksdb::WriteBatch write;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < kCounters; ++i) {
     const int64_t v = *CounterField(d, i);
     if (v == 0) continue;
     const std::string key = absl::StrCat(kCounterPrefix, kCounterNames[i]);
@@ -858,7 +859,7 @@ absl::Status RocksDbStore::AddCounters(const CacheStats& delta) {
 absl::StatusOr<CacheStats> RocksDbStore::ReadCounters() {
   if (role_ == DbRole::kReader) (void)CatchUp();
   CacheStats totals;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < kCounters; ++i) {
     std::string value;
     rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), meta_,
                                  absl::StrCat(kCounterPrefix, kCounterNames[i]), &value);

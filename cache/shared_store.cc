@@ -95,6 +95,7 @@ CacheStats Minus(const CacheStats& a, const CacheStats& b) {
   d.misses = a.misses - b.misses;
   d.corrupt = a.corrupt - b.corrupt;
   d.puts = a.puts - b.puts;
+  d.kernel_puts = a.kernel_puts - b.kernel_puts;
   return d;
 }
 
@@ -224,7 +225,10 @@ void SharedStore::FlushCounters() {
   std::lock_guard<std::mutex> counters(counters_mu_);
   const CacheStats now = stats();
   const CacheStats delta = Minus(now, flushed_);
-  if (delta.hits == 0 && delta.misses == 0 && delta.corrupt == 0 && delta.puts == 0) return;
+  if (delta.hits == 0 && delta.misses == 0 && delta.corrupt == 0 && delta.puts == 0 &&
+      delta.kernel_puts == 0) {
+    return;
+  }
   std::shared_lock<std::shared_mutex> lock(role_mu_);
   if (db_->AddCounters(delta).ok()) flushed_ = now;
 }
@@ -247,6 +251,7 @@ CacheStats SharedStore::TotalStats() {
   s.misses = shared->misses + unflushed.misses;
   s.corrupt = shared->corrupt + unflushed.corrupt;
   s.puts = shared->puts + unflushed.puts;
+  s.kernel_puts = shared->kernel_puts + unflushed.kernel_puts;
   return s;
 }
 

@@ -69,6 +69,7 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
   cache::CacheOptions cache_options;
   cache_options.path = options.cache_path;
   cache_options.capacity_bytes = options.cache_capacity_bytes;
+  cache_options.base_path = options.cache_base_path;
   cache_options.log = [logger = jit::Logger(options.log_sink, options.log_level)](
                           int level, std::string_view message) {
     logger.Log(static_cast<LogLevel>(level), message);

@@ -23,6 +23,10 @@ struct RuntimeOptions {
   // keeps compiled kernels in memory only. A cache that cannot be opened (locked, read-only,
   // damaged beyond repair) degrades to memory-only with one warning to the log sink.
   std::string cache_path;
+  // A read-only cache database (e.g. shipped in an image) layered under cache_path: kernels
+  // and tuning records missing from cache_path are looked up here; nothing is written here.
+  // Empty: none. One that cannot be opened is left out with one warning.
+  std::string cache_base_path;
   // Least-recently-used kernels are evicted past this many bytes of object code.
   int64_t cache_capacity_bytes = int64_t{1} << 30;
   // Threads a parallel kernel launch may use: 0 = every core this process may run on

@@ -6,9 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cache/inbox.h"
@@ -74,6 +77,58 @@ TEST_F(SharedStoreTest, ReaderTakesTheWriterRoleOverWhenTheWriterCloses) {
   std::unique_ptr<CacheStore> late = Open(db_path_);
   EXPECT_EQ(late->Role(), "reader");
   EXPECT_TRUE(late->GetKernel(KernelParts("r"))->has_value());
+  EXPECT_TRUE(Warnings().empty()) << log_.All();
+}
+
+// Threads use a writer and a reader of one path while both stores' maintenance threads run
+// every few milliseconds (ingesting, catching up, taking over when the writer closes midway).
+TEST_F(SharedStoreTest, ThreadsOnAWriterAndAReaderWhileMaintenanceRuns) {
+  auto open_fast = [&]() {
+    CacheOptions options;
+    options.path = db_path_;
+    options.log = log_.Sink();
+    options.maintenance_interval_ms = 2;
+    absl::StatusOr<std::unique_ptr<CacheStore>> store = OpenCache(options);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return std::move(*store);
+  };
+  std::unique_ptr<CacheStore> writer = open_fast();
+  std::unique_ptr<CacheStore> reader = open_fast();
+  ASSERT_EQ(reader->Role(), "reader");
+  constexpr int kThreads = 4, kPerThread = 40;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const std::string name = "t" + std::to_string(t) + "-" + std::to_string(i);
+        CacheStore& store = (i % 2 == 0 || t == 0) ? *reader : *writer;
+        failures += !store.PutKernel(MakeKernel(name, 256)).ok();
+        auto k = store.GetKernel(KernelParts(name));
+        failures += !(k.ok() && k->has_value());
+      }
+    });
+  }
+  // The writer goes away while the threads still use the reader (the writer's own users are
+  // done with it first: thread 0 only uses the reader).
+  for (int t = 1; t < kThreads; ++t) threads[t].join();
+  writer.reset();
+  threads[0].join();
+  EXPECT_EQ(failures.load(), 0);
+  for (int i = 0; i < 100 && reader->Role() != "writer"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(reader->Role(), "writer");
+  reader.reset();
+  std::unique_ptr<CacheStore> again = Open(db_path_);
+  int found = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kPerThread; ++i) {
+      found += again->GetKernel(KernelParts("t" + std::to_string(t) + "-" + std::to_string(i)))
+                   ->has_value();
+    }
+  }
+  EXPECT_EQ(found, kThreads * kPerThread);
   EXPECT_TRUE(Warnings().empty()) << log_.All();
 }
 

@@ -165,7 +165,8 @@ TEST_F(CacheCli, StatsJsonHasEveryField) {
   const std::string cache = DemoCache("c");
   std::map<std::string, int64_t> stats = Stats(cache);
   for (const char* field :
-       {"hits", "misses", "corrupt", "puts", "evictions", "entries", "bytes", "kernel_bytes"}) {
+       {"hits", "misses", "corrupt", "compiles", "puts", "evictions", "entries", "bytes",
+        "kernel_bytes"}) {
     EXPECT_TRUE(stats.contains(field)) << field;
   }
   // The demo ran cold: every kernel was a miss and was written, with the plans.
@@ -174,6 +175,9 @@ TEST_F(CacheCli, StatsJsonHasEveryField) {
   EXPECT_GE(stats["puts"], stats["entries"]);
   Result ls = RunPto("cache ls --cache " + cache);
   EXPECT_EQ(stats["entries"], CountLines(ls.output, "transformer_block") + 2);
+  // Each kernel compiled once (one process), and the two plans are not compiles.
+  EXPECT_EQ(stats["compiles"], CountLines(ls.output, "transformer_block"));
+  EXPECT_EQ(stats["puts"], stats["compiles"] + 2);
   EXPECT_GT(stats["bytes"], stats["kernel_bytes"]);
   Result text = RunPto("cache stats --cache " + cache);
   ASSERT_EQ(text.exit_code, 0) << text.output;

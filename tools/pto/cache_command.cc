@@ -42,7 +42,7 @@ constexpr char kCacheUsage[] =
     "usage: pto cache <subcommand> [--cache DIR]\n"
     "  ls                          kernel records: graph, shape class, dtype, hardware, size,\n"
     "                              hits, age; plan and tuning counts\n"
-    "  stats [--json]              hits, misses, corrupt, puts, entries, bytes (all\n"
+    "  stats [--json]              hits, misses, corrupt, compiles, puts, entries, bytes (all\n"
     "                              processes that used the cache)\n"
     "  verify                      check every record; exit 1 if any is unsound\n"
     "  gc --max-bytes N            evict least-recently-used kernels down to N bytes (suffixes\n"
@@ -266,11 +266,12 @@ std::string JsonString(const std::string& s) {
 
 int Stats(cache::CacheStore& store, const std::string& dir, bool json) {
   const cache::CacheStats s = store.TotalStats();
-  // Records written: the runtime writes a kernel record per compile and a plan record per
-  // shape class (the counters are not kept per kind, so compiles alone are not known).
+  // compiles: kernel records written (a compile each, or an import); puts: records of every
+  // kind written (the runtime also writes a plan record per shape class).
   const std::pair<const char*, int64_t> fields[] = {
       {"hits", s.hits},           {"misses", s.misses},
-      {"corrupt", s.corrupt},     {"puts", s.puts},
+      {"corrupt", s.corrupt},     {"compiles", s.kernel_puts},
+      {"puts", s.puts},
       {"evictions", s.evictions}, {"entries", s.entries},
       {"bytes", s.bytes},         {"kernel_bytes", s.kernel_bytes}};
   if (json) {

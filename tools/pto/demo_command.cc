@@ -81,6 +81,7 @@ int DemoCommand(const std::vector<std::string>& args) {
   const int iterations = static_cast<int>(flags.Int("iterations", 60));
   const int threads = static_cast<int>(flags.Int("threads", 0));
   const std::string cache = flags.String("cache");
+  const std::string cache_base = flags.String("cache-base");
   const std::string kernel_times_flag = flags.String("kernel-times");
   const bool kernel_times =
       !kernel_times_flag.empty() && kernel_times_flag != "false" && kernel_times_flag != "0";
@@ -88,6 +89,7 @@ int DemoCommand(const std::vector<std::string>& args) {
   RuntimeOptions options;
   options.intra_op_threads = threads;
   options.cache_path = cache;
+  options.cache_base_path = cache_base;
   options.log_sink = [](LogLevel level, std::string_view message) {
     std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
   };

@@ -9,8 +9,9 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: pto <command> [options]\n"
-    "  demo [--iterations N] [--threads N] [--cache DIR]\n"
-    "                                          a transformer block over varying shapes\n"
+    "  demo [--iterations N] [--threads N] [--cache DIR] [--cache-base DIR] [--kernel-times]\n"
+    "                                          a transformer block over varying shapes;\n"
+    "                                          --kernel-times: each kernel's compile or load\n"
     "  dump --stage=tensor|tile|block|exec|llvm|asm (GRAPH.pbtxt --input NAME=FILE.npy... |\n"
     "       --example matmul|mlp|attention|demo)  print one level of the pipeline\n"
     "  run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ...\n"

@@ -95,5 +95,47 @@ TEST(WarmStart, OtherIsaIsAMiss) {
   std::filesystem::remove_all(dir);
 }
 
+// A cache shipped read-only (e.g. in an image) under an empty writable one: every kernel is
+// loaded from the base, nothing compiled; new kernels go to the writable layer only.
+TEST(WarmStart, ShippedBaseServesKernels) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("pto_warm_base_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string base = (dir / "base").string(), top = (dir / "top").string();
+  TraceFn f = [](std::span<const Value> v) { return std::vector<Value>{pto::tanh(v[0]) * v[1]}; };
+  TraceFn g = [](std::span<const Value> v) { return std::vector<Value>{pto::exp(v[0])}; };
+  const std::vector<HostTensor> in = {HostTensor::Random({40, 24}, 1),
+                                      HostTensor::Random({40, 24}, 2)};
+  {
+    std::unique_ptr<Runtime> rt = testing::OpenRuntime({.cache_path = base});
+    auto fn = rt->JitTraced("f", 2, f, {});
+    ASSERT_TRUE(fn.ok());
+    ASSERT_TRUE(testing::RunPto(**fn, in).ok());
+    ASSERT_EQ(rt->stats().llvm_codegen_runs, 1);
+  }
+  {
+    std::unique_ptr<Runtime> rt =
+        testing::OpenRuntime({.cache_path = top, .cache_base_path = base});
+    auto fn = rt->JitTraced("f", 2, f, {});
+    ASSERT_TRUE(fn.ok());
+    ASSERT_TRUE(testing::RunPto(**fn, in).ok());
+    EXPECT_EQ(rt->stats().llvm_codegen_runs, 0);
+    EXPECT_EQ(rt->stats().kernels_loaded, 1);
+    auto gn = rt->JitTraced("g", 1, g, {});
+    ASSERT_TRUE(gn.ok());
+    ASSERT_TRUE(testing::RunPto(**gn, {in[0]}).ok());
+    EXPECT_EQ(rt->stats().llvm_codegen_runs, 1);  // g is new: compiled, stored on top
+  }
+  {
+    // The base did not change: g is not in it.
+    std::unique_ptr<Runtime> rt = testing::OpenRuntime({.cache_path = base});
+    auto gn = rt->JitTraced("g", 1, g, {});
+    ASSERT_TRUE(gn.ok());
+    ASSERT_TRUE(testing::RunPto(**gn, {in[0]}).ok());
+    EXPECT_EQ(rt->stats().llvm_codegen_runs, 1);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace pto
