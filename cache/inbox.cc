@@ -73,7 +73,8 @@ absl::Status WriteFile(const std::string& file, const std::vector<Entry>& entrie
     }
   }
   if (s.ok()) s = writer.Finish();
-  if (!s.ok()) return absl::UnavailableError(absl::StrCat("cannot write ", file, ": ", s.ToString()));
+  if (!s.ok())
+    return absl::UnavailableError(absl::StrCat("cannot write ", file, ": ", s.ToString()));
   return SyncPath(file, /*directory=*/false);
 }
 
@@ -139,7 +140,7 @@ std::vector<Pending> List(const std::string& db_path) {
 }
 
 std::optional<std::string> Lookup(const std::string& db_path, const std::string& family,
-                            const std::string& key, const rocksdb::Options& options) {
+                                  const std::string& key, const rocksdb::Options& options) {
   std::vector<Pending> pending = List(db_path);
   for (auto batch = pending.rbegin(); batch != pending.rend(); ++batch) {
     auto file = batch->files.find(family);

@@ -49,7 +49,7 @@ std::vector<Pending> List(const std::string& db_path);
 // The value the newest pending batch that puts `key` in `family` gives it, or nullopt.
 // (Tombstones are not seen: a reader tracks the keys it deleted itself.)
 std::optional<std::string> Lookup(const std::string& db_path, const std::string& family,
-                            const std::string& key, const rocksdb::Options& options);
+                                  const std::string& key, const rocksdb::Options& options);
 
 // Removes a batch directory (after it was ingested, or when it is unusable).
 void Remove(const Pending& batch);

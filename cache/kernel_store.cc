@@ -45,8 +45,8 @@ std::string ProblemWith(const std::string& payload, const std::string& key,
   Record record;
   if (!record.ParseFromString(payload)) return "the payload does not parse";
   if (record.schema_version() != kSchemaVersion) {
-    return absl::StrCat("schema version ", record.schema_version(), " (expected ",
-                        kSchemaVersion, ")");
+    return absl::StrCat("schema version ", record.schema_version(), " (expected ", kSchemaVersion,
+                        ")");
   }
   if (key_of(record) != key) return "the record's key parts do not hash to its key";
   return "";

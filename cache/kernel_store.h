@@ -150,8 +150,7 @@ class CacheStore {
   virtual StoreCounts Counts() const = 0;
   // Every stored value of `kind` in key order, unchecked: `problem` set only for what the
   // store itself knows (a RocksDB corruption), `payload` the raw stored payload.
-  virtual absl::Status ScanRaw(RecordKind kind,
-                               const std::function<void(ScannedRecord&)>& fn) = 0;
+  virtual absl::Status ScanRaw(RecordKind kind, const std::function<void(ScannedRecord&)>& fn) = 0;
 
   // For stores that wrap others (layers, roles): the protected calls of another store.
   static absl::StatusOr<Loaded> LoadFrom(CacheStore& s, RecordKind kind, const std::string& key) {

@@ -92,8 +92,7 @@ absl::StatusOr<int64_t> MemoryStore::EvictTo(int64_t kernel_bytes) {
   return static_cast<int64_t>(victims.size());
 }
 
-absl::Status MemoryStore::ScanRaw(RecordKind kind,
-                                  const std::function<void(ScannedRecord&)>& fn) {
+absl::Status MemoryStore::ScanRaw(RecordKind kind, const std::function<void(ScannedRecord&)>& fn) {
   std::vector<ScannedRecord> records;
   {
     std::lock_guard<std::mutex> lock(mu_);

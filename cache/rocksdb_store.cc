@@ -14,8 +14,8 @@
 #include "cache/inbox.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/db.h"
-#include "rocksdb/metadata.h"
 #include "rocksdb/env.h"
+#include "rocksdb/metadata.h"
 #include "rocksdb/options.h"
 #include "rocksdb/write_batch.h"
 
@@ -230,8 +230,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOpti
     // probe the LOCK file (closing any descriptor of it would drop this process's fcntl lock).
     std::lock_guard<std::mutex> lock(WritersMutex());
     if (!WriterPaths().insert(CanonicalPath(options.path)).second) {
-      return absl::UnavailableError(absl::StrCat("cannot open the RocksDB database (",
-                                                 options.path,
+      return absl::UnavailableError(absl::StrCat("cannot open the RocksDB database (", options.path,
                                                  "): its lock is held by this process"));
     }
     store->registered_writer_ = true;
@@ -253,6 +252,12 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOpti
 }
 
 absl::Status RocksDbStore::OpenDatabase(const CacheOptions& options) {
+  if (role_ == DbRole::kWriter) {
+    // Like `mkdir -p` (~/.cache may not exist yet); RocksDB itself creates only the last level.
+    // Failures (a regular file in the way, no permission) surface from DB::Open below.
+    std::error_code ec;
+    std::filesystem::create_directories(options.path, ec);
+  }
   rocksdb::DBOptions db_options = DbOptions();
   table_options_ = std::make_unique<rocksdb::Options>(db_options, FamilyOptions(kMetaFamily));
   if (role_ != DbRole::kWriter) {
@@ -328,11 +333,10 @@ absl::Status RocksDbStore::OpenDatabase(const CacheOptions& options) {
                        options.path);
     }
     repaired_ = true;
-    Log(kLogWarning,
-        absl::StrCat("pto cache: the cache database at '", options.path, "' was corrupt (",
-                     first_error,
-                     "); repaired it, unreadable files are in its lost/ directory: "
-                     "kernels stored in them will be recompiled"));
+    Log(kLogWarning, absl::StrCat("pto cache: the cache database at '", options.path,
+                                  "' was corrupt (", first_error,
+                                  "); repaired it, unreadable files are in its lost/ directory: "
+                                  "kernels stored in them will be recompiled"));
   }
   if (!s.ok()) return FromRocks(s, "cannot open the RocksDB database", options.path);
 
@@ -346,12 +350,13 @@ absl::Status RocksDbStore::OpenDatabase(const CacheOptions& options) {
   if (kernels_ == nullptr || plans_ == nullptr || tuning_ == nullptr || meta_ == nullptr) {
     if (role_ == DbRole::kReader) {
       // The writer creates the database and then its families: a reader may look in between.
-      return absl::UnavailableError(absl::StrCat(
-          "the cache database at '", options.path, "' is still being created by its writer"));
+      return absl::UnavailableError(absl::StrCat("the cache database at '", options.path,
+                                                 "' is still being created by its writer"));
     }
-    return absl::FailedPreconditionError(absl::StrCat(
-        "'", options.path, "' is a RocksDB database but not a pto cache (no kernels, plans, "
-        "tuning and meta column families)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", options.path,
+                     "' is a RocksDB database but not a pto cache (no kernels, plans, "
+                     "tuning and meta column families)"));
   }
   return absl::OkStatus();
 }
@@ -681,8 +686,7 @@ absl::StatusOr<int64_t> RocksDbStore::EvictTo(int64_t kernel_bytes) {
   return static_cast<int64_t>(victims.size());
 }
 
-absl::Status RocksDbStore::ScanRaw(RecordKind kind,
-                                   const std::function<void(ScannedRecord&)>& fn) {
+absl::Status RocksDbStore::ScanRaw(RecordKind kind, const std::function<void(ScannedRecord&)>& fn) {
   if (role_ == DbRole::kReader) (void)CatchUp();
   rocksdb::ReadOptions read;
   read.verify_checksums = true;
@@ -798,8 +802,8 @@ absl::StatusOr<int> RocksDbStore::IngestInbox() {
       continue;
     }
     if (s.IsCorruption() || s.IsInvalidArgument()) {
-      Log(kLogWarning, absl::StrCat("pto cache: dropped the unusable inbox batch ", batch.dir,
-                                    ": ", s.ToString()));
+      Log(kLogWarning, absl::StrCat("pto cache: dropped the unusable inbox batch ", batch.dir, ": ",
+                                    s.ToString()));
       inbox::Remove(batch);
       continue;
     }

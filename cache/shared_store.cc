@@ -200,8 +200,8 @@ void SharedStore::Maintain() {
       old.reset();
       (void)db_->IngestInbox();  // what the old reader handed over last
       if (options_.log) {
-        options_.log(kLogInfo, absl::StrCat("pto cache: took over the writer role of '",
-                                            options_.path, "'"));
+        options_.log(kLogInfo,
+                     absl::StrCat("pto cache: took over the writer role of '", options_.path, "'"));
       }
       role = DbRole::kWriter;
     }
@@ -307,8 +307,7 @@ CacheStore::StoreCounts SharedStore::Counts() const {
   return c;
 }
 
-absl::Status SharedStore::ScanRaw(RecordKind kind,
-                                  const std::function<void(ScannedRecord&)>& fn) {
+absl::Status SharedStore::ScanRaw(RecordKind kind, const std::function<void(ScannedRecord&)>& fn) {
   std::shared_lock<std::shared_mutex> lock(role_mu_);
   absl::flat_hash_set<std::string> seen;
   absl::Status s = ScanRawOf(*db_, kind, [&](ScannedRecord& r) {

@@ -45,13 +45,14 @@ RuntimeStats RuntimeImpl::stats() const {
 
 absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
   if (options.intra_op_threads < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("intra_op_threads must be >= 0 (0 = all cores), got ", options.intra_op_threads));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "intra_op_threads must be >= 0 (0 = all cores), got ", options.intra_op_threads));
   }
   device::DeviceInfo host = device::DetectHost();
   device::DeviceInfo device = host;
   switch (options.isa) {
-    case TargetIsa::kHost: break;
+    case TargetIsa::kHost:
+      break;
     case TargetIsa::kAvx512:
       if (host.isa != device::Isa::kAvx512) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -64,7 +65,9 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
       }
       device = device::RestrictIsa(host, device::Isa::kAvx2);
       break;
-    case TargetIsa::kSse2: device = device::RestrictIsa(host, device::Isa::kSse2); break;
+    case TargetIsa::kSse2:
+      device = device::RestrictIsa(host, device::Isa::kSse2);
+      break;
   }
   cache::CacheOptions cache_options;
   cache_options.path = options.cache_path;
@@ -88,8 +91,10 @@ Runtime::Runtime(std::unique_ptr<detail::RuntimeImpl> impl) : impl_(std::move(im
 Runtime::~Runtime() = default;
 
 absl::StatusOr<std::unique_ptr<Function>> Runtime::JitTraced(std::string name, int num_inputs,
-                                                             TraceFn trace, FunctionOptions options) {
-  if (absl::Status s = detail::FunctionImpl::ValidateOptions(num_inputs, options); !s.ok()) return s;
+                                                             TraceFn trace,
+                                                             FunctionOptions options) {
+  if (absl::Status s = detail::FunctionImpl::ValidateOptions(num_inputs, options); !s.ok())
+    return s;
   return std::make_unique<Function>(std::make_unique<detail::FunctionImpl>(
       impl_.get(), std::move(name), num_inputs, std::move(trace), std::move(options)));
 }

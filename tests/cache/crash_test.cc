@@ -123,7 +123,8 @@ TEST(CrashTest, EveryAcknowledgedRecordSurvivesSigkill) {
             k.ok() && k->has_value() && (*k)->object() == MakeKernel(a.name, a.bytes).object();
         missing += !intact;
         EXPECT_TRUE(intact) << "round " << round << " (killed after " << ms << " ms): kernel "
-                            << a.name << " acknowledged but " << (k.ok() ? "missing" : "unreadable");
+                            << a.name << " acknowledged but "
+                            << (k.ok() ? "missing" : "unreadable");
       } else {
         auto t = (*store)->GetTuning(TuningParts(a.name));
         proto::TuningRecord expected = MakeTuning(a.name);
@@ -138,9 +139,10 @@ TEST(CrashTest, EveryAcknowledgedRecordSurvivesSigkill) {
   }
   EXPECT_EQ(killed, 20);
   EXPECT_GT(all.size(), 200u);  // the kills landed while records were being written
-  std::printf("[ crash ] 20 SIGKILLs, %zu acknowledged records (at most %d in one run), all "
-              "intact after every reopen\n",
-              all.size(), largest);
+  std::printf(
+      "[ crash ] 20 SIGKILLs, %zu acknowledged records (at most %d in one run), all "
+      "intact after every reopen\n",
+      all.size(), largest);
 }
 
 }  // namespace

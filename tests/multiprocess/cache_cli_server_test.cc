@@ -16,36 +16,24 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/multiprocess/worker_process.h"
+#include "tests/tools/run_pto.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using pto::testing::Fields;
 using pto::testing::Worker;
+using ::testing::HasSubstr;
+using Result = pto::testing::PtoResult;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;
-};
-
-Result Pto(const std::string& args) {
-  const std::string command = std::string(PTO_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  Result r;
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), pipe)) > 0;) r.output.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Result Pto(const std::string& args) { return pto::testing::RunPtoBinary(PTO_CLI_PATH, args); }
 
 // Kernel records `pto cache ls` lists ("N kernel records" in its summary line), or -1.
 int KernelRecords(const std::string& cache) {
   const Result ls = Pto("cache ls --cache " + cache);
   std::smatch m;
-  if (ls.exit_code != 0 || !std::regex_search(ls.output, m, std::regex(R"((\d+) kernel records)"))) {
+  if (ls.exit_code != 0 ||
+      !std::regex_search(ls.output, m, std::regex(R"((\d+) kernel records)"))) {
     return -1;
   }
   return std::stoi(m[1]);
@@ -127,9 +115,10 @@ TEST(CacheCliWhileServing, EverySubcommandWorksWhileAServerUsesTheCache) {
     w->Send("exit");
     EXPECT_EQ(w->Wait(), 0);
   }
-  std::printf("[ cli     ] ls, stats, verify, export, gc, import, merge while a server held the "
-              "writer role: %d kernels evicted and re-imported; a new process compiled 0\n",
-              kernels);
+  std::printf(
+      "[ cli     ] ls, stats, verify, export, gc, import, merge while a server held the "
+      "writer role: %d kernels evicted and re-imported; a new process compiled 0\n",
+      kernels);
   fs::remove_all(root);
 }
 

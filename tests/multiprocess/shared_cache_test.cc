@@ -98,9 +98,10 @@ TEST(SharedCacheTest, FourProcessesShareOneCacheAndTheWriterRoleIsHandedOver) {
     workers[id]->Send("exit");
     EXPECT_EQ(workers[id]->Wait(), 0) << "worker " << id;
   }
-  std::printf("[ shared  ] 4 processes, phase 1 compiled %lld kernels in all; writer %d killed; "
-              "phase 2: 3 processes x %s kernels loaded, 0 compiled; roles handed over\n",
-              static_cast<long long>(compiled), writer, loaded.c_str());
+  std::printf(
+      "[ shared  ] 4 processes, phase 1 compiled %lld kernels in all; writer %d killed; "
+      "phase 2: 3 processes x %s kernels loaded, 0 compiled; roles handed over\n",
+      static_cast<long long>(compiled), writer, loaded.c_str());
   workers.clear();
   fs::remove_all(dir_template);
 }

@@ -37,23 +37,31 @@ struct Program {
 std::vector<Program> Programs() {
   auto one = [](Value v) { return std::vector<Value>{v}; };
   return {
-      {"scale_shift_relu", 1,
+      {"scale_shift_relu",
+       1,
        [=](std::span<const Value> v) { return one(pto::relu(v[0] * 2.0f + 1.0f)); },
        {HostTensor::Random({64, 32}, 1)}},
-      {"tanh_add", 2, [=](std::span<const Value> v) { return one(pto::tanh(v[0]) + v[1]); },
+      {"tanh_add",
+       2,
+       [=](std::span<const Value> v) { return one(pto::tanh(v[0]) + v[1]); },
        {HostTensor::Random({48, 40}, 2), HostTensor::Random({48, 40}, 3)}},
-      {"softmax", 1, [=](std::span<const Value> v) { return one(pto::softmax(v[0])); },
+      {"softmax",
+       1,
+       [=](std::span<const Value> v) { return one(pto::softmax(v[0])); },
        {HostTensor::Random({16, 100}, 4)}},
-      {"mlp", 5,
+      {"mlp",
+       5,
        [=](std::span<const Value> v) {
          return one(pto::linear(pto::gelu(pto::linear(v[0], v[1], v[2])), v[3], v[4]));
        },
        {HostTensor::Random({8, 32}, 5), HostTensor::Random({64, 32}, 6),
         HostTensor::Random({64}, 7), HostTensor::Random({32, 64}, 8), HostTensor::Random({32}, 9)}},
-      {"gelu_mul_sigmoid", 2,
+      {"gelu_mul_sigmoid",
+       2,
        [=](std::span<const Value> v) { return one(pto::gelu(v[0]) * pto::sigmoid(v[1])); },
        {HostTensor::Random({40, 24}, 10), HostTensor::Random({40, 24}, 11)}},
-      {"layer_norm", 3,
+      {"layer_norm",
+       3,
        [=](std::span<const Value> v) { return one(pto::layer_norm(v[0], v[1], v[2])); },
        {HostTensor::Random({12, 80}, 12), HostTensor::Random({80}, 13),
         HostTensor::Random({80}, 14)}},
@@ -109,11 +117,12 @@ void RunPhase(const char* phase, pto::Runtime& rt, int first, int count, Warning
     std::lock_guard<std::mutex> lock(warnings.mu);
     warned = warnings.count;
   }
-  std::printf("%s programs=%d correct=%d codegen=%lld loaded=%lld role=%s persistent=%d "
-              "warnings=%d\n",
-              phase, count, correct, static_cast<long long>(st.llvm_codegen_runs),
-              static_cast<long long>(st.kernels_loaded), st.cache.role.c_str(),
-              st.cache.persistent ? 1 : 0, warned);
+  std::printf(
+      "%s programs=%d correct=%d codegen=%lld loaded=%lld role=%s persistent=%d "
+      "warnings=%d\n",
+      phase, count, correct, static_cast<long long>(st.llvm_codegen_runs),
+      static_cast<long long>(st.kernels_loaded), st.cache.role.c_str(), st.cache.persistent ? 1 : 0,
+      warned);
   std::fflush(stdout);
 }
 

@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
+#include "tests/tools/run_pto.h"
 
 namespace pto {
 namespace {
@@ -28,23 +29,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using Result = testing::PtoResult;
+using testing::CountLines;
 
 // Runs `pto ARGS` with the environment assignments `env` ("NAME=value ...") in front.
 Result RunPto(const std::string& args, const std::string& env = "") {
-  Result r;
-  const std::string command = env + " " + std::string(PTO_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::RunPtoBinary(PTO_CLI_PATH, args, env);
 }
 
 // The "name":number fields of the one JSON object `text` holds; empty if it is not one flat
@@ -66,13 +56,6 @@ std::string ReadFile(const std::string& path) {
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
-}
-
-int CountLines(const std::string& text, const std::string& needle) {
-  int n = 0;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
-  return n;
 }
 
 class CacheCli : public ::testing::Test {
@@ -164,9 +147,8 @@ TEST_F(CacheCli, LsShowsOneRowPerKernelAndCounts) {
 TEST_F(CacheCli, StatsJsonHasEveryField) {
   const std::string cache = DemoCache("c");
   std::map<std::string, int64_t> stats = Stats(cache);
-  for (const char* field :
-       {"hits", "misses", "corrupt", "compiles", "puts", "evictions", "entries", "bytes",
-        "kernel_bytes"}) {
+  for (const char* field : {"hits", "misses", "corrupt", "compiles", "puts", "evictions", "entries",
+                            "bytes", "kernel_bytes"}) {
     EXPECT_TRUE(stats.contains(field)) << field;
   }
   // The demo ran cold: every kernel was a miss and was written, with the plans.

@@ -11,6 +11,7 @@
 #include "jit/graph/graph_text.h"
 #include "ops/reference.h"
 #include "ops/tolerance.h"
+#include "tests/tools/run_pto.h"
 #include "tools/npy.h"
 
 namespace pto {
@@ -19,23 +20,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using Result = testing::PtoResult;
 
-Result RunPto(const std::string& args) {
-  Result r;
-  const std::string command = std::string(PTO_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Result RunPto(const std::string& args) { return testing::RunPtoBinary(PTO_CLI_PATH, args); }
 
 class PtoCli : public ::testing::Test {
  protected:
@@ -71,8 +58,8 @@ TEST_F(PtoCli, RunMatchesReference) {
   absl::StatusOr<std::vector<ops::HostTensor>> want = ops::RunReference(*graph, inputs);
   ASSERT_TRUE(want.ok()) << want.status();
   std::string mismatch;
-  EXPECT_TRUE(ops::AllClose({y->shape, y->data}, (*want)[0], ops::OpTolerance(ir::OpKind::kMatMul, 20),
-                            &mismatch))
+  EXPECT_TRUE(ops::AllClose({y->shape, y->data}, (*want)[0],
+                            ops::OpTolerance(ir::OpKind::kMatMul, 20), &mismatch))
       << mismatch;
 }
 
@@ -88,7 +75,9 @@ TEST_F(PtoCli, RunReportsMalformedGraphWithLine) {
 TEST_F(PtoCli, RunReportsUnknownInputName) {
   Result r = RunPto("run " + Graph() + " --input nope=" + Path("x.npy"));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.output, HasSubstr("--input nope: the graph has no input of that name (it has: x, w1, b1, w2)"));
+  EXPECT_THAT(
+      r.output,
+      HasSubstr("--input nope: the graph has no input of that name (it has: x, w1, b1, w2)"));
 }
 
 TEST_F(PtoCli, RunReportsBadNpy) {
@@ -96,7 +85,8 @@ TEST_F(PtoCli, RunReportsBadNpy) {
   std::fputs("not a numpy file", f);
   std::fclose(f);
   std::string args = "run " + Graph();
-  for (const char* n : {"x", "w1", "b1", "w2"}) args += std::string(" --input ") + n + "=" + Path("x.npy");
+  for (const char* n : {"x", "w1", "b1", "w2"})
+    args += std::string(" --input ") + n + "=" + Path("x.npy");
   Result r = RunPto(args + " --output y=" + Path("y.npy"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr(Path("x.npy")));
@@ -108,13 +98,18 @@ TEST_F(PtoCli, DumpEveryStage) {
   int i = 0;
   for (const char* n : {"x", "w1", "b1", "w2"}) {
     ASSERT_TRUE(tools::WriteNpy(Path(std::string(n) + ".npy"),
-                                {shapes[i], std::vector<float>(ops::NumElements(shapes[i]), 0.5f)}).ok());
+                                {shapes[i], std::vector<float>(ops::NumElements(shapes[i]), 0.5f)})
+                    .ok());
     inputs += std::string(" --input ") + n + "=" + Path(std::string(n) + ".npy");
     ++i;
   }
   const std::vector<std::pair<std::string, std::string>> expect = {
-      {"tensor", "gelu_tanh"}, {"tile", "(matmul)"}, {"block", "grid ["},
-      {"exec", "calls:"},      {"llvm", "define void @f32_matmul"}, {"asm", "vfmadd"}};
+      {"tensor", "gelu_tanh"},
+      {"tile", "(matmul)"},
+      {"block", "grid ["},
+      {"exec", "calls:"},
+      {"llvm", "define void @f32_matmul"},
+      {"asm", "vfmadd"}};
   for (const auto& [stage, needle] : expect) {
     Result r = RunPto("dump --stage=" + stage + " " + Graph() + inputs);
     EXPECT_EQ(r.exit_code, 0) << stage << ": " << r.output;
@@ -149,7 +144,8 @@ std::string LineStartingWith(const std::string& output, const std::string& prefi
 TEST_F(PtoCli, DemoWarmStartFromCacheCompilesNothing) {
   Result cold = RunPto("demo --iterations 6 --kernel-times --cache " + Path("cache"));
   ASSERT_EQ(cold.exit_code, 0) << cold.output;
-  EXPECT_THAT(cold.output, ::testing::ContainsRegex("kernels compiled: [1-9][0-9]*, loaded from cache: 0"));
+  EXPECT_THAT(cold.output,
+              ::testing::ContainsRegex("kernels compiled: [1-9][0-9]*, loaded from cache: 0"));
   EXPECT_THAT(cold.output,
               ::testing::ContainsRegex("llvm_codegen_runs [1-9][0-9]*, kernels_loaded 0"));
   EXPECT_THAT(cold.output, HasSubstr("cold compile"));
@@ -157,7 +153,8 @@ TEST_F(PtoCli, DemoWarmStartFromCacheCompilesNothing) {
   Result warm = RunPto("demo --iterations 6 --kernel-times --cache " + Path("cache"));
   ASSERT_EQ(warm.exit_code, 0) << warm.output;
   std::cerr << warm.output;
-  EXPECT_THAT(warm.output, ::testing::ContainsRegex("kernels compiled: 0, loaded from cache: [1-9]"));
+  EXPECT_THAT(warm.output,
+              ::testing::ContainsRegex("kernels compiled: 0, loaded from cache: [1-9]"));
   // A separate process: no LLVM code generation at all, every kernel loaded.
   EXPECT_THAT(warm.output, ::testing::ContainsRegex("llvm_codegen_runs 0, kernels_loaded [1-9]"));
   EXPECT_THAT(warm.output, HasSubstr("warm load"));

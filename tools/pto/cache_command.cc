@@ -268,12 +268,15 @@ int Stats(cache::CacheStore& store, const std::string& dir, bool json) {
   const cache::CacheStats s = store.TotalStats();
   // compiles: kernel records written (a compile each, or an import); puts: records of every
   // kind written (the runtime also writes a plan record per shape class).
-  const std::pair<const char*, int64_t> fields[] = {
-      {"hits", s.hits},           {"misses", s.misses},
-      {"corrupt", s.corrupt},     {"compiles", s.kernel_puts},
-      {"puts", s.puts},
-      {"evictions", s.evictions}, {"entries", s.entries},
-      {"bytes", s.bytes},         {"kernel_bytes", s.kernel_bytes}};
+  const std::pair<const char*, int64_t> fields[] = {{"hits", s.hits},
+                                                    {"misses", s.misses},
+                                                    {"corrupt", s.corrupt},
+                                                    {"compiles", s.kernel_puts},
+                                                    {"puts", s.puts},
+                                                    {"evictions", s.evictions},
+                                                    {"entries", s.entries},
+                                                    {"bytes", s.bytes},
+                                                    {"kernel_bytes", s.kernel_bytes}};
   if (json) {
     std::string out = absl::StrCat("{\"cache\":", JsonString(dir));
     for (const auto& [name, value] : fields) absl::StrAppend(&out, ",\"", name, "\":", value);

@@ -103,9 +103,10 @@ int DemoCommand(const std::vector<std::string>& args) {
   const std::vector<std::vector<int64_t>> weight_shapes = WeightShapes(dims);
   FunctionOptions fopts;
   fopts.dynamic = {{0, 0, Dim("batch", 1, 64)}, {0, 1, Dim("seq", 1, 1024)}};
-  for (int i = 1; i <= static_cast<int>(weight_shapes.size()); ++i) fopts.constant_inputs.push_back(i);
-  absl::StatusOr<std::unique_ptr<Function>> fn =
-      (*rt)->JitTraced("transformer_block", 1 + static_cast<int>(weight_shapes.size()), block, fopts);
+  for (int i = 1; i <= static_cast<int>(weight_shapes.size()); ++i)
+    fopts.constant_inputs.push_back(i);
+  absl::StatusOr<std::unique_ptr<Function>> fn = (*rt)->JitTraced(
+      "transformer_block", 1 + static_cast<int>(weight_shapes.size()), block, fopts);
   if (!fn.ok()) {
     std::fprintf(stderr, "pto demo: %s\n", std::string(fn.status().message()).c_str());
     return 1;
@@ -113,8 +114,9 @@ int DemoCommand(const std::vector<std::string>& args) {
   std::vector<ops::HostTensor> weights;
   for (size_t i = 0; i < weight_shapes.size(); ++i) {
     const bool norm_weight = i == 0 || i == 6;
-    weights.push_back(norm_weight ? ops::HostTensor::Random(weight_shapes[i], 100 + i, 0.9f, 1.1f)
-                                  : ops::HostTensor::Random(weight_shapes[i], 100 + i, -0.1f, 0.1f));
+    weights.push_back(norm_weight
+                          ? ops::HostTensor::Random(weight_shapes[i], 100 + i, 0.9f, 1.1f)
+                          : ops::HostTensor::Random(weight_shapes[i], 100 + i, -0.1f, 0.1f));
   }
   const int64_t batches[] = {1, 2, 3, 4, 8};
   const int64_t seqs[] = {7, 16, 32, 50, 64, 100, 128};
@@ -131,7 +133,8 @@ int DemoCommand(const std::vector<std::string>& args) {
     std::vector<ops::HostTensor> inputs = {ops::HostTensor::Random({b, s, dims.model}, it)};
     inputs.insert(inputs.end(), weights.begin(), weights.end());
     std::vector<TensorView> views;
-    for (const ops::HostTensor& t : inputs) views.push_back(TensorView::Dense(t.data.data(), t.shape));
+    for (const ops::HostTensor& t : inputs)
+      views.push_back(TensorView::Dense(t.data.data(), t.shape));
     ops::HostTensor out;
     out.shape = {b, s, dims.model};
     out.data.resize(b * s * dims.model);
@@ -140,7 +143,8 @@ int DemoCommand(const std::vector<std::string>& args) {
     absl::Status status = (**fn)(views, {&out_view, 1});
     const double ms = Millis(Clock::now() - start);
     if (!status.ok()) {
-      std::fprintf(stderr, "pto demo: call %d failed: %s\n", it, std::string(status.message()).c_str());
+      std::fprintf(stderr, "pto demo: call %d failed: %s\n", it,
+                   std::string(status.message()).c_str());
       return 1;
     }
     checksum = Fnv1a(out.data, checksum);
@@ -153,7 +157,8 @@ int DemoCommand(const std::vector<std::string>& args) {
       seen[{b, s}] = true;
       absl::StatusOr<std::vector<ops::HostTensor>> want = jit::RunReferenceOf(block, inputs);
       if (!want.ok()) {
-        std::fprintf(stderr, "pto demo: reference failed: %s\n", std::string(want.status().message()).c_str());
+        std::fprintf(stderr, "pto demo: reference failed: %s\n",
+                     std::string(want.status().message()).c_str());
         return 1;
       }
       const ops::Tolerance tol = ops::Combine(ops::OpTolerance(ir::OpKind::kMatMul, dims.ff),
@@ -174,9 +179,11 @@ int DemoCommand(const std::vector<std::string>& args) {
   }
   std::sort(times.begin(), times.end());
   const FunctionStats st = (*fn)->stats();
-  std::printf("  shape classes compiled : %lld (kernels compiled: %lld, loaded from cache: %lld, %.0f ms)\n",
-              static_cast<long long>(st.compiles), static_cast<long long>(st.kernels_compiled),
-              static_cast<long long>(st.kernels_loaded), st.compile_seconds * 1000);
+  std::printf(
+      "  shape classes compiled : %lld (kernels compiled: %lld, loaded from cache: %lld, %.0f "
+      "ms)\n",
+      static_cast<long long>(st.compiles), static_cast<long long>(st.kernels_compiled),
+      static_cast<long long>(st.kernels_loaded), st.compile_seconds * 1000);
   std::printf("  first call (%s)      : %.1f ms\n",
               st.kernels_compiled == 0 && st.kernels_loaded > 0 ? "warm" : "cold", first_ms);
   if (!times.empty()) {
@@ -184,8 +191,10 @@ int DemoCommand(const std::vector<std::string>& args) {
                 times[times.size() / 2], times.size());
   }
   std::printf("  output checksum        : %016llx\n", static_cast<unsigned long long>(checksum));
-  std::printf("  reference check        : %d shapes checked, %d failed (worst error %.3g of the tolerance)\n",
-              checked, failed, max_error_ratio);
+  std::printf(
+      "  reference check        : %d shapes checked, %d failed (worst error %.3g of the "
+      "tolerance)\n",
+      checked, failed, max_error_ratio);
   if (kernel_times) PrintKernelTimes(**rt, first_ms);
   std::printf("%s\n", failed == 0 ? "PASS" : "FAIL");
   return failed == 0 ? 0 : 1;

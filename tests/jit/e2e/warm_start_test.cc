@@ -15,15 +15,15 @@ namespace {
 using ops::HostTensor;
 
 TEST(WarmStart, SecondRuntimeLoadsEveryKernel) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("pto_warm_start_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("pto_warm_start_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   TraceFn mlp = [](std::span<const Value> v) {
     return std::vector<Value>{linear(gelu(linear(v[0], v[1], v[2])), v[3], v[4]) + v[0]};
   };
-  const std::vector<HostTensor> in = {HostTensor::Random({7, 32}, 1), HostTensor::Random({64, 32}, 2),
-                                      HostTensor::Random({64}, 3), HostTensor::Random({32, 64}, 4),
-                                      HostTensor::Random({32}, 5)};
+  const std::vector<HostTensor> in = {HostTensor::Random({7, 32}, 1),
+                                      HostTensor::Random({64, 32}, 2), HostTensor::Random({64}, 3),
+                                      HostTensor::Random({32, 64}, 4), HostTensor::Random({32}, 5)};
   std::vector<HostTensor> cold_out;
   int64_t cold_kernels = 0;
   {
@@ -78,8 +78,8 @@ TEST(WarmStart, SecondRuntimeLoadsEveryKernel) {
 }
 
 TEST(WarmStart, OtherIsaIsAMiss) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("pto_warm_isa_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("pto_warm_isa_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   TraceFn f = [](std::span<const Value> v) { return std::vector<Value>{pto::exp(v[0])}; };
   const std::vector<HostTensor> in = {HostTensor::Random({33}, 1)};
@@ -98,8 +98,8 @@ TEST(WarmStart, OtherIsaIsAMiss) {
 // A cache shipped read-only (e.g. in an image) under an empty writable one: every kernel is
 // loaded from the base, nothing compiled; new kernels go to the writable layer only.
 TEST(WarmStart, ShippedBaseServesKernels) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("pto_warm_base_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("pto_warm_base_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const std::string base = (dir / "base").string(), top = (dir / "top").string();
   TraceFn f = [](std::span<const Value> v) { return std::vector<Value>{pto::tanh(v[0]) * v[1]}; };
@@ -112,6 +112,7 @@ TEST(WarmStart, ShippedBaseServesKernels) {
     ASSERT_TRUE(fn.ok());
     ASSERT_TRUE(testing::RunPto(**fn, in).ok());
     ASSERT_EQ(rt->stats().llvm_codegen_runs, 1);
+    ASSERT_TRUE(rt->stats().cache.persistent) << rt->stats().cache.description;
   }
   {
     std::unique_ptr<Runtime> rt =
@@ -119,6 +120,7 @@ TEST(WarmStart, ShippedBaseServesKernels) {
     auto fn = rt->JitTraced("f", 2, f, {});
     ASSERT_TRUE(fn.ok());
     ASSERT_TRUE(testing::RunPto(**fn, in).ok());
+    EXPECT_EQ(rt->stats().cache.role, "writer") << rt->stats().cache.description;
     EXPECT_EQ(rt->stats().llvm_codegen_runs, 0);
     EXPECT_EQ(rt->stats().kernels_loaded, 1);
     auto gn = rt->JitTraced("g", 1, g, {});
