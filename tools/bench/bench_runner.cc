@@ -1,0 +1,126 @@
+#include "tools/bench/bench_runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "tools/bench/buffers.h"
+#include "tools/bench/pto_runner.h"
+
+namespace pto::bench {
+namespace {
+
+const char* const kColumnNames[kNumColumns] = {"oneDNN", "oneDNN post-ops", "OpenBLAS"};
+
+// max |got - want| / max |want| over every output.
+double MaxRelativeError(const std::vector<std::vector<float>>& got,
+                        const std::vector<std::vector<float>>& want) {
+  double diff = 0, scale = 0;
+  for (size_t o = 0; o < want.size(); ++o) {
+    for (size_t i = 0; i < want[o].size(); ++i) {
+      const double d = std::fabs(static_cast<double>(got[o][i]) - want[o][i]);
+      diff = std::isnan(d) ? INFINITY : std::max(diff, d);
+      scale = std::max(scale, std::fabs(static_cast<double>(want[o][i])));
+    }
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+struct Measured {
+  Timing timing;
+  std::vector<std::vector<float>> outputs;
+  int64_t intermediate_bytes = -1;
+};
+
+// Times a prepared backend, then zeroes set 0's outputs, runs once more on set 0 and keeps
+// its outputs (so a backend that writes nothing cannot pass on another's results).
+Measured Measure(const Prepared& prepared, const OperandSets& operands, const CaseSpec& spec,
+                 const TimingOptions& timing) {
+  Measured m;
+  m.intermediate_bytes = prepared.intermediate_bytes;
+  m.timing = TimeCalls(prepared.run, static_cast<int>(operands.sets().size()), timing);
+  for (size_t o = 0; o < spec.outputs.size(); ++o) {
+    std::memset(operands.sets()[0].outputs[o], 0, Elements(spec.outputs[o]) * sizeof(float));
+  }
+  prepared.run(0);
+  m.outputs = operands.SnapshotOutputs();
+  return m;
+}
+
+double Rate(const CaseSpec& spec, const Timing& t) {
+  return (spec.memory_bound ? spec.bytes : spec.flops) / t.median * 1e-9;
+}
+
+}  // namespace
+
+Row RunCase(const CaseSpec& spec, Runtime& runtime, const MachineLimits& limits,
+            const RunOptions& options) {
+  Row row;
+  row.group = spec.group;
+  row.name = spec.name;
+  row.memory_bound = spec.memory_bound;
+  row.report_memory = spec.report_memory;
+  OperandSets operands(spec, CopiesFor(spec, options.rotate_bytes, options.max_copies));
+
+  std::vector<std::vector<float>> reference;
+  std::string reference_name;
+  double best_rate = -1;
+  for (int c = 0; c < kNumColumns; ++c) {
+    if (!spec.baselines[c]) {
+      row.baseline_note[c] = "-";
+      continue;
+    }
+    absl::StatusOr<Prepared> prepared = spec.baselines[c](operands.sets(), options.threads);
+    if (!prepared.ok()) {
+      const bool missing = prepared.status().code() == absl::StatusCode::kUnavailable;
+      row.baseline_note[c] = missing ? "missing" : "error";
+      if (!missing) {
+        row.failures.push_back(std::string(kColumnNames[c]) +
+                               " set-up failed: " + std::string(prepared.status().message()));
+      }
+      continue;
+    }
+    Measured m = Measure(*prepared, operands, spec, options.timing);
+    row.baseline[c] = Rate(spec, m.timing);
+    if (c == static_cast<int>(Column::kOnednn))
+      row.baseline_intermediate_bytes = m.intermediate_bytes;
+    if (row.baseline[c] > best_rate) {
+      best_rate = row.baseline[c];
+      row.baseline_spread = m.timing.spread();
+    }
+    if (reference.empty()) {
+      reference = std::move(m.outputs);
+      reference_name = kColumnNames[c];
+    } else if (const double e = MaxRelativeError(m.outputs, reference); !(e <= options.tolerance)) {
+      char text[160];
+      std::snprintf(text, sizeof text, "baselines disagree: %s vs %s max rel err %.2e",
+                    kColumnNames[c], reference_name.c_str(), e);
+      row.failures.push_back(text);
+    }
+  }
+
+  absl::StatusOr<Prepared> pto = PreparePto(runtime, spec, operands.sets());
+  if (!pto.ok()) {
+    row.failures.push_back("pto failed: " + std::string(pto.status().message()));
+    return row;
+  }
+  Measured m = Measure(*pto, operands, spec, options.timing);
+  row.pto = Rate(spec, m.timing);
+  row.pto_spread = m.timing.spread();
+  row.pto_intermediate_bytes = m.intermediate_bytes;
+  row.roofline_share = RooflineSeconds(limits, spec.flops, spec.bytes) / m.timing.median;
+  if (!reference.empty()) {
+    row.max_rel_error = MaxRelativeError(m.outputs, reference);
+    row.error_failed = !(row.max_rel_error <= options.tolerance);
+    if (row.error_failed) {
+      char text[160];
+      std::snprintf(text, sizeof text, "pto output differs from %s: max rel err %.2e > %.0e",
+                    reference_name.c_str(), row.max_rel_error, options.tolerance);
+      row.failures.push_back(text);
+    }
+  }
+  return row;
+}
+
+}  // namespace pto::bench

@@ -1,0 +1,33 @@
+// Runs one case at one thread count: pto and each baseline on the same rotated operands, timed
+// the same way, outputs compared.
+#ifndef PTO_TOOLS_BENCH_BENCH_RUNNER_H_
+#define PTO_TOOLS_BENCH_BENCH_RUNNER_H_
+
+#include <cstdint>
+
+#include "pto/pto.h"
+#include "tools/bench/bench_case.h"
+#include "tools/bench/roofline.h"
+#include "tools/bench/table.h"
+#include "tools/bench/timing.h"
+
+namespace pto::bench {
+
+struct RunOptions {
+  int threads = 1;
+  // Operands are copied until the copies exceed this many bytes (so the rotation leaves the
+  // last-level cache), up to max_copies.
+  int64_t rotate_bytes = 64 << 20;
+  int max_copies = 256;
+  TimingOptions timing;
+  // pto's output counts as wrong above this normwise relative error against the baseline.
+  double tolerance = 1e-3;
+};
+
+// `runtime` must have been opened with intra_op_threads = options.threads.
+Row RunCase(const CaseSpec& spec, Runtime& runtime, const MachineLimits& limits,
+            const RunOptions& options);
+
+}  // namespace pto::bench
+
+#endif  // PTO_TOOLS_BENCH_BENCH_RUNNER_H_

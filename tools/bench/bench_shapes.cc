@@ -1,0 +1,216 @@
+#include "tools/bench/bench_shapes.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "tools/bench/baselines_onednn.h"
+#include "tools/bench/baselines_openblas.h"
+#include "tools/pto/transformer_block.h"
+
+namespace pto::bench {
+namespace {
+
+constexpr double kF = sizeof(float);
+
+CaseSpec Matmul(std::string group, std::string name, MatmulShape s, bool quick) {
+  CaseSpec c;
+  c.group = std::move(group);
+  c.name = std::move(name);
+  const bool batched = s.batch > 1;
+  auto dims = [&](int64_t r, int64_t k) {
+    return batched ? std::vector<int64_t>{s.batch, r, k} : std::vector<int64_t>{r, k};
+  };
+  c.inputs = {{dims(s.m, s.k)}, {dims(s.k, s.n)}};
+  c.outputs = {dims(s.m, s.n)};
+  c.flops = 2.0 * s.batch * s.m * s.k * s.n;
+  c.bytes = kF * s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
+  c.quick = quick;
+  c.trace = [](std::span<const Value> v) { return std::vector<Value>{matmul(v[0], v[1])}; };
+  if (s.constant_b) c.constant_inputs = {1};
+  c.baselines[static_cast<int>(Column::kOnednn)] = OnednnMatmul(s);
+  c.baselines[static_cast<int>(Column::kOpenblas)] = OpenblasMatmul(s);
+  return c;
+}
+
+std::string Mkn(int64_t m, int64_t k, int64_t n) { return absl::StrCat(m, "x", k, "x", n); }
+
+void AddMatmuls(std::vector<CaseSpec>& cases) {
+  for (int64_t n : {256, 512, 1024, 2048}) {
+    cases.push_back(
+        Matmul("square matmul", "matmul " + Mkn(n, n, n), {1, n, n, n, false}, n == 512));
+  }
+  cases.push_back(
+      Matmul("square matmul", "matmul " + Mkn(384, 64, 384), {1, 384, 64, 384, false}, false));
+  const std::pair<int64_t, int64_t> kn[] = {{768, 768}, {768, 3072}, {3072, 768}, {4096, 4096}};
+  for (auto [k, n] : kn) {
+    for (int64_t m : {1, 8, 32, 128, 512}) {
+      const bool quick = (m == 1 || m == 128) && k == 768 && n == 3072;
+      cases.push_back(Matmul("transformer linear (x·W, W constant)", "linear " + Mkn(m, k, n),
+                             {1, m, k, n, true}, quick));
+    }
+  }
+  cases.push_back(
+      Matmul("small odd matmul", "matmul " + Mkn(23, 29, 31), {1, 23, 29, 31, false}, true));
+  cases.push_back(
+      Matmul("small odd matmul", "matmul " + Mkn(64, 64, 64), {1, 64, 64, 64, false}, false));
+  cases.push_back(Matmul("batched matmul", "bmm 12x128x64x128", {12, 128, 64, 128, false}, true));
+}
+
+CaseSpec MemoryCase(std::string group, std::string name, std::vector<InputSpec> inputs,
+                    int64_t rows, int64_t cols, double flops_per_element, TraceFn trace) {
+  CaseSpec c;
+  c.group = std::move(group);
+  c.name = std::move(name);
+  c.inputs = std::move(inputs);
+  c.outputs = {{rows, cols}};
+  c.memory_bound = true;
+  double elements = static_cast<double>(rows * cols);
+  for (const InputSpec& in : c.inputs) {
+    double n = 1;
+    for (int64_t d : in.shape) n *= static_cast<double>(d);
+    elements += n;
+  }
+  c.bytes = kF * elements;
+  c.flops = flops_per_element * rows * cols;
+  c.trace = std::move(trace);
+  return c;
+}
+
+void AddMemoryBound(std::vector<CaseSpec>& cases) {
+  const int64_t r = 4096, n = 4096;
+  const std::vector<int64_t> x{r, n}, v{n};
+  const std::string shape = absl::StrCat(r, "x", n);
+  const char* op_group = "memory-bound op";
+  CaseSpec gelu =
+      MemoryCase(op_group, "gelu " + shape, {{x, -3, 3}}, r, n, 20,
+                 [](std::span<const Value> in) { return std::vector<Value>{pto::gelu(in[0])}; });
+  gelu.quick = true;
+  gelu.baselines[0] = OnednnRowOp(RowOp::kGelu, r, n);
+  cases.push_back(std::move(gelu));
+  CaseSpec sm =
+      MemoryCase(op_group, "softmax " + shape, {{x, -4, 4}}, r, n, 5,
+                 [](std::span<const Value> in) { return std::vector<Value>{softmax(in[0])}; });
+  sm.baselines[0] = OnednnRowOp(RowOp::kSoftmax, r, n);
+  cases.push_back(std::move(sm));
+  CaseSpec ln = MemoryCase(op_group, "layernorm " + shape, {{x}, {v, 0.5f, 1.5f}, {v}}, r, n, 8,
+                           [](std::span<const Value> in) {
+                             return std::vector<Value>{layer_norm(in[0], in[1], in[2])};
+                           });
+  ln.baselines[0] = OnednnRowOp(RowOp::kLayerNorm, r, n);
+  cases.push_back(std::move(ln));
+
+  const char* chain_group = "memory-bound chain (oneDNN: unfused | post-ops)";
+  CaseSpec bgr = MemoryCase(chain_group, "bias+gelu+residual " + shape, {{x, -3, 3}, {v}, {x}}, r,
+                            n, 22, [](std::span<const Value> in) {
+                              return std::vector<Value>{pto::gelu(in[0] + in[1]) + in[2]};
+                            });
+  bgr.quick = true;
+  bgr.baselines[0] = OnednnBiasGeluResidual(r, n, false);
+  bgr.baselines[1] = OnednnBiasGeluResidual(r, n, true);
+  cases.push_back(std::move(bgr));
+  CaseSpec lss = MemoryCase(
+      chain_group, "layernorm*scale+shift " + shape,
+      {{x}, {v, 0.5f, 1.5f}, {v}, {v, 0.5f, 1.5f}, {v}}, r, n, 10, [](std::span<const Value> in) {
+        return std::vector<Value>{layer_norm(in[0], in[1], in[2]) * in[3] + in[4]};
+      });
+  lss.baselines[0] = OnednnLayerNormScaleShift(r, n, false);
+  lss.baselines[1] = OnednnLayerNormScaleShift(r, n, true);
+  cases.push_back(std::move(lss));
+  constexpr float kScale = 0.125f;
+  CaseSpec msm = MemoryCase(chain_group, "softmax(x*s+mask) " + shape, {{x, -8, 8}, {x, -4, 0}}, r,
+                            n, 7, [](std::span<const Value> in) {
+                              return std::vector<Value>{softmax(in[0] * kScale + in[1])};
+                            });
+  msm.baselines[0] = OnednnScaledMaskedSoftmax(r, n, kScale, false);
+  msm.baselines[1] = OnednnScaledMaskedSoftmax(r, n, kScale, true);
+  cases.push_back(std::move(msm));
+}
+
+void AddComputeChains(std::vector<CaseSpec>& cases) {
+  const char* group = "compute-bound chain (oneDNN: unfused | post-ops)";
+  {
+    const int64_t m = 512, k = 768, n = 3072;
+    CaseSpec c;
+    c.group = group;
+    c.name = "linear+bias+gelu " + Mkn(m, k, n);
+    c.inputs = {{{m, k}}, {{k, n}}, {{n}}};
+    c.outputs = {{m, n}};
+    c.flops = 2.0 * m * k * n;
+    c.bytes = kF * (m * k + k * n + n + m * n);
+    c.quick = true;
+    c.constant_inputs = {1, 2};
+    c.trace = [](std::span<const Value> v) {
+      return std::vector<Value>{pto::gelu(matmul(v[0], v[1]) + v[2])};
+    };
+    c.baselines[0] = OnednnLinearBiasGelu(m, k, n, false);
+    c.baselines[1] = OnednnLinearBiasGelu(m, k, n, true);
+    c.baselines[2] = OpenblasLinearBiasGelu(m, k, n);
+    cases.push_back(std::move(c));
+  }
+  {
+    const int64_t b = 12, s = 512, d = 64;
+    CaseSpec c;
+    c.group = group;
+    c.name = absl::StrCat("attention ", b, "x", s, "x", d);
+    c.inputs = {{{b, s, d}}, {{b, s, d}}, {{b, s, d}}};
+    c.outputs = {{b, s, d}};
+    c.flops = 4.0 * b * s * s * d;
+    c.bytes = kF * 4 * b * s * d;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    c.trace = [scale](std::span<const Value> v) {
+      return std::vector<Value>{
+          matmul(softmax(matmul(v[0], v[1], {.transpose_b = true}) * scale), v[2])};
+    };
+    c.baselines[0] = OnednnAttention(b, s, d, false);
+    c.baselines[1] = OnednnAttention(b, s, d, true);
+    c.baselines[2] = OpenblasAttention(b, s, d);
+    cases.push_back(std::move(c));
+  }
+}
+
+void AddBlocks(std::vector<CaseSpec>& cases) {
+  const tools::BlockDims dims;
+  const std::vector<std::vector<int64_t>> weights = tools::WeightShapes(dims);
+  for (int64_t batch : {1, 4, 16}) {
+    const int64_t seq = 128, m = dims.model, rows = batch * seq;
+    CaseSpec c;
+    c.group = "transformer block (tools/pto/transformer_block.h; oneDNN: unfused | post-ops)";
+    c.name = absl::StrCat("block b", batch, " s", seq, " d", m);
+    c.inputs = {{{batch, seq, m}}};
+    for (size_t i = 0; i < weights.size(); ++i) {
+      const bool norm_weight = i == 0 || i == 6;
+      c.inputs.push_back({weights[i], norm_weight ? 0.9f : -0.1f, norm_weight ? 1.1f : 0.1f});
+      c.constant_inputs.push_back(static_cast<int>(i) + 1);
+    }
+    c.outputs = {{batch, seq, m}};
+    c.flops = 2.0 * rows * m * (3 * m + m + 2 * dims.ff) + 4.0 * batch * seq * seq * m;
+    double bytes = 2.0 * rows * m;
+    for (const auto& w : weights) {
+      double n = 1;
+      for (int64_t d : w) n *= static_cast<double>(d);
+      bytes += n;
+    }
+    c.bytes = kF * bytes;
+    c.quick = batch == 4;
+    c.report_memory = true;
+    c.trace = tools::TransformerBlock(dims);
+    const BlockShape shape{batch, seq, dims.model, dims.heads, dims.ff};
+    c.baselines[0] = OnednnTransformerBlock(shape, false);
+    c.baselines[1] = OnednnTransformerBlock(shape, true);
+    cases.push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
+std::vector<CaseSpec> AllCases() {
+  std::vector<CaseSpec> cases;
+  AddMatmuls(cases);
+  AddMemoryBound(cases);
+  AddComputeChains(cases);
+  AddBlocks(cases);
+  return cases;
+}
+
+}  // namespace pto::bench

@@ -1,0 +1,188 @@
+// pto_bench_kernels: pto's kernels beside oneDNN and OpenBLAS on the same inputs, per thread
+// count, with the machine's measured roofline (issue 4). See docs/performance.md.
+//
+//   pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] [--threads 2,1] [--budget SECONDS]
+//
+// OMP_WAIT_POLICY: oneDNN's OpenMP pool must not spin on a core pto is using. libgomp reads
+// the variable when it is loaded, before main, so main sets OMP_WAIT_POLICY=passive and re-runs
+// the program once (execv of /proc/self/exe) when it was not set; a value set by the caller is
+// kept.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "device/device_info.h"
+#include "pto/pto.h"
+#include "tools/bench/baselines_onednn.h"
+#include "tools/bench/baselines_openblas.h"
+#include "tools/bench/bench_runner.h"
+#include "tools/bench/bench_shapes.h"
+#include "tools/bench/reference_figures.h"
+#include "tools/bench/roofline.h"
+#include "tools/bench/table.h"
+
+namespace pto::bench {
+namespace {
+
+struct Flags {
+  bool quick = false;
+  std::string filter;
+  int reps = 15;
+  double budget = 1.0;
+  std::vector<int> threads = {2, 1};
+};
+
+bool ParseFlags(int argc, char** argv, Flags& flags) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (arg == "--quick") {
+      flags.quick = true;
+    } else if (arg == "--filter") {
+      flags.filter = value();
+    } else if (arg == "--reps") {
+      if (!absl::SimpleAtoi(value(), &flags.reps) || flags.reps < 1) return false;
+    } else if (arg == "--budget") {
+      if (!absl::SimpleAtod(value(), &flags.budget) || flags.budget <= 0) return false;
+    } else if (arg == "--threads") {
+      flags.threads.clear();
+      for (absl::string_view t : absl::StrSplit(value(), ',')) {
+        int n = 0;
+        if (!absl::SimpleAtoi(t, &n) || n < 1) return false;
+        flags.threads.push_back(n);
+      }
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+void PrintMachine(const device::DeviceInfo& d) {
+  std::printf(
+      "machine  : %s (%s, family %d model %d), %s, %d-bit vectors, FMA %s, %d cores usable\n",
+      d.brand.c_str(), d.cpu_name.c_str(), d.family, d.model, device::IsaName(d.isa), d.vector_bits,
+      d.has_fma ? "yes" : "no", d.cores);
+  std::printf("caches   : L1d %lld KiB, L2 %lld KiB, L3 %lld MiB (as reported)\n",
+              static_cast<long long>(d.l1d_bytes >> 10), static_cast<long long>(d.l2_bytes >> 10),
+              static_cast<long long>(d.l3_bytes >> 20));
+  std::printf("reference: DESIGN.md's figures are from %s; ", kReferenceMachine);
+  if (d.isa == device::Isa::kAvx512) {
+    std::printf("this machine has AVX-512 too.\n");
+  } else {
+    std::printf(
+        "this machine is %s, so baselines are flagged against them anyway: the flags "
+        "below say how far off, not that the bench is broken.\n",
+        device::IsaName(d.isa));
+  }
+  std::printf("baselines: %s\n           %s\n", OnednnDescription().c_str(),
+              OpenblasDescription().c_str());
+  const char* wait = std::getenv("OMP_WAIT_POLICY");
+  std::printf("env      : OMP_WAIT_POLICY=%s\n", wait ? wait : "(unset)");
+}
+
+void PrintLimits(const MachineLimits& l) {
+  std::printf(
+      "\nmeasured at %d thread%s: fp32 peak %.1f GFLOP/s, bandwidth %.1f GB/s "
+      "(read+write, 256 MiB buffers)",
+      l.threads, l.threads == 1 ? "" : "s", l.peak_gflops, l.bandwidth_gbs);
+  if (l.threads == kReferenceThreads) {
+    const std::string peak_flag = ReferenceFlag(l.peak_gflops, kReferencePeakGflops);
+    const std::string bw_flag = ReferenceFlag(l.bandwidth_gbs, kReferenceBandwidthGbs);
+    std::printf(
+        "\n  reference (DESIGN.md, 2 threads): peak %.0f GFLOP/s%s%s, bandwidth %.0f GB/s%s%s",
+        kReferencePeakGflops, peak_flag.empty() ? "" : "  FLAG ", peak_flag.c_str(),
+        kReferenceBandwidthGbs, bw_flag.empty() ? "" : "  FLAG ", bw_flag.c_str());
+  }
+  std::printf("\n");
+}
+
+void PrintReferenceCheck(const std::vector<Row>& rows) {
+  std::printf(
+      "\nbaselines beside DESIGN.md's reference figures (2 threads, flagged beyond 15%%):\n");
+  for (const ReferenceFigure& f : ReferenceFigures()) {
+    const int column = f.baseline == "OpenBLAS" ? 2 : 0;
+    double measured = -1;
+    for (const Row& r : rows) {
+      if (r.name == f.case_name) measured = r.baseline[column];
+    }
+    if (measured < 0) {
+      std::printf("  %-8s %-24s ref %5.0f  measured -  (not run)\n", f.baseline.c_str(),
+                  f.case_name.c_str(), f.gflops);
+      continue;
+    }
+    const std::string flag = ReferenceFlag(measured, f.gflops);
+    std::printf("  %-8s %-24s ref %5.0f  measured %7.1f GFLOP/s  %s%s\n", f.baseline.c_str(),
+                f.case_name.c_str(), f.gflops, measured, flag.empty() ? "ok" : "FLAG ",
+                flag.c_str());
+  }
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, flags)) {
+    std::fprintf(stderr,
+                 "usage: pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] "
+                 "[--threads 2,1] [--budget SECONDS]\n");
+    return 2;
+  }
+  const device::DeviceInfo device = device::DetectHost();
+  PrintMachine(device);
+  std::vector<CaseSpec> cases;
+  for (CaseSpec& c : AllCases()) {
+    if (flags.quick && !c.quick) continue;
+    if (!flags.filter.empty() && c.name.find(flags.filter) == std::string::npos) continue;
+    cases.push_back(std::move(c));
+  }
+  std::printf("cases    : %zu%s%s; up to %d repetitions, %.1f s budget each\n", cases.size(),
+              flags.quick ? " (--quick)" : "",
+              flags.filter.empty() ? "" : (" matching '" + flags.filter + "'").c_str(), flags.reps,
+              flags.budget);
+  int failures = 0;
+  for (int threads : flags.threads) {
+    const MachineLimits limits = MeasureLimits(device, threads, int64_t{256} << 20);
+    PrintLimits(limits);
+    RuntimeOptions options;
+    options.intra_op_threads = threads;
+    absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Open(options);
+    if (!runtime.ok()) {
+      std::fprintf(stderr, "pto: %s\n", std::string(runtime.status().message()).c_str());
+      return 1;
+    }
+    RunOptions run;
+    run.threads = threads;
+    run.rotate_bytes = 2 * device.l3_bytes;
+    run.timing.max_reps = flags.reps;
+    run.timing.budget_seconds = flags.budget;
+    std::vector<Row> rows;
+    for (const CaseSpec& c : cases) {
+      std::fprintf(stderr, "[%d thread%s] %s\n", threads, threads == 1 ? "" : "s", c.name.c_str());
+      rows.push_back(RunCase(c, **runtime, limits, run));
+      failures += static_cast<int>(rows.back().failures.size());
+    }
+    PrintTable(stdout, threads, rows);
+    if (threads == kReferenceThreads) PrintReferenceCheck(rows);
+    std::fflush(stdout);
+  }
+  std::printf("\n%d failure%s\n", failures, failures == 1 ? "" : "s");
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace pto::bench
+
+int main(int argc, char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);  // returns only on failure: then run with it set late
+    std::fprintf(stderr, "pto_bench_kernels: re-exec failed (%s); OMP_WAIT_POLICY may not apply\n",
+                 std::strerror(errno));
+  }
+  return pto::bench::Main(argc, argv);
+}

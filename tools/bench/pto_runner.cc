@@ -1,0 +1,68 @@
+#include "tools/bench/pto_runner.h"
+
+#include <algorithm>
+#include <charconv>
+#include <memory>
+#include <sstream>
+
+namespace pto::bench {
+
+int64_t ArenaBytesFromExecDump(const std::string& dump) {
+  std::istringstream lines(dump);
+  std::string line;
+  int64_t total = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("calls:", 0) == 0) break;
+    if (line.rfind("slot", 0) != 0) continue;
+    int64_t largest = 0;
+    for (size_t open = line.find('['); open != std::string::npos; open = line.find('[', open + 1)) {
+      const size_t close = line.find(']', open);
+      if (close == std::string::npos) return -1;
+      int64_t elements = 0;
+      const char* first = line.data() + open + 1;
+      const char* last = line.data() + close;
+      auto [end, error] = std::from_chars(first, last, elements);
+      if (error != std::errc() || end != last) return -1;
+      largest = std::max(largest, elements);
+    }
+    total += largest * static_cast<int64_t>(sizeof(float));
+  }
+  return total;
+}
+
+absl::StatusOr<Prepared> PreparePto(Runtime& runtime, const CaseSpec& spec,
+                                    const std::vector<IoSet>& sets) {
+  FunctionOptions options;
+  options.constant_inputs = spec.constant_inputs;
+  options.automatic_dynamic = false;
+  absl::StatusOr<std::unique_ptr<Function>> fn = runtime.JitTraced(
+      spec.name, static_cast<int>(spec.inputs.size()), spec.trace, std::move(options));
+  if (!fn.ok()) return fn.status();
+  struct Views {
+    std::vector<TensorView> inputs, outputs;
+  };
+  auto views = std::make_shared<std::vector<Views>>();
+  for (const IoSet& set : sets) {
+    Views v;
+    for (size_t i = 0; i < spec.inputs.size(); ++i)
+      v.inputs.push_back(TensorView::Dense(set.inputs[i], spec.inputs[i].shape));
+    for (size_t i = 0; i < spec.outputs.size(); ++i)
+      v.outputs.push_back(TensorView::Dense(set.outputs[i], spec.outputs[i]));
+    views->push_back(std::move(v));
+  }
+  std::shared_ptr<Function> function(std::move(*fn));
+  absl::Status first = (*function)((*views)[0].inputs, (*views)[0].outputs);
+  if (!first.ok()) return first;
+  Prepared prepared;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const InputSpec& in : spec.inputs) shapes.push_back(in.shape);
+  absl::StatusOr<std::string> dump = function->Dump(Stage::kExec, shapes);
+  if (dump.ok()) prepared.intermediate_bytes = ArenaBytesFromExecDump(*dump);
+  prepared.run = [function, views](int set) {
+    // Checked at the first call; a failure here would show as a wrong output.
+    (void)(*function)((*views)[set].inputs, (*views)[set].outputs);
+  };
+  return prepared;
+}
+
+}  // namespace pto::bench

@@ -1,0 +1,34 @@
+// The machine's limits, measured by the bench in the same run: fp32 peak FLOP/s (an FMA loop
+// with independent vector accumulators, compiled for the host's vector width) and streaming
+// memory bandwidth, per thread count; and the roofline they give for a case.
+#ifndef PTO_TOOLS_BENCH_ROOFLINE_H_
+#define PTO_TOOLS_BENCH_ROOFLINE_H_
+
+#include <cstdint>
+
+#include "device/device_info.h"
+
+namespace pto::bench {
+
+struct MachineLimits {
+  int threads = 1;
+  double peak_gflops = 0;    // fp32 FMA peak of `threads` threads
+  double bandwidth_gbs = 0;  // read + write bytes per second, STREAM convention
+};
+
+// Best of a few runs of `threads` threads each running the FMA loop (AVX-512 when the device
+// has it, else AVX2+FMA; SSE2 mul+add otherwise).
+double MeasurePeakGflops(const device::DeviceInfo& device, int threads);
+// Best of a few passes of dst[i] = src[i] * s over two buffers of `buffer_bytes` each, split
+// across `threads` threads. Counts bytes read plus bytes written (the write-allocate read is
+// not counted, as STREAM does not).
+double MeasureBandwidthGbs(int threads, int64_t buffer_bytes);
+
+MachineLimits MeasureLimits(const device::DeviceInfo& device, int threads, int64_t buffer_bytes);
+
+// The fastest a call of `flops` and `bytes` can run: max(flops / peak, bytes / bandwidth).
+double RooflineSeconds(const MachineLimits& limits, double flops, double bytes);
+
+}  // namespace pto::bench
+
+#endif  // PTO_TOOLS_BENCH_ROOFLINE_H_

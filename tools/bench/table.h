@@ -1,0 +1,36 @@
+// One row per case and thread count, and the table they print as.
+#ifndef PTO_TOOLS_BENCH_TABLE_H_
+#define PTO_TOOLS_BENCH_TABLE_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/bench/bench_case.h"
+
+namespace pto::bench {
+
+struct Row {
+  std::string group, name;
+  bool memory_bound = false;  // rates in GB/s, else GFLOP/s
+  double pto = -1;            // rate; -1 when pto failed
+  double baseline[kNumColumns] = {-1, -1, -1};
+  std::string baseline_note[kNumColumns];  // why a baseline has no rate: "-", "missing", "error"
+  double roofline_share = -1;              // roofline time / pto time
+  double pto_spread = -1, baseline_spread = -1;  // the latter: the best baseline's
+  double max_rel_error = -1;  // pto vs the first baseline that ran: max|d| / max|ref|
+  bool error_failed = false;
+  int64_t pto_intermediate_bytes = -1, baseline_intermediate_bytes = -1;
+  bool report_memory = false;
+  std::vector<std::string> failures;  // printed under the table
+};
+
+// The best baseline rate, or -1 when none ran.
+double BestBaseline(const Row& row);
+
+void PrintTable(std::FILE* out, int threads, const std::vector<Row>& rows);
+
+}  // namespace pto::bench
+
+#endif  // PTO_TOOLS_BENCH_TABLE_H_

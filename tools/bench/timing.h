@@ -1,0 +1,32 @@
+// Timing of one prepared backend: warm-up, repetitions over rotated operand copies, median and
+// spread.
+#ifndef PTO_TOOLS_BENCH_TIMING_H_
+#define PTO_TOOLS_BENCH_TIMING_H_
+
+#include <functional>
+
+namespace pto::bench {
+
+struct TimingOptions {
+  int max_reps = 15;            // repetitions at most (--reps)
+  int min_reps = 3;             // and at least
+  double budget_seconds = 1.0;  // repetitions stop early past this (never below min_reps)
+  double warmup_seconds = 0.05;
+  double min_rep_seconds = 0.002;  // short calls are batched into repetitions this long
+};
+
+struct Timing {
+  double median = 0;  // seconds per call
+  double p10 = 0, p90 = 0;
+  int reps = 0;
+  int calls_per_rep = 0;
+  // (p90 - p10) / median
+  double spread() const { return median > 0 ? (p90 - p10) / median : 0; }
+};
+
+// Times `run(set)`, cycling set through [0, num_sets).
+Timing TimeCalls(const std::function<void(int)>& run, int num_sets, const TimingOptions& options);
+
+}  // namespace pto::bench
+
+#endif  // PTO_TOOLS_BENCH_TIMING_H_
