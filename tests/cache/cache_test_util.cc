@@ -9,6 +9,7 @@
 
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "rocksdb/db.h"
 
 namespace pto::cache::testing {
 
@@ -158,6 +159,28 @@ std::string ReadFile(const fs::path& file) {
 void WriteFile(const fs::path& file, std::string_view bytes) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+void RawPut(const std::string& db_path, const std::string& family, const std::string& key,
+            const std::string& value) {
+  rocksdb::DBOptions options;
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(options, db_path, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const std::string& name : names) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(options, db_path, families, &handles, &db);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == family) {
+      s = db->Put(rocksdb::WriteOptions(), handles[i], key, value);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+    }
+  }
+  for (rocksdb::ColumnFamilyHandle* h : handles) db->DestroyColumnFamilyHandle(h);
+  EXPECT_TRUE(db->Close().ok());
+  delete db;
 }
 
 fs::path SstContaining(const fs::path& dir, std::string_view needle) {

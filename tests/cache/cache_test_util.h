@@ -64,6 +64,11 @@ std::vector<std::filesystem::path> FilesMatching(const std::filesystem::path& di
                                                  std::string_view prefix, std::string_view suffix);
 std::string ReadFile(const std::filesystem::path& file);
 void WriteFile(const std::filesystem::path& file, std::string_view bytes);
+// Writes `value` under `key` in column family `family` of the database at `db_path` with
+// RocksDB directly (no pto store may have it open): for values a store would never write.
+void RawPut(const std::string& db_path, const std::string& family, const std::string& key,
+            const std::string& value);
+
 // The SST file in `dir` that contains `needle`, or an empty path.
 std::filesystem::path SstContaining(const std::filesystem::path& dir, std::string_view needle);
 

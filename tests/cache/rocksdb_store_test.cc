@@ -55,27 +55,8 @@ class RocksDbStoreTest : public ::testing::Test {
   }
   std::vector<std::string> Warnings() const { return log_.AtLeast(kLogWarning); }
 
-  // Writes `value` under `key` in `family` with RocksDB directly (the store must be closed).
   void RawPut(const std::string& family, const std::string& key, const std::string& value) {
-    rocksdb::DBOptions options;
-    std::vector<std::string> names;
-    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(options, db_path_, &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> families;
-    for (const std::string& name : names)
-      families.emplace_back(name, rocksdb::ColumnFamilyOptions());
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* db = nullptr;
-    rocksdb::Status s = rocksdb::DB::Open(options, db_path_, families, &handles, &db);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == family) {
-        s = db->Put(rocksdb::WriteOptions(), handles[i], key, value);
-        EXPECT_TRUE(s.ok()) << s.ToString();
-      }
-    }
-    for (rocksdb::ColumnFamilyHandle* h : handles) db->DestroyColumnFamilyHandle(h);
-    EXPECT_TRUE(db->Close().ok());
-    delete db;
+    testing::RawPut(db_path_, family, key, value);
   }
 
   // Stores kernels "a" (with an 8 KiB object) and "b", a tuning and a plan record, then

@@ -20,7 +20,7 @@
 #include "device/device_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rocksdb/db.h"
+#include "tests/cache/cache_test_util.h"
 #include "tests/tools/run_pto.h"
 
 namespace pto {
@@ -190,33 +190,13 @@ TEST_F(CacheCli, VerifyExitsOneAfterARecordIsCorrupted) {
   EXPECT_THAT(ok.output, HasSubstr("checked 3 records (2 kernel, 0 plan, 1 tuning): all sound"));
 
   // Kernel "b"'s record, well wrapped, under kernel "a"'s key: written with RocksDB directly.
-  {
-    rocksdb::DBOptions options;
-    std::vector<std::string> names;
-    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(options, cache, &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> families;
-    for (const std::string& name : names)
-      families.emplace_back(name, rocksdb::ColumnFamilyOptions());
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* db = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(options, cache, families, &handles, &db).ok());
-    proto::KernelRecord b;
-    b.set_schema_version(cache::kSchemaVersion);
-    b.set_symbol("sym_b");
-    b.set_kernel_description("kernel b");
-    b.set_codegen_fingerprint("cpu=test;isa=avx2");
-    b.set_compiler_fingerprint("pto=test");
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == "kernels") {
-        EXPECT_TRUE(db->Put(rocksdb::WriteOptions(), handles[i], victim,
-                            cache::WrapPayload(b.SerializeAsString()))
-                        .ok());
-      }
-    }
-    for (rocksdb::ColumnFamilyHandle* h : handles) db->DestroyColumnFamilyHandle(h);
-    EXPECT_TRUE(db->Close().ok());
-    delete db;
-  }
+  proto::KernelRecord b;
+  b.set_schema_version(cache::kSchemaVersion);
+  b.set_symbol("sym_b");
+  b.set_kernel_description("kernel b");
+  b.set_codegen_fingerprint("cpu=test;isa=avx2");
+  b.set_compiler_fingerprint("pto=test");
+  cache::testing::RawPut(cache, "kernels", victim, cache::WrapPayload(b.SerializeAsString()));
   Result bad = RunPto("cache verify --cache " + cache);
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
   EXPECT_THAT(bad.output, HasSubstr("unsound kernel record " + victim +
