@@ -230,14 +230,14 @@ BackendFactory OnednnScaledMaskedSoftmax(int64_t rows, int64_t cols, float scale
       Chain chain(sets, threads);
       const Dims x{rows, cols};
       dnnl::memory masked = chain.Scratch(Plain(x));
-      if (fused) {  // scale with the mask add as a binary post-op, then softmax
-        chain.Add(dnnl::eltwise_forward(
-                      EltwisePd(algorithm::eltwise_linear, x, scale, WithBinaryPostOp(x))),
-                  [&](int i) {
-                    return Args{{DNNL_ARG_SRC, chain.In(i, 0, Plain(x))},
-                                {kPostOp0Src1, chain.In(i, 1, Plain(x))},
-                                {DNNL_ARG_DST, masked}};
-                  });
+      if (fused) {  // one binary add with the scale as a src0 scale attribute, then softmax
+        dnnl::primitive_attr attr;
+        attr.set_scales(DNNL_ARG_SRC_0, 0, {scale});
+        chain.Add(dnnl::binary(BinaryPd(algorithm::binary_add, x, x, attr)), [&](int i) {
+          return Args{{DNNL_ARG_SRC_0, chain.In(i, 0, Plain(x))},
+                      {DNNL_ARG_SRC_1, chain.In(i, 1, Plain(x))},
+                      {DNNL_ARG_DST, masked}};
+        });
       } else {
         dnnl::memory scaled = chain.Scratch(Plain(x));
         chain.Add(dnnl::eltwise_forward(EltwisePd(algorithm::eltwise_linear, x, scale)),

@@ -23,9 +23,11 @@ BackendFactory OpenblasMatmul(MatmulShape s) {
     prepared.run = [s, sets, threads](int set) {
       openblas_set_num_threads(threads);
       const IoSet& io = sets[set];
+      // A constant B is not rotated (one copy, as pto and oneDNN keep one).
+      const float* weights = s.constant_b ? sets[0].inputs[1] : io.inputs[1];
       for (int64_t b = 0; b < s.batch; ++b) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f,
-                    io.inputs[0] + b * s.m * s.k, s.k, io.inputs[1] + b * s.k * s.n, s.n, 0.0f,
+                    io.inputs[0] + b * s.m * s.k, s.k, weights + b * s.k * s.n, s.n, 0.0f,
                     io.outputs[0] + b * s.m * s.n, s.n);
       }
     };
@@ -39,9 +41,10 @@ BackendFactory OpenblasLinearBiasGelu(int64_t m, int64_t k, int64_t n) {
     prepared.run = [=](int set) {
       openblas_set_num_threads(threads);
       const IoSet& io = sets[set];
+      // Weight and bias are constants: one copy, not rotated.
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, io.inputs[0], k,
-                  io.inputs[1], n, 0.0f, io.outputs[0], n);
-      BiasGeluRows(io.outputs[0], io.inputs[2], m, n, threads);
+                  sets[0].inputs[1], n, 0.0f, io.outputs[0], n);
+      BiasGeluRows(io.outputs[0], sets[0].inputs[2], m, n, threads);
     };
     return prepared;
   };

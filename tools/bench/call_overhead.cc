@@ -26,7 +26,8 @@ double MedianNanosPerCall(F&& f, int calls, int reps) {
   for (int r = 0; r < reps; ++r) {
     const auto start = Clock::now();
     for (int i = 0; i < calls; ++i) f();
-    per_call.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() / calls);
+    per_call.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() /
+                       calls);
   }
   std::sort(per_call.begin(), per_call.end());
   return per_call[per_call.size() / 2];
@@ -43,7 +44,9 @@ struct Case {
 int main() {
   using namespace pto;
   const std::vector<Case> cases = {
-      {"x+1 on [1]", [](std::span<const Value> v) { return std::vector<Value>{v[0] + 1.0f}; }, {{1}}},
+      {"x+1 on [1]",
+       [](std::span<const Value> v) { return std::vector<Value>{v[0] + 1.0f}; },
+       {{1}}},
       {"3 kernels on [4,8]",
        [](std::span<const Value> v) {
          return std::vector<Value>{softmax(matmul(v[0], v[1])) + reduce_sum(v[0], 1, true)};
@@ -57,7 +60,8 @@ int main() {
     std::fprintf(stderr, "set-up failed\n");
     return 1;
   }
-  std::printf("%-22s %8s %14s %14s %14s\n", "graph", "kernels", "call ns", "kernels ns", "overhead ns");
+  std::printf("%-22s %8s %14s %14s %14s\n", "graph", "kernels", "call ns", "kernels ns",
+              "overhead ns");
   for (const Case& c : cases) {
     std::vector<std::vector<float>> data;
     std::vector<TensorView> in;
@@ -116,12 +120,15 @@ int main() {
           }
         },
         20000, 15);
-    std::printf("%-22s %8zu %14.1f %14.1f %14.1f\n", c.name, bound.size(), call, kernels, call - kernels);
+    std::printf("%-22s %8zu %14.1f %14.1f %14.1f\n", c.name, bound.size(), call, kernels,
+                call - kernels);
   }
   device::ThreadArena arena(std::max(2, device.cores));
   const int64_t extent[2] = {arena.threads(), 1}, grain[2] = {1, 1};
   const double launch = MedianNanosPerCall(
-      [&] { arena.ParallelFor2D(extent, grain, [](const int64_t*, const int64_t*) {}); }, 20000, 15);
-  std::printf("\nparallel launch (empty 2-D loop over %d threads): %.1f ns median\n", arena.threads(), launch);
+      [&] { arena.ParallelFor2D(extent, grain, [](const int64_t*, const int64_t*) {}); }, 20000,
+      15);
+  std::printf("\nparallel launch (empty 2-D loop over %d threads): %.1f ns median\n",
+              arena.threads(), launch);
   return 0;
 }

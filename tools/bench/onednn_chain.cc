@@ -57,21 +57,16 @@ dnnl::memory Chain::Scratch(const dnnl::memory::desc& md) {
 
 std::vector<dnnl::memory> Chain::Reordered(int i, const dnnl::memory::desc& have,
                                            const dnnl::memory::desc& want) {
-  std::vector<dnnl::memory> out;
-  dnnl::stream stream(CpuEngine());
-  for (int s = 0; s < num_sets(); ++s) {
-    dnnl::memory src = In(s, i, have);
-    if (want == have) {
-      out.push_back(src);
-      continue;
-    }
-    dnnl::memory dst(want, CpuEngine());
+  // One copy for every set, as pto keeps one snapshot of a constant input.
+  dnnl::memory src = In(0, i, have), dst = src;
+  if (want != have) {
+    dnnl::stream stream(CpuEngine());
+    dst = dnnl::memory(want, CpuEngine());
     dnnl::reorder(src, dst).execute(stream, src, dst);
     stream.wait();
-    out.push_back(dst);
     kept_.push_back(dst);
   }
-  return out;
+  return std::vector<dnnl::memory>(num_sets(), dst);
 }
 
 void Chain::Add(dnnl::primitive primitive, const std::function<Args(int s)>& args) {

@@ -38,7 +38,9 @@ class Chain {
   dnnl::memory Out(int s, int i, const dnnl::memory::desc& md) const;
   // An intermediate buffer (shared by all sets) and a memory over it.
   dnnl::memory Scratch(const dnnl::memory::desc& md);
-  // Input i of every set reordered once (untimed) into `want` (a layout oneDNN chose).
+  // A constant input (a weight): input i of set 0 reordered once (untimed) into `want` (a
+  // layout oneDNN chose), that one copy used by every set (pto keeps one snapshot of its
+  // constant inputs too, so weights are not rotated for either).
   std::vector<dnnl::memory> Reordered(int i, const dnnl::memory::desc& have,
                                       const dnnl::memory::desc& want);
 

@@ -69,9 +69,10 @@ void PrintTable(std::FILE* out, int threads, const std::vector<Row>& rows) {
                  "Function::Dump(kExec); oneDNN: liveness over the chain's buffers):\n");
     for (const Row& r : rows) {
       if (!r.report_memory) continue;
-      std::fprintf(out, "  %-30s pto %-12s oneDNN unfused %s\n", r.name.c_str(),
-                   MiB(r.pto_intermediate_bytes).c_str(),
-                   MiB(r.baseline_intermediate_bytes).c_str());
+      std::fprintf(out, "  %-30s pto %-12s oneDNN unfused %-12s oneDNN post-ops %s\n",
+                   r.name.c_str(), MiB(r.pto_intermediate_bytes).c_str(),
+                   MiB(r.baseline_intermediate_bytes).c_str(),
+                   MiB(r.fused_intermediate_bytes).c_str());
     }
   }
   for (const Row& r : rows) {

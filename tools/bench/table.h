@@ -21,7 +21,8 @@ struct Row {
   double pto_spread = -1, baseline_spread = -1;  // the latter: the best baseline's
   double max_rel_error = -1;  // pto vs the first baseline that ran: max|d| / max|ref|
   bool error_failed = false;
-  int64_t pto_intermediate_bytes = -1, baseline_intermediate_bytes = -1;
+  int64_t pto_intermediate_bytes = -1;
+  int64_t baseline_intermediate_bytes = -1, fused_intermediate_bytes = -1;  // oneDNN chains
   bool report_memory = false;
   std::vector<std::string> failures;  // printed under the table
 };
