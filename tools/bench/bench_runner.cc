@@ -85,6 +85,8 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const MachineLimits& limits,
     row.baseline[c] = Rate(spec, m.timing);
     if (c == static_cast<int>(Column::kOnednn))
       row.baseline_intermediate_bytes = m.intermediate_bytes;
+    if (c == static_cast<int>(Column::kOnednnFused))
+      row.fused_intermediate_bytes = m.intermediate_bytes;
     if (row.baseline[c] > best_rate) {
       best_rate = row.baseline[c];
       row.baseline_spread = m.timing.spread();

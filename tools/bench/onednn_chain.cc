@@ -51,7 +51,7 @@ dnnl::memory Chain::Scratch(const dnnl::memory::desc& md) {
   auto buffer = std::make_shared<AlignedFloats>((bytes + 3) / 4);
   std::fill(buffer->data(), buffer->data() + buffer->size(), 0.0f);
   scratch_.push_back(buffer);
-  lifetimes_[buffer->data()] = Lifetime{bytes, -1, -1};
+  lifetimes_[reinterpret_cast<char*>(buffer->data())] = Lifetime{bytes, -1, -1};
   return dnnl::memory(md, CpuEngine(), buffer->data());
 }
 
@@ -76,8 +76,12 @@ void Chain::Add(dnnl::primitive primitive, const std::function<Args(int s)>& arg
     step.args.push_back(args(s));
     if (s > 0) continue;
     for (auto& [key, memory] : step.args.back()) {
-      auto it = lifetimes_.find(memory.get_data_handle());
-      if (it == lifetimes_.end()) continue;
+      // The scratch buffer holding this memory's handle (views may start inside a buffer).
+      char* handle = static_cast<char*>(memory.get_data_handle());
+      auto it = lifetimes_.upper_bound(handle);
+      if (it == lifetimes_.begin()) continue;
+      --it;
+      if (handle >= static_cast<char*>(it->first) + it->second.bytes) continue;
       if (it->second.first < 0) it->second.first = index;
       it->second.last = index;
     }

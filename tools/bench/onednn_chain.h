@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -61,8 +62,8 @@ class Chain {
   int threads_;
   std::vector<Step> steps_;
   std::vector<std::shared_ptr<AlignedFloats>> scratch_;
-  std::unordered_map<void*, Lifetime> lifetimes_;
-  std::vector<dnnl::memory> kept_;  // reordered weights
+  std::map<char*, Lifetime> lifetimes_;  // by buffer start
+  std::vector<dnnl::memory> kept_;       // reordered weights
 };
 
 }  // namespace pto::bench
