@@ -49,6 +49,13 @@ std::vector<std::string> LruIndex::Victims(int64_t capacity_bytes) const {
   return victims;
 }
 
+std::vector<std::string> LruIndex::Keys() const {
+  std::vector<std::string> keys;
+  keys.reserve(entries_.size());
+  for (const auto& [key, entry] : entries_) keys.push_back(key);
+  return keys;
+}
+
 void LruIndex::Clear() {
   entries_.clear();
   order_.clear();

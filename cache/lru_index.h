@@ -28,6 +28,8 @@ class LruIndex {
   // Records a hit at `now_ms` (never moves last_used backwards). nullopt if absent.
   std::optional<Usage> Touch(const std::string& key, int64_t now_ms);
   void Remove(const std::string& key);
+  // Every key, in no particular order.
+  std::vector<std::string> Keys() const;
   std::optional<Usage> Find(const std::string& key) const;
 
   // Keys to evict, least recently used first, until total_bytes() <= capacity_bytes.

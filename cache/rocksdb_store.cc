@@ -553,11 +553,38 @@ void RocksDbStore::HandleReadCorruption(RecordKind kind, const std::string& key,
     const bool covers = number == 0 && f.column_family_name == FamilyName(kind) &&
                         f.smallestkey <= key && key <= f.largestkey;
     if (!named && !covers) continue;
+    // Records of the file that still read back (their blocks are intact) are written again
+    // after the file is dropped: only what is damaged is lost.
+    rocksdb::WriteBatch salvage;
+    rocksdb::ColumnFamilyHandle* family = nullptr;
+    std::vector<std::string> candidates;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (f.column_family_name == kKernelsFamily) {
+        family = kernels_;
+        candidates = lru_.Keys();
+      } else if (f.column_family_name == kPlansFamily || f.column_family_name == kTuningFamily) {
+        const bool plans = f.column_family_name == kPlansFamily;
+        family = plans ? plans_ : tuning_;
+        for (const auto& [k, size] : plans ? plan_sizes_ : tuning_sizes_) candidates.push_back(k);
+      }
+    }
+    rocksdb::ReadOptions verified;
+    verified.verify_checksums = true;
+    for (const std::string& k : candidates) {
+      if (k < f.smallestkey || k > f.largestkey) continue;
+      std::string value;
+      if (db_->Get(verified, family, k, &value).ok()) salvage.Put(family, k, value);
+    }
     rocksdb::Status s = db_->DeleteFile(f.relative_filename);
     if (s.ok()) {
       dropped = true;
+      if (salvage.Count() > 0) s = db_->Write(WriteOpts(), &salvage);
       Log(kLogWarning, absl::StrCat("pto cache: dropped the damaged file ", f.relative_filename,
-                                    " of '", path_, "' (", f.num_entries, " cached records)"));
+                                    " of '", path_, "' (", f.num_entries, " cached records, ",
+                                    salvage.Count(), " of them intact and written again",
+                                    s.ok() ? "" : absl::StrCat(" - failed: ", s.ToString()),
+                                    ")"));
     } else {
       Log(kLogWarning,
           absl::StrCat("pto cache: could not drop the damaged file ", f.relative_filename, " of '",

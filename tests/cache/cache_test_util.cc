@@ -183,6 +183,31 @@ void RawPut(const std::string& db_path, const std::string& family, const std::st
   delete db;
 }
 
+fs::path LargestSstOf(const std::string& db_path, const std::string& family) {
+  rocksdb::DBOptions options;
+  std::vector<std::string> names;
+  if (!rocksdb::DB::ListColumnFamilies(options, db_path, &names).ok()) return {};
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const std::string& name : names) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  if (!rocksdb::DB::OpenForReadOnly(options, db_path, families, &handles, &db).ok()) return {};
+  std::vector<rocksdb::LiveFileMetaData> files;
+  db->GetLiveFilesMetaData(&files);
+  fs::path largest;
+  uint64_t size = 0;
+  for (const rocksdb::LiveFileMetaData& f : files) {
+    if (f.column_family_name == family && f.size > size) {
+      size = f.size;
+      largest = fs::path(db_path) / fs::path(f.relative_filename).filename();
+    }
+  }
+  for (rocksdb::ColumnFamilyHandle* h : handles) db->DestroyColumnFamilyHandle(h);
+  db->Close().PermitUncheckedError();
+  delete db;
+  return largest;
+}
+
 fs::path SstContaining(const fs::path& dir, std::string_view needle) {
   for (const fs::path& f : FilesMatching(dir, "", ".sst")) {
     if (ReadFile(f).find(needle) != std::string::npos) return f;

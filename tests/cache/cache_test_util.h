@@ -69,6 +69,10 @@ void WriteFile(const std::filesystem::path& file, std::string_view bytes);
 void RawPut(const std::string& db_path, const std::string& family, const std::string& key,
             const std::string& value);
 
+// The largest live SST file of column family `family` of the (closed) database at `db_path`,
+// or an empty path. Its data blocks come first, so bytes early in it are record data.
+std::filesystem::path LargestSstOf(const std::string& db_path, const std::string& family);
+
 // The SST file in `dir` that contains `needle`, or an empty path.
 std::filesystem::path SstContaining(const std::filesystem::path& dir, std::string_view needle);
 
