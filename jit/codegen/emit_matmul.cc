@@ -13,6 +13,8 @@
 //    continues those sums in scalars, and the block's columns of one row form a vector of nr
 //    lanes for the epilogue.
 // When neither stride of b is the constant 1, the broadcast form loads B per lane (a gather).
+// With config.panel_bytes, the tile's columns are swept in panels whose K x columns slice of B
+// fits that budget (about half the L2), every row per panel: B stays in cache while A streams.
 // The epilogue program runs on the accumulators before the stores.
 #include <vector>
 
@@ -40,6 +42,36 @@ class MatMulEmitter {
   }
 
   void Emit() {
+    llvm::IRBuilder<>& b = ec_.b;
+    if (k_.config.panel_bytes <= 0) {
+      col_lo_ = ec_.lo[1];
+      col_hi_ = ec_.hi[1];
+      EmitRows();
+      return;
+    }
+    // Column panels: panel = max(block, panel_bytes / (4 K)) rounded down to whole blocks.
+    const int64_t block = dot_ ? nrv_ : int64_t{nrv_} * ec_.lanes;
+    llvm::Value* k4 = b.CreateMul(
+        b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, kdim_, ec_.I64Const(1)), ec_.I64Const(4));
+    llvm::Value* fit = b.CreateSDiv(ec_.I64Const(k_.config.panel_bytes), k4);
+    fit = b.CreateMul(b.CreateSDiv(fit, ec_.I64Const(block)), ec_.I64Const(block));
+    llvm::Value* panel = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, fit, ec_.I64Const(block));
+    llvm::Value* span = b.CreateSub(ec_.hi[1], ec_.lo[1]);
+    llvm::Value* panels =
+        b.CreateSDiv(b.CreateAdd(span, b.CreateSub(panel, ec_.I64Const(1))), panel);
+    EmitForLoop(
+        ec_, ec_.I64Const(0), panels,
+        [&](llvm::Value* p) {
+          col_lo_ = b.CreateAdd(ec_.lo[1], b.CreateMul(p, panel));
+          col_hi_ = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(col_lo_, panel),
+                                            ec_.hi[1]);
+          EmitRows();
+        },
+        /*disable_unroll=*/true);
+  }
+
+  // Every row of the tile range, over the columns [col_lo_, col_hi_).
+  void EmitRows() {
     llvm::IRBuilder<>& b = ec_.b;
     llvm::Value* m_extent = dims_[rank_ - 2];
     std::vector<llvm::Value*> batch_dims(dims_.begin(), dims_.end() - 2);
@@ -90,18 +122,18 @@ class MatMulEmitter {
     }
     const int lanes = ec_.lanes;
     llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "col");
-    ec_.b.CreateStore(ec_.lo[1], col);
+    ec_.b.CreateStore(col_lo_, col);
     EmitChunkLoop(
-        ec_, col, ec_.hi[1], int64_t{nrv_} * lanes,
+        ec_, col, col_hi_, int64_t{nrv_} * lanes,
         [&](llvm::Value* n) { MicroKernel(idx, n, rows, nrv_, lanes); }, false);
     if (nrv_ > 1) {
       EmitChunkLoop(
-          ec_, col, ec_.hi[1], lanes, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); },
+          ec_, col, col_hi_, lanes, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); },
           true);
     }
     if (lanes > 1) {
       EmitChunkLoop(
-          ec_, col, ec_.hi[1], 1, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, 1); }, true);
+          ec_, col, col_hi_, 1, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, 1); }, true);
     }
   }
 
@@ -154,13 +186,13 @@ class MatMulEmitter {
   // Dot-product form: columns in blocks of nrv_ columns, then single columns.
   void DotRowBlock(const std::vector<llvm::Value*>& idx, int rows) {
     llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "col");
-    ec_.b.CreateStore(ec_.lo[1], col);
+    ec_.b.CreateStore(col_lo_, col);
     if (nrv_ > 1) {
       EmitChunkLoop(
-          ec_, col, ec_.hi[1], nrv_, [&](llvm::Value* n) { DotKernel(idx, n, rows, nrv_); }, false);
+          ec_, col, col_hi_, nrv_, [&](llvm::Value* n) { DotKernel(idx, n, rows, nrv_); }, false);
     }
     EmitChunkLoop(
-        ec_, col, ec_.hi[1], 1, [&](llvm::Value* n) { DotKernel(idx, n, rows, 1); }, true);
+        ec_, col, col_hi_, 1, [&](llvm::Value* n) { DotKernel(idx, n, rows, 1); }, true);
   }
 
   // rows x cols outputs starting at (idx[M], n0): one vector accumulator per output along K.
@@ -237,6 +269,8 @@ class MatMulEmitter {
   std::vector<llvm::Value*> dims_;
   std::vector<int> roots_;
   llvm::Value* kdim_ = nullptr;
+  llvm::Value* col_lo_ = nullptr;  // the column panel being emitted
+  llvm::Value* col_hi_ = nullptr;
 };
 
 }  // namespace

@@ -6,27 +6,48 @@ namespace pto::ir {
 
 const char* ExprOpName(ExprOp op) {
   switch (op) {
-    case ExprOp::kLoad: return "load";
-    case ExprOp::kConst: return "const";
-    case ExprOp::kAcc: return "acc";
-    case ExprOp::kAdd: return "add";
-    case ExprOp::kSub: return "sub";
-    case ExprOp::kMul: return "mul";
-    case ExprOp::kDiv: return "div";
-    case ExprOp::kMax: return "max";
-    case ExprOp::kMin: return "min";
-    case ExprOp::kNeg: return "neg";
-    case ExprOp::kAbs: return "abs";
-    case ExprOp::kExp: return "exp";
-    case ExprOp::kLog: return "log";
-    case ExprOp::kSqrt: return "sqrt";
-    case ExprOp::kRsqrt: return "rsqrt";
-    case ExprOp::kTanh: return "tanh";
-    case ExprOp::kSigmoid: return "sigmoid";
-    case ExprOp::kRelu: return "relu";
-    case ExprOp::kGeluTanh: return "gelu_tanh";
-    case ExprOp::kGeluErf: return "gelu_erf";
-    case ExprOp::kSilu: return "silu";
+    case ExprOp::kLoad:
+      return "load";
+    case ExprOp::kConst:
+      return "const";
+    case ExprOp::kAcc:
+      return "acc";
+    case ExprOp::kAdd:
+      return "add";
+    case ExprOp::kSub:
+      return "sub";
+    case ExprOp::kMul:
+      return "mul";
+    case ExprOp::kDiv:
+      return "div";
+    case ExprOp::kMax:
+      return "max";
+    case ExprOp::kMin:
+      return "min";
+    case ExprOp::kNeg:
+      return "neg";
+    case ExprOp::kAbs:
+      return "abs";
+    case ExprOp::kExp:
+      return "exp";
+    case ExprOp::kLog:
+      return "log";
+    case ExprOp::kSqrt:
+      return "sqrt";
+    case ExprOp::kRsqrt:
+      return "rsqrt";
+    case ExprOp::kTanh:
+      return "tanh";
+    case ExprOp::kSigmoid:
+      return "sigmoid";
+    case ExprOp::kRelu:
+      return "relu";
+    case ExprOp::kGeluTanh:
+      return "gelu_tanh";
+    case ExprOp::kGeluErf:
+      return "gelu_erf";
+    case ExprOp::kSilu:
+      return "silu";
   }
   return "?";
 }
@@ -80,29 +101,40 @@ std::string ProgramToString(const std::vector<ExprNode>& program) {
 
 const char* ReduceName(ReduceKind r) {
   switch (r) {
-    case ReduceKind::kSum: return "sum";
-    case ReduceKind::kMax: return "max";
-    case ReduceKind::kMean: return "mean";
+    case ReduceKind::kSum:
+      return "sum";
+    case ReduceKind::kMax:
+      return "max";
+    case ReduceKind::kMean:
+      return "mean";
   }
   return "?";
 }
 
 const char* RowOpName(RowOpKind r) {
   switch (r) {
-    case RowOpKind::kSoftmax: return "softmax";
-    case RowOpKind::kLogSoftmax: return "log_softmax";
-    case RowOpKind::kLayerNorm: return "layer_norm";
-    case RowOpKind::kRmsNorm: return "rms_norm";
+    case RowOpKind::kSoftmax:
+      return "softmax";
+    case RowOpKind::kLogSoftmax:
+      return "log_softmax";
+    case RowOpKind::kLayerNorm:
+      return "layer_norm";
+    case RowOpKind::kRmsNorm:
+      return "rms_norm";
   }
   return "?";
 }
 
 const char* KindName(KernelKind k) {
   switch (k) {
-    case KernelKind::kElementwise: return "elementwise";
-    case KernelKind::kReduce: return "reduce";
-    case KernelKind::kRowOp: return "row_op";
-    case KernelKind::kMatMul: return "matmul";
+    case KernelKind::kElementwise:
+      return "elementwise";
+    case KernelKind::kReduce:
+      return "reduce";
+    case KernelKind::kRowOp:
+      return "row_op";
+    case KernelKind::kMatMul:
+      return "matmul";
   }
   return "?";
 }
@@ -127,8 +159,9 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
   out += " buffers=" + std::to_string(kernel.num_buffers);
   const TileConfig& c = kernel.config;
   out += "\n  config: tile " + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_cols) +
-         " vw " + std::to_string(c.vector_width) + " unroll " + std::to_string(c.unroll) +
-         " mr " + std::to_string(c.mr) + " nr " + std::to_string(c.nr_vectors) + "\n";
+         " vw " + std::to_string(c.vector_width) + " unroll " + std::to_string(c.unroll) + " mr " +
+         std::to_string(c.mr) + " nr " + std::to_string(c.nr_vectors) + " panel " +
+         std::to_string(c.panel_bytes) + "\n";
   for (size_t i = 0; i < kernel.accesses.size(); ++i) {
     const Access& a = kernel.accesses[i];
     std::vector<SymExpr> strides(a.strides.begin(), a.strides.end());
@@ -137,8 +170,8 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
            ShapeToString(strides, names) + "\n";
   }
   if (!kernel.input.empty()) {
-    out += "  input (v" + std::to_string(kernel.input_value) + "):\n" +
-           ProgramToString(kernel.input);
+    out +=
+        "  input (v" + std::to_string(kernel.input_value) + "):\n" + ProgramToString(kernel.input);
   }
   out += "  output:\n" + ProgramToString(kernel.output);
   for (const Store& s : kernel.stores) {

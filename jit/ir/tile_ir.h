@@ -5,8 +5,8 @@
 #define PTO_JIT_IR_TILE_IR_H_
 
 #include <array>
-#include <span>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,8 +30,24 @@ enum class ExprOp : uint8_t {
   kLoad,   // accesses[access]
   kConst,  // value
   kAcc,    // the kernel's own result at this point (reduction, row op, or matmul accumulator)
-  kAdd, kSub, kMul, kDiv, kMax, kMin,
-  kNeg, kAbs, kExp, kLog, kSqrt, kRsqrt, kTanh, kSigmoid, kRelu, kGeluTanh, kGeluErf, kSilu,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMax,
+  kMin,
+  kNeg,
+  kAbs,
+  kExp,
+  kLog,
+  kSqrt,
+  kRsqrt,
+  kTanh,
+  kSigmoid,
+  kRelu,
+  kGeluTanh,
+  kGeluErf,
+  kSilu,
 };
 const char* ExprOpName(ExprOp op);
 bool IsBinary(ExprOp op);
@@ -54,12 +70,16 @@ enum class RowOpKind : uint8_t { kSoftmax = 0, kLogSoftmax = 1, kLayerNorm = 2, 
 
 // Every parameter codegen or the plan may vary; the tuner searches these.
 struct TileConfig {
-  int64_t tile_rows = 1;   // grain of the plan's split along grid dim 0
-  int64_t tile_cols = 0;   // grain along grid dim 1 (0: the whole extent)
-  int vector_width = 0;    // f32 lanes; 0 = the target's natural width
-  int unroll = 1;          // vectors per inner-loop iteration (elementwise, reduce, row ops)
-  int mr = 4;              // matmul micro-tile rows
-  int nr_vectors = 2;      // matmul micro-tile columns, in vectors
+  int64_t tile_rows = 1;  // grain of the plan's split along grid dim 0
+  int64_t tile_cols = 0;  // grain along grid dim 1 (0: the whole extent)
+  int vector_width = 0;   // f32 lanes; 0 = the target's natural width
+  int unroll = 1;         // vectors per inner-loop iteration (elementwise, reduce, row ops)
+  int mr = 4;             // matmul micro-tile rows
+  int nr_vectors = 2;     // matmul micro-tile columns, in vectors
+  // Matmul: the kernel sweeps its column range in panels whose slice of B (K x panel columns
+  // of f32) fits this many bytes, all rows per panel, so B stays in cache while A streams.
+  // 0: one panel (the whole range).
+  int64_t panel_bytes = 0;
 
   friend bool operator==(const TileConfig&, const TileConfig&) = default;
 };

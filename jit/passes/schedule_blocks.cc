@@ -37,6 +37,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         // mr rows x nr vectors of accumulators, leaving registers for B and the A broadcast.
         c.nr_vectors = 2;
         c.mr = 6;
+        c.panel_bytes = device.l2_bytes / 2;  // B's panel and A's rows share the L2
         c.tile_rows = c.mr * 4;
         c.tile_cols = int64_t{c.nr_vectors} * lanes * 4;
         call.work_per_cell = ir::SymExpr(2) * k.k;

@@ -1,0 +1,49 @@
+// Matmul kernels sweep their columns in panels sized from the L2 (TileConfig::panel_bytes):
+// with a long K a panel is a few vector blocks wide, so several panels and a partial last one
+// are exercised, in both micro-kernel forms (B [K, N] and B [N, K]), serial and parallel.
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/jit/e2e/test_util.h"
+
+namespace pto {
+namespace {
+
+using ops::HostTensor;
+
+struct PanelCase {
+  int64_t m, k, n;
+  bool transposed_b;  // B stored [N, K] (a linear layer's weight): the dot-product form
+  int threads;
+};
+
+class MatMulPanels : public ::testing::TestWithParam<PanelCase> {};
+
+TEST_P(MatMulPanels, MatchReference) {
+  const PanelCase c = GetParam();
+  TraceFn f = [&](std::span<const Value> v) {
+    return std::vector<Value>{c.transposed_b ? matmul(v[0], transpose(v[1], 0, 1))
+                                             : matmul(v[0], v[1])};
+  };
+  const std::vector<HostTensor> in = {
+      HostTensor::Random({c.m, c.k}, 1),
+      c.transposed_b ? HostTensor::Random({c.n, c.k}, 2) : HostTensor::Random({c.k, c.n}, 2)};
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime({.intra_op_threads = c.threads});
+  auto fn = rt->JitTraced("mm", 2, f, {});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  auto got = testing::RunPto(**fn, in);
+  ASSERT_TRUE(got.ok()) << got.status();
+  auto want = testing::RunReference(f, in);
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kMatMul, c.k)), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LongK, MatMulPanels,
+    ::testing::Values(PanelCase{13, 4096, 100, false, 1}, PanelCase{13, 4096, 100, true, 1},
+                      PanelCase{50, 3000, 77, false, 2}, PanelCase{50, 3000, 77, true, 2},
+                      PanelCase{7, 8192, 40, false, 1}));
+
+}  // namespace
+}  // namespace pto
