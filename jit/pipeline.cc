@@ -52,7 +52,8 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
   LogStage(options, "plan_buffers", BufferPlanToString(p.tiles, p.buffers));
   if (p.symbol_sources.size() > static_cast<size_t>(kMaxSymbols)) {
     return absl::InvalidArgumentError(absl::StrCat("the program uses ", p.symbol_sources.size(),
-                                                    " symbols; at most ", kMaxSymbols, " are supported"));
+                                                   " symbols; at most ", kMaxSymbols,
+                                                   " are supported"));
   }
   if (p.buffers.slot_members.size() > static_cast<size_t>(kMaxArenaSlots)) {
     return absl::InvalidArgumentError("the program needs more intermediate buffers than supported");
@@ -92,6 +93,9 @@ absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
     k.grain[0] = call.kernel.config.tile_rows;
     k.grain[1] = call.kernel.config.tile_cols;
     k.work_per_cell = call.work_per_cell;
+    if (call.kernel.kind == ir::KernelKind::kMatMul && call.kernel.config.pack_b) {
+      k.scratch_bytes = call.kernel.config.panel_bytes;
+    }
     for (int b : call.buffers) {
       const ir::Buffer& buf = program.tiles.buffers[b];
       BufferRef ref;

@@ -12,6 +12,14 @@ namespace {
 // allocates nothing. (Calls never nest on one thread.)
 thread_local device::AlignedBuffer call_arena;
 
+// Per-thread kernel scratch (e.g. a matmul's packed panel of B), grown on first use on each
+// thread. Null if it cannot be had: the kernel then runs without it.
+thread_local device::AlignedBuffer kernel_scratch;
+void* Scratch(int64_t bytes) {
+  if (bytes <= 0 || !kernel_scratch.Reserve(static_cast<size_t>(bytes))) return nullptr;
+  return kernel_scratch.data();
+}
+
 }  // namespace
 
 absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* inputs,
@@ -27,7 +35,8 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
   for (size_t s = 0; s < slot_sizes.size(); ++s) {
     int64_t elements = 0;
     bool overflow = false;
-    for (const ir::SymExpr& e : slot_sizes[s]) elements = std::max(elements, e.Evaluate(values, &overflow));
+    for (const ir::SymExpr& e : slot_sizes[s])
+      elements = std::max(elements, e.Evaluate(values, &overflow));
     if (overflow || elements > (int64_t{1} << 60) / 4) {
       return absl::ResourceExhaustedError("intermediate buffer size overflows at these shapes");
     }
@@ -44,9 +53,15 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
     for (size_t j = 0; j < k.buffers.size(); ++j) {
       const BufferRef& b = k.buffers[j];
       switch (b.kind) {
-        case ir::BufferKind::kInput: bufs[j] = inputs[b.index]; break;
-        case ir::BufferKind::kOutput: bufs[j] = outputs[b.index]; break;
-        case ir::BufferKind::kTemp: bufs[j] = base + offsets[b.index]; break;
+        case ir::BufferKind::kInput:
+          bufs[j] = inputs[b.index];
+          break;
+        case ir::BufferKind::kOutput:
+          bufs[j] = outputs[b.index];
+          break;
+        case ir::BufferKind::kTemp:
+          bufs[j] = base + offsets[b.index];
+          break;
       }
     }
     const pto_kernel_args args{bufs, sym};
@@ -55,11 +70,11 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
     const int64_t work = extent[0] * extent[1] * k.work_per_cell.Evaluate(values);
     if (threads != nullptr && threads->threads() > 1 && work >= parallel_threshold) {
       threads->ParallelFor2D(extent, k.grain, [&](const int64_t lo[2], const int64_t hi[2]) {
-        k.fn(&args, lo, hi, nullptr);
+        k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
       });
     } else {
       const int64_t lo[2] = {0, 0};
-      k.fn(&args, lo, extent, nullptr);
+      k.fn(&args, lo, extent, Scratch(k.scratch_bytes));
     }
   }
   return absl::OkStatus();

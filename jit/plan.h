@@ -34,6 +34,8 @@ struct PlanKernel {
   std::array<ir::SymExpr, 2> grid;
   int64_t grain[2] = {1, 0};
   ir::SymExpr work_per_cell = 1;
+  // Per-thread scratch the kernel may use (kernel ABI); 0: none, the kernel gets null.
+  int64_t scratch_bytes = 0;
   std::vector<BufferRef> buffers;
 };
 
@@ -53,8 +55,8 @@ struct Plan {
   int64_t parallel_threshold = 1 << 15;
 
   // `call_symbols`: values of the traced graph's symbols for this call.
-  absl::Status Run(std::span<const int64_t> call_symbols, void* const* inputs,
-                   void* const* outputs, device::ThreadArena* threads) const;
+  absl::Status Run(std::span<const int64_t> call_symbols, void* const* inputs, void* const* outputs,
+                   device::ThreadArena* threads) const;
 };
 
 }  // namespace pto::jit

@@ -27,6 +27,9 @@
 namespace pto::jit {
 namespace {
 
+// A tile packs B only when it has at least this many row blocks to reuse the panel.
+constexpr int64_t kPackMinRowBlocks = 2;
+
 class MatMulEmitter {
  public:
   MatMulEmitter(EmitContext& ec, AccessEmitter& access)
@@ -39,6 +42,12 @@ class MatMulEmitter {
     const int ndim = rank_ - 1, kdim = rank_;
     dot_ = ConstantValue(access_.Stride(k_.b, ndim)) != 1 &&
            ConstantValue(access_.Stride(k_.b, kdim)) == 1;
+    // Packing copies one panel of B per tile, so B must be the same for every row of the
+    // tile: no batch dims along which B moves.
+    pack_ = k_.config.pack_b && k_.config.panel_bytes > 0 && !dot_ && ec.lanes > 1;
+    for (int d = 0; d + 2 < rank_; ++d) {
+      if (ConstantValue(access_.Stride(k_.b, d)) != 0) pack_ = false;
+    }
   }
 
   void Emit() {
@@ -59,15 +68,66 @@ class MatMulEmitter {
     llvm::Value* span = b.CreateSub(ec_.hi[1], ec_.lo[1]);
     llvm::Value* panels =
         b.CreateSDiv(b.CreateAdd(span, b.CreateSub(panel, ec_.I64Const(1))), panel);
+    // Packing pays off when the panel fits the scratch and the tile has rows enough to reuse it.
+    llvm::Value* scratch = ec_.fn->getArg(3);
+    llvm::Value* pack = nullptr;
+    if (pack_) {
+      pack = b.CreateAnd(b.CreateIsNotNull(scratch), b.CreateICmpSGE(fit, ec_.I64Const(block)));
+      pack = b.CreateAnd(pack, b.CreateICmpSGE(b.CreateSub(ec_.hi[0], ec_.lo[0]),
+                                               ec_.I64Const(kPackMinRowBlocks * mr_)));
+    }
     EmitForLoop(
         ec_, ec_.I64Const(0), panels,
         [&](llvm::Value* p) {
           col_lo_ = b.CreateAdd(ec_.lo[1], b.CreateMul(p, panel));
           col_hi_ = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(col_lo_, panel),
                                             ec_.hi[1]);
+          if (pack == nullptr) {
+            EmitRows();
+            return;
+          }
+          llvm::BasicBlock* packed = llvm::BasicBlock::Create(ec_.ctx, "panel.packed", ec_.fn);
+          llvm::BasicBlock* direct = llvm::BasicBlock::Create(ec_.ctx, "panel.direct", ec_.fn);
+          llvm::BasicBlock* done = llvm::BasicBlock::Create(ec_.ctx, "panel.done", ec_.fn);
+          b.CreateCondBr(pack, packed, direct);
+          b.SetInsertPoint(packed);
+          PackPanel(scratch);
+          packed_ = scratch;
           EmitRows();
+          packed_ = nullptr;
+          b.CreateBr(done);
+          b.SetInsertPoint(direct);
+          EmitRows();
+          b.CreateBr(done);
+          b.SetInsertPoint(done);
         },
         /*disable_unroll=*/true);
+  }
+
+  // Copies the panel's full column blocks of B into `dst`: block j's rows k are
+  // dst[(j * K + k) * block + 0 .. block), so the micro-kernel reads B contiguously.
+  void PackPanel(llvm::Value* dst) {
+    llvm::IRBuilder<>& b = ec_.b;
+    const int lanes = ec_.lanes;
+    const int64_t block = int64_t{nrv_} * lanes;
+    const int ndim = rank_ - 1, kdim = rank_;
+    llvm::Value* blocks = b.CreateSDiv(b.CreateSub(col_hi_, col_lo_), ec_.I64Const(block));
+    EmitForLoop(ec_, ec_.I64Const(0), blocks, [&](llvm::Value* j) {
+      llvm::Value* n0 = b.CreateAdd(col_lo_, b.CreateMul(j, ec_.I64Const(block)));
+      llvm::Value* row0 = b.CreateMul(j, kdim_);
+      EmitForLoop(ec_, ec_.I64Const(0), kdim_, [&](llvm::Value* kk) {
+        std::vector<llvm::Value*> idx(rank_ + 1, nullptr);  // B's batch and M strides are 0
+        idx[kdim] = kk;
+        llvm::Value* at = b.CreateMul(b.CreateAdd(row0, kk), ec_.I64Const(block));
+        for (int v = 0; v < nrv_; ++v) {
+          idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{v} * lanes));
+          llvm::Value* value = access_.Load(k_.b, idx, ndim, lanes);
+          llvm::Value* ptr = b.CreateInBoundsGEP(ec_.F32(), dst,
+                                                 b.CreateAdd(at, ec_.I64Const(int64_t{v} * lanes)));
+          b.CreateAlignedStore(value, ptr, llvm::Align(lanes * 4));
+        }
+      });
+    });
   }
 
   // Every row of the tile range, over the columns [col_lo_, col_hi_).
@@ -150,11 +210,27 @@ class MatMulEmitter {
       a = ec_.EntryAlloca(vt, "mmacc");
       b.CreateStore(llvm::ConstantFP::get(vt, 0.0), a);
     }
+    // A full block of a packed panel reads B from the scratch (see PackPanel).
+    const bool from_pack = packed_ != nullptr && nv == nrv_ && width == ec_.lanes;
+    llvm::Value* pack_rows = nullptr;
+    if (from_pack) {
+      const int64_t block = int64_t{nrv_} * width;
+      llvm::Value* j = b.CreateSDiv(b.CreateSub(n0, col_lo_), ec_.I64Const(block));
+      pack_rows = b.CreateInBoundsGEP(ec_.F32(), packed_,
+                                      b.CreateMul(b.CreateMul(j, kdim_), ec_.I64Const(block)));
+    }
     EmitForLoop(ec_, ec_.I64Const(0), kdim_, [&](llvm::Value* kk) {
       std::vector<llvm::Value*> bv(nv), av(rows);
       idx[kdim] = kk;
       idx[mdim] = nullptr;  // B's M stride is 0
       for (int j = 0; j < nv; ++j) {
+        if (from_pack) {
+          llvm::Value* at = b.CreateAdd(b.CreateMul(kk, ec_.I64Const(int64_t{nv} * width)),
+                                        ec_.I64Const(int64_t{j} * width));
+          bv[j] = b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(ec_.F32(), pack_rows, at),
+                                      llvm::Align(width * 4));
+          continue;
+        }
         idx[ndim] = n[j];
         bv[j] = access_.Load(k_.b, idx, ndim, width);
       }
@@ -271,6 +347,8 @@ class MatMulEmitter {
   llvm::Value* kdim_ = nullptr;
   llvm::Value* col_lo_ = nullptr;  // the column panel being emitted
   llvm::Value* col_hi_ = nullptr;
+  bool pack_ = false;              // packing B is possible for this kernel (see the ctor)
+  llvm::Value* packed_ = nullptr;  // while emitting the packed rows: the packed panel
 };
 
 }  // namespace

@@ -161,7 +161,7 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
   out += "\n  config: tile " + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_cols) +
          " vw " + std::to_string(c.vector_width) + " unroll " + std::to_string(c.unroll) + " mr " +
          std::to_string(c.mr) + " nr " + std::to_string(c.nr_vectors) + " panel " +
-         std::to_string(c.panel_bytes) + "\n";
+         std::to_string(c.panel_bytes) + " pack " + std::to_string(c.pack_b) + "\n";
   for (size_t i = 0; i < kernel.accesses.size(); ++i) {
     const Access& a = kernel.accesses[i];
     std::vector<SymExpr> strides(a.strides.begin(), a.strides.end());

@@ -80,6 +80,10 @@ struct TileConfig {
   // of f32) fits this many bytes, all rows per panel, so B stays in cache while A streams.
   // 0: one panel (the whole range).
   int64_t panel_bytes = 0;
+  // Matmul, broadcast form: copy each panel's B slice into the per-thread scratch (contiguous
+  // nr-vector blocks, K rows each) before the row sweep, when it fits panel_bytes and the tile
+  // has enough rows to repay the copy. The plan then passes panel_bytes of scratch.
+  bool pack_b = false;
 
   friend bool operator==(const TileConfig&, const TileConfig&) = default;
 };
