@@ -44,7 +44,9 @@ class MatMulEmitter {
            ConstantValue(access_.Stride(k_.b, kdim)) == 1;
     // Packing copies one panel of B per tile, so B must be the same for every row of the
     // tile: no batch dims along which B moves.
-    pack_ = k_.config.pack_b && k_.config.panel_bytes > 0 && !dot_ && ec.lanes > 1;
+    // In the dot-product form the packed panel is B transposed, and the packed rows use the
+    // broadcast micro-kernel.
+    pack_ = k_.config.pack_b && k_.config.panel_bytes > 0 && ec.lanes > 1;
     for (int d = 0; d + 2 < rank_; ++d) {
       if (ConstantValue(access_.Stride(k_.b, d)) != 0) pack_ = false;
     }
@@ -59,7 +61,7 @@ class MatMulEmitter {
       return;
     }
     // Column panels: panel = max(block, panel_bytes / (4 K)) rounded down to whole blocks.
-    const int64_t block = dot_ ? nrv_ : int64_t{nrv_} * ec_.lanes;
+    const int64_t block = dot_ && !pack_ ? nrv_ : int64_t{nrv_} * ec_.lanes;
     llvm::Value* k4 = b.CreateMul(
         b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, kdim_, ec_.I64Const(1)), ec_.I64Const(4));
     llvm::Value* fit = b.CreateSDiv(ec_.I64Const(k_.config.panel_bytes), k4);
@@ -93,7 +95,10 @@ class MatMulEmitter {
           b.SetInsertPoint(packed);
           PackPanel(scratch);
           packed_ = scratch;
+          const bool dot = dot_;
+          dot_ = false;  // packed rows always use the broadcast micro-kernel
           EmitRows();
+          dot_ = dot;
           packed_ = nullptr;
           b.CreateBr(done);
           b.SetInsertPoint(direct);
@@ -112,6 +117,25 @@ class MatMulEmitter {
     const int64_t block = int64_t{nrv_} * lanes;
     const int ndim = rank_ - 1, kdim = rank_;
     llvm::Value* blocks = b.CreateSDiv(b.CreateSub(col_hi_, col_lo_), ec_.I64Const(block));
+    if (dot_) {
+      // B stored [N, K]: column n's K values are contiguous; each lands in its lane.
+      EmitForLoop(ec_, ec_.I64Const(0), blocks, [&](llvm::Value* j) {
+        llvm::Value* n0 = b.CreateAdd(col_lo_, b.CreateMul(j, ec_.I64Const(block)));
+        llvm::Value* row0 = b.CreateMul(j, kdim_);
+        EmitForLoop(ec_, ec_.I64Const(0), ec_.I64Const(block), [&](llvm::Value* c) {
+          EmitForLoop(ec_, ec_.I64Const(0), kdim_, [&](llvm::Value* kk) {
+            std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
+            idx[kdim] = kk;
+            idx[ndim] = b.CreateAdd(n0, c);
+            llvm::Value* value = access_.Load(k_.b, idx, -1, 1);
+            llvm::Value* at =
+                b.CreateAdd(b.CreateMul(b.CreateAdd(row0, kk), ec_.I64Const(block)), c);
+            b.CreateAlignedStore(value, b.CreateInBoundsGEP(ec_.F32(), dst, at), llvm::Align(4));
+          });
+        });
+      });
+      return;
+    }
     EmitForLoop(ec_, ec_.I64Const(0), blocks, [&](llvm::Value* j) {
       llvm::Value* n0 = b.CreateAdd(col_lo_, b.CreateMul(j, ec_.I64Const(block)));
       llvm::Value* row0 = b.CreateMul(j, kdim_);
