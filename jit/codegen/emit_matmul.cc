@@ -29,6 +29,11 @@ namespace {
 
 // A tile packs B only when it has at least this many row blocks to reuse the panel.
 constexpr int64_t kPackMinRowBlocks = 2;
+// Micro-tiles of a single row (M = 1, matrix-vector; and the M tail): vectors of columns in
+// the broadcast form, columns in the dot-product form. Independent accumulators hide the FMA
+// latency that a 1 x 2 tile exposes.
+constexpr int kSingleRowVectors = 8;
+constexpr int kSingleRowColumns = 8;
 
 class MatMulEmitter {
  public:
@@ -207,6 +212,12 @@ class MatMulEmitter {
     const int lanes = ec_.lanes;
     llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "col");
     ec_.b.CreateStore(col_lo_, col);
+    if (rows == 1 && packed_ == nullptr && kSingleRowVectors > nrv_) {
+      // One row (M = 1, or the M tail): more accumulators in flight, B streams through once.
+      EmitChunkLoop(
+          ec_, col, col_hi_, int64_t{kSingleRowVectors} * lanes,
+          [&](llvm::Value* n) { MicroKernel(idx, n, 1, kSingleRowVectors, lanes); }, false);
+    }
     EmitChunkLoop(
         ec_, col, col_hi_, int64_t{nrv_} * lanes,
         [&](llvm::Value* n) { MicroKernel(idx, n, rows, nrv_, lanes); }, false);
@@ -287,6 +298,12 @@ class MatMulEmitter {
   void DotRowBlock(const std::vector<llvm::Value*>& idx, int rows) {
     llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "col");
     ec_.b.CreateStore(col_lo_, col);
+    if (rows == 1 && kSingleRowColumns > nrv_) {
+      // One row: more columns (independent dot products) in flight.
+      EmitChunkLoop(
+          ec_, col, col_hi_, kSingleRowColumns,
+          [&](llvm::Value* n) { DotKernel(idx, n, 1, kSingleRowColumns); }, false);
+    }
     if (nrv_ > 1) {
       EmitChunkLoop(
           ec_, col, col_hi_, nrv_, [&](llvm::Value* n) { DotKernel(idx, n, rows, nrv_); }, false);

@@ -1,6 +1,7 @@
 // Matmul kernels sweep their columns in panels sized from the L2 (TileConfig::panel_bytes):
 // with a long K a panel is a few vector blocks wide, so several panels and a partial last one
-// are exercised, in both micro-kernel forms (B [K, N] and B [N, K]), serial and parallel.
+// are exercised, in both micro-kernel forms (B [K, N] and B [N, K]), serial and parallel; so
+// are the wider single-row micro-tiles (M = 1 and one-row M tails).
 #include <string>
 #include <vector>
 
@@ -44,6 +45,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(PanelCase{13, 4096, 100, false, 1}, PanelCase{13, 4096, 100, true, 1},
                       PanelCase{50, 3000, 77, false, 2}, PanelCase{50, 3000, 77, true, 2},
                       PanelCase{7, 8192, 40, false, 1}));
+
+// One row (matrix-vector) and single-row M tails take wider micro-tiles.
+INSTANTIATE_TEST_SUITE_P(
+    SingleRow, MatMulPanels,
+    ::testing::Values(PanelCase{1, 4096, 300, false, 1}, PanelCase{1, 4096, 300, true, 2},
+                      PanelCase{1, 100, 71, false, 2}, PanelCase{1, 100, 71, true, 1},
+                      PanelCase{7, 512, 130, true, 1}, PanelCase{13, 300, 200, false, 2}));
 
 }  // namespace
 }  // namespace pto
