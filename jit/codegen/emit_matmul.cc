@@ -16,6 +16,7 @@
 // With config.panel_bytes, the tile's columns are swept in panels whose K x columns slice of B
 // fits that budget (about half the L2), every row per panel: B stays in cache while A streams.
 // The epilogue program runs on the accumulators before the stores.
+#include <functional>
 #include <vector>
 
 #include "jit/codegen/emit_expr.h"
@@ -34,6 +35,8 @@ constexpr int64_t kPackMinRowBlocks = 2;
 // latency that a 1 x 2 tile exposes.
 constexpr int kSingleRowVectors = 8;
 constexpr int kSingleRowColumns = 8;
+// K block of a one-row tile's row-by-row sweep of B (see SingleRowKBlocked).
+constexpr int64_t kSingleRowKBlock = 256;
 
 class MatMulEmitter {
  public:
@@ -58,6 +61,114 @@ class MatMulEmitter {
   }
 
   void Emit() {
+    llvm::IRBuilder<>& b = ec_.b;
+    if (pack_ && !dot_) {
+      // A tile of one row (M = 1: matrix-vector) sweeps B row by row in K blocks, its partial
+      // sums in the scratch, instead of walking down B's columns (a new page every row).
+      llvm::Value* scratch = ec_.fn->getArg(3);
+      llvm::Value* one_row = b.CreateICmpEQ(b.CreateSub(ec_.hi[0], ec_.lo[0]), ec_.I64Const(1));
+      llvm::Value* fits =
+          b.CreateICmpSLE(b.CreateMul(b.CreateSub(ec_.hi[1], ec_.lo[1]), ec_.I64Const(4)),
+                          ec_.I64Const(k_.config.panel_bytes));
+      llvm::Value* go = b.CreateAnd(b.CreateAnd(one_row, fits), b.CreateIsNotNull(scratch));
+      llvm::BasicBlock* row = llvm::BasicBlock::Create(ec_.ctx, "mv", ec_.fn);
+      llvm::BasicBlock* tiles = llvm::BasicBlock::Create(ec_.ctx, "mv.not", ec_.fn);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(ec_.ctx, "mv.done", ec_.fn);
+      b.CreateCondBr(go, row, tiles);
+      b.SetInsertPoint(row);
+      SingleRowKBlocked(scratch);
+      b.CreateBr(done);
+      b.SetInsertPoint(tiles);
+      EmitTiles();
+      b.CreateBr(done);
+      b.SetInsertPoint(done);
+      return;
+    }
+    EmitTiles();
+  }
+
+  // Row lo[0] alone: for each K block, every column chunk adds A[m, kb] . B[kb, chunk] to its
+  // partial sums in `partial` (zeroed first); then the epilogue runs on the sums.
+  void SingleRowKBlocked(llvm::Value* partial) {
+    llvm::IRBuilder<>& b = ec_.b;
+    const int lanes = ec_.lanes;
+    const int mdim = rank_ - 2, ndim = rank_ - 1, kdim = rank_;
+    llvm::Value* m_extent = dims_[rank_ - 2];
+    std::vector<llvm::Value*> batch_dims(dims_.begin(), dims_.end() - 2);
+    std::vector<llvm::Value*> idx = ec_.Unflatten(b.CreateUDiv(ec_.lo[0], m_extent), batch_dims);
+    idx.resize(rank_ + 1, nullptr);
+    idx[mdim] = b.CreateURem(ec_.lo[0], m_extent);
+    llvm::Value* cols = b.CreateSub(ec_.hi[1], ec_.lo[1]);
+    b.CreateMemSet(partial, b.getInt8(0), b.CreateMul(cols, ec_.I64Const(4)), llvm::MaybeAlign(64));
+    llvm::Value* kblocks = b.CreateSDiv(b.CreateAdd(kdim_, ec_.I64Const(kSingleRowKBlock - 1)),
+                                        ec_.I64Const(kSingleRowKBlock));
+    // Columns [lo1, hi1) in chunks of `nv` vectors of `width`, each chunk calling body(n0).
+    auto chunks = [&](const std::function<void(llvm::Value*, int, int)>& body) {
+      llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "mvcol");
+      b.CreateStore(ec_.lo[1], col);
+      EmitChunkLoop(
+          ec_, col, ec_.hi[1], int64_t{kSingleRowVectors} * lanes,
+          [&](llvm::Value* n) { body(n, kSingleRowVectors, lanes); }, false);
+      EmitChunkLoop(
+          ec_, col, ec_.hi[1], lanes, [&](llvm::Value* n) { body(n, 1, lanes); }, true);
+      if (lanes > 1) {
+        EmitChunkLoop(
+            ec_, col, ec_.hi[1], 1, [&](llvm::Value* n) { body(n, 1, 1); }, true);
+      }
+    };
+    auto partial_at = [&](llvm::Value* n) {
+      return b.CreateInBoundsGEP(ec_.F32(), partial, b.CreateSub(n, ec_.lo[1]));
+    };
+    EmitForLoop(
+        ec_, ec_.I64Const(0), kblocks,
+        [&](llvm::Value* kb) {
+          llvm::Value* k_lo = b.CreateMul(kb, ec_.I64Const(kSingleRowKBlock));
+          llvm::Value* k_hi = b.CreateBinaryIntrinsic(
+              llvm::Intrinsic::smin, b.CreateAdd(k_lo, ec_.I64Const(kSingleRowKBlock)), kdim_);
+          chunks([&](llvm::Value* n0, int nv, int width) {
+            llvm::Type* vt = ec_.VecType(width);
+            std::vector<llvm::AllocaInst*> acc(nv);
+            for (int j = 0; j < nv; ++j) {
+              acc[j] = ec_.EntryAlloca(vt, "mvacc");
+              llvm::Value* at = partial_at(b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width)));
+              b.CreateStore(b.CreateAlignedLoad(vt, at, llvm::Align(4)), acc[j]);
+            }
+            EmitForLoop(ec_, k_lo, k_hi, [&](llvm::Value* kk) {
+              std::vector<llvm::Value*> at = idx;
+              at[kdim] = kk;
+              at[ndim] = nullptr;  // A's N stride is 0
+              llvm::Value* a = access_.Load(k_.a, at, -1, width);
+              at[mdim] = nullptr;  // B's M stride is 0
+              for (int j = 0; j < nv; ++j) {
+                at[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width));
+                llvm::Value* bv = access_.Load(k_.b, at, ndim, width);
+                b.CreateStore(EmitFMulAdd(b, a, bv, b.CreateLoad(vt, acc[j])), acc[j]);
+              }
+            });
+            for (int j = 0; j < nv; ++j) {
+              llvm::Value* at = partial_at(b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width)));
+              b.CreateAlignedStore(b.CreateLoad(vt, acc[j]), at, llvm::Align(4));
+            }
+          });
+        },
+        /*disable_unroll=*/true);
+    // The epilogue on the sums, and the stores.
+    chunks([&](llvm::Value* n0, int nv, int width) {
+      llvm::Type* vt = ec_.VecType(width);
+      for (int j = 0; j < nv; ++j) {
+        std::vector<llvm::Value*> at = idx;
+        at[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width));
+        llvm::Value* sum = b.CreateAlignedLoad(vt, partial_at(at[ndim]), llvm::Align(4));
+        auto load = [&](int a) { return access_.Load(a, at, ndim, width); };
+        std::vector<llvm::Value*> v = EmitProgram(b, k_.output, roots_, vt, load, sum);
+        for (const ir::Store& st : k_.stores)
+          access_.Store(st.access, at, ndim, width, v[st.value]);
+      }
+    });
+  }
+
+  // The tile range in column panels (see the file comment), rows within each panel.
+  void EmitTiles() {
     llvm::IRBuilder<>& b = ec_.b;
     if (k_.config.panel_bytes <= 0) {
       col_lo_ = ec_.lo[1];
