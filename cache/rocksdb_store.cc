@@ -476,13 +476,13 @@ absl::StatusOr<CacheStore::Loaded> RocksDbStore::Load(RecordKind kind, const std
   if (s.IsNotFound() && role_ == DbRole::kReader) {
     // The writer may have it already (in its WAL, or ingested from another reader's batch),
     // or it may still wait in the inbox.
-    if (CatchUp().ok()) s = db_->Get(read, Family(kind), key, &value);
+    if (TryCatchUp().ok()) s = db_->Get(read, Family(kind), key, &value);
     if (s.IsNotFound()) {
       if (std::optional<std::string> v =
               inbox::Lookup(path_, FamilyName(kind), key, *table_options_)) {
         value = std::move(*v);
         s = rocksdb::Status::OK();
-      } else if (CatchUp().ok()) {
+      } else if (TryCatchUp().ok()) {
         // A batch leaves the inbox only after its ingestion is in the MANIFEST: if it left
         // between the two looks, catching up again finds it.
         s = db_->Get(read, Family(kind), key, &value);
@@ -583,8 +583,7 @@ void RocksDbStore::HandleReadCorruption(RecordKind kind, const std::string& key,
       Log(kLogWarning, absl::StrCat("pto cache: dropped the damaged file ", f.relative_filename,
                                     " of '", path_, "' (", f.num_entries, " cached records, ",
                                     salvage.Count(), " of them intact and written again",
-                                    s.ok() ? "" : absl::StrCat(" - failed: ", s.ToString()),
-                                    ")"));
+                                    s.ok() ? "" : absl::StrCat(" - failed: ", s.ToString()), ")"));
     } else {
       Log(kLogWarning,
           absl::StrCat("pto cache: could not drop the damaged file ", f.relative_filename, " of '",
@@ -845,11 +844,17 @@ absl::StatusOr<int> RocksDbStore::IngestInbox() {
   return ingested;
 }
 
-absl::Status RocksDbStore::CatchUp() {
+absl::Status RocksDbStore::TryCatchUp() {
   if (role_ != DbRole::kReader) return absl::OkStatus();
   std::lock_guard<std::mutex> catch_up(catch_up_mu_);
   rocksdb::Status s = db_->TryCatchUpWithPrimary();
   if (!s.ok()) return FromRocks(s, "cannot catch up with the cache's writer", path_);
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbStore::CatchUp() {
+  if (role_ != DbRole::kReader) return absl::OkStatus();
+  if (absl::Status s = TryCatchUp(); !s.ok()) return s;
   std::lock_guard<std::mutex> lock(mu_);
   return LoadIndex(/*full_scan=*/false);
 }
@@ -888,7 +893,7 @@ absl::Status RocksDbStore::AddCounters(const CacheStats& delta) {
 }
 
 absl::StatusOr<CacheStats> RocksDbStore::ReadCounters() {
-  if (role_ == DbRole::kReader) (void)CatchUp();
+  if (role_ == DbRole::kReader) (void)TryCatchUp();
   CacheStats totals;
   for (int i = 0; i < kCounters; ++i) {
     std::string value;

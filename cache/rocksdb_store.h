@@ -101,6 +101,9 @@ class RocksDbStore final : public CacheStore {
 
  private:
   RocksDbStore(const CacheOptions& options, DbRole role);
+  // Reader: TryCatchUpWithPrimary only. A lookup needs no more; CatchUp also refreshes the
+  // index (sizes, usage), which scans the small records and is kept off the lookup path.
+  absl::Status TryCatchUp();
   // Deletes `victims` (kernel records and their usage entries): in one batch for the writer,
   // through the inbox for a reader. mu_ held.
   absl::Status EvictLocked(const std::vector<std::string>& victims);
