@@ -1,12 +1,15 @@
 #include "jit/pipeline.h"
 
 #include "absl/strings/str_cat.h"
+#include "jit/codegen/matmul_config_grid.h"
 #include "jit/passes/build_tile_graph.h"
 #include "jit/passes/canonicalize.h"
 #include "jit/passes/cse.h"
 #include "jit/passes/dce.h"
+#include "jit/passes/mark_in_place.h"
 #include "jit/passes/schedule_blocks.h"
 #include "jit/passes/specialize_shapes.h"
+#include "jit/passes/split_matmul_columns.h"
 
 namespace pto::jit {
 namespace {
@@ -24,6 +27,8 @@ void RunGraphPasses(ir::Graph& graph, const PipelineOptions& options) {
   LogStage(options, "canonicalize", graph.ToString());
   EliminateCommonSubexpressions(graph);
   LogStage(options, "cse", graph.ToString());
+  SplitMatMulColumns(graph);
+  LogStage(options, "split_matmul_columns", graph.ToString());
   EliminateDeadCode(graph);
   LogStage(options, "dce", graph.ToString());
 }
@@ -48,6 +53,7 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
   // Level 3: block schedule.
   ScheduleBlocks(p.tiles, *options.device);
   // Level 4: execution graph.
+  MarkInPlace(p.tiles);
   p.buffers = PlanBuffers(p.tiles);
   LogStage(options, "plan_buffers", BufferPlanToString(p.tiles, p.buffers));
   if (p.symbol_sources.size() > static_cast<size_t>(kMaxSymbols)) {
@@ -93,8 +99,8 @@ absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
     k.grain[0] = call.kernel.config.tile_rows;
     k.grain[1] = call.kernel.config.tile_cols;
     k.work_per_cell = call.work_per_cell;
-    if (call.kernel.kind == ir::KernelKind::kMatMul && call.kernel.config.pack_b) {
-      k.scratch_bytes = call.kernel.config.panel_bytes;
+    if (call.kernel.kind == ir::KernelKind::kMatMul) {
+      k.scratch_bytes = MatMulScratchBytes(call.kernel.config);
     }
     for (int b : call.buffers) {
       const ir::Buffer& buf = program.tiles.buffers[b];

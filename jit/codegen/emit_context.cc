@@ -119,6 +119,19 @@ llvm::MDNode* EmitContext::LoopMetadata(bool disable_unroll) {
   return md;
 }
 
+llvm::MDNode* EmitContext::UnrollMetadata(int count) {
+  if (count <= 1) return LoopMetadata(/*disable_unroll=*/true);
+  std::vector<llvm::Metadata*> ops = {nullptr};
+  ops.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+                                        llvm::ConstantAsMetadata::get(b.getFalse())}));
+  ops.push_back(llvm::MDNode::get(
+      ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.count"),
+            llvm::ConstantAsMetadata::get(b.getInt32(static_cast<uint32_t>(count)))}));
+  llvm::MDNode* md = llvm::MDNode::getDistinct(ctx, ops);
+  md->replaceOperandWith(0, md);
+  return md;
+}
+
 std::vector<llvm::Value*> EmitContext::Unflatten(llvm::Value* flat,
                                                  const std::vector<llvm::Value*>& dims) {
   std::vector<llvm::Value*> out(dims.size(), nullptr);

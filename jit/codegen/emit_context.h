@@ -53,6 +53,8 @@ struct EmitContext {
   llvm::AllocaInst* EntryAlloca(llvm::Type* type, const char* name);
   // Loop metadata for loops that are already explicitly vectorized.
   llvm::MDNode* LoopMetadata(bool disable_unroll);
+  // The same, with the loop unrolled `count` times (1: not unrolled).
+  llvm::MDNode* UnrollMetadata(int count);
 
   // Unflattens `flat` into indices of `dims` (row-major): out[i] for dims[i].
   std::vector<llvm::Value*> Unflatten(llvm::Value* flat, const std::vector<llvm::Value*>& dims);

@@ -15,6 +15,10 @@
 // When neither stride of b is the constant 1, the broadcast form loads B per lane (a gather).
 // With config.panel_bytes, the tile's columns are swept in panels whose K x columns slice of B
 // fits that budget (about half the L2), every row per panel: B stays in cache while A streams.
+// With config.kc (K blocking), each panel is swept once per K block of kc rows of B: the
+// micro-tiles start from the partial sums left in the output by the previous block, store
+// their sums back, and only the last block runs the epilogue. config.loop_order puts either
+// the panels or blocks of config.mc rows outermost. config.unroll unrolls the K loop.
 // The epilogue program runs on the accumulators before the stores.
 #include <functional>
 #include <vector>
@@ -58,6 +62,14 @@ class MatMulEmitter {
     for (int d = 0; d + 2 < rank_; ++d) {
       if (ConstantValue(access_.Stride(k_.b, d)) != 0) pack_ = false;
     }
+    // Partial sums go through the output, so it must be the only store.
+    kblock_ = k_.config.kc > 0 && k_.stores.size() == 1 &&
+              k_.accesses[k_.stores[0].access].dtype == ir::DType::kF32;
+    if (kblock_) out_access_ = k_.stores[0].access;
+    unroll_ = std::max(1, k_.config.unroll);
+    first_ = last_ = ec.b.getTrue();
+    k_lo_ = ec.I64Const(0);
+    k_hi_ = kdim_;
   }
 
   void Emit() {
@@ -167,79 +179,126 @@ class MatMulEmitter {
     });
   }
 
-  // The tile range in column panels (see the file comment), rows within each panel.
+  // The tile range: column panels, K blocks and row blocks (see the file comment).
   void EmitTiles() {
     llvm::IRBuilder<>& b = ec_.b;
-    if (k_.config.panel_bytes <= 0) {
-      col_lo_ = ec_.lo[1];
-      col_hi_ = ec_.hi[1];
-      EmitRows();
-      return;
-    }
-    // Column panels: panel = max(block, panel_bytes / (4 K)) rounded down to whole blocks.
-    const int64_t block = dot_ && !pack_ ? nrv_ : int64_t{nrv_} * ec_.lanes;
-    llvm::Value* k4 = b.CreateMul(
-        b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, kdim_, ec_.I64Const(1)), ec_.I64Const(4));
-    llvm::Value* fit = b.CreateSDiv(ec_.I64Const(k_.config.panel_bytes), k4);
-    fit = b.CreateMul(b.CreateSDiv(fit, ec_.I64Const(block)), ec_.I64Const(block));
-    llvm::Value* panel = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, fit, ec_.I64Const(block));
+    const ir::TileConfig& cfg = k_.config;
+    llvm::Value* k1 = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, kdim_, ec_.I64Const(1));
+    kc_ = kblock_ ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, ec_.I64Const(cfg.kc), k1) : k1;
     llvm::Value* span = b.CreateSub(ec_.hi[1], ec_.lo[1]);
+    // Column panels: panel = max(block, panel_bytes / (4 kc)) rounded down to whole blocks.
+    const int64_t block = dot_ && !pack_ ? nrv_ : int64_t{nrv_} * ec_.lanes;
+    llvm::Value* fit = nullptr;
+    llvm::Value* panel = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, span, ec_.I64Const(1));
+    if (cfg.panel_bytes > 0) {
+      fit = b.CreateSDiv(ec_.I64Const(cfg.panel_bytes), b.CreateMul(kc_, ec_.I64Const(4)));
+      fit = b.CreateMul(b.CreateSDiv(fit, ec_.I64Const(block)), ec_.I64Const(block));
+      panel = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, fit, ec_.I64Const(block));
+    }
     llvm::Value* panels =
         b.CreateSDiv(b.CreateAdd(span, b.CreateSub(panel, ec_.I64Const(1))), panel);
-    // Packing pays off when the panel fits the scratch and the tile has rows enough to reuse it.
-    llvm::Value* scratch = ec_.fn->getArg(3);
-    llvm::Value* pack = nullptr;
-    if (pack_) {
-      pack = b.CreateAnd(b.CreateIsNotNull(scratch), b.CreateICmpSGE(fit, ec_.I64Const(block)));
-      pack = b.CreateAnd(pack, b.CreateICmpSGE(b.CreateSub(ec_.hi[0], ec_.lo[0]),
-                                               ec_.I64Const(kPackMinRowBlocks * mr_)));
+    llvm::Value* pack_fits = nullptr;  // packing possible for this tile (scratch, panel size)
+    if (pack_ && fit != nullptr) {
+      pack_fits = b.CreateAnd(b.CreateIsNotNull(ec_.fn->getArg(3)),
+                              b.CreateICmpSGE(fit, ec_.I64Const(block)));
     }
-    EmitForLoop(
-        ec_, ec_.I64Const(0), panels,
-        [&](llvm::Value* p) {
-          col_lo_ = b.CreateAdd(ec_.lo[1], b.CreateMul(p, panel));
-          col_hi_ = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(col_lo_, panel),
-                                            ec_.hi[1]);
-          if (pack == nullptr) {
-            EmitRows();
-            return;
-          }
-          llvm::BasicBlock* packed = llvm::BasicBlock::Create(ec_.ctx, "panel.packed", ec_.fn);
-          llvm::BasicBlock* direct = llvm::BasicBlock::Create(ec_.ctx, "panel.direct", ec_.fn);
-          llvm::BasicBlock* done = llvm::BasicBlock::Create(ec_.ctx, "panel.done", ec_.fn);
-          b.CreateCondBr(pack, packed, direct);
-          b.SetInsertPoint(packed);
-          PackPanel(scratch);
-          packed_ = scratch;
-          const bool dot = dot_;
-          dot_ = false;  // packed rows always use the broadcast micro-kernel
-          EmitRows();
-          dot_ = dot;
-          packed_ = nullptr;
-          b.CreateBr(done);
-          b.SetInsertPoint(direct);
-          EmitRows();
-          b.CreateBr(done);
-          b.SetInsertPoint(done);
-        },
-        /*disable_unroll=*/true);
+    auto sweep_panels = [&](llvm::Value* row_lo, llvm::Value* row_hi) {
+      EmitForLoop(
+          ec_, ec_.I64Const(0), panels,
+          [&](llvm::Value* p) {
+            col_lo_ = b.CreateAdd(ec_.lo[1], b.CreateMul(p, panel));
+            col_hi_ = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(col_lo_, panel),
+                                              ec_.hi[1]);
+            SweepKBlocks(row_lo, row_hi, pack_fits);
+          },
+          /*disable_unroll=*/true);
+    };
+    if (cfg.loop_order == ir::LoopOrder::kRowBlocksOuter && cfg.mc > 0) {
+      const int64_t mc = (cfg.mc + mr_ - 1) / mr_ * mr_;
+      llvm::Value* rows = b.CreateSub(ec_.hi[0], ec_.lo[0]);
+      llvm::Value* row_blocks =
+          b.CreateSDiv(b.CreateAdd(rows, ec_.I64Const(mc - 1)), ec_.I64Const(mc));
+      EmitForLoop(
+          ec_, ec_.I64Const(0), row_blocks,
+          [&](llvm::Value* rb) {
+            llvm::Value* lo = b.CreateAdd(ec_.lo[0], b.CreateMul(rb, ec_.I64Const(mc)));
+            llvm::Value* hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                                      b.CreateAdd(lo, ec_.I64Const(mc)), ec_.hi[0]);
+            sweep_panels(lo, hi);
+          },
+          /*disable_unroll=*/true);
+      return;
+    }
+    sweep_panels(ec_.lo[0], ec_.hi[0]);
   }
 
-  // Copies the panel's full column blocks of B into `dst`: block j's rows k are
-  // dst[(j * K + k) * block + 0 .. block), so the micro-kernel reads B contiguously.
+  // Rows [row_lo, row_hi) over the current panel, one K block at a time.
+  void SweepKBlocks(llvm::Value* row_lo, llvm::Value* row_hi, llvm::Value* pack_fits) {
+    llvm::IRBuilder<>& b = ec_.b;
+    llvm::Value* pack = nullptr;
+    if (pack_fits != nullptr) {
+      // Packing pays off when the rows are enough to reuse the panel.
+      pack = b.CreateAnd(pack_fits, b.CreateICmpSGE(b.CreateSub(row_hi, row_lo),
+                                                    ec_.I64Const(kPackMinRowBlocks * mr_)));
+    }
+    auto rows = [&]() {
+      if (pack == nullptr) {
+        EmitRows(row_lo, row_hi);
+        return;
+      }
+      IfElse(
+          pack,
+          [&]() {
+            PackPanel(ec_.fn->getArg(3));
+            packed_ = ec_.fn->getArg(3);
+            const bool dot = dot_;
+            dot_ = false;  // packed rows always use the broadcast micro-kernel
+            EmitRows(row_lo, row_hi);
+            dot_ = dot;
+            packed_ = nullptr;
+          },
+          [&]() { EmitRows(row_lo, row_hi); });
+    };
+    if (!kblock_) {
+      rows();
+      return;
+    }
+    llvm::Value* kblocks = b.CreateSDiv(
+        b.CreateAdd(b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, kdim_, ec_.I64Const(1)),
+                    b.CreateSub(kc_, ec_.I64Const(1))),
+        kc_);
+    EmitForLoop(
+        ec_, ec_.I64Const(0), kblocks,
+        [&](llvm::Value* kb) {
+          k_lo_ = b.CreateMul(kb, kc_);
+          k_hi_ = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(k_lo_, kc_), kdim_);
+          first_ = b.CreateICmpEQ(kb, ec_.I64Const(0));
+          last_ = b.CreateICmpEQ(kb, b.CreateSub(kblocks, ec_.I64Const(1)));
+          rows();
+        },
+        /*disable_unroll=*/true);
+    k_lo_ = ec_.I64Const(0);
+    k_hi_ = kdim_;
+    first_ = last_ = b.getTrue();
+  }
+
+  // Copies the panel's full column blocks of B, rows [k_lo_, k_hi_), into `dst`: block j's
+  // row k is dst[(j * kc + k - k_lo) * block + 0 .. block), so the micro-kernel reads B
+  // contiguously.
   void PackPanel(llvm::Value* dst) {
     llvm::IRBuilder<>& b = ec_.b;
     const int lanes = ec_.lanes;
     const int64_t block = int64_t{nrv_} * lanes;
     const int ndim = rank_ - 1, kdim = rank_;
     llvm::Value* blocks = b.CreateSDiv(b.CreateSub(col_hi_, col_lo_), ec_.I64Const(block));
+    llvm::Value* k_lo = k_lo_;
     if (dot_) {
       // B stored [N, K]: column n's K values are contiguous; each lands in its lane.
       EmitForLoop(ec_, ec_.I64Const(0), blocks, [&](llvm::Value* j) {
         llvm::Value* n0 = b.CreateAdd(col_lo_, b.CreateMul(j, ec_.I64Const(block)));
-        llvm::Value* row0 = b.CreateMul(j, kdim_);
+        llvm::Value* row0 = b.CreateSub(b.CreateMul(j, kc_), k_lo);
         EmitForLoop(ec_, ec_.I64Const(0), ec_.I64Const(block), [&](llvm::Value* c) {
-          EmitForLoop(ec_, ec_.I64Const(0), kdim_, [&](llvm::Value* kk) {
+          EmitForLoop(ec_, k_lo, k_hi_, [&](llvm::Value* kk) {
             std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
             idx[kdim] = kk;
             idx[ndim] = b.CreateAdd(n0, c);
@@ -254,8 +313,8 @@ class MatMulEmitter {
     }
     EmitForLoop(ec_, ec_.I64Const(0), blocks, [&](llvm::Value* j) {
       llvm::Value* n0 = b.CreateAdd(col_lo_, b.CreateMul(j, ec_.I64Const(block)));
-      llvm::Value* row0 = b.CreateMul(j, kdim_);
-      EmitForLoop(ec_, ec_.I64Const(0), kdim_, [&](llvm::Value* kk) {
+      llvm::Value* row0 = b.CreateSub(b.CreateMul(j, kc_), k_lo);
+      EmitForLoop(ec_, k_lo, k_hi_, [&](llvm::Value* kk) {
         std::vector<llvm::Value*> idx(rank_ + 1, nullptr);  // B's batch and M strides are 0
         idx[kdim] = kk;
         llvm::Value* at = b.CreateMul(b.CreateAdd(row0, kk), ec_.I64Const(block));
@@ -270,13 +329,13 @@ class MatMulEmitter {
     });
   }
 
-  // Every row of the tile range, over the columns [col_lo_, col_hi_).
-  void EmitRows() {
+  // Rows [row_lo, row_hi) of the tile range, over the columns [col_lo_, col_hi_).
+  void EmitRows(llvm::Value* row_lo, llvm::Value* row_hi) {
     llvm::IRBuilder<>& b = ec_.b;
     llvm::Value* m_extent = dims_[rank_ - 2];
     std::vector<llvm::Value*> batch_dims(dims_.begin(), dims_.end() - 2);
     llvm::AllocaInst* pos = ec_.EntryAlloca(ec_.I64(), "row");
-    b.CreateStore(ec_.lo[0], pos);
+    b.CreateStore(row_lo, pos);
     llvm::BasicBlock* header = llvm::BasicBlock::Create(ec_.ctx, "rows", ec_.fn);
     llvm::BasicBlock* body = llvm::BasicBlock::Create(ec_.ctx, "rows.body", ec_.fn);
     llvm::BasicBlock* full = llvm::BasicBlock::Create(ec_.ctx, "rows.full", ec_.fn);
@@ -286,14 +345,14 @@ class MatMulEmitter {
     b.CreateBr(header);
     b.SetInsertPoint(header);
     llvm::Value* r = b.CreateLoad(ec_.I64(), pos);
-    b.CreateCondBr(b.CreateICmpSLT(r, ec_.hi[0]), body, exit);
+    b.CreateCondBr(b.CreateICmpSLT(r, row_hi), body, exit);
 
     b.SetInsertPoint(body);
     llvm::Value* m = b.CreateURem(r, m_extent);
     std::vector<llvm::Value*> idx = ec_.Unflatten(b.CreateUDiv(r, m_extent), batch_dims);
     idx.resize(rank_ + 1, nullptr);
     idx[rank_ - 2] = m;
-    llvm::Value* avail = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateSub(ec_.hi[0], r),
+    llvm::Value* avail = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateSub(row_hi, r),
                                                  b.CreateSub(m_extent, m));
     b.CreateCondBr(b.CreateICmpSGE(avail, ec_.I64Const(mr_)), full, single);
 
@@ -356,16 +415,33 @@ class MatMulEmitter {
       a = ec_.EntryAlloca(vt, "mmacc");
       b.CreateStore(llvm::ConstantFP::get(vt, 0.0), a);
     }
+    auto at_output = [&](int i, int j) {
+      idx[kdim] = nullptr;
+      idx[mdim] = m[i];
+      idx[ndim] = n[j];
+    };
+    if (kblock_) {
+      // A later K block continues the partial sums the previous one left in the output.
+      IfElse(b.CreateNot(first_), [&]() {
+        for (int i = 0; i < rows; ++i) {
+          for (int j = 0; j < nv; ++j) {
+            at_output(i, j);
+            b.CreateStore(access_.Load(out_access_, idx, ndim, width), acc[i * nv + j]);
+          }
+        }
+      });
+    }
     // A full block of a packed panel reads B from the scratch (see PackPanel).
     const bool from_pack = packed_ != nullptr && nv == nrv_ && width == ec_.lanes;
     llvm::Value* pack_rows = nullptr;
     if (from_pack) {
       const int64_t block = int64_t{nrv_} * width;
       llvm::Value* j = b.CreateSDiv(b.CreateSub(n0, col_lo_), ec_.I64Const(block));
-      pack_rows = b.CreateInBoundsGEP(ec_.F32(), packed_,
-                                      b.CreateMul(b.CreateMul(j, kdim_), ec_.I64Const(block)));
+      pack_rows = b.CreateInBoundsGEP(
+          ec_.F32(), packed_,
+          b.CreateMul(b.CreateSub(b.CreateMul(j, kc_), k_lo_), ec_.I64Const(block)));
     }
-    EmitForLoop(ec_, ec_.I64Const(0), kdim_, [&](llvm::Value* kk) {
+    EmitKLoop(k_lo_, k_hi_, [&](llvm::Value* kk) {
       std::vector<llvm::Value*> bv(nv), av(rows);
       idx[kdim] = kk;
       idx[mdim] = nullptr;  // B's M stride is 0
@@ -392,17 +468,14 @@ class MatMulEmitter {
         }
       }
     });
-    idx[kdim] = nullptr;
-    for (int i = 0; i < rows; ++i) {
-      for (int j = 0; j < nv; ++j) {
-        idx[mdim] = m[i];
-        idx[ndim] = n[j];
-        auto load = [&](int a) { return access_.Load(a, idx, ndim, width); };
-        std::vector<llvm::Value*> v =
-            EmitProgram(b, k_.output, roots_, vt, load, b.CreateLoad(vt, acc[i * nv + j]));
-        for (const ir::Store& s : k_.stores) access_.Store(s.access, idx, ndim, width, v[s.value]);
+    Finish([&](bool epilogue) {
+      for (int i = 0; i < rows; ++i) {
+        for (int j = 0; j < nv; ++j) {
+          at_output(i, j);
+          StoreResult(idx, width, b.CreateLoad(vt, acc[i * nv + j]), epilogue);
+        }
       }
-    }
+    });
   }
 
   // Dot-product form: columns in blocks of nrv_ columns, then single columns.
@@ -459,9 +532,9 @@ class MatMulEmitter {
       b.CreateStore(llvm::ConstantFP::get(vt, 0.0), a);
     }
     llvm::AllocaInst* pos = ec_.EntryAlloca(ec_.I64(), "kpos");
-    b.CreateStore(ec_.I64Const(0), pos);
+    b.CreateStore(k_lo_, pos);
     EmitChunkLoop(
-        ec_, pos, kdim_, lanes, [&](llvm::Value* kk) { step(acc, kk, lanes); }, false);
+        ec_, pos, k_hi_, lanes, [&](llvm::Value* kk) { step(acc, kk, lanes); }, false);
     if (lanes > 1) {
       // Reduce first, then the K tail continues the scalar sums (fewer live registers).
       for (auto& a : acc) {
@@ -470,22 +543,100 @@ class MatMulEmitter {
         b.CreateStore(sum, a);
       }
       EmitChunkLoop(
-          ec_, pos, kdim_, 1, [&](llvm::Value* kk) { step(acc, kk, 1); }, true);
+          ec_, pos, k_hi_, 1, [&](llvm::Value* kk) { step(acc, kk, 1); }, true);
     }
     idx[kdim] = nullptr;
     idx[ndim] = n0;
     llvm::Type* ot = ec_.VecType(cols);
+    std::vector<llvm::AllocaInst*> dots(rows);
     for (int i = 0; i < rows; ++i) {
-      llvm::Value* dots = cols == 1 ? nullptr : llvm::PoisonValue::get(ot);
+      llvm::Value* row = cols == 1 ? nullptr : llvm::PoisonValue::get(ot);
       for (int j = 0; j < cols; ++j) {
         llvm::Value* d = b.CreateLoad(ec_.F32(), acc[i * cols + j]);
-        dots = cols == 1 ? d : b.CreateInsertElement(dots, d, static_cast<uint64_t>(j));
+        row = cols == 1 ? d : b.CreateInsertElement(row, d, static_cast<uint64_t>(j));
       }
-      idx[mdim] = m[i];
-      auto load = [&](int a) { return access_.Load(a, idx, ndim, cols); };
-      std::vector<llvm::Value*> v = EmitProgram(b, k_.output, roots_, ot, load, dots);
-      for (const ir::Store& s : k_.stores) access_.Store(s.access, idx, ndim, cols, v[s.value]);
+      dots[i] = ec_.EntryAlloca(ot, "dotrow");
+      b.CreateStore(row, dots[i]);
     }
+    if (kblock_) {
+      IfElse(b.CreateNot(first_), [&]() {
+        for (int i = 0; i < rows; ++i) {
+          idx[mdim] = m[i];
+          llvm::Value* partial = access_.Load(out_access_, idx, ndim, cols);
+          b.CreateStore(b.CreateFAdd(b.CreateLoad(ot, dots[i]), partial), dots[i]);
+        }
+      });
+    }
+    Finish([&](bool epilogue) {
+      for (int i = 0; i < rows; ++i) {
+        idx[mdim] = m[i];
+        StoreResult(idx, cols, b.CreateLoad(ot, dots[i]), epilogue);
+      }
+    });
+  }
+
+  // The epilogue and the stores of `width` results at idx; or, before the last K block, the
+  // partial sums into the output.
+  void StoreResult(const std::vector<llvm::Value*>& idx, int width, llvm::Value* sums,
+                   bool epilogue) {
+    const int ndim = rank_ - 1;
+    if (!epilogue) {
+      access_.Store(out_access_, idx, ndim, width, sums);
+      return;
+    }
+    auto load = [&](int a) { return access_.Load(a, idx, ndim, width); };
+    std::vector<llvm::Value*> v =
+        EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, sums);
+    for (const ir::Store& s : k_.stores) access_.Store(s.access, idx, ndim, width, v[s.value]);
+  }
+
+  // store(true) after the last K block (always, without K blocking), else store(false).
+  void Finish(const std::function<void(bool epilogue)>& store) {
+    if (!kblock_) {
+      store(true);
+      return;
+    }
+    IfElse(
+        last_, [&]() { store(true); }, [&]() { store(false); });
+  }
+
+  // if (cond) then() else otherwise(); the builder ends after both.
+  void IfElse(llvm::Value* cond, const std::function<void()>& then,
+              const std::function<void()>& otherwise = nullptr) {
+    llvm::IRBuilder<>& b = ec_.b;
+    llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ec_.ctx, "if.then", ec_.fn);
+    llvm::BasicBlock* else_bb = llvm::BasicBlock::Create(ec_.ctx, "if.else", ec_.fn);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ec_.ctx, "if.done", ec_.fn);
+    b.CreateCondBr(cond, then_bb, else_bb);
+    b.SetInsertPoint(then_bb);
+    then();
+    b.CreateBr(done);
+    b.SetInsertPoint(else_bb);
+    if (otherwise) otherwise();
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+  }
+
+  // for (kk = begin; kk < end; ++kk) body(kk), unrolled config.unroll times.
+  void EmitKLoop(llvm::Value* begin, llvm::Value* end,
+                 const std::function<void(llvm::Value*)>& body) {
+    llvm::IRBuilder<>& b = ec_.b;
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    llvm::BasicBlock* header = llvm::BasicBlock::Create(ec_.ctx, "kloop", ec_.fn);
+    llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ec_.ctx, "kloop.body", ec_.fn);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ec_.ctx, "kloop.exit", ec_.fn);
+    b.CreateBr(header);
+    b.SetInsertPoint(header);
+    llvm::PHINode* iv = b.CreatePHI(ec_.I64(), 2, "k");
+    iv->addIncoming(begin, pre);
+    b.CreateCondBr(b.CreateICmpSLT(iv, end), body_bb, exit);
+    b.SetInsertPoint(body_bb);
+    body(iv);
+    llvm::Value* next = b.CreateAdd(iv, ec_.I64Const(1), "k.next", true, true);
+    llvm::BranchInst* back = b.CreateBr(header);
+    back->setMetadata(llvm::LLVMContext::MD_loop, ec_.UnrollMetadata(unroll_));
+    iv->addIncoming(next, b.GetInsertBlock());
+    b.SetInsertPoint(exit);
   }
 
   EmitContext& ec_;
@@ -501,6 +652,15 @@ class MatMulEmitter {
   llvm::Value* col_hi_ = nullptr;
   bool pack_ = false;              // packing B is possible for this kernel (see the ctor)
   llvm::Value* packed_ = nullptr;  // while emitting the packed rows: the packed panel
+  bool kblock_ = false;            // K blocking is possible for this kernel (see the ctor)
+  int unroll_ = 1;                 // of the micro-kernel's K loop
+  int out_access_ = -1;            // the single store's access (K blocking's partial sums)
+  llvm::Value* kc_ = nullptr;      // the K block in use (K itself without K blocking)
+  // The K block being emitted, [k_lo_, k_hi_), and whether it is the first / the last.
+  llvm::Value* k_lo_ = nullptr;
+  llvm::Value* k_hi_ = nullptr;
+  llvm::Value* first_ = nullptr;
+  llvm::Value* last_ = nullptr;
 };
 
 }  // namespace

@@ -81,6 +81,15 @@ absl::Status ValidateKernel(const ir::Kernel& k) {
     return Invalid(k, absl::StrCat("config.mr ", c.mr, " / nr_vectors ", c.nr_vectors,
                                    " not in [1, 32] / [1, 16]"));
   }
+  if (c.kc < 0 || c.mc < 0 || c.panel_bytes < 0) {
+    return Invalid(k, absl::StrCat("config.kc ", c.kc, " / mc ", c.mc, " / panel_bytes ",
+                                   c.panel_bytes, " must not be negative"));
+  }
+  if (c.loop_order != ir::LoopOrder::kPanelsOuter &&
+      c.loop_order != ir::LoopOrder::kRowBlocksOuter) {
+    return Invalid(k, absl::StrCat("config.loop_order ", static_cast<int>(c.loop_order),
+                                   " is not a loop order"));
+  }
   absl::Status s = ValidateAccesses(k);
   if (!s.ok()) return s;
   s = ValidateKind(k);

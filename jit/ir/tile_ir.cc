@@ -4,6 +4,16 @@
 
 namespace pto::ir {
 
+const char* LoopOrderName(LoopOrder order) {
+  switch (order) {
+    case LoopOrder::kPanelsOuter:
+      return "panels_outer";
+    case LoopOrder::kRowBlocksOuter:
+      return "row_blocks_outer";
+  }
+  return "?";
+}
+
 const char* ExprOpName(ExprOp op) {
   switch (op) {
     case ExprOp::kLoad:
@@ -161,7 +171,9 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
   out += "\n  config: tile " + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_cols) +
          " vw " + std::to_string(c.vector_width) + " unroll " + std::to_string(c.unroll) + " mr " +
          std::to_string(c.mr) + " nr " + std::to_string(c.nr_vectors) + " panel " +
-         std::to_string(c.panel_bytes) + " pack " + std::to_string(c.pack_b) + "\n";
+         std::to_string(c.panel_bytes) + " pack " + std::to_string(c.pack_b) + " kc " +
+         std::to_string(c.kc) + " mc " + std::to_string(c.mc) + " order " +
+         LoopOrderName(c.loop_order) + "\n";
   for (size_t i = 0; i < kernel.accesses.size(); ++i) {
     const Access& a = kernel.accesses[i];
     std::vector<SymExpr> strides(a.strides.begin(), a.strides.end());

@@ -68,14 +68,23 @@ enum class KernelKind : uint8_t { kElementwise = 0, kReduce = 1, kRowOp = 2, kMa
 enum class ReduceKind : uint8_t { kSum = 0, kMax = 1, kMean = 2 };
 enum class RowOpKind : uint8_t { kSoftmax = 0, kLogSoftmax = 1, kLayerNorm = 2, kRmsNorm = 3 };
 
+// Matmul: which loop encloses which (see TileConfig::kc and mc).
+enum class LoopOrder : uint8_t {
+  kPanelsOuter = 0,     // column panels outside, all of the tile's rows inside: B reused
+  kRowBlocksOuter = 1,  // blocks of mc rows outside, the panels inside: A's rows reused
+};
+const char* LoopOrderName(LoopOrder order);
+
 // Every parameter codegen or the plan may vary; the tuner searches these.
 struct TileConfig {
   int64_t tile_rows = 1;  // grain of the plan's split along grid dim 0
   int64_t tile_cols = 0;  // grain along grid dim 1 (0: the whole extent)
   int vector_width = 0;   // f32 lanes; 0 = the target's natural width
-  int unroll = 1;         // vectors per inner-loop iteration (elementwise, reduce, row ops)
-  int mr = 4;             // matmul micro-tile rows
-  int nr_vectors = 2;     // matmul micro-tile columns, in vectors
+  // Vectors per inner-loop iteration (elementwise, reduce, row ops); matmul: K steps per
+  // iteration of the micro-kernel's K loop.
+  int unroll = 1;
+  int mr = 4;          // matmul micro-tile rows
+  int nr_vectors = 2;  // matmul micro-tile columns, in vectors
   // Matmul: the kernel sweeps its column range in panels whose slice of B (K x panel columns
   // of f32) fits this many bytes, all rows per panel, so B stays in cache while A streams.
   // 0: one panel (the whole range).
@@ -84,6 +93,13 @@ struct TileConfig {
   // nr-vector blocks, K rows each) before the row sweep, when it fits panel_bytes and the tile
   // has enough rows to repay the copy. The plan then passes panel_bytes of scratch.
   bool pack_b = false;
+  // Matmul: the K loop runs in blocks of kc, the partial sums kept in the output between
+  // blocks and the epilogue applied after the last one, so a panel is kc (not K) rows of B and
+  // stays in cache however long K is. 0: K in one block. Used by kernels with one store.
+  int64_t kc = 0;
+  // Matmul with kRowBlocksOuter: rows per outer block (0: all of the tile's rows).
+  int64_t mc = 0;
+  LoopOrder loop_order = LoopOrder::kPanelsOuter;
 
   friend bool operator==(const TileConfig&, const TileConfig&) = default;
 };

@@ -39,6 +39,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         c.mr = 6;
         c.panel_bytes = device.l2_bytes / 2;  // B's panel and A's rows share the L2
         c.pack_b = true;
+        c.kc = 256;
         c.tile_rows = c.mr * 4;
         c.tile_cols = int64_t{c.nr_vectors} * lanes * 4;
         call.work_per_cell = ir::SymExpr(2) * k.k;

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 
+#include "device/aligned_buffer.h"
 #include "gtest/gtest.h"
 #include "jit/codegen/emit_kernel.h"
 #include "jit/orc/object_code.h"
@@ -85,26 +87,34 @@ std::string KernelIr(const ir::Kernel& kernel, const CodegenTarget& target) {
 
 void RunRange(pto_kernel_fn fn, const std::vector<float*>& buffers,
               const std::vector<int64_t>& symbols, int64_t lo0, int64_t lo1, int64_t hi0,
-              int64_t hi1) {
+              int64_t hi1, int64_t scratch_bytes) {
   std::vector<void*> ptrs(buffers.begin(), buffers.end());
   pto_kernel_args args{ptrs.data(), symbols.data()};
   const int64_t lo[2] = {lo0, lo1};
   const int64_t hi[2] = {hi0, hi1};
-  fn(&args, lo, hi, nullptr);
+  // Filled with NaN so a kernel that reads scratch it did not write shows it.
+  device::AlignedBuffer scratch;
+  if (scratch_bytes > 0) {
+    scratch.Reserve(static_cast<size_t>(scratch_bytes));
+    std::fill_n(static_cast<float*>(scratch.data()), scratch_bytes / 4,
+                std::numeric_limits<float>::quiet_NaN());
+  }
+  fn(&args, lo, hi, scratch.data());
 }
 
 void RunGrid(pto_kernel_fn fn, const std::vector<float*>& buffers,
              const std::vector<int64_t>& symbols, int64_t rows, int64_t cols, int64_t tile0,
-             int64_t tile1) {
+             int64_t tile1, int64_t scratch_bytes) {
   if (rows == 0 || cols == 0) {  // an empty grid: the kernel must do nothing
-    RunRange(fn, buffers, symbols, 0, 0, rows, cols);
+    RunRange(fn, buffers, symbols, 0, 0, rows, cols, scratch_bytes);
     return;
   }
   const int64_t t0 = tile0 > 0 ? tile0 : std::max<int64_t>(rows, 1);
   const int64_t t1 = tile1 > 0 ? tile1 : std::max<int64_t>(cols, 1);
   for (int64_t r = 0; r < rows; r += t0) {
     for (int64_t c = 0; c < cols; c += t1) {
-      RunRange(fn, buffers, symbols, r, c, std::min(rows, r + t0), std::min(cols, c + t1));
+      RunRange(fn, buffers, symbols, r, c, std::min(rows, r + t0), std::min(cols, c + t1),
+               scratch_bytes);
     }
   }
 }

@@ -51,14 +51,14 @@ std::string KernelAssembly(const ir::Kernel& kernel, const CodegenTarget& target
 // Textual LLVM IR of `kernel` as emitted (before optimization).
 std::string KernelIr(const ir::Kernel& kernel, const CodegenTarget& target);
 
-// Runs fn over [lo, hi).
+// Runs fn over [lo, hi), with `scratch_bytes` of 64-byte aligned scratch (0: null scratch).
 void RunRange(pto_kernel_fn fn, const std::vector<float*>& buffers,
               const std::vector<int64_t>& symbols, int64_t lo0, int64_t lo1, int64_t hi0,
-              int64_t hi1);
+              int64_t hi1, int64_t scratch_bytes = 0);
 // Runs fn over the whole grid, or split into tiles of (tile0, tile1) (0: whole extent).
 void RunGrid(pto_kernel_fn fn, const std::vector<float*>& buffers,
              const std::vector<int64_t>& symbols, int64_t rows, int64_t cols, int64_t tile0 = 0,
-             int64_t tile1 = 0);
+             int64_t tile1 = 0, int64_t scratch_bytes = 0);
 
 std::vector<float> RandomVector(size_t n, uint32_t seed, float lo = -2.f, float hi = 2.f);
 
