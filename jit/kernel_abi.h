@@ -6,7 +6,11 @@
 //
 // - args->buffers[i]: base pointer of kernel-local buffer slot i (ir::Access::buffer). Buffers
 //   are 64-byte aligned when pto allocates them; caller buffers need only element alignment.
-//   Outputs never alias inputs of the same kernel.
+//   An output never aliases an input of the same kernel, except the pairs in its call's
+//   ir::KernelCall::in_place (jit/passes/mark_in_place.h): an elementwise or row-op output
+//   written over a dying input that the kernel reads at exactly the index it writes, every
+//   read of a point (a row op: of its row) before that point's store. Codegen must keep that
+//   order (a store's value depends on those loads). Matmul and reduction outputs never alias.
 // - args->symbols[s]: runtime value of graph symbol s (static dims are compiled as constants
 //   and never read from here).
 // - [lo, hi): the 2-D tile range of ir::KernelGrid to run. The plan splits the grid on

@@ -4,6 +4,7 @@
 #define PTO_JIT_IR_TILE_GRAPH_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jit/ir/graph.h"
@@ -27,6 +28,11 @@ struct KernelCall {
   // Level 3 (schedule): scalar operations per grid cell, to decide whether a launch is worth
   // splitting across threads.
   SymExpr work_per_cell = 1;
+  // Level 4 (jit/passes/mark_in_place.cc): pairs {output buffer, input buffer} (TileGraph ids,
+  // both temps) that this call may write in place: the output may share the input's memory,
+  // because the kernel reads every element of that input at the same index it writes, before
+  // writing it, and the input dies at this call. plan_buffers puts each pair in one slot.
+  std::vector<std::pair<int, int>> in_place;
 };
 
 struct TileGraph {
