@@ -2,6 +2,7 @@
 // count, with the machine's measured roofline (issue 4). See docs/performance.md.
 //
 //   pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] [--threads 2,1] [--budget SECONDS]
+//   pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-limit N] [--sweep-csv FILE]
 //
 // OMP_WAIT_POLICY: oneDNN's OpenMP pool must not spin on a core pto is using. libgomp reads
 // the variable when it is loaded, before main, so main sets OMP_WAIT_POLICY=passive and re-runs
@@ -23,6 +24,7 @@
 #include "tools/bench/baselines_openblas.h"
 #include "tools/bench/bench_runner.h"
 #include "tools/bench/bench_shapes.h"
+#include "tools/bench/config_sweep.h"
 #include "tools/bench/reference_figures.h"
 #include "tools/bench/roofline.h"
 #include "tools/bench/table.h"
@@ -36,6 +38,8 @@ struct Flags {
   int reps = 15;
   double budget = 1.0;
   std::vector<int> threads = {2, 1};
+  bool sweep = false;
+  SweepOptions sweep_options;
 };
 
 bool ParseFlags(int argc, char** argv, Flags& flags) {
@@ -57,6 +61,20 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
         if (!absl::SimpleAtoi(t, &n) || n < 1) return false;
         flags.threads.push_back(n);
       }
+    } else if (arg == "--sweep") {
+      flags.sweep = true;
+    } else if (arg == "--sweep-shape") {
+      std::vector<std::string> dims = absl::StrSplit(value(), 'x');
+      SweepOptions& s = flags.sweep_options;
+      if (dims.size() != 3 || !absl::SimpleAtoi(dims[0], &s.m) ||
+          !absl::SimpleAtoi(dims[1], &s.k) || !absl::SimpleAtoi(dims[2], &s.n) || s.m < 1 ||
+          s.k < 1 || s.n < 1) {
+        return false;
+      }
+    } else if (arg == "--sweep-limit") {
+      if (!absl::SimpleAtoi(value(), &flags.sweep_options.limit)) return false;
+    } else if (arg == "--sweep-csv") {
+      flags.sweep_options.csv_path = value();
     } else {
       return false;
     }
@@ -129,11 +147,20 @@ int Main(int argc, char** argv) {
   if (!ParseFlags(argc, argv, flags)) {
     std::fprintf(stderr,
                  "usage: pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] "
-                 "[--threads 2,1] [--budget SECONDS]\n");
+                 "[--threads 2,1] [--budget SECONDS]\n"
+                 "       pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-limit N] "
+                 "[--sweep-csv FILE] [--threads T] [--reps N] [--budget SECONDS]\n");
     return 2;
   }
   const device::DeviceInfo device = device::DetectHost();
   PrintMachine(device);
+  if (flags.sweep) {
+    SweepOptions sweep = flags.sweep_options;
+    sweep.threads = flags.threads.front();
+    sweep.timing.max_reps = flags.reps;
+    sweep.timing.budget_seconds = flags.budget;
+    return RunConfigSweep(sweep);
+  }
   std::vector<CaseSpec> cases;
   for (CaseSpec& c : AllCases()) {
     if (flags.quick && !c.quick) continue;

@@ -1,0 +1,211 @@
+#include "tools/bench/config_sweep.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "device/device_info.h"
+#include "device/thread_arena.h"
+#include "jit/codegen/matmul_config_grid.h"
+#include "jit/kernel_compiler.h"
+#include "jit/pipeline.h"
+#include "jit/shape_class.h"
+#include "jit/trace.h"
+#include "pto/pto.h"
+
+namespace pto::bench {
+namespace {
+
+std::string ConfigText(const ir::TileConfig& c) {
+  return absl::StrCat("mr=", c.mr, ",nr_vectors=", c.nr_vectors, ",unroll=", c.unroll, ",kc=", c.kc,
+                      ",pack_b=", c.pack_b ? 1 : 0, ",panel_bytes=", c.panel_bytes,
+                      ",loop_order=", ir::LoopOrderName(c.loop_order), ",mc=", c.mc);
+}
+
+struct Row {
+  ir::TileConfig config;
+  bool is_default = false;
+  double seconds = 0;  // median per call; 0 when it failed
+  std::string failure;
+};
+
+}  // namespace
+
+int RunConfigSweep(const SweepOptions& o) {
+  const device::DeviceInfo device = device::DetectHost();
+  absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
+      jit::KernelCompiler::Create(device);
+  if (!compiler.ok()) {
+    std::fprintf(stderr, "sweep: %s\n", compiler.status().ToString().c_str());
+    return 1;
+  }
+  const TraceFn trace = [](std::span<const Value> v) {
+    return std::vector<Value>{matmul(v[0], v[1])};
+  };
+  const std::vector<jit::TraceInput> inputs = {{{o.m, o.k}}, {{o.k, o.n}}};
+  absl::StatusOr<ir::Graph> graph = jit::Trace(trace, inputs, {});
+  jit::PipelineOptions pipeline;
+  pipeline.device = &device;
+  absl::StatusOr<jit::LoweredProgram> lowered =
+      graph.ok() ? jit::Lower(*graph, jit::ShapeClass{}, pipeline)
+                 : absl::StatusOr<jit::LoweredProgram>(graph.status());
+  if (!lowered.ok()) {
+    std::fprintf(stderr, "sweep: %s\n", lowered.status().ToString().c_str());
+    return 1;
+  }
+  int call = -1;
+  for (size_t c = 0; c < lowered->tiles.calls.size(); ++c) {
+    if (lowered->tiles.calls[c].kernel.kind == ir::KernelKind::kMatMul) call = static_cast<int>(c);
+  }
+  if (call < 0 || lowered->tiles.calls.size() != 1) {
+    std::fprintf(stderr, "sweep: the program did not lower to one matmul kernel\n");
+    return 1;
+  }
+  const ir::TileConfig default_config = lowered->tiles.calls[call].kernel.config;
+
+  // Operand sets, rotated so the timing is not flattered by caches, and the reference.
+  const int64_t set_bytes = (o.m * o.k + o.k * o.n + o.m * o.n) * 4;
+  const int sets =
+      static_cast<int>(std::clamp<int64_t>(2 * device.l3_bytes / set_bytes + 1, 1, 64));
+  std::mt19937 rng(o.seed);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  std::vector<std::vector<float>> a(sets), b(sets), c(sets);
+  for (int s = 0; s < sets; ++s) {
+    a[s].resize(o.m * o.k);
+    b[s].resize(o.k * o.n);
+    c[s].assign(o.m * o.n, 0.f);
+    if (s == 0) {
+      for (float& x : a[0]) x = uniform(rng);
+      for (float& x : b[0]) x = uniform(rng);
+    } else {
+      a[s] = a[0];
+      b[s] = b[0];
+    }
+  }
+  std::vector<double> want(o.m * o.n, 0.0);
+  double want_max = 0;
+  for (int64_t i = 0; i < o.m; ++i) {
+    for (int64_t l = 0; l < o.k; ++l) {
+      const double av = a[0][i * o.k + l];
+      for (int64_t j = 0; j < o.n; ++j) want[i * o.n + j] += av * b[0][l * o.n + j];
+    }
+  }
+  for (double w : want) want_max = std::max(want_max, std::abs(w));
+
+  // The configs: the default first, then the grid (or a seeded sample of it).
+  const jit::MatMulConfigGrid grid;
+  std::vector<Row> rows;
+  rows.push_back({default_config, true});
+  std::vector<int64_t> picks(grid.size());
+  for (int64_t i = 0; i < grid.size(); ++i) picks[i] = i;
+  if (o.limit > 0 && o.limit < grid.size()) {
+    std::shuffle(picks.begin(), picks.end(), rng);
+    picks.resize(o.limit);
+    std::sort(picks.begin(), picks.end());
+  }
+  for (int64_t i : picks) {
+    ir::TileConfig config = grid.At(i);
+    config.tile_rows = default_config.tile_rows;
+    config.tile_cols = default_config.tile_cols;
+    config.vector_width = default_config.vector_width;
+    rows.push_back({config, false});
+  }
+
+  std::printf(
+      "config sweep: matmul %lldx%lldx%lld (MxKxN), %d thread(s), %zu configs (%s), "
+      "%d rotated operand sets\n",
+      static_cast<long long>(o.m), static_cast<long long>(o.k), static_cast<long long>(o.n),
+      o.threads, rows.size() - 1, o.limit > 0 ? "a seeded sample of the grid" : "the whole grid",
+      sets);
+  device::ThreadArena arena(o.threads);
+  const auto start = std::chrono::steady_clock::now();
+  int failures = 0;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    Row& row = rows[r];
+    jit::LoweredProgram program = *lowered;
+    program.tiles.calls[call].kernel.config = row.config;
+    int64_t compiled = 0;
+    absl::StatusOr<std::unique_ptr<jit::Plan>> plan =
+        jit::BuildPlan(program, **compiler, &compiled);
+    if (!plan.ok()) {
+      row.failure = plan.status().ToString();
+    } else {
+      auto run = [&](int s) {
+        void* in[2] = {a[s].data(), b[s].data()};
+        void* out[1] = {c[s].data()};
+        (void)(*plan)->Run({}, in, out, &arena);
+      };
+      std::fill(c[0].begin(), c[0].end(), 0.f);
+      run(0);
+      double err = 0;
+      for (int64_t i = 0; i < o.m * o.n; ++i) err = std::max(err, std::abs(c[0][i] - want[i]));
+      if (!(err <= 1e-5 * want_max)) {
+        row.failure = absl::StrCat("wrong result: max rel err ", err / want_max);
+      } else {
+        row.seconds = TimeCalls(run, sets, o.timing).median;
+      }
+    }
+    if (!row.failure.empty()) ++failures;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "\r[%zu/%zu] %.0f s elapsed, %.0f s left   ", r + 1, rows.size(), elapsed,
+                 elapsed / static_cast<double>(r + 1) * static_cast<double>(rows.size() - r - 1));
+  }
+  std::fprintf(stderr, "\n");
+
+  const double flops = 2.0 * static_cast<double>(o.m * o.n * o.k);
+  const double default_seconds = rows[0].seconds;
+  std::vector<const Row*> ok;
+  for (const Row& row : rows) {
+    if (row.failure.empty()) ok.push_back(&row);
+  }
+  std::stable_sort(ok.begin(), ok.end(),
+                   [](const Row* x, const Row* y) { return x->seconds < y->seconds; });
+  auto print = [&](size_t rank, const Row& row) {
+    std::printf("%5zu  %8.1f  %6.2fx  %s%s\n", rank + 1, flops / row.seconds / 1e9,
+                default_seconds / row.seconds, ConfigText(row.config).c_str(),
+                row.is_default ? "  (default)" : "");
+  };
+  std::printf("%5s  %8s  %7s  %s\n", "rank", "GFLOP/s", "vs def", "config");
+  for (size_t i = 0; i < ok.size(); ++i) {
+    if (i < 15 || i + 5 >= ok.size() || ok[i]->is_default) print(i, *ok[i]);
+    if (i == 15 && ok.size() > 20) std::printf("  ...\n");
+  }
+  for (const Row& row : rows) {
+    if (!row.failure.empty()) {
+      std::printf("FAILED %s: %s\n", ConfigText(row.config).c_str(), row.failure.c_str());
+    }
+  }
+  std::printf("%zu configs measured, %d failed; the default config ranks %zu of %zu\n", ok.size(),
+              failures,
+              static_cast<size_t>(
+                  std::find_if(ok.begin(), ok.end(), [](const Row* x) { return x->is_default; }) -
+                  ok.begin()) +
+                  1,
+              ok.size());
+  if (!o.csv_path.empty()) {
+    std::ofstream csv(o.csv_path);
+    csv << "# pto_bench_kernels --sweep: matmul " << o.m << "x" << o.k << "x" << o.n << ", "
+        << o.threads << " thread(s), " << device.cpu_name << "\n";
+    csv << "config,default,seconds,gflops,status\n";
+    for (const Row& row : rows) {
+      csv << '"' << ConfigText(row.config) << "\"," << (row.is_default ? 1 : 0) << ","
+          << row.seconds << "," << (row.seconds > 0 ? flops / row.seconds / 1e9 : 0) << ","
+          << (row.failure.empty() ? "ok" : "failed") << "\n";
+    }
+    if (!csv) {
+      std::fprintf(stderr, "sweep: cannot write %s\n", o.csv_path.c_str());
+      return 1;
+    }
+    std::printf("table written to %s\n", o.csv_path.c_str());
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace pto::bench

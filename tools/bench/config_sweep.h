@@ -1,0 +1,32 @@
+// `pto_bench_kernels --sweep`: every config of the matmul config grid
+// (jit/codegen/matmul_config_grid.h) on one shape, each compiled through the real pipeline
+// (the traced program lowered, the matmul kernel's config replaced, the plan built and run),
+// its output checked against a double-precision reference and timed over rotated inputs.
+// Prints the fastest and slowest configs, where the default config ranks, and failures; with
+// --sweep-csv the whole table (one row per config), the data a tuning strategy can be replayed
+// on.
+#ifndef PTO_TOOLS_BENCH_CONFIG_SWEEP_H_
+#define PTO_TOOLS_BENCH_CONFIG_SWEEP_H_
+
+#include <cstdint>
+#include <string>
+
+#include "tools/bench/timing.h"
+
+namespace pto::bench {
+
+struct SweepOptions {
+  int64_t m = 256, k = 512, n = 512;  // --sweep-shape MxKxN
+  int threads = 2;
+  int64_t limit = 0;  // configs at most, a seeded sample of the grid (0: every config)
+  uint32_t seed = 1;
+  std::string csv_path;  // --sweep-csv
+  TimingOptions timing;
+};
+
+// Returns the process exit status: 0, or 1 when a config failed to compile or was wrong.
+int RunConfigSweep(const SweepOptions& options);
+
+}  // namespace pto::bench
+
+#endif  // PTO_TOOLS_BENCH_CONFIG_SWEEP_H_
