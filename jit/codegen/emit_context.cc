@@ -95,6 +95,15 @@ void EmitContext::LoadBuffers() {
   }
 }
 
+void EmitContext::LoadEntry(llvm::Value* args) {
+  llvm::Type* ptr = b.getPtrTy();
+  buffers_array = b.CreateAlignedLoad(ptr, args, llvm::Align(8), "buffers");
+  symbols_array = b.CreateAlignedLoad(ptr, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), args, 8),
+                                      llvm::Align(8), "symbols");
+  LoadSymbols();
+  LoadBuffers();
+}
+
 void EmitContext::AnnotateSlot(llvm::Instruction* inst, int slot) const {
   if (slot < 0 || slot >= static_cast<int>(scope_lists_.size())) return;
   inst->setMetadata(llvm::LLVMContext::MD_alias_scope, scope_lists_[slot]);

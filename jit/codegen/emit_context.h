@@ -45,6 +45,9 @@ struct EmitContext {
   // Base pointer of buffer slot `slot` (loaded at entry on first use of BufferBases()).
   llvm::Value* Buffer(int slot) const { return buffers_[slot]; }
   void LoadBuffers();
+  // The entry loads of a function whose first parameter is the kernel's args: the argument
+  // arrays, LoadSymbols and LoadBuffers.
+  void LoadEntry(llvm::Value* args);
 
   // Alias-scope metadata: every buffer slot is its own scope (outputs never alias inputs).
   void AnnotateSlot(llvm::Instruction* inst, int slot) const;

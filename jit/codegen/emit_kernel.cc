@@ -62,19 +62,13 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kerne
   llvm::Function* fn = CreateKernelFunction(kernel, target, lanes, *module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", fn));
   EmitContext ec(kernel, target, lanes, *module, fn, b);
-  llvm::Type* ptr = b.getPtrTy();
-  llvm::Value* args = fn->getArg(0);
-  ec.buffers_array = b.CreateAlignedLoad(ptr, args, llvm::Align(8), "buffers");
-  ec.symbols_array = b.CreateAlignedLoad(ptr, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), args, 8),
-                                         llvm::Align(8), "symbols");
   for (int d = 0; d < 2; ++d) {
     ec.lo[d] = b.CreateAlignedLoad(
         ec.I64(), b.CreateConstInBoundsGEP1_64(ec.I64(), fn->getArg(1), d), llvm::Align(8));
     ec.hi[d] = b.CreateAlignedLoad(
         ec.I64(), b.CreateConstInBoundsGEP1_64(ec.I64(), fn->getArg(2), d), llvm::Align(8));
   }
-  ec.LoadSymbols();
-  ec.LoadBuffers();
+  ec.LoadEntry(fn->getArg(0));
   AccessEmitter access(ec);
 
   absl::Status s;

@@ -21,6 +21,7 @@
 // the panels or blocks of config.mc rows outermost. config.unroll unrolls the K loop.
 // The epilogue program runs on the accumulators before the stores.
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "jit/codegen/emit_expr.h"
@@ -67,6 +68,10 @@ class MatMulEmitter {
               k_.accesses[k_.stores[0].access].dtype == ir::DType::kF32;
     if (kblock_) out_access_ = k_.stores[0].access;
     unroll_ = std::max(1, k_.config.unroll);
+    // Anything beyond storing the sums (a bias, a residual, an activation) is worth a call.
+    for (const ir::ExprNode& node : k_.output) {
+      if (node.op != ir::ExprOp::kAcc) heavy_epilogue_ = true;
+    }
     first_ = last_ = ec.b.getTrue();
     k_lo_ = ec.I64Const(0);
     k_hi_ = kdim_;
@@ -171,10 +176,7 @@ class MatMulEmitter {
         std::vector<llvm::Value*> at = idx;
         at[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width));
         llvm::Value* sum = b.CreateAlignedLoad(vt, partial_at(at[ndim]), llvm::Align(4));
-        auto load = [&](int a) { return access_.Load(a, at, ndim, width); };
-        std::vector<llvm::Value*> v = EmitProgram(b, k_.output, roots_, vt, load, sum);
-        for (const ir::Store& st : k_.stores)
-          access_.Store(st.access, at, ndim, width, v[st.value]);
+        StoreResult(at, width, sum, /*epilogue=*/true);
       }
     });
   }
@@ -579,15 +581,57 @@ class MatMulEmitter {
   // partial sums into the output.
   void StoreResult(const std::vector<llvm::Value*>& idx, int width, llvm::Value* sums,
                    bool epilogue) {
-    const int ndim = rank_ - 1;
     if (!epilogue) {
-      access_.Store(out_access_, idx, ndim, width, sums);
+      access_.Store(out_access_, idx, rank_ - 1, width, sums);
       return;
     }
-    auto load = [&](int a) { return access_.Load(a, idx, ndim, width); };
-    std::vector<llvm::Value*> v =
-        EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, sums);
-    for (const ir::Store& s : k_.stores) access_.Store(s.access, idx, ndim, width, v[s.value]);
+    if (!heavy_epilogue_) {
+      EmitEpilogue(ec_.b, access_, idx, width, sums);
+      return;
+    }
+    // An epilogue is emitted once per width, as a function the micro-tiles call, instead of
+    // once per accumulator of every micro-tile variant: the call costs little next to a K
+    // loop and saves much of the kernel's compile time.
+    std::vector<llvm::Value*> call_args = {ec_.fn->getArg(0)};
+    for (int d = 0; d < rank_; ++d) call_args.push_back(idx[d] ? idx[d] : ec_.I64Const(0));
+    call_args.push_back(sums);
+    ec_.b.CreateCall(EpilogueFunction(width), call_args);
+  }
+
+  // The epilogue program on `sums` at idx, and the stores.
+  void EmitEpilogue(llvm::IRBuilderBase& b, AccessEmitter& access,
+                    const std::vector<llvm::Value*>& idx, int width, llvm::Value* sums) {
+    const int ndim = rank_ - 1;
+    auto load = [&](int a) { return access.Load(a, idx, ndim, width); };
+    std::vector<llvm::Value*> v = EmitProgram(b, k_.output, roots_, ec_.VecType(width), load, sums);
+    for (const ir::Store& st : k_.stores) access.Store(st.access, idx, ndim, width, v[st.value]);
+  }
+
+  // void <kernel>.epilogue<width>(args, idx[0], ..., idx[rank-1], sums): EmitEpilogue.
+  llvm::Function* EpilogueFunction(int width) {
+    llvm::Function*& f = epilogue_fns_[width];
+    if (f != nullptr) return f;
+    std::vector<llvm::Type*> params = {ec_.b.getPtrTy()};
+    for (int d = 0; d < rank_; ++d) params.push_back(ec_.I64());
+    params.push_back(ec_.VecType(width));
+    auto* type = llvm::FunctionType::get(ec_.b.getVoidTy(), params, false);
+    f = llvm::Function::Create(type, llvm::Function::InternalLinkage,
+                               ec_.fn->getName() + ".epilogue" + llvm::Twine(width), ec_.module);
+    for (const char* attr :
+         {"target-cpu", "target-features", "prefer-vector-width", "min-legal-vector-width"}) {
+      if (ec_.fn->hasFnAttribute(attr)) f->addFnAttr(ec_.fn->getFnAttribute(attr));
+    }
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    f->addFnAttr(llvm::Attribute::NoInline);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ec_.ctx, "entry", f));
+    EmitContext ec(k_, ec_.target, ec_.lanes, ec_.module, f, b);
+    ec.LoadEntry(f->getArg(0));
+    AccessEmitter access(ec);
+    std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
+    for (int d = 0; d < rank_; ++d) idx[d] = f->getArg(1 + d);
+    EmitEpilogue(b, access, idx, width, f->getArg(1 + rank_));
+    b.CreateRetVoid();
+    return f;
   }
 
   // store(true) after the last K block (always, without K blocking), else store(false).
@@ -652,10 +696,12 @@ class MatMulEmitter {
   llvm::Value* col_hi_ = nullptr;
   bool pack_ = false;              // packing B is possible for this kernel (see the ctor)
   llvm::Value* packed_ = nullptr;  // while emitting the packed rows: the packed panel
-  bool kblock_ = false;            // K blocking is possible for this kernel (see the ctor)
-  int unroll_ = 1;                 // of the micro-kernel's K loop
-  int out_access_ = -1;            // the single store's access (K blocking's partial sums)
-  llvm::Value* kc_ = nullptr;      // the K block in use (K itself without K blocking)
+  bool heavy_epilogue_ = false;    // emitted as a function (see StoreResult)
+  std::map<int, llvm::Function*> epilogue_fns_;  // by width
+  bool kblock_ = false;                          // K blocking is possible (see the ctor)
+  int unroll_ = 1;                               // of the micro-kernel's K loop
+  int out_access_ = -1;        // the single store's access (K blocking's partial sums)
+  llvm::Value* kc_ = nullptr;  // the K block in use (K itself without K blocking)
   // The K block being emitted, [k_lo_, k_hi_), and whether it is the first / the last.
   llvm::Value* k_lo_ = nullptr;
   llvm::Value* k_hi_ = nullptr;
