@@ -22,16 +22,18 @@ absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access) {
   EmitForLoop(ec, ec.lo[0], ec.hi[0], [&](llvm::Value* row) {
     std::vector<llvm::Value*> idx = ec.Unflatten(row, row_dims);
     idx.resize(rank, nullptr);
-    EmitVectorSpan(ec, ec.lo[1], ec.hi[1], k.config.unroll,
-                   [&](llvm::Value* col, int width, int /*slot*/) {
-                     idx[vec_dim] = col;
-                     auto load = [&](int a) { return access.Load(a, idx, vec_dim, width); };
-                     std::vector<llvm::Value*> v =
-                         EmitProgram(ec.b, k.output, roots, ec.VecType(width), load, nullptr);
-                     for (const ir::Store& s : k.stores) {
-                       access.Store(s.access, idx, vec_dim, width, v[s.value]);
-                     }
-                   });
+    EmitVectorSpan(
+        ec, ec.lo[1], ec.hi[1], k.config.unroll,
+        [&](llvm::Value* col, int width, int /*slot*/) {
+          idx[vec_dim] = col;
+          auto load = [&](int a) { return access.Load(a, idx, vec_dim, width); };
+          std::vector<llvm::Value*> v =
+              EmitProgram(ec.b, k.output, roots, ec.VecType(width), load, nullptr);
+          for (const ir::Store& s : k.stores) {
+            access.Store(s.access, idx, vec_dim, width, v[s.value]);
+          }
+        },
+        /*fused=*/true);
   });
   return absl::OkStatus();
 }

@@ -43,7 +43,7 @@ void EmitChunkLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end, int
 }
 
 void EmitVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int unroll,
-                    const SpanBody& body) {
+                    const SpanBody& body, bool fused) {
   llvm::IRBuilder<>& b = ec.b;
   const int lanes = ec.lanes;
   llvm::AllocaInst* pos = ec.EntryAlloca(ec.I64(), "pos");
@@ -52,6 +52,10 @@ void EmitVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int u
     EmitChunkLoop(
         ec, pos, end, static_cast<int64_t>(lanes) * unroll,
         [&](llvm::Value* at) {
+          if (fused) {
+            body(at, lanes * unroll, 0);
+            return;
+          }
           for (int u = 0; u < unroll; ++u) {
             body(b.CreateAdd(at, ec.I64Const(static_cast<int64_t>(u) * lanes)), lanes, u);
           }

@@ -20,9 +20,14 @@ void EmitChunkLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end, int
 // Covers [begin, end) with `unroll` vectors of ec.lanes per iteration (body called once per
 // vector with slot = 0..unroll-1), then single vectors (slot 0), then a scalar tail
 // (width 1, slot 0). Any extent works, including 0.
+// With `fused`, the unrolled part calls body once per iteration with width = ec.lanes * unroll
+// (slot 0): the body is emitted on one wide vector that instruction selection splits into
+// `unroll` native vectors op by op, so their independent dependency chains are interleaved in
+// the instruction stream (long transcendental chains then overlap in the out-of-order window
+// instead of running one vector after another).
 using SpanBody = std::function<void(llvm::Value* at, int width, int slot)>;
 void EmitVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int unroll,
-                    const SpanBody& body);
+                    const SpanBody& body, bool fused = false);
 
 }  // namespace pto::jit
 

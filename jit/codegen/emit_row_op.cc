@@ -1,9 +1,17 @@
 // Row ops over the last axis: softmax, log_softmax, layernorm, rmsnorm. Grid {rows, 1}.
 // Each statistic is one vectorized pass over the row that re-evaluates the `input` program
 // (max, then sum of exp(x - max); mean, then sum of squared deviations), and a final pass
-// evaluates `output` with kAcc = the normalized value.
+// evaluates `output` with kAcc = the normalized value. Softmax whose output program only stores
+// kAcc keeps exp(x - max) in the output during the sum pass and scales it in place after, so
+// exp runs once per element. Passes run config.unroll vectors per iteration as one wide vector
+// (EmitVectorSpan's fused form); the last pass prefetches the next row's inputs into the L2, so
+// that row's memory traffic overlaps this row's arithmetic (the row's later passes hit the
+// cache and would otherwise leave memory idle).
+#include <algorithm>
+#include <optional>
 #include <vector>
 
+#include "jit/codegen/emit_access.h"
 #include "jit/codegen/emit_expr.h"
 #include "jit/codegen/emit_kinds.h"
 #include "jit/codegen/emit_loops.h"
@@ -30,6 +38,12 @@ class RowOpEmitter {
       EmitForLoop(ec_, ec_.lo[1], ec_.hi[1], [&](llvm::Value*) {
         idx_ = ec_.Unflatten(row, row_dims);
         idx_.resize(rank_, nullptr);
+        next_idx_.clear();
+        if (rank_ >= 2) {
+          // The last row's "next row" is one past the end: prefetches never fault.
+          next_idx_ = ec_.Unflatten(ec_.b.CreateAdd(row, ec_.I64Const(1)), row_dims);
+          next_idx_.resize(rank_, nullptr);
+        }
         EmitRow();
       });
     });
@@ -47,40 +61,98 @@ class RowOpEmitter {
 
   llvm::Value* S(llvm::Value* scalar, int width) { return SplatTo(ec_.b, scalar, width); }
 
-  // Combines f(x) over the row into a scalar.
-  llvm::Value* RowReduce(Combine c, const Transform& f) {
+  // Combines f(x) over the row into a scalar. `f` gets the point's column as well.
+  llvm::Value* RowReduce(
+      Combine c, const Transform& f,
+      const std::function<void(llvm::Value* at, int width, llvm::Value* fx)>& also = nullptr) {
     llvm::IRBuilder<>& b = ec_.b;
-    llvm::Type* vt = ec_.VecType(ec_.lanes);
-    std::vector<llvm::AllocaInst*> accs;
-    for (int u = 0; u < unroll_; ++u) {
-      accs.push_back(ec_.EntryAlloca(vt, "racc"));
-      b.CreateStore(CombineIdentity(c, vt), accs.back());
+    // One accumulator per width the span uses: lanes * unroll (fused), lanes, 1.
+    std::vector<std::pair<int, llvm::AllocaInst*>> accs;
+    for (int w : {ec_.lanes * unroll_, ec_.lanes, 1}) {
+      bool seen = false;
+      for (auto& [aw, _] : accs) seen |= aw == w;
+      if (seen) continue;
+      accs.push_back({w, ec_.EntryAlloca(ec_.VecType(w), "racc")});
+      b.CreateStore(CombineIdentity(c, ec_.VecType(w)), accs.back().second);
     }
-    llvm::AllocaInst* tail = ec_.EntryAlloca(ec_.F32(), "racc.tail");
-    b.CreateStore(CombineIdentity(c, ec_.F32()), tail);
-    EmitVectorSpan(ec_, ec_.I64Const(0), cols_, unroll_, [&](llvm::Value* at, int width, int slot) {
-      llvm::Value* v = f(X(at, width), width);
-      llvm::AllocaInst* acc = width == ec_.lanes ? accs[slot] : tail;
-      b.CreateStore(CombineValues(b, c, b.CreateLoad(acc->getAllocatedType(), acc), v), acc);
-    });
-    llvm::Value* v = b.CreateLoad(vt, accs[0]);
-    for (int u = 1; u < unroll_; ++u) v = CombineValues(b, c, v, b.CreateLoad(vt, accs[u]));
-    llvm::Value* total = CombineLanes(b, c, v);
-    if (ec_.lanes > 1) total = CombineValues(b, c, total, b.CreateLoad(ec_.F32(), tail));
+    auto acc_for = [&](int width) {
+      for (auto& [w, a] : accs) {
+        if (w == width) return a;
+      }
+      return static_cast<llvm::AllocaInst*>(nullptr);
+    };
+    EmitVectorSpan(
+        ec_, ec_.I64Const(0), cols_, unroll_,
+        [&](llvm::Value* at, int width, int) {
+          llvm::Value* v = f(X(at, width), width);
+          if (also) also(at, width, v);
+          llvm::AllocaInst* acc = acc_for(width);
+          b.CreateStore(CombineValues(b, c, b.CreateLoad(acc->getAllocatedType(), acc), v), acc);
+        },
+        /*fused=*/true);
+    llvm::Value* total = nullptr;
+    for (auto& [w, a] : accs) {
+      llvm::Value* part = CombineLanes(b, c, b.CreateLoad(a->getAllocatedType(), a));
+      total = total == nullptr ? part : CombineValues(b, c, total, part);
+    }
     return total;
+  }
+
+  // Prefetches (into the L2) the next row's elements of every input the `input` program loads
+  // with unit stride along the row, for columns [at, at + width).
+  void PrefetchNextRow(llvm::Value* at, int width) {
+    if (next_idx_.empty()) return;
+    llvm::IRBuilder<>& b = ec_.b;
+    std::vector<int> done;
+    for (const ir::ExprNode& n : k_.input) {
+      if (n.op != ir::ExprOp::kLoad) continue;
+      if (std::find(done.begin(), done.end(), n.access) != done.end()) continue;
+      done.push_back(n.access);
+      const ir::Access& a = k_.accesses[n.access];
+      if (a.strides.size() != static_cast<size_t>(rank_)) continue;
+      std::optional<int64_t> unit = ConstantValue(ec_.Sym(a.strides[rank_ - 1]));
+      if (unit != 1) continue;
+      bool same_every_row = true;  // e.g. layernorm's weight: nothing new to fetch
+      for (int d = 0; d + 1 < rank_; ++d) {
+        same_every_row &= ConstantValue(ec_.Sym(a.strides[d])) == 0;
+      }
+      if (same_every_row) continue;
+      next_idx_[rank_ - 1] = at;
+      llvm::Value* index = access_.Index(n.access, next_idx_);
+      for (int off = 0; off < width; off += 16) {  // one prefetch per 64-byte line
+        llvm::Value* p =
+            b.CreateGEP(ec_.F32(), ec_.Buffer(a.buffer), b.CreateAdd(index, ec_.I64Const(off)));
+        b.CreateIntrinsic(llvm::Intrinsic::prefetch, {p->getType()},
+                          {p, b.getInt32(0), b.getInt32(2), b.getInt32(1)});
+      }
+    }
   }
 
   // Final pass: kAcc = y(x) at each point.
   void Normalize(const Transform& y) {
-    EmitVectorSpan(ec_, ec_.I64Const(0), cols_, unroll_, [&](llvm::Value* at, int width, int) {
-      llvm::Value* acc = y(X(at, width), width);
-      auto load = [&](int a) { return access_.Load(a, idx_, rank_ - 1, width); };
-      std::vector<llvm::Value*> v =
-          EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, acc);
-      for (const ir::Store& s : k_.stores) {
-        access_.Store(s.access, idx_, rank_ - 1, width, v[s.value]);
-      }
-    });
+    EmitVectorSpan(
+        ec_, ec_.I64Const(0), cols_, unroll_,
+        [&](llvm::Value* at, int width, int) {
+          if (width > 1) PrefetchNextRow(at, width);
+          llvm::Value* acc = y(X(at, width), width);
+          StoreOutput(at, width, acc);
+        },
+        /*fused=*/true);
+  }
+
+  void StoreOutput(llvm::Value* at, int width, llvm::Value* acc) {
+    idx_[rank_ - 1] = at;
+    auto load = [&](int a) { return access_.Load(a, idx_, rank_ - 1, width); };
+    std::vector<llvm::Value*> v =
+        EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, acc);
+    for (const ir::Store& s : k_.stores) {
+      access_.Store(s.access, idx_, rank_ - 1, width, v[s.value]);
+    }
+  }
+
+  // True when the output program is one store of kAcc: the output can hold intermediate values.
+  bool OutputIsAcc() const {
+    return k_.stores.size() == 1 && k_.output[k_.stores[0].value].op == ir::ExprOp::kAcc;
   }
 
   void EmitRow() {
@@ -91,10 +163,26 @@ class RowOpEmitter {
       case ir::RowOpKind::kSoftmax:
       case ir::RowOpKind::kLogSoftmax: {
         llvm::Value* m = RowReduce(Combine::kMax, [](llvm::Value* x, int) { return x; });
-        llvm::Value* s = RowReduce(Combine::kSum, [&](llvm::Value* x, int w) {
-          return EmitExp(b, b.CreateFSub(x, S(m, w)));
-        });
-        if (k_.row_op == ir::RowOpKind::kSoftmax) {
+        const bool keep = k_.row_op == ir::RowOpKind::kSoftmax && OutputIsAcc();
+        llvm::Value* s = RowReduce(
+            Combine::kSum,
+            [&](llvm::Value* x, int w) { return EmitExp(b, b.CreateFSub(x, S(m, w))); },
+            keep ? [&](llvm::Value* at, int w, llvm::Value* e) { StoreOutput(at, w, e); }
+                 : std::function<void(llvm::Value*, int, llvm::Value*)>());
+        if (keep) {
+          // out = e * (1/s) in place: e was stored at exactly these points.
+          llvm::Value* inv = b.CreateFDiv(one, s);
+          const int out = k_.stores[0].access;
+          EmitVectorSpan(
+              ec_, ec_.I64Const(0), cols_, unroll_,
+              [&](llvm::Value* at, int w, int) {
+                if (w > 1) PrefetchNextRow(at, w);
+                idx_[rank_ - 1] = at;
+                llvm::Value* e = access_.Load(out, idx_, rank_ - 1, w);
+                access_.Store(out, idx_, rank_ - 1, w, b.CreateFMul(e, S(inv, w)));
+              },
+              /*fused=*/true);
+        } else if (k_.row_op == ir::RowOpKind::kSoftmax) {
           llvm::Value* inv = b.CreateFDiv(one, s);
           Normalize([&](llvm::Value* x, int w) {
             return b.CreateFMul(EmitExp(b, b.CreateFSub(x, S(m, w))), S(inv, w));
@@ -139,6 +227,7 @@ class RowOpEmitter {
   std::vector<llvm::Value*> dims_;
   std::vector<int> roots_;
   std::vector<llvm::Value*> idx_;
+  std::vector<llvm::Value*> next_idx_;
   llvm::Value* cols_ = nullptr;
   llvm::Value* cols_f_ = nullptr;
 };

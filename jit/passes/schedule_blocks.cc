@@ -16,7 +16,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
     c.vector_width = lanes;
     switch (k.kind) {
       case ir::KernelKind::kElementwise:
-        c.unroll = 2;
+        c.unroll = 4;
         c.tile_rows = 1;
         c.tile_cols = kColumnGrain;  // so that one long row still splits across threads
         call.work_per_cell = 1;
@@ -28,7 +28,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         call.work_per_cell = k.domain.empty() ? ir::SymExpr(1) : k.domain[k.axis];
         break;
       case ir::KernelKind::kRowOp:
-        c.unroll = 1;
+        c.unroll = 4;
         c.tile_rows = 1;
         c.tile_cols = 0;
         call.work_per_cell = k.domain.empty() ? ir::SymExpr(1) : k.domain.back();
