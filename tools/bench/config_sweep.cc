@@ -193,10 +193,14 @@ int RunConfigSweep(const SweepOptions& o) {
     std::ofstream csv(o.csv_path);
     csv << "# pto_bench_kernels --sweep: matmul " << o.m << "x" << o.k << "x" << o.n << ", "
         << o.threads << " thread(s), " << device.cpu_name << "\n";
-    csv << "config,default,seconds,gflops,status\n";
+    csv << "mr,nr_vectors,unroll,kc,pack_b,panel_bytes,loop_order,mc,default,seconds,gflops,"
+           "status\n";
     for (const Row& row : rows) {
-      csv << '"' << ConfigText(row.config) << "\"," << (row.is_default ? 1 : 0) << ","
-          << row.seconds << "," << (row.seconds > 0 ? flops / row.seconds / 1e9 : 0) << ","
+      const ir::TileConfig& c = row.config;
+      csv << c.mr << "," << c.nr_vectors << "," << c.unroll << "," << c.kc << ","
+          << (c.pack_b ? 1 : 0) << "," << c.panel_bytes << "," << ir::LoopOrderName(c.loop_order)
+          << "," << c.mc << "," << (row.is_default ? 1 : 0) << "," << row.seconds << ","
+          << (row.seconds > 0 ? flops / row.seconds / 1e9 : 0) << ","
           << (row.failure.empty() ? "ok" : "failed") << "\n";
     }
     if (!csv) {
