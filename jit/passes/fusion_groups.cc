@@ -67,6 +67,9 @@ FusionGroups FormFusionGroups(const ir::Graph& graph) {
       const ir::Node& cn = graph.nodes[c];
       const bool elementwise = ir::IsUnaryElementwise(cn.op) || ir::IsBinaryElementwise(cn.op);
       if (!elementwise || cn.shape != graph.nodes[tail].shape) break;
+      // Already the epilogue of an earlier anchor (matmul(a, b) * matmul(c, d)): this anchor
+      // keeps its own buffer, which that epilogue reads.
+      if (groups.anchor[c] >= 0) break;
       groups.role[c] = NodeRole::kAbsorbed;
       groups.anchor[c] = i;
       tail = c;
