@@ -243,45 +243,53 @@ class MatMulEmitter {
       pack = b.CreateAnd(pack_fits, b.CreateICmpSGE(b.CreateSub(row_hi, row_lo),
                                                     ec_.I64Const(kPackMinRowBlocks * mr_)));
     }
-    auto rows = [&]() {
-      if (pack == nullptr) {
-        EmitRows(row_lo, row_hi);
+    auto packed_rows = [&]() {
+      PackPanel(ec_.fn->getArg(3));
+      packed_ = ec_.fn->getArg(3);
+      const bool dot = dot_;
+      dot_ = false;  // packed rows always use the broadcast micro-kernel
+      EmitRows(row_lo, row_hi);
+      dot_ = dot;
+      packed_ = nullptr;
+    };
+    auto k_blocks = [&](const std::function<void()>& rows) {
+      if (!kblock_) {
+        rows();
         return;
       }
-      IfElse(
-          pack,
-          [&]() {
-            PackPanel(ec_.fn->getArg(3));
-            packed_ = ec_.fn->getArg(3);
-            const bool dot = dot_;
-            dot_ = false;  // packed rows always use the broadcast micro-kernel
-            EmitRows(row_lo, row_hi);
-            dot_ = dot;
-            packed_ = nullptr;
+      llvm::Value* kblocks = b.CreateSDiv(
+          b.CreateAdd(b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, kdim_, ec_.I64Const(1)),
+                      b.CreateSub(kc_, ec_.I64Const(1))),
+          kc_);
+      EmitForLoop(
+          ec_, ec_.I64Const(0), kblocks,
+          [&](llvm::Value* kb) {
+            k_lo_ = b.CreateMul(kb, kc_);
+            k_hi_ = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(k_lo_, kc_), kdim_);
+            first_ = b.CreateICmpEQ(kb, ec_.I64Const(0));
+            last_ = b.CreateICmpEQ(kb, b.CreateSub(kblocks, ec_.I64Const(1)));
+            rows();
           },
-          [&]() { EmitRows(row_lo, row_hi); });
+          /*disable_unroll=*/true);
+      k_lo_ = ec_.I64Const(0);
+      k_hi_ = kdim_;
+      first_ = last_ = b.getTrue();
     };
-    if (!kblock_) {
-      rows();
+    // The dot-product form's direct rows take K whole: each K block would cost every output a
+    // horizontal sum and a round trip through the output.
+    auto direct_rows = [&]() {
+      if (dot_) {
+        EmitRows(row_lo, row_hi);
+      } else {
+        k_blocks([&]() { EmitRows(row_lo, row_hi); });
+      }
+    };
+    if (pack == nullptr) {
+      direct_rows();
       return;
     }
-    llvm::Value* kblocks = b.CreateSDiv(
-        b.CreateAdd(b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, kdim_, ec_.I64Const(1)),
-                    b.CreateSub(kc_, ec_.I64Const(1))),
-        kc_);
-    EmitForLoop(
-        ec_, ec_.I64Const(0), kblocks,
-        [&](llvm::Value* kb) {
-          k_lo_ = b.CreateMul(kb, kc_);
-          k_hi_ = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(k_lo_, kc_), kdim_);
-          first_ = b.CreateICmpEQ(kb, ec_.I64Const(0));
-          last_ = b.CreateICmpEQ(kb, b.CreateSub(kblocks, ec_.I64Const(1)));
-          rows();
-        },
-        /*disable_unroll=*/true);
-    k_lo_ = ec_.I64Const(0);
-    k_hi_ = kdim_;
-    first_ = last_ = b.getTrue();
+    IfElse(
+        pack, [&]() { k_blocks(packed_rows); }, direct_rows);
   }
 
   // Copies the panel's full column blocks of B, rows [k_lo_, k_hi_), into `dst`: block j's
@@ -295,12 +303,42 @@ class MatMulEmitter {
     llvm::Value* blocks = b.CreateSDiv(b.CreateSub(col_hi_, col_lo_), ec_.I64Const(block));
     llvm::Value* k_lo = k_lo_;
     if (dot_) {
-      // B stored [N, K]: column n's K values are contiguous; each lands in its lane.
+      // B stored [N, K]: column n's K values are contiguous. `lanes` columns x `lanes` K values
+      // are loaded as vectors along K and transposed in registers into packed rows; the K tail
+      // (fewer than `lanes` values) is copied element by element.
       EmitForLoop(ec_, ec_.I64Const(0), blocks, [&](llvm::Value* j) {
         llvm::Value* n0 = b.CreateAdd(col_lo_, b.CreateMul(j, ec_.I64Const(block)));
         llvm::Value* row0 = b.CreateSub(b.CreateMul(j, kc_), k_lo);
+        llvm::AllocaInst* pos = ec_.EntryAlloca(ec_.I64(), "packk");
+        b.CreateStore(k_lo, pos);
+        if (lanes > 1) {
+          EmitChunkLoop(
+              ec_, pos, k_hi_, lanes,
+              [&](llvm::Value* kk) {
+                for (int g = 0; g < nrv_; ++g) {
+                  std::vector<llvm::Value*> v(lanes);
+                  for (int c = 0; c < lanes; ++c) {
+                    std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
+                    idx[kdim] = kk;
+                    idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{g} * lanes + c));
+                    v[c] = access_.Load(k_.b, idx, kdim, lanes);
+                  }
+                  v = Transpose(v);
+                  for (int t = 0; t < lanes; ++t) {
+                    llvm::Value* at =
+                        b.CreateAdd(b.CreateMul(b.CreateAdd(row0, b.CreateAdd(kk, ec_.I64Const(t))),
+                                                ec_.I64Const(block)),
+                                    ec_.I64Const(int64_t{g} * lanes));
+                    b.CreateAlignedStore(v[t], b.CreateInBoundsGEP(ec_.F32(), dst, at),
+                                         llvm::Align(lanes * 4));
+                  }
+                }
+              },
+              /*disable_unroll=*/true);
+        }
+        llvm::Value* tail = b.CreateLoad(ec_.I64(), pos);
         EmitForLoop(ec_, ec_.I64Const(0), ec_.I64Const(block), [&](llvm::Value* c) {
-          EmitForLoop(ec_, k_lo, k_hi_, [&](llvm::Value* kk) {
+          EmitForLoop(ec_, tail, k_hi_, [&](llvm::Value* kk) {
             std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
             idx[kdim] = kk;
             idx[ndim] = b.CreateAdd(n0, c);
@@ -575,6 +613,26 @@ class MatMulEmitter {
         StoreResult(idx, cols, b.CreateLoad(ot, dots[i]), epilogue);
       }
     });
+  }
+
+  // The transpose of a square of vectors (v.size() == lanes, a power of two): log2(lanes)
+  // rounds of interleaving vector i with vector i + lanes/2.
+  std::vector<llvm::Value*> Transpose(std::vector<llvm::Value*> v) {
+    const int n = static_cast<int>(v.size());
+    std::vector<int> lo_mask, hi_mask;
+    for (int t = 0; t < n / 2; ++t) {
+      lo_mask.insert(lo_mask.end(), {t, n + t});
+      hi_mask.insert(hi_mask.end(), {n / 2 + t, n + n / 2 + t});
+    }
+    for (int round = 1; round < n; round *= 2) {
+      std::vector<llvm::Value*> next(n);
+      for (int i = 0; i < n / 2; ++i) {
+        next[2 * i] = ec_.b.CreateShuffleVector(v[i], v[i + n / 2], lo_mask);
+        next[2 * i + 1] = ec_.b.CreateShuffleVector(v[i], v[i + n / 2], hi_mask);
+      }
+      v = std::move(next);
+    }
+    return v;
   }
 
   // The epilogue and the stores of `width` results at idx; or, before the last K block, the

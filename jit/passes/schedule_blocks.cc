@@ -1,11 +1,15 @@
 #include "jit/passes/schedule_blocks.h"
 
+#include <algorithm>
+
 namespace pto::jit {
 
 namespace {
 // Columns per parallel task of elementwise and reduce kernels: a multiple of every vector width,
 // large enough that a task's work dwarfs its launch (~0.4 us here).
 constexpr int64_t kColumnGrain = 1 << 14;
+// A matmul with at most this many rows (static M) gets the few-rows micro-tile.
+constexpr int64_t kFewRows = 48;
 }  // namespace
 
 void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
@@ -33,10 +37,21 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         c.tile_cols = 0;
         call.work_per_cell = k.domain.empty() ? ir::SymExpr(1) : k.domain.back();
         break;
-      case ir::KernelKind::kMatMul:
-        // mr rows x nr vectors of accumulators, leaving registers for B and the A broadcast.
-        c.nr_vectors = 2;
-        c.mr = 6;
+      case ir::KernelKind::kMatMul: {
+        // mr rows x nr vectors of accumulators, leaving registers for the nr vectors of B and
+        // the A broadcast: mr * nr + nr + 1 <= registers. Few rows (a static M of at most
+        // kFewRows: decode steps, small batches) take 2 rows x 4 vectors: a 6-row tile would
+        // leave most rows to the single-row tail (config sweeps of 8x768x768 and 32x768x3072
+        // with B stored [N, K]: 1.5-1.7x the 6 x 2 tile).
+        const int regs = std::max(8, device.vector_registers);
+        const ir::SymExpr& m = k.domain.size() >= 2 ? k.domain[k.domain.size() - 2] : k.k;
+        if (m.IsConstant() && m.constant() <= kFewRows) {
+          c.mr = 2;
+          c.nr_vectors = std::min(4, (regs - 1) / 3);
+        } else {
+          c.nr_vectors = 2;
+          c.mr = std::min(8, (regs - 3) / 2);
+        }
         c.panel_bytes = device.l2_bytes / 2;  // B's panel and A's rows share the L2
         c.pack_b = true;
         c.kc = 256;
@@ -44,6 +59,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         c.tile_cols = int64_t{c.nr_vectors} * lanes * 4;
         call.work_per_cell = ir::SymExpr(2) * k.k;
         break;
+      }
     }
   }
 }

@@ -45,10 +45,12 @@ int RunConfigSweep(const SweepOptions& o) {
     std::fprintf(stderr, "sweep: %s\n", compiler.status().ToString().c_str());
     return 1;
   }
-  const TraceFn trace = [](std::span<const Value> v) {
-    return std::vector<Value>{matmul(v[0], v[1])};
+  const bool tb = o.transposed_b;
+  const TraceFn trace = [tb](std::span<const Value> v) {
+    return std::vector<Value>{tb ? matmul(v[0], transpose(v[1], 0, 1)) : matmul(v[0], v[1])};
   };
-  const std::vector<jit::TraceInput> inputs = {{{o.m, o.k}}, {{o.k, o.n}}};
+  const std::vector<jit::TraceInput> inputs = {{{o.m, o.k}},
+                                               {tb ? ir::Shape{o.n, o.k} : ir::Shape{o.k, o.n}}};
   absl::StatusOr<ir::Graph> graph = jit::Trace(trace, inputs, {});
   jit::PipelineOptions pipeline;
   pipeline.device = &device;
@@ -93,7 +95,9 @@ int RunConfigSweep(const SweepOptions& o) {
   for (int64_t i = 0; i < o.m; ++i) {
     for (int64_t l = 0; l < o.k; ++l) {
       const double av = a[0][i * o.k + l];
-      for (int64_t j = 0; j < o.n; ++j) want[i * o.n + j] += av * b[0][l * o.n + j];
+      for (int64_t j = 0; j < o.n; ++j) {
+        want[i * o.n + j] += av * b[0][tb ? j * o.k + l : l * o.n + j];
+      }
     }
   }
   for (double w : want) want_max = std::max(want_max, std::abs(w));
@@ -118,11 +122,11 @@ int RunConfigSweep(const SweepOptions& o) {
   }
 
   std::printf(
-      "config sweep: matmul %lldx%lldx%lld (MxKxN), %d thread(s), %zu configs (%s), "
+      "config sweep: matmul %lldx%lldx%lld (MxKxN)%s, %d thread(s), %zu configs (%s), "
       "%d rotated operand sets\n",
       static_cast<long long>(o.m), static_cast<long long>(o.k), static_cast<long long>(o.n),
-      o.threads, rows.size() - 1, o.limit > 0 ? "a seeded sample of the grid" : "the whole grid",
-      sets);
+      tb ? " with B stored [N, K]" : "", o.threads, rows.size() - 1,
+      o.limit > 0 ? "a seeded sample of the grid" : "the whole grid", sets);
   device::ThreadArena arena(o.threads);
   const auto start = std::chrono::steady_clock::now();
   int failures = 0;

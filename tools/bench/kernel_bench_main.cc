@@ -2,7 +2,8 @@
 // count, with the machine's measured roofline (issue 4). See docs/performance.md.
 //
 //   pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] [--threads 2,1] [--budget SECONDS]
-//   pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-limit N] [--sweep-csv FILE]
+//   pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-transposed-b] [--sweep-limit N]
+//                     [--sweep-csv FILE]
 //
 // OMP_WAIT_POLICY: oneDNN's OpenMP pool must not spin on a core pto is using. libgomp reads
 // the variable when it is loaded, before main, so main sets OMP_WAIT_POLICY=passive and re-runs
@@ -71,6 +72,8 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
           s.k < 1 || s.n < 1) {
         return false;
       }
+    } else if (arg == "--sweep-transposed-b") {
+      flags.sweep_options.transposed_b = true;
     } else if (arg == "--sweep-limit") {
       if (!absl::SimpleAtoi(value(), &flags.sweep_options.limit)) return false;
     } else if (arg == "--sweep-csv") {
@@ -149,7 +152,8 @@ int Main(int argc, char** argv) {
                  "usage: pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] "
                  "[--threads 2,1] [--budget SECONDS]\n"
                  "       pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-limit N] "
-                 "[--sweep-csv FILE] [--threads T] [--reps N] [--budget SECONDS]\n");
+                 "[--sweep-transposed-b] [--sweep-csv FILE] [--threads T] [--reps N] "
+                 "[--budget SECONDS]\n");
     return 2;
   }
   const device::DeviceInfo device = device::DetectHost();
