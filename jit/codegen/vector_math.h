@@ -14,14 +14,19 @@
 //   gelu_tanh  computed as x * sigmoid(2u), u = sqrt(2/pi)(x + 0.044715x^3) (no cancellation):
 //              relative <= 3e-6 [2.5e-6] for x >= -5; <= 3e-5 [1.3e-5] in the ill-conditioned tail
 //              where |result| >= 1e-36.
-//   gelu_erf   0.5x * erfc(-x/sqrt2) for x < -sqrt2/2 (no cancellation): relative <= 3e-6
-//              [2.2e-6] for x >= -5; <= 2e-5 [1.7e-5] where |result| >= 1e-30.
+//   gelu_erf   0.5x * erfc(-x/sqrt2) everywhere (erfc(|z|) for x < 0, 2 - erfc(z) for x >= 0: no
+//              cancellation either way): relative <= 3e-6 [2.2e-6] for x >= -5 (the rounding of
+//              x/sqrt2, amplified by the tail's slope, dominates); <= 1e-6 [4.3e-7] on [-0.8, 0.8];
+//              <= 2e-5 [1.7e-5] where |result| >= 1e-30.
 //   silu       x * sigmoid(x): relative <= 1e-6 [1.7e-7] where |result| >= 1e-36.
 //   sqrt       llvm.sqrt (correctly rounded); rsqrt = 1/sqrt (two roundings, <= 1 ulp).
-// Approximations: exp: Cody-Waite ln2 split + Cephes degree-6 polynomial, 2^n from exponent
-// bits in two halves; log: Cephes logf (mantissa in [sqrt(1/2), sqrt(2)), degree-9 polynomial);
-// tanh: Cephes tanhf odd polynomial below 0.625, 1 - 2/(exp(2|x|)+1) above; erf: Taylor series
-// below 0.5, 1 - erfc above with Numerical Recipes' erfc Chebyshev fit (relative error 1.2e-7).
+// Approximations: exp: Cody-Waite ln2 split + Cephes degree-6 polynomial (Estrin's scheme, for
+// a short dependency chain), 2^n from exponent bits in two halves; log: Cephes logf (mantissa in
+// [sqrt(1/2), sqrt(2)), degree-9 polynomial); tanh: Cephes tanhf odd polynomial below 0.625, 1 -
+// 2/(exp(2|x|)+1) above; erf: Taylor series below 0.5, 1 - erfc above with Numerical Recipes' erfc
+// Chebyshev fit (relative error 1.2e-7; its degree-9 polynomial by Estrin's scheme; inside erfc,
+// exp clamps its argument at -87, so erfc results below ~1e-38 are absolute-accurate only).
+// gelu_erf uses erfc alone.
 #ifndef PTO_JIT_CODEGEN_VECTOR_MATH_H_
 #define PTO_JIT_CODEGEN_VECTOR_MATH_H_
 

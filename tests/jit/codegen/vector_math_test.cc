@@ -238,6 +238,11 @@ TEST(VectorMathTest, GeluAndSilu) {
         isa, ExprOp::kGeluErf, Sweep(-5, 20, 1e-4),
         [](double v) { return 0.5 * v * std::erfc(-v / std::sqrt(2.0)); }, 0.0);
     EXPECT_LE(ge5.max_rel, 3e-6);
+    // Around 0, where 1 + erf(z) comes from 2 - erfc(z) or erfc(-z) (no erf series).
+    Errors ge0 = Measure(
+        isa, ExprOp::kGeluErf, Join(Sweep(-0.8, 0.8, 1e-5), {1e-30f, -1e-30f, 1e-20f, -1e-20f}),
+        [](double v) { return 0.5 * v * std::erfc(-v / std::sqrt(2.0)); }, 0.0);
+    EXPECT_LE(ge0.max_rel, 1e-6);
     Errors si = Measure(
         isa, ExprOp::kSilu, finite, [](double v) { return v / (1 + std::exp(-v)); }, 1e-36);
     EXPECT_LE(si.max_rel, 1e-6);
