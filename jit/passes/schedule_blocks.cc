@@ -10,6 +10,8 @@ namespace {
 constexpr int64_t kColumnGrain = 1 << 14;
 // A matmul with at most this many rows (static M) gets the few-rows micro-tile.
 constexpr int64_t kFewRows = 48;
+// A matmul with at most this many rows (static M) is split across threads by columns only.
+constexpr int64_t kWholeRows = 1024;
 }  // namespace
 
 void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
@@ -40,12 +42,14 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
       case ir::KernelKind::kMatMul: {
         // mr rows x nr vectors of accumulators, leaving registers for the nr vectors of B and
         // the A broadcast: mr * nr + nr + 1 <= registers. Few rows (a static M of at most
-        // kFewRows: decode steps, small batches) take 2 rows x 4 vectors: a 6-row tile would
-        // leave most rows to the single-row tail (config sweeps of 8x768x768 and 32x768x3072
-        // with B stored [N, K]: 1.5-1.7x the 6 x 2 tile).
+        // kFewRows: decode steps, small batches) over enough columns take 2 rows x 4 vectors:
+        // a 6-row tile would leave most rows to the single-row tail (config sweeps of 8x768x768
+        // and 32x768x3072 with B stored [N, K]: 1.5-1.7x the 6 x 2 tile).
         const int regs = std::max(8, device.vector_registers);
-        const ir::SymExpr& m = k.domain.size() >= 2 ? k.domain[k.domain.size() - 2] : k.k;
-        if (m.IsConstant() && m.constant() <= kFewRows) {
+        const ir::SymExpr& m = k.domain[k.domain.size() - 2];
+        const ir::SymExpr& n = k.domain.back();
+        const bool wide = !n.IsConstant() || n.constant() >= int64_t{8} * lanes;
+        if (m.IsConstant() && m.constant() <= kFewRows && wide) {
           c.mr = 2;
           c.nr_vectors = std::min(4, (regs - 1) / 3);
         } else {
@@ -55,8 +59,13 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         c.panel_bytes = device.l2_bytes / 2;  // B's panel and A's rows share the L2
         c.pack_b = true;
         c.kc = 256;
-        c.tile_rows = c.mr * 4;
         c.tile_cols = int64_t{c.nr_vectors} * lanes * 4;
+        // Row tasks repeat the packing of B's panels: a static M of up to kWholeRows rows over
+        // columns enough for every thread is split along the columns only.
+        const bool many_cols = !n.IsConstant() || n.constant() >= 4 * c.tile_cols;
+        c.tile_rows = m.IsConstant() && m.constant() <= kWholeRows && many_cols
+                          ? std::max<int64_t>(1, m.constant())
+                          : int64_t{c.mr} * 16;
         call.work_per_cell = ir::SymExpr(2) * k.k;
         break;
       }
