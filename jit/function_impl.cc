@@ -21,23 +21,24 @@ std::string DimsString(const int64_t* dims, int rank) {
 
 std::string ShapeString(const ir::Shape& shape, std::span<const int64_t> values) {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) absl::StrAppend(&s, i ? ", " : "", shape[i].Evaluate(values));
+  for (size_t i = 0; i < shape.size(); ++i)
+    absl::StrAppend(&s, i ? ", " : "", shape[i].Evaluate(values));
   return s + "]";
 }
 
 absl::Status CheckView(const TensorView& t, const char* what, int index) {
   if (t.rank < 0 || t.rank > kMaxRank) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": rank ", t.rank,
-                                                   " is outside [0, ", kMaxRank, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", index, ": rank ", t.rank, " is outside [0, ", kMaxRank, "]"));
   }
   if (t.dtype != DType::kF32) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": dtype ",
-                                                   DTypeName(t.dtype), " is not supported (expected f32)"));
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": dtype ", DTypeName(t.dtype),
+                                                   " is not supported (expected f32)"));
   }
   for (int d = 0; d < t.rank; ++d) {
     if (t.shape[d] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": dim ", d, " is negative (",
-                                                     t.shape[d], ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " ", index, ": dim ", d, " is negative (", t.shape[d], ")"));
     }
   }
   const int64_t n = t.num_elements();
@@ -53,8 +54,8 @@ absl::Status CheckView(const TensorView& t, const char* what, int index) {
     return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": data pointer is null"));
   }
   if (reinterpret_cast<uintptr_t>(t.data) % alignof(float) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " ", index,
-                                                   ": data pointer is not aligned to 4 bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", index, ": data pointer is not aligned to 4 bytes"));
   }
   int64_t expected = 1;
   for (int d = t.rank - 1; d >= 0 && n > 0; --d) {  // an empty tensor's strides are never used
@@ -86,37 +87,41 @@ FunctionImpl::~FunctionImpl() = default;
 
 absl::Status FunctionImpl::ValidateOptions(int num_inputs, const FunctionOptions& options) {
   if (num_inputs > kMaxInputs) {
-    return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxInputs, " inputs are supported"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("at most ", kMaxInputs, " inputs are supported"));
   }
   std::map<std::string, std::pair<int64_t, int64_t>> ranges;
   for (const DynamicDim& d : options.dynamic) {
     if (d.input < 0 || d.input >= num_inputs) {
       return absl::InvalidArgumentError(absl::StrCat("dynamic dim '", d.dim.name(), "': input ",
-                                                     d.input, " does not exist (", num_inputs, " inputs)"));
+                                                     d.input, " does not exist (", num_inputs,
+                                                     " inputs)"));
     }
     if (d.axis < 0 || d.axis >= kMaxRank) {
-      return absl::InvalidArgumentError(absl::StrCat("dynamic dim '", d.dim.name(), "': axis ", d.axis,
-                                                     " is out of range"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dynamic dim '", d.dim.name(), "': axis ", d.axis, " is out of range"));
     }
     if (d.dim.min() < 0 || d.dim.min() > d.dim.max()) {
       return absl::InvalidArgumentError(absl::StrCat("dynamic dim '", d.dim.name(), "': range [",
-                                                     d.dim.min(), ", ", d.dim.max(), "] is empty or negative"));
+                                                     d.dim.min(), ", ", d.dim.max(),
+                                                     "] is empty or negative"));
     }
     auto [it, inserted] = ranges.emplace(d.dim.name(), std::pair{d.dim.min(), d.dim.max()});
     if (!inserted && it->second != std::pair{d.dim.min(), d.dim.max()}) {
-      return absl::InvalidArgumentError(absl::StrCat("dynamic dim '", d.dim.name(),
-                                                     "' is declared with two different ranges"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dynamic dim '", d.dim.name(), "' is declared with two different ranges"));
     }
     for (int c : options.constant_inputs) {
       if (c == d.input) {
-        return absl::InvalidArgumentError(absl::StrCat("input ", c, " is constant and cannot have dynamic dims"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("input ", c, " is constant and cannot have dynamic dims"));
       }
     }
   }
   for (int c : options.constant_inputs) {
     if (c < 0 || c >= num_inputs) {
-      return absl::InvalidArgumentError(absl::StrCat("constant input ", c, " does not exist (",
-                                                     num_inputs, " inputs)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("constant input ", c, " does not exist (", num_inputs, " inputs)"));
     }
   }
   if (options.max_shape_classes < 1) {
@@ -129,7 +134,8 @@ absl::StatusOr<FunctionImpl::Shapes> FunctionImpl::ShapesOf(
     absl::Span<const std::vector<int64_t>> input_shapes) const {
   if (static_cast<int>(input_shapes.size()) != num_inputs_) {
     return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' takes ", num_inputs_,
-                                                   " inputs, got ", input_shapes.size(), " shapes"));
+                                                   " inputs, got ", input_shapes.size(),
+                                                   " shapes"));
   }
   Shapes shapes;
   for (int i = 0; i < num_inputs_; ++i) {
@@ -139,8 +145,8 @@ absl::StatusOr<FunctionImpl::Shapes> FunctionImpl::ShapesOf(
     }
     for (size_t d = 0; d < input_shapes[i].size(); ++d) {
       if (input_shapes[i][d] < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("input ", i, ": dim ", d, " is negative (",
-                                                       input_shapes[i][d], ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("input ", i, ": dim ", d, " is negative (", input_shapes[i][d], ")"));
       }
     }
     shapes.rank[i] = static_cast<int>(input_shapes[i].size());
@@ -151,8 +157,8 @@ absl::StatusOr<FunctionImpl::Shapes> FunctionImpl::ShapesOf(
 
 absl::Status FunctionImpl::ValidateInputs(absl::Span<const TensorView> inputs) const {
   if (static_cast<int>(inputs.size()) != num_inputs_) {
-    return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' takes ", num_inputs_,
-                                                   " inputs, got ", inputs.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("function '", name_, "' takes ", num_inputs_, " inputs, got ", inputs.size()));
   }
   for (int i = 0; i < num_inputs_; ++i) {
     if (absl::Status s = CheckView(inputs[i], "input", i); !s.ok()) return s;
@@ -203,8 +209,8 @@ absl::Status FunctionImpl::CheckSymbolValues(const Variant& v, const Shapes& sha
   for (int i = 0; i < num_inputs_; ++i) {
     const std::vector<DimSpec>& spec = v.inputs[i];
     if (static_cast<int>(spec.size()) != shapes.rank[i]) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", i, ": rank ", shapes.rank[i],
-                                                     " does not match the traced rank ", spec.size()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, ": rank ", shapes.rank[i], " does not match the traced rank ", spec.size()));
     }
     for (size_t d = 0; d < spec.size(); ++d) {
       const int s = spec[d].symbol;
@@ -212,9 +218,9 @@ absl::Status FunctionImpl::CheckSymbolValues(const Variant& v, const Shapes& sha
       if (s < 0) continue;
       const ir::SymbolInfo& info = v.symbols[s];
       if (v.declared[s] && (x < info.min || x > info.max)) {
-        return absl::InvalidArgumentError(absl::StrCat("input ", i, " dim ", d, " (", info.name, ") is ", x,
-                                                       ", outside the declared range [", info.min, ", ",
-                                                       info.max, "]"));
+        return absl::InvalidArgumentError(absl::StrCat("input ", i, " dim ", d, " (", info.name,
+                                                       ") is ", x, ", outside the declared range [",
+                                                       info.min, ", ", info.max, "]"));
       }
       if (value[s] >= 0 && value[s] != x) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -260,9 +266,9 @@ absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::VariantFor(const Shap
     }
     for (const DynamicDim& dd : options_.dynamic) {
       if (dd.axis >= shapes.rank[dd.input]) {
-        return absl::InvalidArgumentError(absl::StrCat("dynamic dim '", dd.dim.name(), "': input ",
-                                                       dd.input, " has rank ", shapes.rank[dd.input],
-                                                       ", no axis ", dd.axis));
+        return absl::InvalidArgumentError(
+            absl::StrCat("dynamic dim '", dd.dim.name(), "': input ", dd.input, " has rank ",
+                         shapes.rank[dd.input], ", no axis ", dd.axis));
       }
       auto [it, inserted] = by_name.emplace(dd.dim.name(), static_cast<int>(v->symbols.size()));
       if (inserted) {
@@ -294,9 +300,11 @@ absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::VariantFor(const Shap
               is_constant_[i] ? " (a constant input's shape is fixed)"
                               : " (declare the dim dynamic or enable automatic_dynamic)"));
         }
-        auto [it, inserted] = groups.emplace(std::pair{spec.value, x}, static_cast<int>(v->symbols.size()));
+        auto [it, inserted] =
+            groups.emplace(std::pair{spec.value, x}, static_cast<int>(v->symbols.size()));
         if (inserted) {
-          v->symbols.push_back(ir::SymbolInfo{absl::StrCat("d", auto_symbols_++), 0, int64_t{1} << 40});
+          v->symbols.push_back(
+              ir::SymbolInfo{absl::StrCat("d", auto_symbols_++), 0, int64_t{1} << 40});
           v->declared.push_back(false);
         }
         spec.symbol = it->second;
@@ -364,6 +372,7 @@ jit::PipelineOptions FunctionImpl::pipeline_options() const {
   o.device = &runtime_->device();
   o.logger = &runtime_->logger();
   o.log_passes = runtime_->options().log_passes;
+  o.constant_inputs = is_constant_;
   return o;
 }
 
@@ -381,7 +390,8 @@ absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes
   if (static_cast<int>(entries_.size()) >= options_.max_shape_classes) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "function '", name_, "' reached max_shape_classes (", options_.max_shape_classes,
-        ") and a call needs another shape class; raise the limit or declare the dims dynamic with wider buckets"));
+        ") and a call needs another shape class; raise the limit or declare the dims dynamic with "
+        "wider buckets"));
   }
   auto entry = std::make_unique<Entry>();
   entry->variant = &v;
@@ -401,15 +411,17 @@ absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes
   entry->plan = *std::move(plan);
   WritePlanRecord(v, origin.shape_class, std::move(kernel_keys));
   for (int o : v.graph.outputs) entry->output_shapes.push_back(v.graph.nodes[o].shape);
-  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::steady_clock::now() - start).count();
+  const auto nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   compile_nanos_.fetch_add(nanos);
   compiles_.fetch_add(1);
   kernels_compiled_.fetch_add(kernels);
   kernels_loaded_.fetch_add(runtime_->compiler().cache_loads() - loads_before);
-  runtime_->logger().Log(LogLevel::kInfo,
-                         absl::StrCat("pto: compiled '", name_, "' for ", entry->cls.ToString(v.symbols), ": ",
-                                      entry->plan->kernels.size(), " kernels in ", nanos / 1000000, " ms"));
+  runtime_->logger().Log(
+      LogLevel::kInfo,
+      absl::StrCat("pto: compiled '", name_, "' for ", entry->cls.ToString(v.symbols), ": ",
+                   entry->plan->kernels.size(), " kernels in ", nanos / 1000000, " ms"));
   // Publish a new table; the old one stays alive for calls that may still read it.
   auto table = std::make_unique<Table>();
   if (const Table* old = table_.load(std::memory_order_relaxed)) table->entries = old->entries;
@@ -429,7 +441,8 @@ absl::Status FunctionImpl::RefreshConstants(absl::Span<const TensorView> inputs)
     if (!is_constant_[i]) continue;
     const size_t bytes = static_cast<size_t>(inputs[i].num_elements()) * sizeof(float);
     if (!set->data[i].Reserve(bytes)) {
-      return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", bytes, " bytes for constant input ", i));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot allocate ", bytes, " bytes for constant input ", i));
     }
     if (bytes > 0) std::memcpy(set->data[i].data(), inputs[i].data, bytes);
   }
@@ -464,8 +477,8 @@ absl::Status FunctionImpl::Run(const Entry& entry, absl::Span<const TensorView> 
       const char* ib = static_cast<const char*>(inputs[i].data);
       const char* ie = ib + inputs[i].num_elements() * 4;
       if (ob < ie && ib < oe) {
-        return absl::InvalidArgumentError(absl::StrCat("output ", o, " overlaps input ", i,
-                                                       " (pto does not compute in place)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("output ", o, " overlaps input ", i, " (pto does not compute in place)"));
       }
     }
   }
@@ -532,7 +545,8 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> FunctionImpl::OutputShapes(
   return result;
 }
 
-absl::StatusOr<std::vector<Tensor>> FunctionImpl::CallAllocating(absl::Span<const TensorView> inputs) {
+absl::StatusOr<std::vector<Tensor>> FunctionImpl::CallAllocating(
+    absl::Span<const TensorView> inputs) {
   if (absl::Status s = ValidateInputs(inputs); !s.ok()) return s;
   std::vector<std::vector<int64_t>> in_shapes;
   for (const TensorView& t : inputs) in_shapes.emplace_back(t.dims().begin(), t.dims().end());
@@ -565,11 +579,12 @@ absl::StatusOr<jit::LoweredProgram> FunctionImpl::LowerFor(
   absl::StatusOr<const Variant*> variant = TracedVariant(input_shapes, values);
   if (!variant.ok()) return variant.status();
   std::span<const int64_t> vals(values, (*variant)->symbols.size());
-  return jit::Lower((*variant)->graph, jit::Classify(vals, (*variant)->symbols, lanes_), pipeline_options());
+  return jit::Lower((*variant)->graph, jit::Classify(vals, (*variant)->symbols, lanes_),
+                    pipeline_options());
 }
 
-absl::StatusOr<std::string> FunctionImpl::Dump(Stage stage,
-                                               absl::Span<const std::vector<int64_t>> input_shapes) {
+absl::StatusOr<std::string> FunctionImpl::Dump(
+    Stage stage, absl::Span<const std::vector<int64_t>> input_shapes) {
   absl::StatusOr<jit::LoweredProgram> p = LowerFor(input_shapes);
   if (!p.ok()) return p.status();
   switch (stage) {
@@ -596,8 +611,12 @@ absl::StatusOr<std::string> FunctionImpl::Dump(Stage stage,
         absl::StrAppend(&out, "  ", c.kernel.name, "(");
         for (size_t s = 0; s < c.buffers.size(); ++s) {
           const ir::Buffer& b = p->tiles.buffers[c.buffers[s]];
-          const char* kind = b.kind == ir::BufferKind::kInput ? "in" : b.kind == ir::BufferKind::kOutput ? "out" : "slot";
-          const int index = b.kind == ir::BufferKind::kTemp ? p->buffers.slot_of[c.buffers[s]] : b.index;
+          const char* kind = b.kind == ir::BufferKind::kInput    ? "in"
+                             : b.kind == ir::BufferKind::kOutput ? "out"
+                             : b.kind == ir::BufferKind::kPacked ? "packed in"
+                                                                 : "slot";
+          const int index =
+              b.kind == ir::BufferKind::kTemp ? p->buffers.slot_of[c.buffers[s]] : b.index;
           absl::StrAppend(&out, s ? ", " : "", kind, index);
         }
         absl::StrAppend(&out, ")\n");

@@ -7,6 +7,7 @@
 #include "jit/passes/cse.h"
 #include "jit/passes/dce.h"
 #include "jit/passes/mark_in_place.h"
+#include "jit/passes/prepack_constant_weights.h"
 #include "jit/passes/schedule_blocks.h"
 #include "jit/passes/specialize_shapes.h"
 #include "jit/passes/split_matmul_columns.h"
@@ -52,6 +53,8 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
   LogStage(options, "build_tile_graph", p.tiles.ToString());
   // Level 3: block schedule.
   ScheduleBlocks(p.tiles, *options.device);
+  PrepackConstantWeights(p.tiles, options.constant_inputs, options.device->f32_lanes());
+  LogStage(options, "prepack_constant_weights", p.tiles.ToString());
   // Level 4: execution graph.
   MarkInPlace(p.tiles);
   p.buffers = PlanBuffers(p.tiles);
@@ -107,6 +110,10 @@ absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
       BufferRef ref;
       ref.kind = buf.kind;
       ref.index = buf.kind == ir::BufferKind::kTemp ? program.buffers.slot_of[b] : buf.index;
+      if (buf.kind == ir::BufferKind::kPacked) {
+        ref.index = static_cast<int>(plan->packed.size());
+        plan->packed.emplace_back(buf.index, buf.pack);
+      }
       k.buffers.push_back(ref);
     }
     plan->code.push_back(*compiled);

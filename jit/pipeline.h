@@ -20,10 +20,10 @@
 namespace pto::jit {
 
 struct LoweredProgram {
-  ir::Graph graph;          // level 1 after the graph passes, specialized to the class
+  ir::Graph graph;  // level 1 after the graph passes, specialized to the class
   FusionGroups groups;
-  ir::TileGraph tiles;      // levels 2 and 3
-  BufferPlan buffers;       // level 4
+  ir::TileGraph tiles;  // levels 2 and 3
+  BufferPlan buffers;   // level 4
   std::vector<SymbolSource> symbol_sources;
 };
 
@@ -31,6 +31,9 @@ struct PipelineOptions {
   const device::DeviceInfo* device = nullptr;
   const Logger* logger = nullptr;
   bool log_passes = false;
+  // Per input: its contents are constant (FunctionOptions::constant_inputs), so matmuls may
+  // read it prepacked (prepack_constant_weights).
+  std::vector<bool> constant_inputs;
 };
 
 // Levels 1-4: no code generation.

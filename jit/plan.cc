@@ -1,6 +1,8 @@
 #include "jit/plan.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "device/aligned_buffer.h"
@@ -20,7 +22,56 @@ void* Scratch(int64_t bytes) {
   return kernel_scratch.data();
 }
 
+// Copies the full column blocks of B (layout in ir::PackedB) from `src` into `dst`.
+void PackB(const ir::PackedB& p, const float* src, float* dst) {
+  const int64_t blocks = p.n / p.block;
+  for (int64_t j = 0; j < blocks; ++j) {
+    for (int64_t k = 0; k < p.k; ++k) {
+      float* row = dst + (j * p.k + k) * p.block;
+      const float* from = src + p.offset + k * p.stride_k + j * p.block * p.stride_n;
+      for (int c = 0; c < p.block; ++c) row[c] = from[c * p.stride_n];
+    }
+  }
+}
+
 }  // namespace
+
+struct PackedOperand::Copy {
+  const void* source = nullptr;
+  device::AlignedBuffer data;
+};
+
+struct PackedOperand::State {
+  std::mutex mu;
+  std::atomic<const Copy*> current{nullptr};
+  std::vector<std::unique_ptr<Copy>> copies;  // every copy made, kept with the plan
+};
+
+PackedOperand::PackedOperand(int input, const ir::PackedB& layout)
+    : input_(input), layout_(layout), state_(std::make_unique<State>()) {}
+PackedOperand::PackedOperand(PackedOperand&&) noexcept = default;
+PackedOperand::~PackedOperand() = default;
+
+const float* PackedOperand::Get(const void* source) const {
+  const Copy* c = state_->current.load(std::memory_order_acquire);
+  if (c != nullptr && c->source == source) return static_cast<const float*>(c->data.data());
+  std::lock_guard<std::mutex> lock(state_->mu);
+  for (const std::unique_ptr<Copy>& copy : state_->copies) {
+    if (copy->source == source) {
+      state_->current.store(copy.get(), std::memory_order_release);
+      return static_cast<const float*>(copy->data.data());
+    }
+  }
+  auto copy = std::make_unique<Copy>();
+  copy->source = source;
+  const size_t elements =
+      static_cast<size_t>(layout_.n / layout_.block * layout_.block * layout_.k);
+  if (!copy->data.Reserve(std::max<size_t>(elements, 1) * sizeof(float))) return nullptr;
+  PackB(layout_, static_cast<const float*>(source), static_cast<float*>(copy->data.data()));
+  state_->current.store(copy.get(), std::memory_order_release);
+  state_->copies.push_back(std::move(copy));
+  return static_cast<const float*>(state_->copies.back()->data.data());
+}
 
 absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* inputs,
                        void* const* outputs, device::ThreadArena* threads) const {
@@ -48,6 +99,13 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
         absl::StrCat("cannot allocate ", total, " bytes for intermediate buffers"));
   }
   char* base = static_cast<char*>(call_arena.data());
+  const float* packed_data[kMaxKernelBuffers];
+  for (size_t i = 0; i < packed.size(); ++i) {
+    packed_data[i] = packed[i].Get(inputs[packed[i].input()]);
+    if (packed_data[i] == nullptr) {
+      return absl::ResourceExhaustedError("cannot allocate a prepacked copy of a constant input");
+    }
+  }
   for (const PlanKernel& k : kernels) {
     void* bufs[kMaxKernelBuffers];
     for (size_t j = 0; j < k.buffers.size(); ++j) {
@@ -61,6 +119,9 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
           break;
         case ir::BufferKind::kTemp:
           bufs[j] = base + offsets[b.index];
+          break;
+        case ir::BufferKind::kPacked:
+          bufs[j] = const_cast<float*>(packed_data[b.index]);  // kernels only read it
           break;
       }
     }

@@ -25,7 +25,28 @@ inline constexpr int kMaxArenaSlots = 256;
 
 struct BufferRef {
   ir::BufferKind kind = ir::BufferKind::kTemp;
-  int index = 0;  // input/output position, or arena slot for temps
+  int index = 0;  // input/output position, arena slot for temps, Plan::packed entry
+};
+
+// A constant input repacked for a matmul's B (ir::PackedB), built at the first call that
+// passes a given constant buffer and kept with the plan (constants change only when the
+// Function's constants are invalidated; each set's copy lives as long as the plan).
+class PackedOperand {
+ public:
+  PackedOperand(int input, const ir::PackedB& layout);
+  PackedOperand(PackedOperand&&) noexcept;
+  ~PackedOperand();
+  // The packed copy of `source` (the input's data); null if it cannot be allocated. Lock-free
+  // once the copy of this source exists.
+  const float* Get(const void* source) const;
+  int input() const { return input_; }
+
+ private:
+  struct Copy;
+  struct State;
+  int input_;
+  ir::PackedB layout_;
+  std::unique_ptr<State> state_;
 };
 
 struct PlanKernel {
@@ -51,6 +72,7 @@ struct Plan {
   std::vector<std::vector<ir::SymExpr>> slot_sizes;  // per arena slot: its members' elements
   std::vector<SymbolSource> symbols;
   std::vector<std::shared_ptr<const void>> code;  // keeps the kernels' machine code alive
+  std::vector<PackedOperand> packed;              // BufferRef kPacked indexes these
   // Parallel launches only for kernels with at least this much work (scalar ops).
   int64_t parallel_threshold = 1 << 15;
 

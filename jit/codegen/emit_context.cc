@@ -74,6 +74,7 @@ void EmitContext::LoadBuffers() {
   buffers_.assign(n, nullptr);
   std::vector<bool> used(n, false);
   for (const ir::Access& a : kernel.accesses) used[a.buffer] = true;
+  if (kernel.b_packed >= 0 && kernel.b_packed < n) used[kernel.b_packed] = true;
   for (int i = 0; i < n; ++i) {
     if (!used[i]) continue;
     llvm::Value* p = b.CreateInBoundsGEP(ptr, buffers_array, I64Const(i));

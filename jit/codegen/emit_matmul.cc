@@ -284,12 +284,38 @@ class MatMulEmitter {
         k_blocks([&]() { EmitRows(row_lo, row_hi); });
       }
     };
-    if (pack == nullptr) {
-      direct_rows();
+    auto panel_rows = [&]() {
+      if (pack == nullptr) {
+        direct_rows();
+        return;
+      }
+      IfElse(
+          pack, [&]() { k_blocks(packed_rows); }, direct_rows);
+    };
+    if (k_.b_packed < 0 || !pack_) {
+      panel_rows();
       return;
     }
+    // B prepacked by the plan (a constant weight): every row reads it, once the tile's columns
+    // start on a block (they do when the plan splits the grid; any other range still works).
+    const int64_t block = int64_t{nrv_} * ec_.lanes;
+    llvm::Value* aligned =
+        b.CreateICmpEQ(b.CreateSRem(ec_.lo[1], ec_.I64Const(block)), ec_.I64Const(0));
     IfElse(
-        pack, [&]() { k_blocks(packed_rows); }, direct_rows);
+        aligned,
+        [&]() {
+          k_blocks([&]() {
+            packed_ = ec_.Buffer(k_.b_packed);
+            prepacked_ = true;
+            const bool dot = dot_;
+            dot_ = false;
+            EmitRows(row_lo, row_hi);
+            dot_ = dot;
+            prepacked_ = false;
+            packed_ = nullptr;
+          });
+        },
+        panel_rows);
   }
 
   // Copies the panel's full column blocks of B, rows [k_lo_, k_hi_), into `dst`: block j's
@@ -474,7 +500,13 @@ class MatMulEmitter {
     // A full block of a packed panel reads B from the scratch (see PackPanel).
     const bool from_pack = packed_ != nullptr && nv == nrv_ && width == ec_.lanes;
     llvm::Value* pack_rows = nullptr;
-    if (from_pack) {
+    if (from_pack && prepacked_) {
+      // ir::PackedB: column block n0 / block, all K rows.
+      const int64_t block = int64_t{nrv_} * width;
+      llvm::Value* j = b.CreateSDiv(n0, ec_.I64Const(block));
+      pack_rows = b.CreateInBoundsGEP(ec_.F32(), packed_,
+                                      b.CreateMul(b.CreateMul(j, kdim_), ec_.I64Const(block)));
+    } else if (from_pack) {
       const int64_t block = int64_t{nrv_} * width;
       llvm::Value* j = b.CreateSDiv(b.CreateSub(n0, col_lo_), ec_.I64Const(block));
       pack_rows = b.CreateInBoundsGEP(
@@ -754,6 +786,7 @@ class MatMulEmitter {
   llvm::Value* col_hi_ = nullptr;
   bool pack_ = false;              // packing B is possible for this kernel (see the ctor)
   llvm::Value* packed_ = nullptr;  // while emitting the packed rows: the packed panel
+  bool prepacked_ = false;         // ... and it is the plan's prepacked B (ir::PackedB)
   bool heavy_epilogue_ = false;    // emitted as a function (see StoreResult)
   std::map<int, llvm::Function*> epilogue_fns_;  // by width
   bool kblock_ = false;                          // K blocking is possible (see the ctor)

@@ -60,6 +60,9 @@ absl::Status ValidateKind(const ir::Kernel& k) {
       if (k.a < 0 || k.a >= n || k.b < 0 || k.b >= n) {
         return Invalid(k, "matmul operands a/b must be access indices");
       }
+      if (k.b_packed >= k.num_buffers) {
+        return Invalid(k, absl::StrCat("b_packed slot ", k.b_packed, " is not a buffer slot"));
+      }
       return ValidateProgram(k.output, n, true, k.name + " output");
   }
   return Invalid(k, "unknown kernel kind");

@@ -8,7 +8,10 @@ std::string TileGraph::ToString() const {
   std::string out;
   for (size_t i = 0; i < buffers.size(); ++i) {
     const Buffer& b = buffers[i];
-    const char* kind = b.kind == BufferKind::kInput ? "input" : b.kind == BufferKind::kOutput ? "output" : "temp";
+    const char* kind = b.kind == BufferKind::kInput    ? "input"
+                       : b.kind == BufferKind::kOutput ? "output"
+                       : b.kind == BufferKind::kPacked ? "packed input"
+                                                       : "temp";
     out += "buf" + std::to_string(i) + ": " + kind;
     if (b.kind != BufferKind::kTemp) out += " " + std::to_string(b.index);
     out += " " + std::string(DTypeName(b.dtype)) + "[" + b.elements.ToString(names) + "]";

@@ -12,14 +12,26 @@
 
 namespace pto::ir {
 
-enum class BufferKind : uint8_t { kInput = 0, kOutput = 1, kTemp = 2 };
+// kPacked: a constant input (`index`) repacked once for a matmul's B (Buffer::pack); the plan
+// builds it at the first call with those constants and keeps it.
+enum class BufferKind : uint8_t { kInput = 0, kOutput = 1, kTemp = 2, kPacked = 3 };
+
+// How a kPacked buffer is laid out from its input: the first N / block * block columns of the
+// K x N matrix B (element (k, n) at input[offset + k * stride_k + n * stride_n]), in column
+// blocks of `block`, each block's K rows contiguous: (k, n) goes to
+// [((n / block) * K + k) * block + n % block]. The remaining columns are read from the input.
+struct PackedB {
+  int64_t k = 0, n = 0, offset = 0, stride_k = 0, stride_n = 0;
+  int block = 1;
+};
 
 struct Buffer {
   BufferKind kind = BufferKind::kTemp;
-  int index = 0;        // input or output position
-  SymExpr elements;     // size in elements
+  int index = 0;     // input or output position (kPacked: the input it is packed from)
+  PackedB pack;      // kPacked only
+  SymExpr elements;  // size in elements
   DType dtype = DType::kF32;
-  std::string label;    // for dumps: the node it holds
+  std::string label;  // for dumps: the node it holds
 };
 
 struct KernelCall {

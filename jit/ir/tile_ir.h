@@ -142,6 +142,9 @@ struct Kernel {
   // kMatMul
   SymExpr k;
   int a = -1, b = -1;  // indices into accesses
+  // Kernel buffer slot holding B prepacked (ir::PackedB layout, block = nr_vectors vectors),
+  // read instead of packing B's panels; -1: none.
+  int b_packed = -1;
   TileConfig config;
 };
 
