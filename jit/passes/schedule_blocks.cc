@@ -60,12 +60,13 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         c.pack_b = true;
         c.kc = 256;
         c.tile_cols = int64_t{c.nr_vectors} * lanes * 4;
-        // Row tasks repeat the packing of B's panels: a static M of up to kWholeRows rows over
-        // columns enough for every thread is split along the columns only.
+        // Row tasks repeat the packing of B's panels: an unbatched static M of up to kWholeRows
+        // rows over columns enough for every thread is split along the columns only. (Batched
+        // matmuls, e.g. attention's, keep small row tasks: their B moves with the batch.)
         const bool many_cols = !n.IsConstant() || n.constant() >= 4 * c.tile_cols;
-        c.tile_rows = m.IsConstant() && m.constant() <= kWholeRows && many_cols
-                          ? std::max<int64_t>(1, m.constant())
-                          : int64_t{c.mr} * 16;
+        const bool whole_rows =
+            k.domain.size() == 2 && m.IsConstant() && m.constant() <= kWholeRows && many_cols;
+        c.tile_rows = whole_rows ? std::max<int64_t>(1, m.constant()) : int64_t{c.mr} * 4;
         call.work_per_cell = ir::SymExpr(2) * k.k;
         break;
       }
