@@ -4,6 +4,11 @@ namespace pto::jit {
 
 void EmitForLoop(EmitContext& ec, llvm::Value* begin, llvm::Value* end,
                  const std::function<void(llvm::Value* iv)>& body, bool disable_unroll) {
+  EmitForLoop(ec, begin, end, body, ec.LoopMetadata(disable_unroll));
+}
+
+void EmitForLoop(EmitContext& ec, llvm::Value* begin, llvm::Value* end,
+                 const std::function<void(llvm::Value* iv)>& body, llvm::MDNode* loop_metadata) {
   llvm::IRBuilder<>& b = ec.b;
   llvm::BasicBlock* pre = b.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(ec.ctx, "loop", ec.fn);
@@ -18,7 +23,7 @@ void EmitForLoop(EmitContext& ec, llvm::Value* begin, llvm::Value* end,
   body(iv);
   llvm::Value* next = b.CreateAdd(iv, ec.I64Const(1), "iv.next", /*HasNUW=*/true, true);
   llvm::BranchInst* back = b.CreateBr(header);
-  back->setMetadata(llvm::LLVMContext::MD_loop, ec.LoopMetadata(disable_unroll));
+  back->setMetadata(llvm::LLVMContext::MD_loop, loop_metadata);
   iv->addIncoming(next, b.GetInsertBlock());
   b.SetInsertPoint(exit);
 }

@@ -12,6 +12,9 @@ namespace pto::jit {
 // for (iv = begin; iv < end; ++iv) body(iv). The builder ends in the exit block.
 void EmitForLoop(EmitContext& ec, llvm::Value* begin, llvm::Value* end,
                  const std::function<void(llvm::Value* iv)>& body, bool disable_unroll = false);
+// The same with the back edge's loop metadata given (e.g. EmitContext::UnrollMetadata).
+void EmitForLoop(EmitContext& ec, llvm::Value* begin, llvm::Value* end,
+                 const std::function<void(llvm::Value* iv)>& body, llvm::MDNode* loop_metadata);
 
 // while (*pos + chunk <= end) { body(*pos); *pos += chunk; }   (`pos` is an i64 alloca)
 void EmitChunkLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end, int64_t chunk,

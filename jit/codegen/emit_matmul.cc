@@ -513,33 +513,37 @@ class MatMulEmitter {
           ec_.F32(), packed_,
           b.CreateMul(b.CreateSub(b.CreateMul(j, kc_), k_lo_), ec_.I64Const(block)));
     }
-    EmitKLoop(k_lo_, k_hi_, [&](llvm::Value* kk) {
-      std::vector<llvm::Value*> bv(nv), av(rows);
-      idx[kdim] = kk;
-      idx[mdim] = nullptr;  // B's M stride is 0
-      for (int j = 0; j < nv; ++j) {
-        if (from_pack) {
-          llvm::Value* at = b.CreateAdd(b.CreateMul(kk, ec_.I64Const(int64_t{nv} * width)),
-                                        ec_.I64Const(int64_t{j} * width));
-          bv[j] = b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(ec_.F32(), pack_rows, at),
-                                      llvm::Align(width * 4));
-          continue;
-        }
-        idx[ndim] = n[j];
-        bv[j] = access_.Load(k_.b, idx, ndim, width);
-      }
-      idx[ndim] = nullptr;  // A's N stride is 0
-      for (int i = 0; i < rows; ++i) {
-        idx[mdim] = m[i];
-        av[i] = access_.Load(k_.a, idx, -1, width);
-      }
-      for (int i = 0; i < rows; ++i) {
-        for (int j = 0; j < nv; ++j) {
-          llvm::AllocaInst* a = acc[i * nv + j];
-          b.CreateStore(EmitFMulAdd(b, av[i], bv[j], b.CreateLoad(vt, a)), a);
-        }
-      }
-    });
+    // The K loop, unrolled config.unroll times.
+    EmitForLoop(
+        ec_, k_lo_, k_hi_,
+        [&](llvm::Value* kk) {
+          std::vector<llvm::Value*> bv(nv), av(rows);
+          idx[kdim] = kk;
+          idx[mdim] = nullptr;  // B's M stride is 0
+          for (int j = 0; j < nv; ++j) {
+            if (from_pack) {
+              llvm::Value* at = b.CreateAdd(b.CreateMul(kk, ec_.I64Const(int64_t{nv} * width)),
+                                            ec_.I64Const(int64_t{j} * width));
+              bv[j] = b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(ec_.F32(), pack_rows, at),
+                                          llvm::Align(width * 4));
+              continue;
+            }
+            idx[ndim] = n[j];
+            bv[j] = access_.Load(k_.b, idx, ndim, width);
+          }
+          idx[ndim] = nullptr;  // A's N stride is 0
+          for (int i = 0; i < rows; ++i) {
+            idx[mdim] = m[i];
+            av[i] = access_.Load(k_.a, idx, -1, width);
+          }
+          for (int i = 0; i < rows; ++i) {
+            for (int j = 0; j < nv; ++j) {
+              llvm::AllocaInst* a = acc[i * nv + j];
+              b.CreateStore(EmitFMulAdd(b, av[i], bv[j], b.CreateLoad(vt, a)), a);
+            }
+          }
+        },
+        ec_.UnrollMetadata(unroll_));
     Finish([&](bool epilogue) {
       for (int i = 0; i < rows; ++i) {
         for (int j = 0; j < nv; ++j) {
@@ -749,28 +753,6 @@ class MatMulEmitter {
     if (otherwise) otherwise();
     b.CreateBr(done);
     b.SetInsertPoint(done);
-  }
-
-  // for (kk = begin; kk < end; ++kk) body(kk), unrolled config.unroll times.
-  void EmitKLoop(llvm::Value* begin, llvm::Value* end,
-                 const std::function<void(llvm::Value*)>& body) {
-    llvm::IRBuilder<>& b = ec_.b;
-    llvm::BasicBlock* pre = b.GetInsertBlock();
-    llvm::BasicBlock* header = llvm::BasicBlock::Create(ec_.ctx, "kloop", ec_.fn);
-    llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ec_.ctx, "kloop.body", ec_.fn);
-    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ec_.ctx, "kloop.exit", ec_.fn);
-    b.CreateBr(header);
-    b.SetInsertPoint(header);
-    llvm::PHINode* iv = b.CreatePHI(ec_.I64(), 2, "k");
-    iv->addIncoming(begin, pre);
-    b.CreateCondBr(b.CreateICmpSLT(iv, end), body_bb, exit);
-    b.SetInsertPoint(body_bb);
-    body(iv);
-    llvm::Value* next = b.CreateAdd(iv, ec_.I64Const(1), "k.next", true, true);
-    llvm::BranchInst* back = b.CreateBr(header);
-    back->setMetadata(llvm::LLVMContext::MD_loop, ec_.UnrollMetadata(unroll_));
-    iv->addIncoming(next, b.GetInsertBlock());
-    b.SetInsertPoint(exit);
   }
 
   EmitContext& ec_;

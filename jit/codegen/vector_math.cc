@@ -71,21 +71,29 @@ llvm::Value* CopySign(llvm::IRBuilderBase& b, llvm::Value* mag, llvm::Value* sig
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, mag, sign);
 }
 
-// exp(x) for x <= 0.35 where results below FLT_MIN (x < -87.3) may come out as about
-// 1.6e-38 instead of a denormal: x is clamped at -87 and 2^n built in one step (n >= -126).
-// Relative error as EmitExp's (<= 3e-7) for x >= -87; NaN propagates through the arithmetic.
-llvm::Value* ExpNormalRange(llvm::IRBuilderBase& b, llvm::Value* x) {
-  llvm::Value* xc = Select(b, b.CreateFCmpOLT(x, F(x, -87.0)), F(x, -87.0), x);
+// exp(xc) = p * 2^n with xc already clamped: n = round(xc / ln2) (its integer bits in *ni),
+// r = xc - n ln2 in two parts (Cody-Waite), p = 1 + r + r^2 y(r) by Estrin's scheme.
+llvm::Value* ExpReduced(llvm::IRBuilderBase& b, llvm::Value* xc, llvm::Value** ni) {
+  llvm::Value* x = xc;
   const double magic = 12582912.0;  // 1.5 * 2^23: adding it rounds to an integer
   llvm::Value* t = EmitFMulAdd(b, xc, F(x, 1.44269504088896341), F(x, magic));
   llvm::Value* n = b.CreateFSub(t, F(x, magic));
-  llvm::Value* ni = b.CreateSub(b.CreateBitCast(t, IntType(x)), I(x, 0x4B400000));
+  *ni = b.CreateSub(b.CreateBitCast(t, IntType(x)), I(x, 0x4B400000));
   llvm::Value* r = EmitFMulAdd(b, n, F(x, -0.693359375), xc);
   r = EmitFMulAdd(b, n, F(x, 2.12194440e-4), r);
   llvm::Value* y = PolyEstrin(b, r,
                               {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
                                1.6666665459E-1, 5.0000001201E-1});
-  llvm::Value* p = b.CreateFAdd(EmitFMulAdd(b, y, b.CreateFMul(r, r), r), F(x, 1.0));
+  return b.CreateFAdd(EmitFMulAdd(b, y, b.CreateFMul(r, r), r), F(x, 1.0));
+}
+
+// exp(x) for x <= 0.35 where results below FLT_MIN (x < -87.3) may come out as about
+// 1.6e-38 instead of a denormal: x is clamped at -87 and 2^n built in one step (n >= -126).
+// Relative error as EmitExp's (<= 3e-7) for x >= -87; NaN propagates through the arithmetic.
+llvm::Value* ExpNormalRange(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Value* xc = Select(b, b.CreateFCmpOLT(x, F(x, -87.0)), F(x, -87.0), x);
+  llvm::Value* ni = nullptr;
+  llvm::Value* p = ExpReduced(b, xc, &ni);
   llvm::Value* scale =
       b.CreateBitCast(b.CreateShl(b.CreateAdd(ni, I(x, 127)), I(x, 23)), x->getType());
   return b.CreateFMul(p, scale);
@@ -142,16 +150,8 @@ llvm::Value* EmitMin(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) {
 llvm::Value* EmitExp(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* xc = Select(b, b.CreateFCmpOGT(x, F(x, 89.0)), F(x, 89.0), x);
   xc = Select(b, b.CreateFCmpOLT(xc, F(x, -104.0)), F(x, -104.0), xc);
-  const double magic = 12582912.0;  // 1.5 * 2^23: adding it rounds to an integer
-  llvm::Value* t = EmitFMulAdd(b, xc, F(x, 1.44269504088896341), F(x, magic));
-  llvm::Value* n = b.CreateFSub(t, F(x, magic));
-  llvm::Value* ni = b.CreateSub(b.CreateBitCast(t, IntType(x)), I(x, 0x4B400000));
-  llvm::Value* r = EmitFMulAdd(b, n, F(x, -0.693359375), xc);
-  r = EmitFMulAdd(b, n, F(x, 2.12194440e-4), r);
-  llvm::Value* y = PolyEstrin(b, r,
-                              {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
-                               1.6666665459E-1, 5.0000001201E-1});
-  llvm::Value* p = b.CreateFAdd(EmitFMulAdd(b, y, b.CreateFMul(r, r), r), F(x, 1.0));
+  llvm::Value* ni = nullptr;
+  llvm::Value* p = ExpReduced(b, xc, &ni);
   // n in [-150, 128]: 2^n = 2^n1 * 2^n2 with n1, n2 in [-75, 64].
   llvm::Value* n1 = b.CreateAShr(ni, I(x, 1));
   llvm::Value* n2 = b.CreateSub(ni, n1);

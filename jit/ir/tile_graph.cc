@@ -2,6 +2,18 @@
 
 namespace pto::ir {
 
+void BufferLifetimes(const TileGraph& tiles, std::vector<int>* first, std::vector<int>* last) {
+  const size_t nb = tiles.buffers.size();
+  first->assign(nb, -1);
+  last->assign(nb, -1);
+  for (int c = 0; c < static_cast<int>(tiles.calls.size()); ++c) {
+    for (int b : tiles.calls[c].buffers) {
+      if ((*first)[b] < 0) (*first)[b] = c;
+      (*last)[b] = c;
+    }
+  }
+}
+
 std::string TileGraph::ToString() const {
   std::vector<std::string> names;
   for (const SymbolInfo& s : symbols) names.push_back(s.name);

@@ -47,6 +47,10 @@ struct KernelCall {
   std::vector<std::pair<int, int>> in_place;
 };
 
+struct TileGraph;
+// Per TileGraph buffer: the first and last call (in execution order) that uses it; -1 if none.
+void BufferLifetimes(const TileGraph& tiles, std::vector<int>* first, std::vector<int>* last);
+
 struct TileGraph {
   std::vector<Buffer> buffers;
   std::vector<KernelCall> calls;  // in execution order

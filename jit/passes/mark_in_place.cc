@@ -80,14 +80,8 @@ bool StoreMayOverwrite(const ir::Kernel& k, const ir::Store& s, int in) {
 }  // namespace
 
 void MarkInPlace(ir::TileGraph& tiles) {
-  const int nb = static_cast<int>(tiles.buffers.size());
-  std::vector<int> first(nb, -1), last(nb, -1);
-  for (int c = 0; c < static_cast<int>(tiles.calls.size()); ++c) {
-    for (int b : tiles.calls[c].buffers) {
-      if (first[b] < 0) first[b] = c;
-      last[b] = c;
-    }
-  }
+  std::vector<int> first, last;
+  ir::BufferLifetimes(tiles, &first, &last);
   auto is_temp = [&](int b) { return tiles.buffers[b].kind == ir::BufferKind::kTemp; };
   for (int c = 0; c < static_cast<int>(tiles.calls.size()); ++c) {
     ir::KernelCall& call = tiles.calls[c];

@@ -27,13 +27,8 @@ std::vector<int64_t> RepresentativeSymbols(const ir::TileGraph& tiles) {
 
 BufferPlan PlanBuffers(const ir::TileGraph& tiles) {
   const int nb = static_cast<int>(tiles.buffers.size());
-  std::vector<int> first(nb, -1), last(nb, -1);
-  for (int c = 0; c < static_cast<int>(tiles.calls.size()); ++c) {
-    for (int b : tiles.calls[c].buffers) {
-      if (first[b] < 0) first[b] = c;
-      last[b] = c;
-    }
-  }
+  std::vector<int> first, last;
+  ir::BufferLifetimes(tiles, &first, &last);
   BufferPlan plan;
   plan.slot_of.assign(nb, -1);
   plan.in_place_of.assign(nb, -1);
