@@ -297,7 +297,8 @@ class MatMulEmitter {
       return;
     }
     // B prepacked by the plan (a constant weight): every row reads it, once the tile's columns
-    // start on a block (they do when the plan splits the grid; any other range still works).
+    // start on a block (they do when the plan splits the grid). Any other range is still right
+    // but reads B directly: no third copy of the micro-tiles for panel packing.
     const int64_t block = int64_t{nrv_} * ec_.lanes;
     llvm::Value* aligned =
         b.CreateICmpEQ(b.CreateSRem(ec_.lo[1], ec_.I64Const(block)), ec_.I64Const(0));
@@ -315,7 +316,7 @@ class MatMulEmitter {
             packed_ = nullptr;
           });
         },
-        panel_rows);
+        direct_rows);
   }
 
   // Copies the panel's full column blocks of B, rows [k_lo_, k_hi_), into `dst`: block j's
