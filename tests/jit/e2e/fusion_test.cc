@@ -14,19 +14,7 @@ using ops::HostTensor;
 
 // Kernels per call of `trace` on static shapes.
 int KernelCount(const TraceFn& trace, const std::vector<std::vector<int64_t>>& shapes) {
-  std::vector<jit::TraceInput> inputs;
-  for (const auto& s : shapes) {
-    jit::TraceInput in;
-    for (int64_t d : s) in.shape.push_back(ir::SymExpr(d));
-    inputs.push_back(in);
-  }
-  absl::StatusOr<ir::Graph> g = jit::Trace(trace, inputs, {});
-  EXPECT_TRUE(g.ok()) << g.status();
-  if (!g.ok()) return -1;
-  device::DeviceInfo device = device::DetectHost();
-  jit::PipelineOptions options;
-  options.device = &device;
-  absl::StatusOr<jit::LoweredProgram> p = jit::Lower(*g, jit::ShapeClass{}, options);
+  absl::StatusOr<jit::LoweredProgram> p = testing::LowerStatic(trace, shapes);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? static_cast<int>(p->tiles.calls.size()) : -1;
 }
@@ -85,7 +73,8 @@ TEST(Fusion, FusedGraphsMatchComposedReference) {
       {"attention", kAttention, {{2, 10, 16}, {2, 10, 16}, {2, 10, 16}}, 16},
       {"norm_chain",
        [](std::span<const Value> v) {
-         return std::vector<Value>{rms_norm(layer_norm(v[0], v[1], v[2]) * 3.0f + 1.0f, v[1]) - v[0]};
+         return std::vector<Value>{rms_norm(layer_norm(v[0], v[1], v[2]) * 3.0f + 1.0f, v[1]) -
+                                   v[0]};
        },
        {{5, 37}, {37}, {37}},
        37},
@@ -93,7 +82,8 @@ TEST(Fusion, FusedGraphsMatchComposedReference) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     std::vector<HostTensor> in;
-    for (size_t i = 0; i < c.shapes.size(); ++i) in.push_back(HostTensor::Random(c.shapes[i], 7 + i));
+    for (size_t i = 0; i < c.shapes.size(); ++i)
+      in.push_back(HostTensor::Random(c.shapes[i], 7 + i));
     auto fn = rt->JitTraced(c.name, static_cast<int>(c.shapes.size()), c.trace, {});
     ASSERT_TRUE(fn.ok());
     auto got = testing::RunPto(**fn, in);

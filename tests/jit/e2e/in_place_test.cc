@@ -19,18 +19,7 @@ namespace {
 using ops::HostTensor;
 
 jit::LoweredProgram Lower(const TraceFn& trace, const std::vector<std::vector<int64_t>>& shapes) {
-  std::vector<jit::TraceInput> inputs;
-  for (const auto& s : shapes) {
-    jit::TraceInput in;
-    for (int64_t d : s) in.shape.push_back(ir::SymExpr(d));
-    inputs.push_back(in);
-  }
-  absl::StatusOr<ir::Graph> g = jit::Trace(trace, inputs, {});
-  EXPECT_TRUE(g.ok()) << g.status();
-  static const device::DeviceInfo device = device::DetectHost();
-  jit::PipelineOptions options;
-  options.device = &device;
-  absl::StatusOr<jit::LoweredProgram> p = jit::Lower(*g, jit::ShapeClass{}, options);
+  absl::StatusOr<jit::LoweredProgram> p = testing::LowerStatic(trace, shapes);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *std::move(p) : jit::LoweredProgram{};
 }

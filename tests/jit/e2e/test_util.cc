@@ -3,7 +3,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "device/device_info.h"
 #include "jit/reference_runner.h"
+#include "jit/trace.h"
 
 namespace pto::testing {
 
@@ -15,7 +17,8 @@ std::unique_ptr<Runtime> OpenRuntime(RuntimeOptions options) {
 
 std::vector<TensorView> Views(const std::vector<ops::HostTensor>& tensors) {
   std::vector<TensorView> views;
-  for (const ops::HostTensor& t : tensors) views.push_back(TensorView::Dense(t.data.data(), t.shape));
+  for (const ops::HostTensor& t : tensors)
+    views.push_back(TensorView::Dense(t.data.data(), t.shape));
   return views;
 }
 
@@ -35,19 +38,37 @@ absl::StatusOr<std::vector<ops::HostTensor>> RunPto(Function& fn,
   return result;
 }
 
-absl::StatusOr<std::vector<ops::HostTensor>> RunReference(const TraceFn& trace,
-                                                          const std::vector<ops::HostTensor>& inputs) {
+absl::StatusOr<std::vector<ops::HostTensor>> RunReference(
+    const TraceFn& trace, const std::vector<ops::HostTensor>& inputs) {
   return jit::RunReferenceOf(trace, inputs);
 }
 
 std::string Compare(const std::vector<ops::HostTensor>& got,
                     const std::vector<ops::HostTensor>& want, ops::Tolerance tol) {
-  if (got.size() != want.size()) return absl::StrCat(got.size(), " outputs, expected ", want.size());
+  if (got.size() != want.size())
+    return absl::StrCat(got.size(), " outputs, expected ", want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     std::string mismatch;
-    if (!ops::AllClose(got[i], want[i], tol, &mismatch)) return absl::StrCat("output ", i, ": ", mismatch);
+    if (!ops::AllClose(got[i], want[i], tol, &mismatch))
+      return absl::StrCat("output ", i, ": ", mismatch);
   }
   return "";
+}
+
+absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
+                                                const std::vector<std::vector<int64_t>>& shapes) {
+  std::vector<jit::TraceInput> inputs;
+  for (const std::vector<int64_t>& s : shapes) {
+    jit::TraceInput in;
+    for (int64_t d : s) in.shape.push_back(ir::SymExpr(d));
+    inputs.push_back(in);
+  }
+  absl::StatusOr<ir::Graph> g = jit::Trace(trace, inputs, {});
+  if (!g.ok()) return g.status();
+  static const device::DeviceInfo device = device::DetectHost();
+  jit::PipelineOptions options;
+  options.device = &device;
+  return jit::Lower(*g, jit::ShapeClass{}, options);
 }
 
 }  // namespace pto::testing

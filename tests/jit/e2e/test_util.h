@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "jit/pipeline.h"
 #include "ops/host_tensor.h"
 #include "ops/tolerance.h"
 #include "pto/pto.h"
@@ -23,12 +24,16 @@ absl::StatusOr<std::vector<ops::HostTensor>> RunPto(Function& fn,
                                                     const std::vector<ops::HostTensor>& inputs);
 
 // The ops/ reference result of `trace` on these inputs (traced with their static shapes).
-absl::StatusOr<std::vector<ops::HostTensor>> RunReference(const TraceFn& trace,
-                                                          const std::vector<ops::HostTensor>& inputs);
+absl::StatusOr<std::vector<ops::HostTensor>> RunReference(
+    const TraceFn& trace, const std::vector<ops::HostTensor>& inputs);
 
 // Empty when every output is within `tol`, else a description of the first mismatch.
 std::string Compare(const std::vector<ops::HostTensor>& got,
                     const std::vector<ops::HostTensor>& want, ops::Tolerance tol);
+
+// Levels 1-4 of `trace` on inputs of these static shapes, for this host (no code generation).
+absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
+                                                const std::vector<std::vector<int64_t>>& shapes);
 
 }  // namespace pto::testing
 
