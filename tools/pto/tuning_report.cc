@@ -1,0 +1,310 @@
+#include "tools/pto/tuning_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace pto::tools {
+namespace {
+
+std::string FormatSpeedup(double default_seconds, double tuned_seconds) {
+  if (default_seconds <= 0 || tuned_seconds <= 0) return "-";
+  return absl::StrFormat("%.2f×", default_seconds / tuned_seconds);
+}
+
+std::string FormatTrials(int64_t trials, int64_t failed) {
+  return failed > 0 ? absl::StrCat(trials, " (", failed, " failed)") : absl::StrCat(trials);
+}
+
+// Rows of cells, padded to each column's display width: right-aligned where `right` says; the
+// last column is not padded. A row that is empty becomes a rule as wide as the table.
+std::string AlignRows(const std::vector<std::vector<std::string>>& rows,
+                      const std::vector<bool>& right) {
+  std::vector<int64_t> widths(right.size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], DisplayWidth(row[c]));
+    }
+  }
+  int64_t total = 0;
+  for (size_t c = 0; c < widths.size(); ++c) total += widths[c] + (c + 1 < widths.size() ? 2 : 0);
+  std::string out;
+  for (const auto& row : rows) {
+    if (row.empty()) {
+      out += std::string(total, '-') + "\n";
+      continue;
+    }
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const bool last = c + 1 == row.size();
+      const std::string pad(widths[c] - DisplayWidth(row[c]), ' ');
+      line += right[c] ? pad + row[c] : (last ? row[c] : row[c] + pad);
+      if (!last) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string XmlEscape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// A step of 1, 2 or 5 times a power of ten giving about `target` intervals over `span`.
+double NiceStep(double span, int target) {
+  const double raw = span / target;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0}) {
+    if (raw <= m * magnitude) return m * magnitude;
+  }
+  return 10 * magnitude;
+}
+
+// Tableau 10: distinct colours, readable on white.
+constexpr const char* kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+constexpr const char* kDashes[] = {"", "6 3", "2 3", "8 3 2 3"};
+constexpr int kNumColours = sizeof(kColours) / sizeof(kColours[0]);
+constexpr int kNumDashes = sizeof(kDashes) / sizeof(kDashes[0]);
+
+// Speed-up over the default at each point of a curve; empty when it cannot be computed.
+std::vector<std::pair<int64_t, double>> SpeedupCurve(const KernelTuningResult& r) {
+  std::vector<std::pair<int64_t, double>> points;
+  if (r.default_seconds <= 0) return points;
+  for (const auto& [trial, best] : r.curve) {
+    if (best > 0 && std::isfinite(best)) points.emplace_back(trial, r.default_seconds / best);
+  }
+  return points;
+}
+
+}  // namespace
+
+int64_t DisplayWidth(std::string_view text) {
+  int64_t n = 0;
+  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+std::string FormatSeconds(double seconds) {
+  if (!(seconds > 0) || !std::isfinite(seconds)) return "-";
+  constexpr const char* kUnits[] = {"ns", "µs", "ms", "s"};
+  double value = seconds * 1e9;
+  int unit = 0;
+  // 999.5 rounds to "1000": such a value is shown in the next unit.
+  while (unit < 3 && value >= 999.5) {
+    value /= 1000;
+    ++unit;
+  }
+  const int decimals = value >= 99.95 ? 0 : (value >= 9.995 ? 1 : 2);
+  return absl::StrFormat("%.*f %s", decimals, value, kUnits[unit]);
+}
+
+std::string FormatElapsed(double seconds) {
+  if (!(seconds > 0) || !std::isfinite(seconds)) return "0s";
+  if (seconds < 9.95) return absl::StrFormat("%.1fs", seconds);
+  const int64_t s = std::llround(seconds);
+  if (s < 60) return absl::StrCat(s, "s");
+  if (s < 3600) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
+  return absl::StrFormat("%dh%02dm", s / 3600, (s % 3600) / 60);
+}
+
+std::string FormatTuningTable(const std::vector<KernelTuningResult>& results) {
+  std::vector<std::vector<std::string>> rows = {
+      {"FUNCTION", "KERNEL", "SHAPE CLASS", "DEFAULT", "TUNED", "SPEED-UP", "TRIALS", "CONFIG"}};
+  double default_sum = 0, tuned_sum = 0;
+  int64_t trials = 0, failed = 0;
+  for (const KernelTuningResult& r : results) {
+    rows.push_back({r.function, r.kernel, r.shape_class, FormatSeconds(r.default_seconds),
+                    FormatSeconds(r.tuned_seconds),
+                    FormatSpeedup(r.default_seconds, r.tuned_seconds),
+                    FormatTrials(r.trials, r.failed), r.config.empty() ? "-" : r.config});
+    if (r.default_seconds > 0 && r.tuned_seconds > 0) {
+      default_sum += r.default_seconds;
+      tuned_sum += r.tuned_seconds;
+    }
+    trials += r.trials;
+    failed += r.failed;
+  }
+  rows.emplace_back();  // a rule
+  rows.push_back({"total", absl::StrCat(results.size(), " kernels"), "", FormatSeconds(default_sum),
+                  FormatSeconds(tuned_sum), FormatSpeedup(default_sum, tuned_sum),
+                  FormatTrials(trials, failed), ""});
+  return AlignRows(rows, {false, false, false, true, true, true, true, false});
+}
+
+std::string TuningCurvesSvg(const std::vector<KernelTuningResult>& results,
+                            std::string_view title) {
+  std::vector<std::vector<std::pair<int64_t, double>>> curves;
+  int64_t max_trial = 1;
+  double y_min = 1, y_max = 1;
+  for (const KernelTuningResult& r : results) {
+    curves.push_back(SpeedupCurve(r));
+    for (const auto& [trial, speedup] : curves.back()) {
+      max_trial = std::max(max_trial, trial);
+      y_min = std::min(y_min, speedup);
+      y_max = std::max(y_max, speedup);
+    }
+  }
+  // Axis ranges on tick steps, at least 0.1× tall so a flat curve is not blown up.
+  const double x_step = std::max(1.0, NiceStep(static_cast<double>(max_trial), 8));
+  const double x_max = std::ceil(max_trial / x_step) * x_step;
+  if (y_max - y_min < 0.1) y_max = y_min + 0.1;
+  const double y_step = NiceStep(y_max - y_min, 6);
+  y_min = std::floor(y_min / y_step + 1e-9) * y_step;
+  y_max = std::ceil(y_max / y_step - 1e-9) * y_step;
+  const int y_decimals = std::clamp(static_cast<int>(-std::floor(std::log10(y_step))), 0, 3);
+
+  constexpr double kWidth = 800, kLeft = 70, kRight = 20, kTop = 50, kPlotHeight = 360;
+  constexpr double kLegendRow = 18;
+  const double plot_width = kWidth - kLeft - kRight;
+  const double legend_top = kTop + kPlotHeight + 55;
+  const double height = legend_top + kLegendRow * static_cast<double>(results.size()) + 10;
+  auto x_of = [&](double trial) { return kLeft + trial / x_max * plot_width; };
+  auto y_of = [&](double speedup) {
+    return kTop + (y_max - speedup) / (y_max - y_min) * kPlotHeight;
+  };
+
+  std::string svg = absl::StrFormat(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+      "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n",
+      kWidth, height, kWidth, height);
+  absl::StrAppend(&svg, "<title>", XmlEscape(title), "</title>\n");
+  absl::StrAppendFormat(&svg, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", kWidth,
+                        height);
+  absl::StrAppendFormat(&svg,
+                        "<text x=\"%.1f\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" "
+                        "font-weight=\"bold\">%s</text>\n",
+                        kWidth / 2, XmlEscape(title));
+
+  // Grid, ticks and tick labels.
+  for (double x = 0; x <= x_max + 1e-9; x += x_step) {
+    absl::StrAppendFormat(
+        &svg,
+        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>"
+        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f</text>\n",
+        x_of(x), kTop, x_of(x), kTop + kPlotHeight + 5, x_of(x), kTop + kPlotHeight + 18, x);
+  }
+  for (double y = y_min; y <= y_max + y_step * 1e-6; y += y_step) {
+    absl::StrAppendFormat(
+        &svg,
+        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>"
+        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.*f×</text>\n",
+        kLeft - 5, y_of(y), kLeft + plot_width, y_of(y), kLeft - 8, y_of(y) + 4, y_decimals, y);
+  }
+  // Axes, their labels and the default's level.
+  absl::StrAppendFormat(&svg,
+                        "<path d=\"M%.1f %.1f V%.1f H%.1f\" fill=\"none\" stroke=\"black\"/>\n",
+                        kLeft, kTop, kTop + kPlotHeight, kLeft + plot_width);
+  absl::StrAppendFormat(&svg, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">trial</text>\n",
+                        kLeft + plot_width / 2, kTop + kPlotHeight + 36);
+  absl::StrAppendFormat(&svg,
+                        "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" "
+                        "transform=\"rotate(-90 16 %.1f)\">speed-up over the default config, "
+                        "best so far</text>\n",
+                        kTop + kPlotHeight / 2, kTop + kPlotHeight / 2);
+  absl::StrAppendFormat(&svg,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" "
+                        "stroke-dasharray=\"4 4\"/>\n",
+                        kLeft, y_of(1), kLeft + plot_width, y_of(1));
+
+  // One stepped line per kernel (the best so far holds until the next improvement), a dot at
+  // its end, and its legend row.
+  for (size_t i = 0; i < results.size(); ++i) {
+    const char* colour = kColours[i % kNumColours];
+    const char* dash = kDashes[(i / kNumColours) % kNumDashes];
+    const std::string dash_attr =
+        *dash == '\0' ? "" : absl::StrCat(" stroke-dasharray=\"", dash, "\"");
+    const std::vector<std::pair<int64_t, double>>& curve = curves[i];
+    if (!curve.empty()) {
+      std::string points;
+      for (size_t k = 0; k < curve.size(); ++k) {
+        const double x = x_of(static_cast<double>(curve[k].first));
+        if (k > 0) absl::StrAppendFormat(&points, "%.1f,%.1f ", x, y_of(curve[k - 1].second));
+        absl::StrAppendFormat(&points, "%.1f,%.1f ", x, y_of(curve[k].second));
+      }
+      points.pop_back();
+      absl::StrAppendFormat(&svg,
+                            "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s "
+                            "points=\"%s\"/>\n",
+                            colour, dash_attr, points);
+      absl::StrAppendFormat(&svg, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
+                            x_of(static_cast<double>(curve.back().first)),
+                            y_of(curve.back().second), colour);
+    }
+    const KernelTuningResult& r = results[i];
+    const double y = legend_top + kLegendRow * static_cast<double>(i);
+    // The final speed-up as in the table (the tuned time), else the curve's last.
+    const double final_seconds = r.tuned_seconds > 0 || curve.empty()
+                                     ? r.tuned_seconds
+                                     : r.default_seconds / curve.back().second;
+    const std::string label = absl::StrCat(
+        r.kernel, " @ ", r.shape_class, "  ",
+        curve.empty() ? "(no curve)" : FormatSpeedup(r.default_seconds, final_seconds));
+    absl::StrAppendFormat(&svg,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                          "stroke-width=\"2\"%s/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                          kLeft, y, kLeft + 24, y, curve.empty() ? "#bbbbbb" : colour, dash_attr,
+                          kLeft + 30, y + 4, XmlEscape(label));
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+std::string FormatProgressLine(const TuningProgress& p) {
+  const double trial_share =
+      p.trials > 0 ? std::clamp(static_cast<double>(p.trial) / p.trials, 0.0, 1.0) : 0.0;
+  const double done = p.kernels > 0 ? (static_cast<double>(p.kernel - 1) + trial_share) /
+                                          static_cast<double>(p.kernels)
+                                    : 0.0;
+  const double budget_left =
+      p.budget_seconds > 0 ? std::max(0.0, p.budget_seconds - p.elapsed_seconds) : -1;
+  double left = -1;
+  if (done > 0) left = p.elapsed_seconds * (1 - done) / done;
+  if (budget_left >= 0) left = left < 0 ? budget_left : std::min(left, budget_left);
+
+  const std::string rest = absl::StrCat(
+      " · trial ", p.trial, p.trials > 0 ? absl::StrCat("/", p.trials) : "", " · best ",
+      p.best_speedup > 0 ? absl::StrFormat("%.2f×", p.best_speedup) : "-", " · ",
+      FormatElapsed(p.elapsed_seconds), " · ", left < 0 ? "?" : "~" + FormatElapsed(left), " left");
+  const std::string head = absl::StrCat("kernel ", p.kernel, "/", p.kernels, " ");
+  // The name gets what the rest leaves of the line.
+  const int64_t room =
+      std::max<int64_t>(1, kProgressColumns - DisplayWidth(head) - DisplayWidth(rest));
+  std::string name = p.name;
+  if (DisplayWidth(name) > room) {
+    size_t end = 0;
+    for (int64_t kept = 0; end < name.size(); ++end) {
+      if ((static_cast<unsigned char>(name[end]) & 0xC0) != 0x80 && kept++ == room - 1) break;
+    }
+    name = name.substr(0, end) + "…";
+  }
+  return head + name + rest;
+}
+
+}  // namespace pto::tools

@@ -1,0 +1,66 @@
+// What `pto tune` shows: the progress line while it runs, and at the end a table per kernel
+// (default time, tuned time, speed-up, trials, config) and the tuning curves as an SVG picture.
+// (tools/pto/workload_file.h WriteTextFile writes the SVG.)
+#ifndef PTO_TOOLS_PTO_TUNING_REPORT_H_
+#define PTO_TOOLS_PTO_TUNING_REPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace pto::tools {
+
+// The outcome of tuning one kernel (a fusion group at a shape class).
+struct KernelTuningResult {
+  std::string function, shape_class, kernel;
+  double default_seconds = 0, tuned_seconds = 0;  // <= 0: not measured
+  int64_t trials = 0, failed = 0;                 // failed: did not compile or were wrong
+  std::string config;                             // the tuned config's text
+  // (trial number, best seconds so far after it), trial numbers from 1, ascending.
+  std::vector<std::pair<int64_t, double>> curve;
+};
+
+// A time with a unit chosen for it, 3 or 4 significant digits: "850 ns", "12.3 µs",
+// "1.25 ms", "2.50 s"; "-" when not positive.
+std::string FormatSeconds(double seconds);
+
+// A wall-clock duration: "9.4s", "42s", "3m05s", "1h02m".
+std::string FormatElapsed(double seconds);
+
+// Columns FUNCTION, KERNEL, SHAPE CLASS, DEFAULT, TUNED, SPEED-UP, TRIALS, CONFIG (times right
+// aligned, in their units; speed-up = default / tuned as "1.42×"; trials as "64" or
+// "64 (3 failed)"), one row per result in the given order, then a total line: the sums of the
+// default and tuned times of the rows that have both, and their ratio. Ends with a newline.
+std::string FormatTuningTable(const std::vector<KernelTuningResult>& results);
+
+// A self-contained SVG (no scripts, external fonts or links): x = trial number, y = speed-up
+// over the default (default / best so far, 1× dashed), one stepped polyline per result with a
+// curve and a default time (distinct colours, then dash patterns beyond the palette), a legend
+// naming each kernel and its shape class; the title at the top. Text is XML-escaped.
+std::string TuningCurvesSvg(const std::vector<KernelTuningResult>& results, std::string_view title);
+
+// The state shown on `pto tune`'s progress line.
+struct TuningProgress {
+  int64_t kernel = 1, kernels = 1;  // the kernel being tuned, 1-based, of how many
+  std::string name;                 // its name
+  int64_t trial = 0, trials = 0;    // trials done for it, of its trial budget
+  double best_speedup = 0;          // default / best so far; <= 0: none measured yet
+  double elapsed_seconds = 0;       // since tuning began
+  double budget_seconds = 0;        // the overall time budget; <= 0: none
+};
+
+// "kernel 3/12 f32_matmul_… · trial 17/64 · best 1.42× · 1m05s · ~3m20s left", at most
+// kProgressColumns display columns (the name is shortened with "…" to fit). Time left is
+// extrapolated from the elapsed time and the share of the work done (kernels done plus the
+// current kernel's trial share), capped by what is left of the budget; "?" before any work.
+inline constexpr int kProgressColumns = 100;
+std::string FormatProgressLine(const TuningProgress& progress);
+
+// Display columns of UTF-8 text (one per code point).
+int64_t DisplayWidth(std::string_view text);
+
+}  // namespace pto::tools
+
+#endif  // PTO_TOOLS_PTO_TUNING_REPORT_H_
