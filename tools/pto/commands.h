@@ -12,6 +12,7 @@ int DemoCommand(const std::vector<std::string>& args);
 int DumpCommand(const std::vector<std::string>& args);
 int RunCommand(const std::vector<std::string>& args);
 int CacheCommand(const std::vector<std::string>& args);
+int TuneCommand(const std::vector<std::string>& args);
 
 }  // namespace pto::tools
 

@@ -2,7 +2,8 @@
 // and sequence lengths; prints compilations, the first call's time, the median time per
 // iteration after it, a checksum of every output, and checks outputs against the ops/
 // reference. `--kernel-times` adds a table of every kernel's cold compile or warm load time
-// and the runtime's and the cache's counters.
+// and the runtime's and the cache's counters. `--record-workload FILE` writes the shape classes
+// called, with their call counts and times, as a workload file for `pto tune --workload`.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -82,6 +83,7 @@ int DemoCommand(const std::vector<std::string>& args) {
   const int threads = static_cast<int>(flags.Int("threads", 0));
   const std::string cache = flags.String("cache");
   const std::string cache_base = flags.String("cache-base");
+  const std::string workload_path = flags.String("record-workload");
   const std::string kernel_times_flag = flags.String("kernel-times");
   const bool kernel_times =
       !kernel_times_flag.empty() && kernel_times_flag != "false" && kernel_times_flag != "0";
@@ -90,6 +92,7 @@ int DemoCommand(const std::vector<std::string>& args) {
   options.intra_op_threads = threads;
   options.cache_path = cache;
   options.cache_base_path = cache_base;
+  options.record_workload = !workload_path.empty();
   options.log_sink = [](LogLevel level, std::string_view message) {
     std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
   };
@@ -196,6 +199,14 @@ int DemoCommand(const std::vector<std::string>& args) {
       "tolerance)\n",
       checked, failed, max_error_ratio);
   if (kernel_times) PrintKernelTimes(**rt, first_ms);
+  if (!workload_path.empty()) {
+    if (absl::Status s = (*rt)->WriteWorkload(workload_path); !s.ok()) {
+      std::fprintf(stderr, "pto demo: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+    std::printf("  workload written to    : %s (pto tune --workload %s)\n", workload_path.c_str(),
+                workload_path.c_str());
+  }
   std::printf("%s\n", failed == 0 ? "PASS" : "FAIL");
   return failed == 0 ? 0 : 1;
 }

@@ -12,8 +12,12 @@ namespace pto::tools {
 absl::StatusOr<GraphProgram> LoadGraphProgram(const std::string& path) {
   absl::StatusOr<ir::Graph> graph = graph::LoadGraphFile(path);
   if (!graph.ok()) return graph.status();
+  return GraphProgramFromGraph(*std::move(graph));
+}
+
+GraphProgram GraphProgramFromGraph(ir::Graph graph) {
   GraphProgram p;
-  p.graph = *std::move(graph);
+  p.graph = std::move(graph);
   p.input_names.resize(p.graph.num_inputs);
   for (const ir::Node& n : p.graph.nodes) {
     if (n.op != ir::OpKind::kInput) continue;

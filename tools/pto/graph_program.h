@@ -21,7 +21,11 @@ struct GraphProgram {
   TraceFn trace;
 };
 
+// Reads a GraphDef text file (graph::LoadGraphFile) as a program.
 absl::StatusOr<GraphProgram> LoadGraphProgram(const std::string& path);
+// The same for a graph already in memory (e.g. one a workload file embeds, after
+// graph::FromGraphDef).
+GraphProgram GraphProgramFromGraph(ir::Graph graph);
 
 // Parses repeated NAME=FILE flags into files ordered like `names`; InvalidArgument for unknown,
 // repeated or missing names.

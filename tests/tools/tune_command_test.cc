@@ -1,0 +1,280 @@
+// `pto tune` as a user runs it: a hand-written workload tuned into a cache, the report and the
+// tuning curves, a second run that finds everything tuned, an interrupted run that the next
+// one continues, workload errors, and a workload recorded by `pto demo`.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/tools/run_pto.h"
+
+extern char** environ;
+
+namespace pto {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Result = testing::PtoResult;
+
+Result RunPto(const std::string& args) { return testing::RunPtoBinary(PTO_CLI_PATH, args); }
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Table rows of `function` (the table's first column).
+int TableRows(const std::string& output, const std::string& function) {
+  int rows = 0;
+  for (const std::string& line : Lines(output)) rows += line.rfind(function + " ", 0) == 0;
+  return rows;
+}
+
+int Count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// N of "N kernels already tuned in ..." (0 when absent).
+int AlreadyTuned(const std::string& output) {
+  for (const std::string& line : Lines(output)) {
+    const size_t at = line.find(" kernels already tuned in ");
+    if (at != std::string::npos) return std::stoi(line.substr(0, at));
+  }
+  return 0;
+}
+
+// Runs pto with `args`, reading its output until a line contains `needle`, then sends it
+// `signal` and reads the rest. The output and the exit code (-1 if it did not exit normally).
+Result RunPtoAndSignalAfter(const std::vector<std::string>& args, const std::string& needle,
+                            int signal) {
+  Result r;
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return r;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  std::vector<std::string> argv_strings = {PTO_CLI_PATH};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_strings) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, PTO_CLI_PATH, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (spawned != 0) {
+    ::close(pipe_fds[0]);
+    return r;
+  }
+  bool signalled = false;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) {
+    r.output.append(buf, n);
+    if (!signalled && r.output.find(needle) != std::string::npos) {
+      ::kill(pid, signal);
+      signalled = true;
+    }
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (!signalled) r.output += "\n[test: '" + needle + "' never appeared]";
+  return r;
+}
+
+class PtoTune : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("pto_tune_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) { return (dir_ / name).string(); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(Path(name)) << text;
+    return Path(name);
+  }
+  // tests/tools/data/small_mlp.pbtxt with its batch over [4, 8]: tuned at 6 and 8 (one shape
+  // set per power-of-two bucket), two shape classes.
+  std::string MlpWorkload() {
+    return Write("mlp.workload", std::string(R"(schema_version: 1
+entries {
+  name: "mlp"
+  graph_file: ")") + PTO_SOURCE_DIR + R"(/tests/tools/data/small_mlp.pbtxt"
+  constant_inputs: [1, 2, 3]
+  shapes { inputs { dims { min: 4 max: 8 } dims { size: 12 } }
+           inputs { dims { size: 12 } dims { size: 20 } }
+           inputs { dims { size: 20 } }
+           inputs { dims { size: 20 } dims { size: 12 } } }
+}
+)");
+  }
+  // The number of tuning records `pto cache ls` reports.
+  int TuningRecords(const std::string& cache) {
+    const Result ls = RunPto("cache ls --cache " + cache);
+    EXPECT_EQ(ls.exit_code, 0) << ls.output;
+    const size_t at = ls.output.find(" tuning records");
+    if (at == std::string::npos) return -1;
+    size_t start = ls.output.rfind(' ', at - 1);
+    start = start == std::string::npos ? 0 : start + 1;
+    return std::stoi(ls.output.substr(start, at - start));
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(PtoTune, TunesAGraphFileThenFindsItTuned) {
+  const std::string cache = Path("cache");
+  const std::string svg = Path("curves.svg");
+  const std::string command = "tune --workload " + MlpWorkload() + " --cache " + cache +
+                              " --budget 120 --trials-per-kernel 3 --strategy random --svg " + svg;
+  const Result first = RunPto(command);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const int kernels = TableRows(first.output, "mlp");
+  // At least one kernel per shape class, and every one measured: a speed-up, not "-".
+  EXPECT_GE(kernels, 2) << first.output;
+  for (const std::string& line : Lines(first.output)) {
+    if (line.rfind("mlp ", 0) == 0) {
+      EXPECT_THAT(line, HasSubstr("×")) << first.output;
+    }
+  }
+  EXPECT_THAT(first.output, HasSubstr("SPEED-UP"));
+  // Not a terminal: one progress line per kernel, as it ends, all within their trials.
+  EXPECT_EQ(testing::CountLines(first.output, "(completed)"), kernels) << first.output;
+  EXPECT_THAT(first.output, HasSubstr("tuning curves: " + svg));
+  std::ifstream svg_in(svg);
+  const std::string picture((std::istreambuf_iterator<char>(svg_in)),
+                            std::istreambuf_iterator<char>());
+  EXPECT_THAT(picture, HasSubstr("<svg"));
+  EXPECT_EQ(Count(picture, "<polyline"), kernels);
+  EXPECT_EQ(TuningRecords(cache), kernels);
+
+  const Result second = RunPto(command);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_THAT(second.output, HasSubstr(std::to_string(kernels) + " kernels already tuned in " +
+                                       cache + " (use --retune to tune them again)"));
+  EXPECT_THAT(second.output, HasSubstr("nothing to tune"));
+  EXPECT_EQ(TableRows(second.output, "mlp"), 0) << second.output;
+  EXPECT_EQ(TuningRecords(cache), kernels);
+}
+
+TEST_F(PtoTune, InterruptedRunIsContinuedByTheNext) {
+  const std::string cache = Path("cache");
+  const std::vector<std::string> args = {"tune", "--workload", MlpWorkload(), "--cache",
+                                         cache,  "--budget",   "120",         "--trials-per-kernel",
+                                         "2"};
+  // Stopped once its first kernel is tuned: that one is kept, the rest is left for later.
+  const Result stopped = RunPtoAndSignalAfter(args, "(completed)", SIGINT);
+  ASSERT_EQ(stopped.exit_code, 130) << stopped.output;
+  EXPECT_THAT(stopped.output, HasSubstr("interrupted: run the same command again to continue"));
+  EXPECT_GE(TuningRecords(cache), 1);
+
+  std::string command;
+  for (const std::string& a : args) command += a + " ";
+  const Result next = RunPto(command);
+  ASSERT_EQ(next.exit_code, 0) << next.output;
+  const int already = AlreadyTuned(next.output);
+  const int tuned = TableRows(next.output, "mlp");
+  EXPECT_GE(already, 1) << next.output;
+  EXPECT_GE(tuned, 1) << next.output;
+  // Now everything is tuned, once.
+  const Result last = RunPto(command);
+  ASSERT_EQ(last.exit_code, 0) << last.output;
+  EXPECT_EQ(AlreadyTuned(last.output), already + tuned) << last.output;
+  EXPECT_THAT(last.output, HasSubstr("nothing to tune"));
+  EXPECT_EQ(TuningRecords(cache), already + tuned);
+}
+
+TEST_F(PtoTune, MalformedWorkloadExitsTwoWithLineAndColumn) {
+  const std::string path =
+      Write("bad.workload", "schema_version: 1\nentries {\n  name: \"x\"\n  bogus: 3\n}\n");
+  const Result r = RunPto("tune --workload " + path + " --cache " + Path("cache"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(path + ": line 4, column 8: "));
+  EXPECT_THAT(r.output, HasSubstr("bogus"));
+}
+
+TEST_F(PtoTune, UnknownModelExitsTwoNamingTheKnownModels) {
+  const std::string path = Write("model.workload", R"(schema_version: 1
+entries { name: "big" model { name: "gpt" params { name: "batch" size: 1 } } }
+)");
+  const Result r = RunPto("tune --workload " + path + " --cache " + Path("cache"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("entry 'big': unknown model 'gpt' (known models: demo_block)"));
+}
+
+TEST_F(PtoTune, UnknownModelParamExitsTwoNamingTheParams) {
+  const std::string path = Write("model.workload", R"(schema_version: 1
+entries { name: "b" model { name: "demo_block" params { name: "batch" size: 1 }
+                            params { name: "seq" size: 8 } params { name: "layers" size: 2 } } }
+)");
+  const Result r = RunPto("tune --workload " + path + " --cache " + Path("cache"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("entry 'b': model demo_block has no param 'layers' (it has: "
+                                  "batch, seq, d_model, heads, ff)"));
+}
+
+TEST_F(PtoTune, BadFlagsExitTwo) {
+  const Result strategy =
+      RunPto("tune --workload " + MlpWorkload() + " --strategy annealing --cache " + Path("c"));
+  EXPECT_EQ(strategy.exit_code, 2);
+  EXPECT_THAT(strategy.output,
+              HasSubstr("--strategy 'annealing' is not one of evolutionary, random, exhaustive"));
+  const Result budget =
+      RunPto("tune --workload " + MlpWorkload() + " --budget -3 --cache " + Path("c"));
+  EXPECT_EQ(budget.exit_code, 2);
+  EXPECT_THAT(budget.output, HasSubstr("--budget expects a positive number of seconds"));
+  const Result missing = RunPto("tune --cache " + Path("c"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.output, HasSubstr("--workload FILE is required"));
+  const Result no_file =
+      RunPto("tune --workload " + Path("none.workload") + " --cache " + Path("c"));
+  EXPECT_EQ(no_file.exit_code, 2);
+  EXPECT_THAT(no_file.output, HasSubstr("none.workload"));
+}
+
+TEST_F(PtoTune, HelpExplainsTheBudget) {
+  const Result r = RunPto("tune --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("--budget SECONDS"));
+  EXPECT_THAT(r.output, HasSubstr("Entries share it by"));
+}
+
+TEST_F(PtoTune, TunesTheWorkloadPtoDemoRecords) {
+  const std::string cache = Path("cache");
+  const std::string workload = Path("demo.workload");
+  const Result demo =
+      RunPto("demo --iterations 1 --cache " + cache + " --record-workload " + workload);
+  ASSERT_EQ(demo.exit_code, 0) << demo.output;
+  EXPECT_THAT(demo.output, HasSubstr("workload written to"));
+  ASSERT_TRUE(std::filesystem::exists(workload));
+  const Result tune = RunPto("tune --workload " + workload + " --cache " + cache +
+                             " --budget 120 --trials-per-kernel 1");
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  const int kernels = TableRows(tune.output, "transformer_block");
+  EXPECT_GE(kernels, 5) << tune.output;
+  EXPECT_EQ(testing::CountLines(tune.output, "(completed)"), kernels) << tune.output;
+  EXPECT_THAT(tune.output, Not(HasSubstr("already tuned")));
+}
+
+}  // namespace
+}  // namespace pto

@@ -1,0 +1,679 @@
+// `pto tune --workload FILE`: a warm-up tuning run. Builds each workload entry's Function (an
+// embedded graph, a GraphDef file or a built-in model), tunes the kernels of every shape set the
+// entry lists within a time budget (blocking tuning: RuntimeOptions::tuning.mode = kBlocking, so
+// Precompile returns once its kernels are tuned), and leaves the tuned configs and the winners'
+// object code in the cache. Shows a progress line, then a table per kernel and the tuning curves
+// as an SVG picture. Ctrl-C stops cleanly; the next run with the same cache continues.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "jit/graph/graph_def.h"
+#include "jit/runtime_impl.h"
+#include "pto/pto.h"
+#include "tools/pto/cache_dir.h"
+#include "tools/pto/commands.h"
+#include "tools/pto/flags.h"
+#include "tools/pto/graph_program.h"
+#include "tools/pto/transformer_block.h"
+#include "tools/pto/tuning_report.h"
+#include "tools/pto/workload_file.h"
+
+namespace pto::tools {
+namespace {
+
+constexpr char kTuneUsage[] =
+    "usage: pto tune --workload FILE [--cache DIR] [--budget SECONDS] [--trials-per-kernel N]\n"
+    "                [--strategy evolutionary|random|exhaustive] [--seed S] [--retune]\n"
+    "                [--svg FILE] [--threads N]\n"
+    "Tunes the kernels of a workload (proto/workload.proto: one recorded by\n"
+    "`pto demo --record-workload FILE`, or written by hand) and keeps the best configs and\n"
+    "their code in the cache, where later runs find them at their first call.\n"
+    "  --workload FILE        the workload file (protobuf text format)\n"
+    "  --cache DIR            the cache to tune into (default $PTO_CACHE_DIR, else\n"
+    "                         $HOME/.cache/pto)\n"
+    "  --budget SECONDS       wall time for the whole run (default 600). Entries share it by\n"
+    "                         their weight (the entry's `weight`, else its recorded seconds,\n"
+    "                         else 1); an entry's shape sets share its part equally. Each part\n"
+    "                         is taken from what is left when its turn comes, so time a part\n"
+    "                         leaves unused (or kernels already tuned) goes to those after it.\n"
+    "                         Within a shape set, each kernel gets an equal part.\n"
+    "  --trials-per-kernel N  candidate configs tried per kernel at most (default 64)\n"
+    "  --strategy S           search strategy (default evolutionary)\n"
+    "  --seed S               makes the search reproducible (default 1)\n"
+    "  --retune               tune kernels the cache holds complete tuning records for\n"
+    "  --svg FILE             where the tuning curves go (default DIR/tuning_curves.svg)\n"
+    "  --threads N            kernels tuned at once (default 1; each is timed on all cores,\n"
+    "                         so more than 1 makes timings noisier)\n"
+    "Shape sets: a recorded shape class is tuned at the shapes it was called with; a range is\n"
+    "tuned at one size per power-of-two bucket it touches; a graph without shapes at its static\n"
+    "shapes. Ctrl-C (or SIGTERM) stops cleanly, keeping what was found: run the same command\n"
+    "again to continue where it stopped. Exit codes: 0 done, 1 a failure while tuning,\n"
+    "2 a usage or workload error, 130 interrupted.\n";
+
+constexpr char kDemoBlockModel[] = "demo_block";
+// A shape set is not started with less time than this left for it.
+constexpr double kMinSetSeconds = 0.1;
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool FlagIsTrue(const std::string& value) {
+  return !value.empty() && value != "false" && value != "0";
+}
+
+int UsageError(absl::string_view message) {
+  std::fprintf(stderr, "pto tune: %.*s\n", static_cast<int>(message.size()), message.data());
+  return 2;
+}
+
+// What the command line asks for.
+struct TuneRequest {
+  std::string workload_path;
+  std::string cache_dir;
+  std::string svg_path;
+  double budget_seconds = 600;
+  TuningOptions tuning;
+};
+
+absl::StatusOr<TuneRequest> ParseRequest(Flags& flags) {
+  TuneRequest r;
+  r.workload_path = flags.String("workload");
+  r.cache_dir = flags.String("cache");
+  r.svg_path = flags.String("svg");
+  const std::string budget = flags.String("budget");
+  const std::string strategy = flags.String("strategy", "evolutionary");
+  r.tuning.trials_per_kernel = flags.Int("trials-per-kernel", r.tuning.trials_per_kernel);
+  r.tuning.seed = static_cast<uint64_t>(flags.Int("seed", 1));
+  r.tuning.threads = static_cast<int>(flags.Int("threads", 1));
+  r.tuning.retune = FlagIsTrue(flags.String("retune"));
+  if (!flags.CheckAllUsed("tune") || !flags.ok()) return absl::InvalidArgumentError("");
+  if (!flags.positional().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument '", flags.positional()[0], "'"));
+  }
+  if (r.workload_path.empty()) return absl::InvalidArgumentError("--workload FILE is required");
+  if (!budget.empty() && (!absl::SimpleAtod(budget, &r.budget_seconds) || !(r.budget_seconds > 0) ||
+                          r.budget_seconds > 1e9)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--budget expects a positive number of seconds, got '", budget, "'"));
+  }
+  if (r.tuning.trials_per_kernel < 1) {
+    return absl::InvalidArgumentError("--trials-per-kernel must be at least 1");
+  }
+  if (r.tuning.threads < 1) return absl::InvalidArgumentError("--threads must be at least 1");
+  if (strategy == "evolutionary") {
+    r.tuning.strategy = TuningStrategy::kEvolutionary;
+  } else if (strategy == "random") {
+    r.tuning.strategy = TuningStrategy::kRandom;
+  } else if (strategy == "exhaustive") {
+    r.tuning.strategy = TuningStrategy::kExhaustive;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--strategy '", strategy, "' is not one of evolutionary, random, exhaustive"));
+  }
+  if (r.cache_dir.empty()) {
+    absl::StatusOr<std::string> dir = DefaultCacheDir();
+    if (!dir.ok()) return dir.status();
+    r.cache_dir = *dir;
+  }
+  if (r.svg_path.empty()) r.svg_path = r.cache_dir + "/tuning_curves.svg";
+  return r;
+}
+
+// One workload entry made ready to tune: its shape sets and how to build its Function.
+struct EntryPlan {
+  std::string name;
+  double share = 0;  // of the budget
+  std::vector<ShapeSet> sets;
+  std::vector<std::string> set_labels;  // for messages
+  std::vector<int64_t> kernels;         // per set (counted before tuning)
+  // Builds the Function that is tuned at sets[set].
+  std::function<absl::StatusOr<std::unique_ptr<Function>>(Runtime&, size_t set)> make;
+};
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
+}
+
+std::string SetLabel(const ShapeSet& set) {
+  std::vector<std::string> shapes;
+  for (const std::vector<int64_t>& s : set) shapes.push_back(ShapeText(s));
+  std::string label = absl::StrJoin(shapes, " ");
+  constexpr size_t kMaxLabel = 60;
+  if (label.size() > kMaxLabel) label = label.substr(0, kMaxLabel - 3) + "...";
+  return label;
+}
+
+void AddSet(EntryPlan& plan, ShapeSet set, std::string label) {
+  if (std::find(plan.sets.begin(), plan.sets.end(), set) != plan.sets.end()) return;
+  plan.sets.push_back(std::move(set));
+  plan.set_labels.push_back(std::move(label));
+}
+
+// The demo's transformer block (tools/pto/transformer_block.h), with the demo's dynamic dims
+// and constant weights, so the kernels tuned are the ones `pto demo` runs.
+absl::StatusOr<EntryPlan> DemoBlockPlan(const proto::WorkloadEntry& entry,
+                                        const std::string& label) {
+  static const std::vector<std::string> kParams = {"batch", "seq", "d_model", "heads", "ff"};
+  std::set<std::string> given;
+  for (const proto::WorkloadDim& p : entry.model().params()) {
+    if (std::find(kParams.begin(), kParams.end(), p.name()) == kParams.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(label, ": model ", kDemoBlockModel, " has no param '", p.name(),
+                       "' (it has: ", absl::StrJoin(kParams, ", "), ")"));
+    }
+    given.insert(p.name());
+  }
+  if (!given.contains("batch") || !given.contains("seq")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": model ", kDemoBlockModel, " needs params batch and seq"));
+  }
+  absl::StatusOr<std::vector<std::map<std::string, int64_t>>> params =
+      ModelParamRepresentatives(entry.model());
+  if (!params.ok()) return params.status();
+  EntryPlan plan;
+  std::vector<BlockDims> dims;
+  int64_t max_batch = 64, max_seq = 1024;  // pto demo's ranges, widened if need be
+  for (const std::map<std::string, int64_t>& p : *params) {
+    BlockDims d;
+    if (p.contains("d_model")) d.model = p.at("d_model");
+    if (p.contains("heads")) d.heads = p.at("heads");
+    if (p.contains("ff")) d.ff = p.at("ff");
+    if (d.model % d.heads != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(label, ": d_model ", d.model, " is not a multiple of heads ", d.heads));
+    }
+    const int64_t batch = p.at("batch"), seq = p.at("seq");
+    max_batch = std::max(max_batch, batch);
+    max_seq = std::max(max_seq, seq);
+    ShapeSet set = {{batch, seq, d.model}};
+    for (std::vector<int64_t>& w : WeightShapes(d)) set.push_back(std::move(w));
+    std::vector<std::string> parts;
+    for (const auto& [name, value] : p) parts.push_back(absl::StrCat(name, "=", value));
+    const size_t before = plan.sets.size();
+    AddSet(plan, std::move(set), absl::StrJoin(parts, " "));
+    if (plan.sets.size() > before) dims.push_back(d);
+  }
+  FunctionOptions options;
+  options.dynamic = {{0, 0, Dim("batch", 1, max_batch)}, {0, 1, Dim("seq", 1, max_seq)}};
+  const int num_inputs = 1 + static_cast<int>(WeightShapes(BlockDims{}).size());
+  for (int i = 1; i < num_inputs; ++i) options.constant_inputs.push_back(i);
+  plan.make = [name = entry.name(), dims, options, num_inputs](Runtime& rt, size_t set) {
+    return rt.JitTraced(name, num_inputs, TransformerBlock(dims[set]), options);
+  };
+  return plan;
+}
+
+// An entry with an embedded graph or a GraphDef file.
+absl::StatusOr<EntryPlan> GraphPlan(const proto::WorkloadEntry& entry, const std::string& label,
+                                    const std::string& workload_path) {
+  absl::StatusOr<GraphProgram> program;
+  if (entry.has_graph()) {
+    absl::StatusOr<ir::Graph> graph = graph::FromGraphDef(entry.graph());
+    if (!graph.ok()) return graph.status();
+    program = GraphProgramFromGraph(*std::move(graph));
+  } else {
+    program = LoadGraphProgram(ResolveGraphFile(workload_path, entry.graph_file()));
+  }
+  if (!program.ok()) {
+    return absl::Status(program.status().code(),
+                        absl::StrCat(label, ": ", program.status().message()));
+  }
+  const int num_inputs = program->graph.num_inputs;
+  FunctionOptions options = program->options;
+  for (int c : entry.constant_inputs()) {
+    if (c >= num_inputs) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          label, ": constant input ", c, " is not below the graph's ", num_inputs, " inputs"));
+    }
+    options.constant_inputs.push_back(c);
+  }
+  EntryPlan plan;
+  for (const proto::WorkloadShapeClass& cls : entry.shape_classes()) {
+    ShapeSet set;
+    for (const proto::WorkloadTensorShape& shape : cls.input_shapes()) {
+      set.emplace_back(shape.dims().begin(), shape.dims().end());
+    }
+    AddSet(plan, std::move(set), cls.shape_class());
+  }
+  for (int k = 0; k < entry.shapes_size(); ++k) {
+    absl::StatusOr<std::vector<ShapeSet>> sets = BucketRepresentatives(entry.shapes(k));
+    if (!sets.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(label, ": shapes[", k, "]: ", sets.status().message()));
+    }
+    for (ShapeSet& set : *sets) {
+      std::string text = SetLabel(set);
+      AddSet(plan, std::move(set), std::move(text));
+    }
+  }
+  if (plan.sets.empty()) {  // a static graph, tuned at its own shapes
+    ShapeSet set(num_inputs);
+    for (const ir::Node& n : program->graph.nodes) {
+      if (n.op != ir::OpKind::kInput) continue;
+      for (const ir::SymExpr& d : n.shape) {
+        const std::optional<int64_t> size = d.AsConstant();
+        if (!size.has_value()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              label, ": the graph has dynamic dims but no shapes or shape_classes to tune at"));
+        }
+        set[n.attrs.index].push_back(*size);
+      }
+    }
+    AddSet(plan, std::move(set), "static");
+  }
+  plan.make = [name = entry.name(), num_inputs, trace = program->trace, options](
+                  Runtime& rt, size_t) { return rt.JitTraced(name, num_inputs, trace, options); };
+  return plan;
+}
+
+// Every entry's plan, its kernels counted (by lowering each shape set, without compiling), so
+// that workload errors show before any tuning starts. InvalidArgument for workload errors.
+absl::StatusOr<std::vector<EntryPlan>> PlanWorkload(const proto::Workload& workload,
+                                                    const std::string& workload_path) {
+  std::vector<EntryPlan> plans;
+  const std::vector<double> shares = EntryShares(workload);
+  for (int i = 0; i < workload.entries_size(); ++i) {
+    const proto::WorkloadEntry& entry = workload.entries(i);
+    const std::string label = absl::StrCat("entry '", entry.name(), "'");
+    absl::StatusOr<EntryPlan> plan;
+    if (entry.has_model()) {
+      if (entry.model().name() != kDemoBlockModel) {
+        return absl::InvalidArgumentError(absl::StrCat(label, ": unknown model '",
+                                                       entry.model().name(),
+                                                       "' (known models: ", kDemoBlockModel, ")"));
+      }
+      plan = DemoBlockPlan(entry, label);
+    } else {
+      plan = GraphPlan(entry, label, workload_path);
+    }
+    if (!plan.ok()) return plan.status();
+    plan->name = entry.name();
+    plan->share = shares[i];
+    plans.push_back(*std::move(plan));
+  }
+  RuntimeOptions options;  // memory only, no tuning: lowering needs no cache
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
+  if (!rt.ok()) return rt.status();
+  for (EntryPlan& plan : plans) {
+    for (size_t s = 0; s < plan.sets.size(); ++s) {
+      absl::StatusOr<std::unique_ptr<Function>> fn = plan.make(**rt, s);
+      absl::StatusOr<std::string> block =
+          fn.ok() ? (*fn)->Dump(Stage::kBlock, plan.sets[s]) : fn.status();
+      if (!block.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "entry '", plan.name, "' at ", plan.set_labels[s], ": ", block.status().message()));
+      }
+      plan.kernels.push_back(std::count(block->begin(), block->end(), '\n'));
+    }
+  }
+  return plans;
+}
+
+// The progress line on stderr: redrawn in place on a terminal, otherwise one line per kernel
+// as it ends. Tuner threads report to it; one lock keeps their lines (and log messages) whole.
+class ProgressPrinter {
+ public:
+  ProgressPrinter() : tty_(::isatty(STDERR_FILENO) == 1) {}
+
+  // Tuning starts: `kernels` to tune (as far as known: those tuned already drop out as they are
+  // found) within `budget_seconds`.
+  void Start(int64_t kernels, double budget_seconds) {
+    std::lock_guard<std::mutex> lock(mu_);
+    start_ = Clock::now();
+    kernels_ = kernels;
+    budget_seconds_ = budget_seconds;
+  }
+
+  // A shape set with `kernels` kernels starts in a new Runtime after `done` kernels were
+  // queued in earlier ones.
+  void StartSet(int64_t done, int64_t kernels) {
+    std::lock_guard<std::mutex> lock(mu_);
+    offset_ = done;
+    set_kernels_ = kernels;
+  }
+  // The set's kernels that were not queued (tuned already, or not reached) no longer count.
+  void EndSet(int64_t not_queued) {
+    std::lock_guard<std::mutex> lock(mu_);
+    kernels_ -= not_queued;
+    set_kernels_ = 0;
+  }
+
+  void Update(const KernelTuning& k) {
+    std::lock_guard<std::mutex> lock(mu_);
+    TuningProgress p;
+    p.kernel = offset_ + k.kernel_index + 1;
+    // Kernels of this set that were not queued are tuned already.
+    p.kernels =
+        std::max(p.kernel, kernels_ - std::max<int64_t>(0, set_kernels_ - k.kernels_queued));
+    p.name = k.kernel;
+    p.trial = k.trials;
+    p.trials = k.max_trials;
+    p.best_speedup =
+        k.default_seconds > 0 && k.best_seconds > 0 ? k.default_seconds / k.best_seconds : 0;
+    p.elapsed_seconds = SecondsSince(start_);
+    p.budget_seconds = budget_seconds_;
+    line_ = FormatProgressLine(p);
+    if (tty_) {
+      std::fprintf(stderr, "\r%s\033[K", line_.c_str());
+    } else if (k.finished) {
+      std::fprintf(stderr, "%s (%s)\n", line_.c_str(), k.ended.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+  // A whole line above the progress line.
+  void Print(std::string_view message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (tty_ && !line_.empty()) {
+      std::fprintf(stderr, "\r\033[K%.*s\n%s", static_cast<int>(message.size()), message.data(),
+                   line_.c_str());
+    } else {
+      std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
+    }
+    std::fflush(stderr);
+  }
+
+  // Ends the progress line (before the report goes to stdout).
+  void Finish() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (tty_ && !line_.empty()) std::fputs("\n", stderr);
+    line_.clear();
+  }
+
+ private:
+  const bool tty_;
+  std::mutex mu_;
+  Clock::time_point start_ = Clock::now();
+  int64_t kernels_ = 0;  // to tune in the whole run, as far as known
+  double budget_seconds_ = 0;
+  int64_t offset_ = 0, set_kernels_ = 0;
+  std::string line_;  // shown on the terminal now
+};
+
+// SIGINT and SIGTERM, taken by a thread of their own (sigwait), so that the first one stops the
+// tuning cleanly and a second one exits at once. The signals are blocked in the constructing
+// thread and so in every thread started after it (LLVM's, oneTBB's, the tuner's).
+class InterruptWatcher {
+ public:
+  explicit InterruptWatcher(ProgressPrinter* printer) : printer_(printer) {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, &old_mask_);
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~InterruptWatcher() {
+    done_.store(true);
+    pthread_kill(thread_.native_handle(), SIGTERM);  // wakes the sigwait
+    thread_.join();
+    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+
+  bool interrupted() const { return interrupted_.load(); }
+
+  // The Runtime whose tuning an interrupt stops (null: none). Set before its first Precompile,
+  // cleared before it is destroyed.
+  void Watch(Runtime* rt) {
+    std::lock_guard<std::mutex> lock(mu_);
+    runtime_ = rt;
+    if (rt != nullptr && interrupted_.load()) StopTuning(rt);
+  }
+
+ private:
+  // Ends the Runtime's tuning jobs now: a blocked Precompile returns, and every job writes what
+  // it found (an incomplete record the next run resumes).
+  static void StopTuning(Runtime* rt) {
+    if (tuner::TuningService* service = rt->impl()->tuning_service()) service->Shutdown();
+  }
+
+  void Run() {
+    while (true) {
+      int signal = 0;
+      if (sigwait(&signals_, &signal) != 0) continue;
+      if (done_.load()) return;
+      if (interrupted_.load()) {
+        // The same interrupt may come twice (`timeout` signals the command, then its process
+        // group): only a later one means "quit now".
+        if (SecondsSince(first_signal_) < kRepeatSeconds) continue;
+        static constexpr char kQuit[] = "\npto tune: interrupted again: exiting now\n";
+        [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kQuit, sizeof kQuit - 1);
+        ::_exit(130);
+      }
+      first_signal_ = Clock::now();
+      interrupted_.store(true);
+      printer_->Print(
+          "pto tune: interrupted: stopping and keeping what was found (interrupt again to quit "
+          "at once)");
+      std::lock_guard<std::mutex> lock(mu_);
+      if (runtime_ != nullptr) StopTuning(runtime_);
+    }
+  }
+
+  static constexpr double kRepeatSeconds = 1;
+  ProgressPrinter* printer_;
+  sigset_t signals_, old_mask_;
+  Clock::time_point first_signal_;  // the watcher thread's own
+  std::atomic<bool> done_{false}, interrupted_{false};
+  std::mutex mu_;
+  Runtime* runtime_ = nullptr;
+  std::thread thread_;
+};
+
+KernelTuningResult ToResult(const KernelTuning& k) {
+  KernelTuningResult r;
+  r.function = k.function;
+  r.shape_class = k.shape_class;
+  r.kernel = k.kernel;
+  r.default_seconds = k.default_seconds;
+  r.tuned_seconds = k.best_seconds;
+  r.trials = k.trials;
+  r.failed = k.failed;
+  r.config = k.best_config;
+  // The curve holds this run's trials; a resumed kernel's earlier trials come first.
+  const int64_t first = k.trials - static_cast<int64_t>(k.curve.size());
+  for (size_t i = 0; i < k.curve.size(); ++i) {
+    if (k.curve[i] > 0) r.curve.emplace_back(first + static_cast<int64_t>(i) + 1, k.curve[i]);
+  }
+  return r;
+}
+
+// What the run did, for the report.
+struct TuneOutcome {
+  std::vector<KernelTuning> tuned;  // every kernel queued, in order
+  int64_t already_tuned = 0;        // kernels with complete records, not queued
+  int64_t sets_skipped = 0;         // shape sets the budget did not reach
+  bool failed = false;              // a shape set could not be compiled or tuned
+};
+
+// Tunes one shape set in a Runtime of its own, with `seconds` of tuning time.
+void TuneSet(const TuneRequest& request, const EntryPlan& plan, size_t set, double seconds,
+             ProgressPrinter& printer, InterruptWatcher& watcher, TuneOutcome& outcome) {
+  RuntimeOptions options;
+  options.cache_path = request.cache_dir;
+  options.tuning = request.tuning;
+  options.tuning.mode = TuningMode::kBlocking;
+  // Equal parts: the service's split by work (seconds_total) leaves small kernels too little
+  // time to measure even their default config.
+  options.tuning.seconds_total = 0;
+  options.tuning.seconds_per_kernel =
+      seconds / static_cast<double>(std::max<int64_t>(1, plan.kernels[set]));
+  options.tuning.progress = [&printer](const KernelTuning& k) { printer.Update(k); };
+  options.log_sink = [&printer](LogLevel, std::string_view message) { printer.Print(message); };
+  const std::string where = absl::StrCat("entry '", plan.name, "' at ", plan.set_labels[set]);
+  printer.StartSet(static_cast<int64_t>(outcome.tuned.size()), plan.kernels[set]);
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
+  if (!rt.ok() || !(*rt)->stats().cache.persistent) {
+    printer.Print(absl::StrCat("pto tune: ",
+                               rt.ok() ? absl::StrCat("the cache at ", request.cache_dir,
+                                                      " cannot be used: tuning results would be "
+                                                      "lost")
+                                       : rt.status().message()));
+    printer.EndSet(plan.kernels[set]);
+    outcome.failed = true;
+    return;
+  }
+  watcher.Watch(rt->get());
+  absl::StatusOr<std::unique_ptr<Function>> fn = plan.make(**rt, set);
+  absl::Status status = fn.ok() ? (*fn)->Precompile(plan.sets[set]) : fn.status();
+  const std::vector<KernelTuning> results = (*rt)->tuning_results();
+  watcher.Watch(nullptr);
+  fn = nullptr;
+  rt->reset();
+  int64_t queued = 0;
+  for (const KernelTuning& k : results) {
+    if (k.ended == "cached") continue;  // reported by the jit as tuned before
+    outcome.tuned.push_back(k);
+    ++queued;
+  }
+  const int64_t not_queued = std::max<int64_t>(0, plan.kernels[set] - queued);
+  printer.EndSet(not_queued);
+  if (!status.ok()) {
+    printer.Print(absl::StrCat("pto tune: ", where, ": ", status.message()));
+    outcome.failed = true;
+  } else if (!watcher.interrupted()) {
+    outcome.already_tuned += not_queued;
+  }
+}
+
+TuneOutcome TuneWorkload(const TuneRequest& request, const std::vector<EntryPlan>& plans,
+                         ProgressPrinter& printer, InterruptWatcher& watcher) {
+  TuneOutcome outcome;
+  const Clock::time_point start = Clock::now();
+  double shares_left = 0;
+  for (const EntryPlan& plan : plans) shares_left += plan.share;
+  for (const EntryPlan& plan : plans) {
+    // The entry's part of what is left of the budget; then each shape set's part of what is
+    // left of the entry's.
+    const double left = request.budget_seconds - SecondsSince(start);
+    const double entry_seconds = shares_left > 0 ? left * plan.share / shares_left : left;
+    shares_left -= plan.share;
+    const Clock::time_point entry_start = Clock::now();
+    for (size_t s = 0; s < plan.sets.size(); ++s) {
+      if (watcher.interrupted()) return outcome;
+      const double set_seconds =
+          (entry_seconds - SecondsSince(entry_start)) / static_cast<double>(plan.sets.size() - s);
+      if (set_seconds < kMinSetSeconds) {
+        ++outcome.sets_skipped;
+        printer.StartSet(static_cast<int64_t>(outcome.tuned.size()), plan.kernels[s]);
+        printer.EndSet(plan.kernels[s]);
+        continue;
+      }
+      printer.Print(absl::StrCat("pto tune: ", plan.name, " at ", plan.set_labels[s], ": ",
+                                 plan.kernels[s], " kernels, up to ", FormatElapsed(set_seconds)));
+      TuneSet(request, plan, s, set_seconds, printer, watcher, outcome);
+    }
+  }
+  return outcome;
+}
+
+int Report(const TuneRequest& request, const TuneOutcome& outcome, bool interrupted) {
+  std::vector<KernelTuningResult> results;
+  int64_t unfinished = 0;
+  for (const KernelTuning& k : outcome.tuned) {
+    results.push_back(ToResult(k));
+    if (k.ended != "completed") ++unfinished;
+  }
+  if (!results.empty()) std::fputs(FormatTuningTable(results).c_str(), stdout);
+  for (const KernelTuning& k : outcome.tuned) {
+    if (k.ended.rfind("failed", 0) == 0) {
+      std::printf("tuning %s of %s at %s: %s\n", k.kernel.c_str(), k.function.c_str(),
+                  k.shape_class.c_str(), k.ended.c_str());
+    }
+  }
+  if (outcome.already_tuned > 0) {
+    std::printf("%lld kernels already tuned in %s (use --retune to tune them again)\n",
+                static_cast<long long>(outcome.already_tuned), request.cache_dir.c_str());
+  }
+  if (results.empty() && !interrupted) std::printf("nothing to tune\n");
+  if (unfinished > 0 || outcome.sets_skipped > 0) {
+    std::printf("%lld kernels stopped before their trials were done",
+                static_cast<long long>(unfinished));
+    if (outcome.sets_skipped > 0) {
+      std::printf(" and %lld shape sets were not reached",
+                  static_cast<long long>(outcome.sets_skipped));
+    }
+    std::printf(": run the same command again to continue\n");
+  }
+  std::string curves = "no tuning curves (nothing was tuned)";
+  if (!results.empty()) {
+    absl::Status written = WriteTextFile(
+        request.svg_path,
+        TuningCurvesSvg(results, absl::StrCat("pto tune ", request.workload_path,
+                                              ": speed-up over the default by trial")));
+    if (!written.ok()) {
+      std::fprintf(stderr, "pto tune: %s\n", std::string(written.message()).c_str());
+      return 1;
+    }
+    curves = "tuning curves: " + request.svg_path;
+  }
+  std::printf("tuning records: %s (pto cache ls --cache %s); %s\n", request.cache_dir.c_str(),
+              request.cache_dir.c_str(), curves.c_str());
+  std::fflush(stdout);
+  if (interrupted) return 130;
+  return outcome.failed ? 1 : 0;
+}
+
+}  // namespace
+
+int TuneCommand(const std::vector<std::string>& args) {
+  // First, before any thread starts: the watcher's signal mask is inherited by every thread.
+  ProgressPrinter printer;
+  InterruptWatcher watcher(&printer);
+  Flags flags(args);
+  if (FlagIsTrue(flags.String("help"))) {
+    std::fputs(kTuneUsage, stdout);
+    return 0;
+  }
+  absl::StatusOr<TuneRequest> request = ParseRequest(flags);
+  if (!request.ok()) {
+    if (request.status().message().empty()) return flags.Fail("tune");
+    std::fprintf(stderr, "pto tune: %s\n%s", std::string(request.status().message()).c_str(),
+                 kTuneUsage);
+    return 2;
+  }
+  absl::StatusOr<proto::Workload> workload = ReadWorkload(request->workload_path);
+  if (!workload.ok()) return UsageError(workload.status().message());
+  absl::StatusOr<std::vector<EntryPlan>> plans = PlanWorkload(*workload, request->workload_path);
+  if (!plans.ok()) return UsageError(plans.status().message());
+  int64_t kernels = 0;
+  for (const EntryPlan& plan : *plans) {
+    for (int64_t k : plan.kernels) kernels += k;
+  }
+  printer.Start(kernels, request->budget_seconds);
+  const TuneOutcome outcome = TuneWorkload(*request, *plans, printer, watcher);
+  const bool interrupted = watcher.interrupted();
+  printer.Finish();
+  if (interrupted) {
+    std::fprintf(stderr,
+                 "pto tune: interrupted: run the same command again to continue where it "
+                 "stopped\n");
+  }
+  return Report(*request, outcome, interrupted);
+}
+
+}  // namespace pto::tools
