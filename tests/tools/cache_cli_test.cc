@@ -20,6 +20,7 @@
 #include "device/device_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/tuning/kernel_space.h"
 #include "tests/cache/cache_test_util.h"
 #include "tests/tools/run_pto.h"
 
@@ -96,7 +97,10 @@ class CacheCli : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-// A tuning record for the elementwise space (search-space version 1, tuning_spaces.h).
+// A config of every elementwise kernel's space (jit/tuning/kernel_space.h) on any machine.
+constexpr char kElementwiseConfig[] = "tile_rows=4,tile_cols=16384,vector_width=4,unroll=2";
+
+// A tuning record of `kind`'s search space at this pto's version (jit/tuning/kernel_space.h).
 proto::TuningRecord Tuning(const std::string& group, const std::string& kind,
                            const std::string& config) {
   proto::TuningRecord r;
@@ -104,7 +108,7 @@ proto::TuningRecord Tuning(const std::string& group, const std::string& kind,
   r.set_bucket("batch:[1,64]");
   r.set_dtype("f32");
   r.set_performance_fingerprint("perf-of-this-test");
-  r.set_search_space_version(1);
+  r.set_search_space_version(jit::kKernelSpaceVersion);
   r.set_space_kind(kind);
   r.set_config(config);
   r.set_best_seconds(1e-4);
@@ -184,8 +188,7 @@ TEST_F(CacheCli, VerifyExitsOneAfterARecordIsCorrupted) {
       k.set_compiler_fingerprint("pto=test");
       ASSERT_TRUE(store->PutKernel(k).ok());
     }
-    ASSERT_TRUE(
-        store->PutTuning(Tuning("g", "elementwise", "tile_rows=4,vector_width=4,unroll=2")).ok());
+    ASSERT_TRUE(store->PutTuning(Tuning("g", "elementwise", kElementwiseConfig)).ok());
     victim = cache::KernelKey({"kernel a", "cpu=test;isa=avx2", "pto=test"});
   }
   Result ok = RunPto("cache verify --cache " + cache);
@@ -238,8 +241,7 @@ TEST_F(CacheCli, ExportImportAndMergeRoundTrip) {
   const std::string cache = DemoCache("c");
   {
     std::unique_ptr<cache::CacheStore> store = OpenStore(cache);
-    ASSERT_TRUE(
-        store->PutTuning(Tuning("g1", "elementwise", "tile_rows=4,vector_width=4,unroll=2")).ok());
+    ASSERT_TRUE(store->PutTuning(Tuning("g1", "elementwise", kElementwiseConfig)).ok());
   }
   const int kernels = CountLines(RunPto("cache ls --cache " + cache).output, "transformer_block");
   Result out = RunPto("cache export --with-code --out " + Path("a.bundle") + " --cache " + cache);
@@ -282,22 +284,22 @@ TEST_F(CacheCli, ImportRejectsTuningOutsideItsSpaceWithTheReason) {
   const std::string cache = Path("c");
   {
     std::unique_ptr<cache::CacheStore> store = OpenStore(cache);
-    ASSERT_TRUE(
-        store->PutTuning(Tuning("ok", "elementwise", "tile_rows=4,vector_width=4,unroll=2")).ok());
-    ASSERT_TRUE(
-        store->PutTuning(Tuning("odd", "elementwise", "tile_rows=4,vector_width=4,unroll=3")).ok());
+    ASSERT_TRUE(store->PutTuning(Tuning("ok", "elementwise", kElementwiseConfig)).ok());
+    const std::string odd = "tile_rows=4,tile_cols=16384,vector_width=4,unroll=3";
+    ASSERT_TRUE(store->PutTuning(Tuning("odd", "elementwise", odd)).ok());
     ASSERT_TRUE(store->PutTuning(Tuning("what", "convolution", "tile_rows=4")).ok());
     // mr=8 x nr_vectors=4: 8*4 + 4 + 1 vector registers, more than any x86 CPU has.
-    ASSERT_TRUE(
-        store->PutTuning(Tuning("spill", "matmul", "tile_rows=4,vector_width=4,mr=8,nr_vectors=4"))
-            .ok());
+    const std::string spill =
+        "tile_rows=4,tile_cols=0,vector_width=4,mr=8,nr_vectors=4,unroll=1,kc=0,mc=0,"
+        "loop_order=0,pack_b=0,panel_bytes=0";
+    ASSERT_TRUE(store->PutTuning(Tuning("spill", "matmul", spill)).ok());
   }
   ASSERT_EQ(RunPto("cache export --out " + Path("t.bundle") + " --cache " + cache).exit_code, 0);
   Result in = RunPto("cache import " + Path("t.bundle") + " --cache " + Path("d"));
   ASSERT_EQ(in.exit_code, 0) << in.output;
   EXPECT_THAT(in.output, HasSubstr("tuning records  1 accepted, 3 rejected"));
   EXPECT_THAT(in.output, HasSubstr("unknown search space kind 'convolution'"));
-  EXPECT_THAT(in.output, HasSubstr("is not a elementwise config"));
+  EXPECT_THAT(in.output, HasSubstr("is not a config of the elementwise space"));
   EXPECT_THAT(in.output, HasSubstr("unroll"));
   EXPECT_THAT(in.output, HasSubstr("is outside the matmul space on this machine"));
   EXPECT_THAT(in.output, HasSubstr("register_capacity"));
@@ -331,8 +333,7 @@ TEST_F(CacheCli, ErrorsSayWhatIsWrong) {
   // A damaged bundle: the content hash catches it and nothing is imported.
   {
     std::unique_ptr<cache::CacheStore> store = OpenStore(Path("src"));
-    ASSERT_TRUE(
-        store->PutTuning(Tuning("g", "elementwise", "tile_rows=4,vector_width=4,unroll=2")).ok());
+    ASSERT_TRUE(store->PutTuning(Tuning("g", "elementwise", kElementwiseConfig)).ok());
   }
   ASSERT_EQ(RunPto("cache export --out " + Path("b") + " --cache " + Path("src")).exit_code, 0);
   std::string bytes = ReadFile(Path("b"));

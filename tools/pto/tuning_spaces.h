@@ -1,12 +1,9 @@
-// The search spaces `pto cache import` validates tuning records against: one per kernel kind
-// (jit/ir/tile_ir.h KernelKind), over the TileConfig fields that kind uses, pruned by this
-// machine's DeviceInfo (tuner/hardware_rules.h). A stand-in until the tuner service defines
-// the spaces it searches; a record names its space by TuningRecord.space_kind and carries its
-// version in search_space_version.
+// The search spaces `pto cache import` validates tuning records against: the tuner's own spaces
+// (jit/tuning/kernel_space.h), kind-wide because no kernel is at hand yet. A record names its
+// space by TuningRecord.space_kind and carries its version in search_space_version.
 #ifndef PTO_TOOLS_PTO_TUNING_SPACES_H_
 #define PTO_TOOLS_PTO_TUNING_SPACES_H_
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,13 +19,15 @@ namespace pto::tools {
 // "elementwise", "matmul", "reduce", "row_op".
 std::vector<std::string> TuningSpaceKinds();
 
-// The space of `kind` on `info`; NotFound naming the known kinds for any other kind.
+// The kind-wide space of `kind` on `info` (jit::KindSearchSpace); NotFound naming the known
+// kinds for any other kind.
 absl::StatusOr<tuner::SearchSpace> TuningSpace(absl::string_view kind,
                                                const device::DeviceInfo& info);
 
-// OK if `record.config` is a config of the space `record.space_kind` names, at the record's
-// search-space version, on `info`. Otherwise an error whose message says why: no or an unknown
-// kind, another version, a config that does not parse or violates a constraint.
+// OK if `record.config` may be a config of the space `record.space_kind` names, at the record's
+// search-space version, on `info` (jit::ValidateSpaceConfig). Otherwise an error whose message
+// says why: no or an unknown kind, another version, a config that does not parse or breaks a
+// rule.
 absl::Status ValidateTuningRecord(const proto::TuningRecord& record,
                                   const device::DeviceInfo& info);
 
