@@ -336,6 +336,13 @@ std::string DeviceInfo::CodegenFingerprint() const {
          ";features=" + LlvmFeatures();
 }
 
+std::string DeviceInfo::PerformanceFingerprint(int threads) const {
+  return "vendor=" + vendor + ";family=" + std::to_string(family) +
+         ";model=" + std::to_string(model) + ";isa=" + IsaName(isa) +
+         ";l1d=" + std::to_string(l1d_bytes >> 10) + "K;l2=" + std::to_string(l2_bytes >> 10) +
+         "K;l3=" + std::to_string(l3_bytes >> 10) + "K;threads=" + std::to_string(threads);
+}
+
 const char* IsaName(Isa isa) {
   switch (isa) {
     case Isa::kSse2:

@@ -2,12 +2,17 @@
 
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "jit/graph/graph_def.h"
 #include "jit/graph/graph_hash.h"
 #include "jit/trace.h"
+#include "jit/tuning/kernel_space.h"
+#include "jit/tuning/kernel_tuning_job.h"
+#include "jit/tuning/tuning_record.h"
 #include "proto/cache.pb.h"
 
 namespace pto::detail {
@@ -81,9 +86,22 @@ FunctionImpl::FunctionImpl(RuntimeImpl* runtime, std::string name, int num_input
       is_constant_(num_inputs, false),
       lanes_(runtime->device().f32_lanes()) {
   for (int c : options_.constant_inputs) is_constant_[c] = true;
+  runtime_->AddFunction(this);
 }
 
-FunctionImpl::~FunctionImpl() = default;
+FunctionImpl::~FunctionImpl() {
+  runtime_->RemoveFunction(this);
+  // Tuning jobs call back into this Function: they end before it goes.
+  tuner::TuningService* service = runtime_->tuning_service();
+  if (service == nullptr) return;
+  std::vector<uint64_t> jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs = tuning_jobs_;
+  }
+  for (uint64_t id : jobs) service->Cancel(id);
+  for (uint64_t id : jobs) service->Wait(id, std::numeric_limits<double>::infinity());
+}
 
 absl::Status FunctionImpl::ValidateOptions(int num_inputs, const FunctionOptions& options) {
   if (num_inputs > kMaxInputs) {
@@ -377,7 +395,8 @@ jit::PipelineOptions FunctionImpl::pipeline_options() const {
 }
 
 absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes& shapes,
-                                                                    int64_t* values) {
+                                                                    int64_t* values,
+                                                                    std::vector<uint64_t>* queued) {
   std::lock_guard<std::mutex> lock(mu_);
   if (const Entry* e = Lookup(shapes, values)) return e;  // compiled by another caller meanwhile
   absl::StatusOr<const Variant*> variant = VariantFor(shapes);
@@ -395,20 +414,32 @@ absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes
   }
   auto entry = std::make_unique<Entry>();
   entry->variant = &v;
+  for (int i = 0; i < num_inputs_; ++i) {
+    entry->first_shapes.emplace_back(shapes.dims[i], shapes.dims[i] + shapes.rank[i]);
+  }
   entry->cls = jit::Classify(vals, v.symbols, lanes_);
+  entry->shape_class = CanonicalShapeClass(v, entry->cls);
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<jit::LoweredProgram> lowered = jit::Lower(v.graph, entry->cls, pipeline_options());
   if (!lowered.ok()) return lowered.status();
+  for (const ir::KernelCall& call : lowered->tiles.calls) {
+    entry->default_configs.push_back(call.kernel.config);
+  }
+  std::vector<const proto::TuningRecord*> records;
+  std::vector<proto::TuningRecord> record_storage;
+  ApplyTuningRecords(entry->shape_class, *lowered, &records, &record_storage);
   int64_t kernels = 0;
   const int64_t loads_before = runtime_->compiler().cache_loads();
   jit::KernelOrigin origin;
   origin.graph_name = name_;
-  origin.shape_class = CanonicalShapeClass(v, entry->cls);
+  origin.shape_class = entry->shape_class;
   std::vector<std::string> kernel_keys;
   absl::StatusOr<std::unique_ptr<jit::Plan>> plan =
       jit::BuildPlan(*lowered, runtime_->compiler(), &kernels, origin, &kernel_keys);
   if (!plan.ok()) return plan.status();
-  entry->plan = *std::move(plan);
+  entry->current = *std::move(plan);
+  entry->plan.store(entry->current.get(), std::memory_order_relaxed);
+  entry->program = *std::move(lowered);
   WritePlanRecord(v, origin.shape_class, std::move(kernel_keys));
   for (int o : v.graph.outputs) entry->output_shapes.push_back(v.graph.nodes[o].shape);
   const auto nanos =
@@ -421,7 +452,8 @@ absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes
   runtime_->logger().Log(
       LogLevel::kInfo,
       absl::StrCat("pto: compiled '", name_, "' for ", entry->cls.ToString(v.symbols), ": ",
-                   entry->plan->kernels.size(), " kernels in ", nanos / 1000000, " ms"));
+                   entry->current->kernels.size(), " kernels in ", nanos / 1000000, " ms"));
+  QueueTuning(*entry, vals, records, queued);
   // Publish a new table; the old one stays alive for calls that may still read it.
   auto table = std::make_unique<Table>();
   if (const Table* old = table_.load(std::memory_order_relaxed)) table->entries = old->entries;
@@ -430,6 +462,159 @@ absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes
   table_.store(table.get(), std::memory_order_release);
   tables_.push_back(std::move(table));
   return entries_.back().get();
+}
+
+void FunctionImpl::ApplyTuningRecords(const std::string& shape_class, jit::LoweredProgram& program,
+                                      std::vector<const proto::TuningRecord*>* found,
+                                      std::vector<proto::TuningRecord>* storage) {
+  const size_t n = program.tiles.calls.size();
+  found->assign(n, nullptr);
+  storage->resize(n);
+  if (runtime_->options().tuning.retune && runtime_->tuning_service() != nullptr) return;
+  for (size_t c = 0; c < n; ++c) {
+    ir::Kernel& kernel = program.tiles.calls[c].kernel;
+    absl::StatusOr<std::optional<proto::TuningRecord>> record = runtime_->store().GetTuning(
+        jit::TuningKeyOf(kernel, shape_class, runtime_->performance_fingerprint()));
+    if (!record.ok() || !record->has_value()) continue;
+    absl::StatusOr<ir::TileConfig> config =
+        jit::ConfigFromRecord(**record, kernel, runtime_->device());
+    if (!config.ok()) {
+      runtime_->logger().Log(
+          LogLevel::kWarning,
+          absl::StrCat("pto: ignoring the tuning record of kernel ", kernel.name, " of '", name_,
+                       "' for ", shape_class, ": ", config.status().ToString()));
+      continue;
+    }
+    kernel.config = *config;
+    (*storage)[c] = **std::move(record);
+    (*found)[c] = &(*storage)[c];
+  }
+}
+
+void FunctionImpl::QueueTuning(Entry& entry, std::span<const int64_t> values,
+                               const std::vector<const proto::TuningRecord*>& records,
+                               std::vector<uint64_t>* queued) {
+  tuner::TuningService* service = runtime_->tuning_service();
+  if (service == nullptr) return;
+  const TuningOptions& t = runtime_->options().tuning;
+  auto program = std::make_shared<jit::TuningProgram>(
+      name_, entry.shape_class, entry.variant->graph, entry.cls, entry.program,
+      std::vector<int64_t>(values.begin(), values.end()));
+  const std::vector<int64_t> kernel_symbols = jit::ProgramSymbolValues(entry.program, values);
+  for (size_t c = 0; c < entry.program.tiles.calls.size(); ++c) {
+    const ir::KernelCall& call = entry.program.tiles.calls[c];
+    const proto::TuningRecord* record = records[c];
+    if (record != nullptr && record->complete()) continue;  // tuned already
+    jit::KernelTuningJobOptions o;
+    o.strategy = static_cast<tuner::StrategyKind>(t.strategy);
+    o.seed = t.seed + c;
+    o.max_trials = t.trials_per_kernel;  // seconds: the service's allowance (JobEnd::kBudgetSpent)
+    o.space_default = entry.default_configs[c];
+    o.compare.min_improvement = t.min_improvement;
+    if (record != nullptr) {
+      o.resumed_trials = record->trials();
+      o.recorded_default_seconds = record->default_seconds();
+    }
+    KernelTuning initial;
+    initial.function = name_;
+    initial.shape_class = entry.shape_class;
+    initial.kernel = call.kernel.name;
+    initial.max_trials = t.trials_per_kernel;
+    const int index = runtime_->AddTuning(initial);
+    Entry* e = &entry;
+    RuntimeImpl* rt = runtime_;
+    const int ci = static_cast<int>(c);
+    auto job = std::make_unique<jit::KernelTuningJob>(
+        program, ci, &runtime_->compiler(), runtime_->device(), runtime_->tuning_threads(), o,
+        [this, e](int k, const ir::TileConfig& config) { PublishTuned(*e, k, config); },
+        [rt, index](const KernelTuning& state) { rt->UpdateTuning(index, state); },
+        [this, e, ci](const KernelTuning& result, const ir::TileConfig& best, tuner::JobEnd end) {
+          if (result.default_seconds > 0) {
+            WriteTuningRecord(*e, ci, result, best, end == tuner::JobEnd::kCompleted);
+          }
+        });
+    // The overall budget is shared by each kernel's share of the work.
+    const double weight = static_cast<double>(jit::KernelWork(call, kernel_symbols));
+    const uint64_t id = service->Submit(std::move(job), std::max(weight, 1.0));
+    if (id == 0) continue;
+    tuning_jobs_.push_back(id);
+    if (queued != nullptr) queued->push_back(id);
+  }
+}
+
+void FunctionImpl::PublishTuned(Entry& entry, int call, const ir::TileConfig& config) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ir::Kernel& kernel = entry.program.tiles.calls[call].kernel;
+  const ir::TileConfig previous = kernel.config;
+  kernel.config = config;
+  jit::KernelOrigin origin;
+  origin.graph_name = name_;
+  origin.shape_class = entry.shape_class;
+  std::vector<std::string> kernel_keys;
+  int64_t compiled = 0;
+  absl::StatusOr<std::unique_ptr<jit::Plan>> plan = jit::BuildPlan(
+      entry.program, runtime_->compiler(), &compiled, origin, &kernel_keys, /*persist=*/false);
+  if (!plan.ok()) {
+    kernel.config = previous;
+    runtime_->logger().Log(LogLevel::kWarning,
+                           absl::StrCat("pto: cannot swap in the tuned kernel ", kernel.name,
+                                        " of '", name_, "': ", plan.status().ToString()));
+    return;
+  }
+  // Candidates compile without being cached; the winner is written now for the next process.
+  runtime_->compiler().Persist(
+      kernel, *std::static_pointer_cast<const jit::CompiledKernel>((*plan)->code[call]), origin);
+  (*plan)->SharePackedOf(*entry.current);
+  WritePlanRecord(*entry.variant, entry.shape_class, std::move(kernel_keys));
+  std::unique_ptr<const jit::Plan> old = std::move(entry.current);
+  entry.current = *std::move(plan);
+  entry.plan.store(entry.current.get(), std::memory_order_release);
+  runtime_->plan_epochs().Retire(std::move(old));
+  plans_swapped_.fetch_add(1);
+  runtime_->logger().Log(LogLevel::kInfo, absl::StrCat("pto: swapped in a tuned ", kernel.name,
+                                                       " for '", name_, "' ", entry.shape_class));
+}
+
+void FunctionImpl::WriteTuningRecord(const Entry& entry, int call, const KernelTuning& result,
+                                     const ir::TileConfig& best, bool complete) {
+  ir::Kernel kernel;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    kernel = entry.program.tiles.calls[call].kernel;
+    kernel.config = entry.default_configs[call];
+  }
+  absl::StatusOr<tuner::SearchSpace> space = jit::KernelSearchSpace(kernel, runtime_->device());
+  if (!space.ok()) return;
+  const cache::TuningKeyParts parts =
+      jit::TuningKeyOf(kernel, entry.shape_class, runtime_->performance_fingerprint());
+  const TuningOptions& t = runtime_->options().tuning;
+  proto::TuningRecord record;
+  record.set_fusion_group_hash(parts.fusion_group_hash);
+  record.set_bucket(parts.bucket);
+  record.set_dtype(parts.dtype);
+  record.set_performance_fingerprint(parts.performance_fingerprint);
+  record.set_search_space_version(parts.search_space_version);
+  record.set_config(space->ToString(jit::ToSpaceConfig(*space, best)));
+  record.set_best_seconds(result.best_seconds);
+  record.set_default_seconds(result.default_seconds);
+  record.set_found_by(
+      absl::StrCat(tuner::StrategyName(static_cast<tuner::StrategyKind>(t.strategy)),
+                   " seed=", t.seed + static_cast<uint64_t>(call), " trials=", result.trials, "/",
+                   result.max_trials, " ended=", result.ended));
+  record.set_space_kind(jit::SpaceKind(kernel.kind));
+  record.set_trials(result.trials);
+  record.set_complete(complete);
+  if (absl::Status s = runtime_->store().PutTuning(record); !s.ok()) {
+    runtime_->logger().Log(LogLevel::kWarning,
+                           absl::StrCat("pto: cannot write the tuning record of ", kernel.name,
+                                        " of '", name_, "': ", s.ToString()));
+  }
+}
+
+void FunctionImpl::WaitForJobs(const std::vector<uint64_t>& jobs) {
+  tuner::TuningService* service = runtime_->tuning_service();
+  if (service == nullptr || runtime_->options().tuning.mode != TuningMode::kBlocking) return;
+  for (uint64_t id : jobs) service->Wait(id, std::numeric_limits<double>::infinity());
 }
 
 absl::Status FunctionImpl::RefreshConstants(absl::Span<const TensorView> inputs) {
@@ -492,7 +677,9 @@ absl::Status FunctionImpl::Run(const Entry& entry, absl::Span<const TensorView> 
     in[i] = is_constant_[i] ? constants->data[i].data() : inputs[i].data;
   }
   for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
-  return entry.plan->Run(vals, in, out, runtime_->threads());
+  const device::EpochGuard guard = runtime_->plan_epochs().Enter();
+  const jit::Plan* plan = entry.plan.load(std::memory_order_acquire);
+  return plan->Run(vals, in, out, runtime_->threads());
 }
 
 absl::Status FunctionImpl::Call(absl::Span<const TensorView> inputs,
@@ -510,11 +697,22 @@ absl::Status FunctionImpl::Call(absl::Span<const TensorView> inputs,
   int64_t values[jit::kMaxSymbols];
   const Entry* entry = Lookup(shapes, values);
   if (entry == nullptr) {
-    absl::StatusOr<const Entry*> compiled = CompileFor(shapes, values);
+    std::vector<uint64_t> queued;
+    absl::StatusOr<const Entry*> compiled = CompileFor(shapes, values, &queued);
     if (!compiled.ok()) return compiled.status();
     entry = *compiled;
+    WaitForJobs(queued);
   }
-  return Run(*entry, inputs, outputs, values);
+  if (!runtime_->options().record_workload) return Run(*entry, inputs, outputs, values);
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status status = Run(*entry, inputs, outputs, values);
+  Entry& e = const_cast<Entry&>(*entry);  // the counters are the only mutable part
+  e.calls.fetch_add(1, std::memory_order_relaxed);
+  e.call_nanos.fetch_add(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count(),
+      std::memory_order_relaxed);
+  return status;
 }
 
 absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::TracedVariant(
@@ -570,7 +768,11 @@ absl::Status FunctionImpl::Precompile(absl::Span<const std::vector<int64_t>> inp
   if (!shapes.ok()) return shapes.status();
   int64_t values[jit::kMaxSymbols];
   if (Lookup(*shapes, values) != nullptr) return absl::OkStatus();
-  return CompileFor(*shapes, values).status();
+  std::vector<uint64_t> queued;
+  absl::StatusOr<const Entry*> compiled = CompileFor(*shapes, values, &queued);
+  if (!compiled.ok()) return compiled.status();
+  WaitForJobs(queued);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<jit::LoweredProgram> FunctionImpl::LowerFor(
@@ -641,6 +843,38 @@ absl::StatusOr<std::string> FunctionImpl::Dump(
 
 void FunctionImpl::InvalidateConstants() { constants_stale_.store(true); }
 
+std::vector<proto::WorkloadEntry> FunctionImpl::Workload() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<proto::WorkloadEntry> result;
+  for (size_t vi = 0; vi < variants_.size(); ++vi) {
+    const Variant& v = *variants_[vi];
+    proto::WorkloadEntry entry;
+    for (const std::unique_ptr<Entry>& e : entries_) {
+      if (e->variant != &v) continue;
+      bool empty = false;  // a call with a size-0 dim has nothing to tune
+      for (const std::vector<int64_t>& shape : e->first_shapes) {
+        for (int64_t d : shape) empty = empty || d == 0;
+      }
+      if (empty) continue;
+      proto::WorkloadShapeClass* c = entry.add_shape_classes();
+      c->set_shape_class(e->shape_class);
+      for (const std::vector<int64_t>& shape : e->first_shapes) {
+        proto::WorkloadTensorShape* t = c->add_input_shapes();
+        for (int64_t d : shape) t->add_dims(d);
+      }
+      c->set_calls(e->calls.load(std::memory_order_relaxed));
+      c->set_total_seconds(e->call_nanos.load(std::memory_order_relaxed) * 1e-9);
+    }
+    if (entry.shape_classes_size() == 0) continue;
+    entry.set_name(variants_.size() == 1 ? name_ : absl::StrCat(name_, "#", vi));
+    *entry.mutable_graph() = graph::ToGraphDef(v.graph);
+    entry.mutable_graph()->set_name(entry.name());
+    for (int c : options_.constant_inputs) entry.add_constant_inputs(c);
+    result.push_back(std::move(entry));
+  }
+  return result;
+}
+
 FunctionStats FunctionImpl::stats() const {
   FunctionStats s;
   s.calls = calls_.load();
@@ -651,6 +885,7 @@ FunctionStats FunctionImpl::stats() const {
   const Table* t = table_.load();
   s.shape_classes = t ? static_cast<int64_t>(t->entries.size()) : 0;
   s.compile_seconds = compile_nanos_.load() * 1e-9;
+  s.plans_swapped = plans_swapped_.load();
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@
 #include "jit/plan.h"
 #include "jit/runtime_impl.h"
 #include "jit/shape_class.h"
+#include "proto/cache.pb.h"
+#include "proto/workload.pb.h"
 #include "pto/runtime.h"
 
 namespace pto::detail {
@@ -35,11 +38,15 @@ class FunctionImpl {
   absl::Status Precompile(absl::Span<const std::vector<int64_t>> input_shapes);
   absl::StatusOr<std::vector<std::vector<int64_t>>> OutputShapes(
       absl::Span<const std::vector<int64_t>> input_shapes);
-  absl::StatusOr<std::string> Dump(Stage stage, absl::Span<const std::vector<int64_t>> input_shapes);
+  absl::StatusOr<std::string> Dump(Stage stage,
+                                   absl::Span<const std::vector<int64_t>> input_shapes);
   void InvalidateConstants();
   FunctionStats stats() const;
   const std::string& name() const { return name_; }
   int num_inputs() const { return num_inputs_; }
+
+  // The workload entries of this Function so far (one per traced variant that compiled).
+  std::vector<proto::WorkloadEntry> Workload() const;
 
   // Validates options against the arity (called by Runtime::JitTraced).
   static absl::Status ValidateOptions(int num_inputs, const FunctionOptions& options);
@@ -60,8 +67,19 @@ class FunctionImpl {
   struct Entry {
     const Variant* variant = nullptr;
     jit::ShapeClass cls;
-    std::unique_ptr<jit::Plan> plan;
+    // The plan calls run: loaded once per call (inside an epoch guard); replaced when a tuned
+    // kernel is swapped in, the old one retired to the Runtime's epoch domain.
+    std::atomic<const jit::Plan*> plan{nullptr};
     std::vector<ir::Shape> output_shapes;
+    std::string shape_class;  // canonical text (plan and tuning records, reports)
+    // Guarded by mu_: the program with the configs of `plan`, and `plan` itself.
+    jit::LoweredProgram program;
+    std::unique_ptr<const jit::Plan> current;
+    std::vector<ir::TileConfig> default_configs;  // per kernel, before tuning records
+    // RuntimeOptions::record_workload: the first call's input shapes, calls and their time.
+    std::vector<std::vector<int64_t>> first_shapes;
+    std::atomic<int64_t> calls{0};
+    std::atomic<int64_t> call_nanos{0};
   };
   struct Table {
     std::vector<const Entry*> entries;
@@ -84,7 +102,24 @@ class FunctionImpl {
   // disagrees.
   bool BindSymbols(const Variant& v, const Shapes& shapes, int64_t* values) const;
   const Entry* Lookup(const Shapes& shapes, int64_t* values) const;
-  absl::StatusOr<const Entry*> CompileFor(const Shapes& shapes, int64_t* values);
+  // Compiles the shape class of `shapes`; `queued` receives the tuning jobs it queued.
+  absl::StatusOr<const Entry*> CompileFor(const Shapes& shapes, int64_t* values,
+                                          std::vector<uint64_t>* queued = nullptr);
+  // Sets each kernel's config from the cache's tuning record, if it has a valid one; marks
+  // which kernels had one.
+  void ApplyTuningRecords(const std::string& shape_class, jit::LoweredProgram& program,
+                          std::vector<const proto::TuningRecord*>* found,
+                          std::vector<proto::TuningRecord>* storage);
+  // Queues tuning jobs for the kernels of `entry` (mu_ held).
+  void QueueTuning(Entry& entry, std::span<const int64_t> values,
+                   const std::vector<const proto::TuningRecord*>& records,
+                   std::vector<uint64_t>* queued);
+  // A tuning job found a faster config for kernel `call` of `entry`: rebuild and swap the plan.
+  void PublishTuned(Entry& entry, int call, const ir::TileConfig& config);
+  void WriteTuningRecord(const Entry& entry, int call, const KernelTuning& result,
+                         const ir::TileConfig& best, bool complete);
+  // Blocking tuning: waits for the jobs a compile queued.
+  void WaitForJobs(const std::vector<uint64_t>& jobs);
   absl::StatusOr<const Variant*> VariantFor(const Shapes& shapes);
   absl::Status CheckSymbolValues(const Variant& v, const Shapes& shapes) const;
   absl::StatusOr<jit::LoweredProgram> LowerFor(absl::Span<const std::vector<int64_t>> input_shapes);
@@ -113,16 +148,19 @@ class FunctionImpl {
   std::atomic<const ConstantSet*> constants_{nullptr};
   std::atomic<bool> constants_stale_{true};
 
-  std::mutex mu_;  // guards everything below and the slow path
+  mutable std::mutex mu_;  // guards everything below and the slow path
   std::vector<std::unique_ptr<Variant>> variants_;
   std::vector<std::unique_ptr<Entry>> entries_;
   // Tables and constant sets replaced while calls may still read them; freed with the Function.
   std::vector<std::unique_ptr<const Table>> tables_;
   std::vector<std::unique_ptr<const ConstantSet>> constant_sets_;
   int auto_symbols_ = 0;
+  std::vector<uint64_t> tuning_jobs_;  // every job queued, cancelled and awaited on destruction
 
-  std::atomic<int64_t> calls_{0}, traces_{0}, compiles_{0}, kernels_compiled_{0}, kernels_loaded_{0};
+  std::atomic<int64_t> calls_{0}, traces_{0}, compiles_{0}, kernels_compiled_{0},
+      kernels_loaded_{0};
   std::atomic<int64_t> compile_nanos_{0};
+  std::atomic<int64_t> plans_swapped_{0};
 };
 
 }  // namespace pto::detail

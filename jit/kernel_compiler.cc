@@ -6,6 +6,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -29,10 +30,13 @@ struct KernelCompiler::Impl {
 namespace {
 
 // The description that identifies a kernel's code: its whole tile IR (config included) and the
-// codegen target. Two kernels with one description are one kernel.
+// codegen target. Two kernels with one description are one kernel. The plan's grain
+// (tile_rows, tile_cols) is scheduling, not code: the tuner changes it without a recompile.
 std::string Description(const ir::Kernel& kernel, const CodegenTarget& target) {
   ir::Kernel unnamed = kernel;
   unnamed.name.clear();
+  unnamed.config.tile_rows = 0;
+  unnamed.config.tile_cols = 0;
   return absl::StrCat(target.cpu_name, "|", target.features, "|abi", kKernelAbiVersion, "|",
                       ir::KernelToString(unnamed, {}));
 }
@@ -165,7 +169,7 @@ void KernelCompiler::Record(const CompiledKernel& kernel, const KernelOrigin& or
 }
 
 std::shared_ptr<CompiledKernel> KernelCompiler::LoadCached(const cache::KernelKeyParts& key,
-                                                          const std::string& symbol) {
+                                                           const std::string& symbol) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::optional<proto::KernelRecord>> record = impl_->store->GetKernel(key);
   if (!record.ok() || !record->has_value() || (*record)->symbol() != symbol) return nullptr;
@@ -183,8 +187,42 @@ std::shared_ptr<CompiledKernel> KernelCompiler::LoadCached(const cache::KernelKe
   return compiled;
 }
 
+void KernelCompiler::Store(const cache::KernelKeyParts& parts, const CompiledKernel& compiled,
+                           const KernelOrigin& origin) {
+  if (impl_->store == nullptr) return;
+  proto::KernelRecord record;
+  record.set_symbol(compiled.symbol);
+  record.set_object(compiled.object);
+  record.set_kernel_description(parts.kernel_description);
+  record.set_codegen_fingerprint(parts.codegen_fingerprint);
+  record.set_compiler_fingerprint(parts.compiler_fingerprint);
+  record.set_compile_seconds(compiled.compile_seconds);
+  record.set_graph_name(origin.graph_name);
+  record.set_shape_class(origin.shape_class);
+  record.set_dtype(origin.dtype);
+  // A store that cannot take the record leaves the kernel usable; the store logs why.
+  (void)impl_->store->PutKernel(record);
+}
+
+void KernelCompiler::Persist(const ir::Kernel& kernel, const CompiledKernel& compiled,
+                             const KernelOrigin& origin) {
+  if (compiled.loaded_from_cache) return;
+  Store(KeyParts(Description(kernel, impl_->target)), compiled, origin);
+}
+
+void KernelCompiler::SweepMemo() {
+  if (memo_.size() < memo_sweep_at_) return;
+  std::erase_if(memo_, [](const auto& entry) { return entry.second.expired(); });
+  memo_sweep_at_ = std::max<size_t>(64, 2 * memo_.size());
+}
+
+size_t KernelCompiler::memo_size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return memo_.size();
+}
+
 absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
-    const ir::Kernel& kernel, const KernelOrigin& origin) {
+    const ir::Kernel& kernel, const KernelOrigin& origin, bool persist) {
   const std::string key = Description(kernel, impl_->target);
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = memo_.find(key); it != memo_.end()) {
@@ -207,7 +245,8 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   auto context = std::make_unique<llvm::LLVMContext>();
   absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(named, impl_->target, *context);
   if (!module.ok()) return module.status();
-  absl::StatusOr<CompiledObject> object = impl_->engine->Compile(*std::move(module), std::move(context));
+  absl::StatusOr<CompiledObject> object =
+      impl_->engine->Compile(*std::move(module), std::move(context));
   if (!object.ok()) return object.status();
   codegen_runs_.fetch_add(1);
   auto holder = std::make_shared<KernelHandle>(std::move(object->handle));
@@ -220,27 +259,16 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   compiled->code = holder;
   compiled->cache_key = cache_key;
   Record(*compiled, origin, /*loaded=*/false);
-  if (impl_->store != nullptr) {
-    proto::KernelRecord record;
-    record.set_symbol(compiled->symbol);
-    record.set_object(compiled->object);
-    record.set_kernel_description(parts.kernel_description);
-    record.set_codegen_fingerprint(parts.codegen_fingerprint);
-    record.set_compiler_fingerprint(parts.compiler_fingerprint);
-    record.set_compile_seconds(compiled->compile_seconds);
-    record.set_graph_name(origin.graph_name);
-    record.set_shape_class(origin.shape_class);
-    record.set_dtype(origin.dtype);
-    // A store that cannot take the record leaves the kernel usable; the store logs why.
-    (void)impl_->store->PutKernel(record);
-  }
+  if (persist) Store(parts, *compiled, origin);
+  SweepMemo();
   memo_[key] = compiled;
   return std::shared_ptr<const CompiledKernel>(std::move(compiled));
 }
 
 absl::StatusOr<std::string> KernelCompiler::EmitLlvmIr(const ir::Kernel& kernel, bool optimized) {
   llvm::LLVMContext context;
-  absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(Named(kernel, Description(kernel, impl_->target)), impl_->target, context);
+  absl::StatusOr<std::unique_ptr<llvm::Module>> module =
+      EmitKernel(Named(kernel, Description(kernel, impl_->target)), impl_->target, context);
   if (!module.ok()) return module.status();
   if (optimized) return EmitOptimizedIR(**module, impl_->target);
   std::string text;
@@ -251,7 +279,8 @@ absl::StatusOr<std::string> KernelCompiler::EmitLlvmIr(const ir::Kernel& kernel,
 
 absl::StatusOr<std::string> KernelCompiler::EmitAssembly(const ir::Kernel& kernel) {
   llvm::LLVMContext context;
-  absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(Named(kernel, Description(kernel, impl_->target)), impl_->target, context);
+  absl::StatusOr<std::unique_ptr<llvm::Module>> module =
+      EmitKernel(Named(kernel, Description(kernel, impl_->target)), impl_->target, context);
   if (!module.ok()) return module.status();
   return jit::EmitAssembly(**module, impl_->target);
 }

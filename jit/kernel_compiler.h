@@ -25,7 +25,7 @@ namespace pto::jit {
 struct CompiledKernel {
   pto_kernel_fn fn = nullptr;
   std::string symbol;
-  std::string object;  // the relocatable object file the code was loaded from
+  std::string object;     // the relocatable object file the code was loaded from
   std::string cache_key;  // cache::KernelKey of its key parts
   bool loaded_from_cache = false;
   double compile_seconds = 0;        // compiling it (cold) or loading it from the cache (warm)
@@ -61,8 +61,18 @@ class KernelCompiler {
   ~KernelCompiler();
 
   // The kernel's symbol name is derived from its description; `kernel.name` is its prefix.
+  // With `persist` false the object code is not written to the store (tuning candidates: most
+  // lose; the winner is written with Persist).
   absl::StatusOr<std::shared_ptr<const CompiledKernel>> Compile(const ir::Kernel& kernel,
-                                                                const KernelOrigin& origin = {});
+                                                                const KernelOrigin& origin = {},
+                                                                bool persist = true);
+  // Writes a kernel compiled with persist = false to the store (no-op without a store or
+  // when it was loaded from it).
+  void Persist(const ir::Kernel& kernel, const CompiledKernel& compiled,
+               const KernelOrigin& origin);
+  // Kernels in the in-process memo (live or not yet swept): bounded by about twice the live
+  // kernels, however many tuning candidates came and went.
+  size_t memo_size() const;
   // Textual forms for `pto dump`: LLVM IR before/after optimization, and assembly.
   absl::StatusOr<std::string> EmitLlvmIr(const ir::Kernel& kernel, bool optimized);
   absl::StatusOr<std::string> EmitAssembly(const ir::Kernel& kernel);
@@ -92,6 +102,10 @@ class KernelCompiler {
   std::shared_ptr<CompiledKernel> LoadCached(const cache::KernelKeyParts& key,
                                              const std::string& symbol);
   void Record(const CompiledKernel& kernel, const KernelOrigin& origin, bool loaded);
+  void Store(const cache::KernelKeyParts& parts, const CompiledKernel& compiled,
+             const KernelOrigin& origin);
+  // Drops memo entries whose kernels were freed, when the memo has doubled since the last sweep.
+  void SweepMemo();
   // Before the first compile, with mu_ held (see setup_seconds()). Not a codegen run.
   void WarmUpCodegen();
 
@@ -99,6 +113,7 @@ class KernelCompiler {
   std::unique_ptr<Impl> impl_;
   mutable std::mutex mu_;
   std::map<std::string, std::weak_ptr<const CompiledKernel>> memo_;
+  size_t memo_sweep_at_ = 64;  // memo size at which expired entries are dropped next
   std::atomic<int64_t> codegen_runs_{0};
   std::atomic<int64_t> cache_loads_{0};
   mutable std::mutex events_mu_;

@@ -80,7 +80,8 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
 absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
                                                 KernelCompiler& compiler, int64_t* kernels_compiled,
                                                 const KernelOrigin& origin,
-                                                std::vector<std::string>* kernel_keys) {
+                                                std::vector<std::string>* kernel_keys,
+                                                bool persist) {
   auto plan = std::make_unique<Plan>();
   plan->symbols = program.symbol_sources;
   for (const auto& members : program.buffers.slot_members) {
@@ -91,7 +92,7 @@ absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
   for (const ir::KernelCall& call : program.tiles.calls) {
     const int64_t before = compiler.codegen_runs();
     absl::StatusOr<std::shared_ptr<const CompiledKernel>> compiled =
-        compiler.Compile(call.kernel, origin);
+        compiler.Compile(call.kernel, origin, persist);
     if (!compiled.ok()) return compiled.status();
     if (kernel_keys != nullptr) kernel_keys->push_back((*compiled)->cache_key);
     if (kernels_compiled != nullptr) *kernels_compiled += compiler.codegen_runs() - before;

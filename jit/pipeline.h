@@ -41,11 +41,13 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
                                      const PipelineOptions& options);
 // Level 5: compiles (or loads) every kernel and binds the Plan. `origin` goes into the kernels'
 // cache records and timing events; `kernel_keys` (may be null) receives each kernel's cache key
-// in plan order.
+// in plan order. With `persist` false, kernels compiled here are not written to the cache
+// (tuning candidates).
 absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
                                                 KernelCompiler& compiler, int64_t* kernels_compiled,
                                                 const KernelOrigin& origin = {},
-                                                std::vector<std::string>* kernel_keys = nullptr);
+                                                std::vector<std::string>* kernel_keys = nullptr,
+                                                bool persist = true);
 
 // Level-1 graph passes alone (used by Lower, and by dumps of the traced graph).
 void RunGraphPasses(ir::Graph& graph, const PipelineOptions& options);

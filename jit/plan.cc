@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -48,7 +49,7 @@ struct PackedOperand::State {
 };
 
 PackedOperand::PackedOperand(int input, const ir::PackedB& layout)
-    : input_(input), layout_(layout), state_(std::make_unique<State>()) {}
+    : input_(input), layout_(layout), state_(std::make_shared<State>()) {}
 PackedOperand::PackedOperand(PackedOperand&&) noexcept = default;
 PackedOperand::~PackedOperand() = default;
 
@@ -73,8 +74,19 @@ const float* PackedOperand::Get(const void* source) const {
   return static_cast<const float*>(state_->copies.back()->data.data());
 }
 
+void PackedOperand::ShareCopiesOf(const PackedOperand& other) {
+  if (other.input_ == input_ && other.layout_ == layout_) state_ = other.state_;
+}
+
+void Plan::SharePackedOf(const Plan& previous) {
+  for (PackedOperand& p : packed) {
+    for (const PackedOperand& q : previous.packed) p.ShareCopiesOf(q);
+  }
+}
+
 absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* inputs,
-                       void* const* outputs, device::ThreadArena* threads) const {
+                       void* const* outputs, device::ThreadArena* threads,
+                       double* kernel_seconds) const {
   int64_t sym[kMaxSymbols];
   for (size_t i = 0; i < symbols.size(); ++i) {
     const SymbolSource& s = symbols[i];
@@ -106,7 +118,10 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
       return absl::ResourceExhaustedError("cannot allocate a prepacked copy of a constant input");
     }
   }
-  for (const PlanKernel& k : kernels) {
+  for (size_t ki = 0; ki < kernels.size(); ++ki) {
+    const PlanKernel& k = kernels[ki];
+    const auto start = kernel_seconds != nullptr ? std::chrono::steady_clock::now()
+                                                 : std::chrono::steady_clock::time_point();
     void* bufs[kMaxKernelBuffers];
     for (size_t j = 0; j < k.buffers.size(); ++j) {
       const BufferRef& b = k.buffers[j];
@@ -127,15 +142,20 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
     }
     const pto_kernel_args args{bufs, sym};
     const int64_t extent[2] = {k.grid[0].Evaluate(values), k.grid[1].Evaluate(values)};
-    if (extent[0] <= 0 || extent[1] <= 0) continue;
-    const int64_t work = extent[0] * extent[1] * k.work_per_cell.Evaluate(values);
-    if (threads != nullptr && threads->threads() > 1 && work >= parallel_threshold) {
-      threads->ParallelFor2D(extent, k.grain, [&](const int64_t lo[2], const int64_t hi[2]) {
-        k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
-      });
-    } else {
-      const int64_t lo[2] = {0, 0};
-      k.fn(&args, lo, extent, Scratch(k.scratch_bytes));
+    if (extent[0] > 0 && extent[1] > 0) {
+      const int64_t work = extent[0] * extent[1] * k.work_per_cell.Evaluate(values);
+      if (threads != nullptr && threads->threads() > 1 && work >= parallel_threshold) {
+        threads->ParallelFor2D(extent, k.grain, [&](const int64_t lo[2], const int64_t hi[2]) {
+          k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
+        });
+      } else {
+        const int64_t lo[2] = {0, 0};
+        k.fn(&args, lo, extent, Scratch(k.scratch_bytes));
+      }
+    }
+    if (kernel_seconds != nullptr) {
+      kernel_seconds[ki] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
   return absl::OkStatus();

@@ -40,13 +40,17 @@ class PackedOperand {
   // once the copy of this source exists.
   const float* Get(const void* source) const;
   int input() const { return input_; }
+  const ir::PackedB& layout() const { return layout_; }
+  // Shares `other`'s copies (same input and layout): a plan that replaces another (a tuned
+  // kernel swapped in) does not pack the constants again.
+  void ShareCopiesOf(const PackedOperand& other);
 
  private:
   struct Copy;
   struct State;
   int input_;
   ir::PackedB layout_;
-  std::unique_ptr<State> state_;
+  std::shared_ptr<State> state_;
 };
 
 struct PlanKernel {
@@ -76,9 +80,14 @@ struct Plan {
   // Parallel launches only for kernels with at least this much work (scalar ops).
   int64_t parallel_threshold = 1 << 15;
 
-  // `call_symbols`: values of the traced graph's symbols for this call.
+  // `call_symbols`: values of the traced graph's symbols for this call. `kernel_seconds`, when
+  // not null, receives each kernel's wall time (one per kernel, in order): the tuner times a
+  // kernel inside the program it belongs to, on the data its producers leave.
+  // Shares the prepacked constants of `previous` where the same input has the same layout.
+  void SharePackedOf(const Plan& previous);
+
   absl::Status Run(std::span<const int64_t> call_symbols, void* const* inputs, void* const* outputs,
-                   device::ThreadArena* threads) const;
+                   device::ThreadArena* threads, double* kernel_seconds = nullptr) const;
 };
 
 }  // namespace pto::jit

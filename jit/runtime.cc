@@ -1,9 +1,18 @@
 // The public Runtime and Function: thin forwarding to their Impl classes.
 #include "pto/runtime.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
 #include "jit/function_impl.h"
 #include "jit/runtime_impl.h"
+#include "oneapi/tbb/global_control.h"
 
 namespace pto {
 namespace detail {
@@ -18,6 +27,114 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, device::DeviceInfo device,
       logger_(options_.log_sink, options_.log_level) {
   int threads = options_.intra_op_threads > 0 ? options_.intra_op_threads : device_.cores;
   if (threads > 1) threads_ = std::make_unique<device::ThreadArena>(threads);
+  intra_op_threads_ = std::max(1, threads);
+  performance_fingerprint_ = device_.PerformanceFingerprint(intra_op_threads_);
+  if (options_.tuning.mode != TuningMode::kOff && !options_.deterministic) {
+    // Blocking tuning (warm-up: nothing else runs) times candidates on as many threads as calls
+    // use. Background tuning times them on the tuner's own idle-priority thread, so it never
+    // takes the callers' cores; it tunes the per-thread code, not the parallel split.
+    if (options_.tuning.mode == TuningMode::kBlocking && threads > 1) {
+      tuning_threads_ = std::make_unique<device::ThreadArena>(threads);
+    }
+    const size_t workers =
+        tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+    tuner_workers_ = std::make_shared<tbb::global_control>(
+        tbb::global_control::max_allowed_parallelism,
+        workers + static_cast<size_t>(std::max(1, options_.tuning.threads)));
+    tuner::ServiceOptions service;
+    service.threads = std::max(1, options_.tuning.threads);
+    service.seconds_total = options_.tuning.seconds_total;
+    service.seconds_per_job = options_.tuning.seconds_per_kernel;
+    tuning_service_ = std::make_unique<tuner::TuningService>(service);
+  }
+}
+
+RuntimeImpl::~RuntimeImpl() {
+  if (tuning_service_ != nullptr) tuning_service_->Shutdown();
+}
+
+int RuntimeImpl::AddTuning(const KernelTuning& initial) {
+  std::lock_guard<std::mutex> lock(tuning_mu_);
+  tuning_.push_back(initial);
+  const int index = static_cast<int>(tuning_.size()) - 1;
+  tuning_[index].kernel_index = index;
+  for (KernelTuning& t : tuning_) t.kernels_queued = static_cast<int>(tuning_.size());
+  return index;
+}
+
+void RuntimeImpl::UpdateTuning(int index, KernelTuning state) {
+  KernelTuning copy;
+  {
+    std::lock_guard<std::mutex> lock(tuning_mu_);
+    state.kernel_index = index;
+    state.kernels_queued = static_cast<int>(tuning_.size());
+    tuning_[index] = std::move(state);
+    copy = tuning_[index];
+  }
+  if (options_.tuning.progress) options_.tuning.progress(copy);
+}
+
+std::vector<KernelTuning> RuntimeImpl::tuning_results() const {
+  std::lock_guard<std::mutex> lock(tuning_mu_);
+  return tuning_;
+}
+
+void RuntimeImpl::AddFunction(FunctionImpl* fn) {
+  std::lock_guard<std::mutex> lock(functions_mu_);
+  functions_.push_back(fn);
+}
+
+void RuntimeImpl::RemoveFunction(FunctionImpl* fn) {
+  std::vector<proto::WorkloadEntry> entries;
+  if (options_.record_workload) entries = fn->Workload();
+  std::lock_guard<std::mutex> lock(functions_mu_);
+  std::erase(functions_, fn);
+  for (proto::WorkloadEntry& e : entries) removed_workload_.push_back(std::move(e));
+}
+
+absl::Status RuntimeImpl::WriteWorkload(const std::string& path) const {
+  if (!options_.record_workload) {
+    return absl::FailedPreconditionError(
+        "the workload is not recorded: open the Runtime with RuntimeOptions::record_workload");
+  }
+  proto::Workload workload;
+  workload.set_schema_version(1);
+  workload.set_description("recorded by a pto Runtime");
+  {
+    std::lock_guard<std::mutex> lock(functions_mu_);
+    for (const proto::WorkloadEntry& e : removed_workload_) *workload.add_entries() = e;
+    for (const FunctionImpl* fn : functions_) {
+      for (proto::WorkloadEntry& e : fn->Workload()) *workload.add_entries() = std::move(e);
+    }
+  }
+  // Entry names are unique in a workload: a second Function of one name gets a suffix.
+  std::map<std::string, int> seen;
+  for (proto::WorkloadEntry& e : *workload.mutable_entries()) {
+    if (const int n = seen[e.name()]++; n > 0) e.set_name(absl::StrCat(e.name(), "~", n));
+  }
+  std::string text;
+  if (!google::protobuf::TextFormat::PrintToString(workload, &text)) {
+    return absl::InternalError("cannot print the workload");
+  }
+  const std::string temp = absl::StrCat(path, ".tmp.", ::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(temp.c_str());
+      return absl::PermissionDeniedError(absl::StrCat("cannot write ", temp));
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    return absl::PermissionDeniedError(absl::StrCat("cannot replace ", path));
+  }
+  return absl::OkStatus();
+}
+
+void RuntimeImpl::WaitForTuning() {
+  if (tuning_service_ != nullptr) tuning_service_->WaitIdle();
 }
 
 RuntimeStats RuntimeImpl::stats() const {
@@ -100,6 +217,11 @@ absl::StatusOr<std::unique_ptr<Function>> Runtime::JitTraced(std::string name, i
 }
 
 RuntimeStats Runtime::stats() const { return impl_->stats(); }
+std::vector<KernelTuning> Runtime::tuning_results() const { return impl_->tuning_results(); }
+void Runtime::WaitForTuning() { impl_->WaitForTuning(); }
+absl::Status Runtime::WriteWorkload(const std::string& path) const {
+  return impl_->WriteWorkload(path);
+}
 std::vector<KernelEvent> Runtime::kernel_events() const { return impl_->compiler().events(); }
 
 Function::Function(std::unique_ptr<detail::FunctionImpl> impl) : impl_(std::move(impl)) {}

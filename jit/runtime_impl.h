@@ -1,25 +1,35 @@
 // What a Runtime owns: the device description, the thread arena, the kernel cache and compiler,
-// the log.
+// the log, the epoch domain retired Plans wait in, and the tuner service with its results.
 #ifndef PTO_JIT_RUNTIME_IMPL_H_
 #define PTO_JIT_RUNTIME_IMPL_H_
 
 #include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "cache/kernel_store.h"
 #include "device/device_info.h"
+#include "device/epoch.h"
 #include "device/thread_arena.h"
 #include "jit/kernel_compiler.h"
 #include "jit/logger.h"
+#include "proto/workload.pb.h"
 #include "pto/options.h"
 #include "pto/runtime.h"
+#include "tuner/service.h"
 
 namespace pto::detail {
+
+class FunctionImpl;
 
 class RuntimeImpl {
  public:
   RuntimeImpl(RuntimeOptions options, device::DeviceInfo device,
               std::unique_ptr<cache::CacheStore> store,
               std::unique_ptr<jit::KernelCompiler> compiler);
+  // Shuts the tuner down first (its jobs write their results while the store is alive).
+  ~RuntimeImpl();
 
   const RuntimeOptions& options() const { return options_; }
   const device::DeviceInfo& device() const { return device_; }
@@ -29,6 +39,28 @@ class RuntimeImpl {
   const jit::Logger& logger() const { return logger_; }
   RuntimeStats stats() const;
 
+  // Replaced Plans are retired here; calls hold a guard while they run one.
+  device::EpochDomain& plan_epochs() { return plan_epochs_; }
+  // Null when tuning is off or frozen (deterministic mode).
+  tuner::TuningService* tuning_service() { return tuning_service_.get(); }
+  // The arena candidates are timed on: as many threads as calls use.
+  device::ThreadArena* tuning_threads() { return tuning_threads_.get(); }
+  // Threads a kernel launch uses (the performance fingerprint's thread count).
+  int intra_op_threads() const { return intra_op_threads_; }
+  const std::string& performance_fingerprint() const { return performance_fingerprint_; }
+
+  // Tuning results, one per kernel queued: AddTuning numbers a new kernel, UpdateTuning
+  // replaces its state (and calls the progress callback).
+  int AddTuning(const KernelTuning& initial);
+  void UpdateTuning(int index, KernelTuning state);
+  std::vector<KernelTuning> tuning_results() const;
+  void WaitForTuning();
+
+  // Live Functions, for the workload file; a Function removed keeps its workload entries here.
+  void AddFunction(FunctionImpl* fn);
+  void RemoveFunction(FunctionImpl* fn);
+  absl::Status WriteWorkload(const std::string& path) const;
+
  private:
   RuntimeOptions options_;
   device::DeviceInfo device_;
@@ -36,6 +68,19 @@ class RuntimeImpl {
   std::unique_ptr<jit::KernelCompiler> compiler_;
   std::unique_ptr<device::ThreadArena> threads_;  // null when intra_op_threads == 1
   jit::Logger logger_;
+  int intra_op_threads_ = 1;
+  std::string performance_fingerprint_;
+  device::EpochDomain plan_epochs_;
+  std::unique_ptr<device::ThreadArena> tuning_threads_;  // blocking tuning only
+  // Background tuning: one more oneTBB worker per tuner thread, so tuning never holds a worker
+  // the callers' arena needs (the tuner's run at idle priority).
+  std::shared_ptr<void> tuner_workers_;
+  mutable std::mutex tuning_mu_;
+  std::vector<KernelTuning> tuning_;
+  mutable std::mutex functions_mu_;
+  std::vector<FunctionImpl*> functions_;
+  std::vector<proto::WorkloadEntry> removed_workload_;
+  std::unique_ptr<tuner::TuningService> tuning_service_;  // last: shut down first
 };
 
 }  // namespace pto::detail

@@ -18,6 +18,61 @@ using LogSink = std::function<void(LogLevel level, std::string_view message)>;
 // narrow it (e.g. to test AVX2 code on an AVX-512 machine). Never wider than the host.
 enum class TargetIsa : uint8_t { kHost = 0, kAvx512 = 1, kAvx2 = 2, kSse2 = 3 };
 
+// When kernels are tuned (docs/tuning.md).
+enum class TuningMode : uint8_t {
+  // Kernels run with their default configs, or the tuned configs the cache holds.
+  kOff = 0,
+  // The first call of a shape class queues its kernels; tuner threads at idle priority search
+  // their configs while calls keep running, and faster verified kernels are swapped in.
+  kBackground = 1,
+  // The first call of a shape class tunes its kernels before it returns (warm-up runs).
+  kBlocking = 2,
+};
+enum class TuningStrategy : uint8_t { kExhaustive = 0, kRandom = 1, kEvolutionary = 2 };
+
+// One kernel's tuning as it progresses (TuningOptions::progress) and as it ended
+// (Runtime::tuning_results).
+struct KernelTuning {
+  std::string function;     // the Function's name
+  std::string shape_class;  // the shape class's canonical text
+  std::string kernel;       // the kernel's name (its kind and fused ops)
+  int kernel_index = 0;     // among the kernels queued for tuning in this Runtime, from 0
+  int kernels_queued = 0;
+  int64_t trials = 0;  // candidates tried (failures included)
+  int64_t failed = 0;  // candidates that did not compile or gave a wrong answer
+  int64_t max_trials = 0;
+  double default_seconds = 0;  // the kernel's time with its default config (median)
+  double best_seconds = 0;     // the best verified config's time (ratio-corrected)
+  std::string best_config;     // "name=value,..." of the best config
+  double elapsed_seconds = 0;  // spent on this kernel so far
+  double seconds_left = 0;     // of the budget, estimated (all queued kernels)
+  bool finished = false;
+  std::string ended;  // when finished: "completed", "budget", "shutdown", "cached"
+  // Best time so far after each trial (seconds), for tuning curves.
+  std::vector<double> curve;
+};
+
+struct TuningOptions {
+  TuningMode mode = TuningMode::kOff;
+  TuningStrategy strategy = TuningStrategy::kEvolutionary;
+  uint64_t seed = 1;
+  // Tuner threads (each tunes one kernel at a time), in an arena of their own.
+  int threads = 1;
+  // Per kernel: candidates tried at most, and seconds spent at most (0: no limit).
+  int64_t trials_per_kernel = 64;
+  double seconds_per_kernel = 60;
+  // Over all kernels (0: no limit): each kernel's share is its share of the run time
+  // (measured at its default config).
+  double seconds_total = 0;
+  // Tune kernels even when the cache holds a tuning record for them.
+  bool retune = false;
+  // A candidate replaces the incumbent only when the median of their interleaved time ratios
+  // is at most 1 - min_improvement (a swap has a cost; noise should not cause one).
+  double min_improvement = 0.01;
+  // Called from tuner threads after every trial and when a kernel ends.
+  std::function<void(const KernelTuning&)> progress;
+};
+
 struct RuntimeOptions {
   // Directory of the persistent kernel cache (a RocksDB database, created if missing); empty
   // keeps compiled kernels in memory only. A cache that cannot be opened (locked, read-only,
@@ -37,6 +92,13 @@ struct RuntimeOptions {
   LogLevel log_level = LogLevel::kWarning;
   // Logs each pass's output (at kDebug) while compiling.
   bool log_passes = false;
+  TuningOptions tuning;
+  // Counts and times every call per shape class, for Runtime::WriteWorkload (two clock reads
+  // per call).
+  bool record_workload = false;
+  // Deterministic mode (training, tests): tuning is frozen (no kernel is swapped in mid-run, so
+  // rounding never changes between calls); tuned configs already in the cache are still used.
+  bool deterministic = false;
 };
 
 // A named symbolic dim with its range. Dims with the same name are one symbol: the `batch` of

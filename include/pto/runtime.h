@@ -28,12 +28,14 @@ class RuntimeImpl;
 
 struct FunctionStats {
   int64_t calls = 0;
-  int64_t traces = 0;         // times the lambda ran
-  int64_t compiles = 0;       // shape classes compiled
+  int64_t traces = 0;            // times the lambda ran
+  int64_t compiles = 0;          // shape classes compiled
   int64_t kernels_compiled = 0;  // LLVM code generation runs
   int64_t kernels_loaded = 0;    // kernels loaded from the persistent cache instead
-  int64_t shape_classes = 0;  // installed in the dispatch table
+  int64_t shape_classes = 0;     // installed in the dispatch table
   double compile_seconds = 0;
+  // Plans replaced by tuned ones while calls kept running (RuntimeOptions::tuning).
+  int64_t plans_swapped = 0;
 };
 
 // One kernel made ready to run in this Runtime: compiled by LLVM ("cold") or loaded from the
@@ -112,7 +114,8 @@ class Function {
   absl::StatusOr<std::vector<std::vector<int64_t>>> OutputShapes(
       absl::Span<const std::vector<int64_t>> input_shapes);
   // A printable form of one level of the pipeline for these input shapes.
-  absl::StatusOr<std::string> Dump(Stage stage, absl::Span<const std::vector<int64_t>> input_shapes);
+  absl::StatusOr<std::string> Dump(Stage stage,
+                                   absl::Span<const std::vector<int64_t>> input_shapes);
 
   FunctionStats stats() const;
   const std::string& name() const;
@@ -149,6 +152,15 @@ class Runtime {
   RuntimeStats stats() const;
   // Every kernel compiled or loaded so far, in order.
   std::vector<KernelEvent> kernel_events() const;
+  // Every kernel queued for tuning so far (RuntimeOptions::tuning), its state or result.
+  std::vector<KernelTuning> tuning_results() const;
+  // Blocks until no kernel is queued or being tuned (background tuning).
+  void WaitForTuning();
+  // Writes the workload seen so far (RuntimeOptions::record_workload) as a text-format
+  // proto/workload.proto file for `pto tune --workload`: per Function (live or destroyed), its
+  // traced graph and the shape classes it was called at, with call counts and seconds.
+  // FailedPrecondition when recording is off; the file is replaced atomically.
+  absl::Status WriteWorkload(const std::string& path) const;
 
   detail::RuntimeImpl* impl() const { return impl_.get(); }
 

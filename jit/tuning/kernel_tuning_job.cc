@@ -1,0 +1,253 @@
+#include "jit/tuning/kernel_tuning_job.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "jit/tuning/kernel_space.h"
+
+namespace pto::jit {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+constexpr int64_t kMaxRotationBytes = int64_t{512} << 20;
+constexpr int kMaxRotationSets = 8;
+constexpr int kMaxRepsPerSample = 256;
+
+}  // namespace
+
+KernelTuningJob::KernelTuningJob(std::shared_ptr<TuningProgram> program, int call,
+                                 KernelCompiler* compiler, const device::DeviceInfo& device,
+                                 device::ThreadArena* threads, KernelTuningJobOptions options,
+                                 Publish publish, Progress progress, Done done)
+    : program_(std::move(program)),
+      call_(call),
+      compiler_(compiler),
+      device_(device),
+      threads_(threads),
+      options_(std::move(options)),
+      publish_(std::move(publish)),
+      progress_(std::move(progress)),
+      done_(std::move(done)) {
+  const ir::Kernel& kernel = program_->program().tiles.calls[call_].kernel;
+  state_.function = program_->function();
+  state_.shape_class = program_->shape_class();
+  state_.kernel = kernel.name;
+  state_.max_trials = options_.max_trials;
+  state_.trials = options_.resumed_trials;
+}
+
+KernelTuningJob::~KernelTuningJob() = default;
+
+absl::StatusOr<std::unique_ptr<Plan>> KernelTuningJob::BuildFor(const ir::TileConfig& config) {
+  LoweredProgram program = program_->program();
+  program.tiles.calls[call_].kernel.config = config;
+  KernelOrigin origin;
+  origin.graph_name = program_->function();
+  origin.shape_class = program_->shape_class();
+  int64_t compiled = 0;
+  absl::StatusOr<std::unique_ptr<Plan>> plan =
+      BuildPlan(program, *compiler_, &compiled, origin, nullptr, /*persist=*/false);
+  if (plan.ok() && incumbent_plan_ != nullptr) (*plan)->SharePackedOf(*incumbent_plan_);
+  return plan;
+}
+
+absl::StatusOr<double> KernelTuningJob::Sample(const Plan& plan, const std::atomic<bool>& stop) {
+  double kernel_seconds[kMaxKernelBuffers * 4];
+  std::vector<double> all(plan.kernels.size());
+  double total = 0;
+  for (int r = 0; r < reps_; ++r) {
+    if (stop.load(std::memory_order_relaxed)) return absl::CancelledError("tuning stopped");
+    ProgramData& data = timing_[next_set_++ % timing_.size()];
+    void* in[kMaxKernelBuffers];
+    void* out[kMaxKernelBuffers];
+    for (size_t i = 0; i < data.inputs.size(); ++i) in[i] = data.inputs[i].data.data();
+    for (size_t o = 0; o < data.outputs.size(); ++o) out[o] = data.outputs[o].data.data();
+    double* times = plan.kernels.size() <= std::size(kernel_seconds) ? kernel_seconds : all.data();
+    if (absl::Status s = plan.Run(data.symbols, in, out, threads_, times); !s.ok()) return s;
+    total += times[call_];
+  }
+  return total;
+}
+
+absl::Status KernelTuningJob::Start(const std::atomic<bool>& stop) {
+  const ir::Kernel& kernel = program_->program().tiles.calls[call_].kernel;
+  ir::Kernel around = kernel;
+  if (options_.space_default.has_value()) around.config = *options_.space_default;
+  absl::StatusOr<tuner::SearchSpace> space = KernelSearchSpace(around, device_);
+  if (!space.ok()) return space.status();
+  space_.emplace(*std::move(space));
+  incumbent_tile_ = kernel.config;
+  incumbent_config_ = ToSpaceConfig(*space_, kernel.config);
+  absl::StatusOr<std::unique_ptr<Plan>> plan = BuildFor(incumbent_tile_);
+  if (!plan.ok()) return plan.status();
+  incumbent_plan_ = *std::move(plan);
+
+  const int64_t set_bytes = std::max<int64_t>(program_->SetBytes(), 1);
+  int sets = static_cast<int>(std::clamp<int64_t>(
+      (options_.rotation_bytes + set_bytes - 1) / set_bytes, 1, kMaxRotationSets));
+  sets = static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(sets, kMaxRotationBytes / set_bytes)));
+  absl::StatusOr<std::vector<ProgramData>> timing = program_->TimingData(sets);
+  if (!timing.ok()) return timing.status();
+  timing_ = *std::move(timing);
+
+  // One warm run, then as many runs per sample as make it min_sample_seconds long.
+  reps_ = 1;
+  absl::StatusOr<double> once = Sample(*incumbent_plan_, stop);
+  if (!once.ok()) return once.status();
+  once = Sample(*incumbent_plan_, stop);
+  if (!once.ok()) return once.status();
+  reps_ = static_cast<int>(std::clamp<double>(
+      std::ceil(options_.min_sample_seconds / std::max(*once, 1e-9)), 1, kMaxRepsPerSample));
+
+  const tuner::Objective objective = [&](const tuner::Config&) {
+    return Sample(*incumbent_plan_, stop);
+  };
+  absl::StatusOr<tuner::Timing> timing_default =
+      tuner::Measure(*space_, objective, incumbent_config_, options_.measure);
+  if (!timing_default.ok()) return timing_default.status();
+  incumbent_seconds_ = timing_default->median_seconds;
+  state_.default_seconds = options_.recorded_default_seconds > 0 ? options_.recorded_default_seconds
+                                                                 : incumbent_seconds_ / reps_;
+  state_.best_seconds = incumbent_seconds_ / reps_;
+  state_.best_config = space_->ToString(incumbent_config_);
+
+  start_seconds_ = Now();
+  const int64_t trials_left = options_.max_trials - options_.resumed_trials;
+  if (options_.max_trials > 0 && trials_left <= 0) return absl::OkStatus();  // nothing left
+  strategy_ = tuner::MakeStrategy(options_.strategy);
+  tuner::Budget budget;
+  budget.max_trials = options_.max_trials > 0 ? trials_left : 0;
+  budget.max_seconds = options_.max_seconds;
+  strategy_->Start(*space_, budget, options_.seed);
+  // The incumbent's time is known: it is never proposed, and it is Best until beaten.
+  strategy_->Report({{incumbent_config_, incumbent_seconds_}});
+  return absl::OkStatus();
+}
+
+tuner::Measurement KernelTuningJob::Trial(const tuner::Config& config,
+                                          const std::atomic<bool>& stop) {
+  tuner::Measurement m{config, absl::UnknownError("")};
+  absl::StatusOr<ir::TileConfig> tile = ApplySpaceConfig(*space_, config, incumbent_tile_);
+  if (!tile.ok()) {
+    m.seconds = tile.status();
+    return m;
+  }
+  absl::StatusOr<std::unique_ptr<Plan>> plan = BuildFor(*tile);
+  if (!plan.ok()) {
+    m.seconds = absl::Status(plan.status().code(),
+                             absl::StrCat("does not compile: ", plan.status().message()));
+    return m;
+  }
+  {
+    std::lock_guard<std::mutex> lock(program_->check_mutex());
+    absl::StatusOr<std::vector<ProgramData>*> checks = program_->CheckData();
+    if (!checks.ok()) {
+      m.seconds = checks.status();
+      return m;
+    }
+    for (ProgramData& data : **checks) {
+      if (absl::Status s = CheckPlan(**plan, data, threads_); !s.ok()) {
+        m.seconds = s;
+        return m;
+      }
+    }
+  }
+  const Plan* candidate = plan->get();
+  const tuner::Objective objective = [&](const tuner::Config& c) -> absl::StatusOr<double> {
+    return Sample(c == config ? *candidate : *incumbent_plan_, stop);
+  };
+  absl::StatusOr<tuner::Comparison> cmp =
+      tuner::CompareInterleaved(*space_, objective, config, incumbent_config_, options_.compare);
+  if (!cmp.ok()) {
+    m.seconds = cmp.status();
+    return m;
+  }
+  if (cmp->verdict == tuner::Verdict::kCandidateFailed) {
+    m.seconds = cmp->candidate_status;
+    return m;
+  }
+  const double seconds = cmp->ratio * incumbent_seconds_;
+  m.seconds = seconds;
+  if (cmp->verdict == tuner::Verdict::kCandidateWins) {
+    incumbent_plan_ = *std::move(plan);
+    incumbent_config_ = config;
+    incumbent_tile_ = *tile;
+    incumbent_seconds_ = seconds;
+    state_.best_seconds = seconds / reps_;
+    state_.best_config = space_->ToString(config);
+    if (publish_) publish_(call_, *tile);
+  }
+  return m;
+}
+
+std::string KernelTuningJob::name() const {
+  return absl::StrCat(state_.function, " ", state_.shape_class, " ", state_.kernel);
+}
+
+void KernelTuningJob::ReportProgress() {
+  state_.elapsed_seconds = started_ ? Now() - start_seconds_ : 0;
+  if (progress_) progress_(state_);
+}
+
+bool KernelTuningJob::Step(const std::atomic<bool>& stop) {
+  if (finished_) return true;
+  if (!started_) {
+    started_ = true;
+    if (absl::Status s = Start(stop); !s.ok()) {
+      state_.ended = absl::StrCat("failed: ", s.message());
+      strategy_.reset();
+      return true;
+    }
+    ReportProgress();
+    return strategy_ == nullptr || strategy_->Done();
+  }
+  if (strategy_ == nullptr || strategy_->Done()) return true;
+  std::vector<tuner::Config> batch = strategy_->Propose(1);
+  if (batch.empty()) return true;
+  tuner::Measurement m = Trial(batch[0], stop);
+  if (stop.load() && !m.seconds.ok() && absl::IsCancelled(m.seconds.status())) {
+    return false;  // cut short by the service (which says why the job ends): not a result
+  }
+  ++state_.trials;
+  if (!m.seconds.ok()) ++state_.failed;
+  strategy_->Report({m});
+  state_.curve.push_back(state_.best_seconds);
+  ReportProgress();
+  return strategy_->Done();
+}
+
+void KernelTuningJob::Finish(tuner::JobEnd end) {
+  if (finished_) return;
+  finished_ = true;
+  state_.finished = true;
+  if (state_.ended.empty()) {
+    switch (end) {
+      case tuner::JobEnd::kCompleted:
+        state_.ended = "completed";
+        break;
+      case tuner::JobEnd::kBudgetSpent:
+        state_.ended = "budget";
+        break;
+      case tuner::JobEnd::kCancelled:
+        state_.ended = "cancelled";
+        break;
+      case tuner::JobEnd::kShutdown:
+        state_.ended = "shutdown";
+        break;
+    }
+  }
+  ReportProgress();
+  if (done_) done_(state_, incumbent_tile_, end);
+  // The plans and the data go now, not when the service drops the job.
+  incumbent_plan_.reset();
+  timing_.clear();
+}
+
+}  // namespace pto::jit

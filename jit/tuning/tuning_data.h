@@ -1,0 +1,63 @@
+// The data a tuning candidate runs on: a shape class's program at chosen symbol values, with
+// random inputs, and for the correctness check the ops/ reference outputs and a tolerance
+// that scales with the longest reduction.
+#ifndef PTO_JIT_TUNING_TUNING_DATA_H_
+#define PTO_JIT_TUNING_TUNING_DATA_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "device/aligned_buffer.h"
+#include "device/thread_arena.h"
+#include "jit/ir/graph.h"
+#include "jit/pipeline.h"
+#include "jit/plan.h"
+#include "jit/shape_class.h"
+#include "ops/host_tensor.h"
+
+namespace pto::jit {
+
+// Inputs and outputs of one run of a traced graph at given symbol values.
+struct ProgramData {
+  std::vector<int64_t> symbols;  // values of the traced graph's symbols
+  std::vector<ops::HostTensor> inputs;
+  std::vector<ops::HostTensor> outputs;   // written by Run
+  std::vector<ops::HostTensor> expected;  // the reference's outputs (checks only)
+  double tolerance = 0;                   // relative to each output's largest magnitude
+};
+
+// The symbol values a candidate is checked at: every symbol at the smallest value of its class,
+// at the largest, and at a value that is not a multiple of any tile (an odd multiple of the
+// class's divisor, e.g. the middle of a bucket plus one); duplicates removed. A static class
+// gives one set.
+std::vector<std::vector<int64_t>> CheckSymbolValues(const ShapeClass& cls);
+
+// Random inputs (seeded) for `traced` at `symbols` and zeroed outputs; with `reference`, the
+// ops/ reference outputs and the tolerance for `program` (the graph as lowered for the class).
+absl::StatusOr<ProgramData> MakeProgramData(const ir::Graph& traced, const LoweredProgram& program,
+                                            std::span<const int64_t> symbols, uint64_t seed,
+                                            bool reference);
+
+// Runs `plan` on `data` and compares every output with the reference: OK, or
+// FailedPrecondition("wrong answer: output O element I is G, the reference says W (tolerance T)")
+// (NaN where the reference is finite is wrong). Errors of the run itself are returned as is.
+absl::Status CheckPlan(const Plan& plan, ProgramData& data, device::ThreadArena* threads);
+
+// The specialized program's symbol values (kernel extents are written in these) for the
+// traced graph's `symbols`.
+std::vector<int64_t> ProgramSymbolValues(const LoweredProgram& program,
+                                         std::span<const int64_t> symbols);
+
+// A kernel call's work at `kernel_symbols` (ProgramSymbolValues): grid cells x work per cell.
+int64_t KernelWork(const ir::KernelCall& call, std::span<const int64_t> kernel_symbols);
+
+// The longest reduction of `program`'s kernels at `symbols` (matmul K, row length of row ops,
+// the reduced extent): the error of a float sum grows with it.
+int64_t LongestReduction(const LoweredProgram& program, std::span<const int64_t> symbols);
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_TUNING_TUNING_DATA_H_

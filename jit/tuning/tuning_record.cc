@@ -1,0 +1,48 @@
+#include "jit/tuning/tuning_record.h"
+
+#include <array>
+
+#include "absl/strings/str_cat.h"
+#include "cache/checksum.h"
+#include "jit/tuning/kernel_space.h"
+
+namespace pto::jit {
+
+std::string KernelComputationHash(const ir::Kernel& kernel) {
+  ir::Kernel bare = kernel;
+  bare.name.clear();
+  bare.config = ir::TileConfig{};
+  static constexpr std::array<uint8_t, 16> kKey = {'p', 't', 'o', '-', 'k', 'e', 'r', 'n',
+                                                   'e', 'l', '-', 'c', 'o', 'm', 'p', '1'};
+  const std::array<uint64_t, 2> h = cache::SipHash128(kKey, ir::KernelToString(bare, {}));
+  return absl::StrCat(absl::Hex(h[1], absl::kZeroPad16), absl::Hex(h[0], absl::kZeroPad16));
+}
+
+cache::TuningKeyParts TuningKeyOf(const ir::Kernel& kernel, const std::string& bucket,
+                                  const std::string& performance_fingerprint) {
+  cache::TuningKeyParts parts;
+  parts.fusion_group_hash = KernelComputationHash(kernel);
+  parts.bucket = bucket;
+  parts.dtype = "f32";
+  parts.performance_fingerprint = performance_fingerprint;
+  parts.search_space_version = kKernelSpaceVersion;
+  return parts;
+}
+
+absl::StatusOr<ir::TileConfig> ConfigFromRecord(const proto::TuningRecord& record,
+                                                const ir::Kernel& kernel,
+                                                const device::DeviceInfo& device) {
+  if (record.search_space_version() != static_cast<uint32_t>(kKernelSpaceVersion)) {
+    return absl::FailedPreconditionError(absl::StrCat("tuning record of search space version ",
+                                                      record.search_space_version(),
+                                                      "; this pto's is ", kKernelSpaceVersion));
+  }
+  absl::StatusOr<tuner::SearchSpace> space = KernelSearchSpace(kernel, device);
+  if (!space.ok()) return space.status();
+  absl::StatusOr<tuner::Config> config = space->Parse(record.config());
+  if (!config.ok()) return config.status();
+  if (absl::Status in = space->Contains(*config); !in.ok()) return in;
+  return ApplySpaceConfig(*space, *config, kernel.config);
+}
+
+}  // namespace pto::jit

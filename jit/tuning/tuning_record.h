@@ -1,0 +1,33 @@
+// Tuning records for kernels (proto::TuningRecord in the cache): their keys, and turning a
+// record back into a kernel's config, validated against the kernel's search space.
+#ifndef PTO_JIT_TUNING_TUNING_RECORD_H_
+#define PTO_JIT_TUNING_TUNING_RECORD_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "cache/cache_key.h"
+#include "device/device_info.h"
+#include "jit/ir/tile_ir.h"
+#include "proto/cache.pb.h"
+
+namespace pto::jit {
+
+// The hash of what a kernel computes (its tile IR with the config and name left out): the
+// "fusion group hash" of tuning keys. 32 hex digits, the same in every process.
+std::string KernelComputationHash(const ir::Kernel& kernel);
+
+// The tuning key of `kernel` in shape class `bucket` on a machine of `performance_fingerprint`.
+cache::TuningKeyParts TuningKeyOf(const ir::Kernel& kernel, const std::string& bucket,
+                                  const std::string& performance_fingerprint);
+
+// The config `record` holds for `kernel` (the kernel's config with the space's parameters set
+// from it). FailedPrecondition when the record is for another search-space version; the
+// space's own error when the text does not parse or the config is outside the space here.
+absl::StatusOr<ir::TileConfig> ConfigFromRecord(const proto::TuningRecord& record,
+                                                const ir::Kernel& kernel,
+                                                const device::DeviceInfo& device);
+
+}  // namespace pto::jit
+
+#endif  // PTO_JIT_TUNING_TUNING_RECORD_H_

@@ -1,0 +1,225 @@
+// Tuning through the Runtime (issue 5): blocking tuning before the first call returns, tuned
+// configs persisted and used by the next Runtime, interrupted searches resumed, budgets, the
+// deterministic mode, and shutdown while tuning. Plan swaps under concurrent calls:
+// tuning_swap_test.cc.
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cache/kernel_store.h"
+#include "gtest/gtest.h"
+#include "tests/jit/e2e/test_util.h"
+
+namespace pto {
+namespace {
+
+using ops::HostTensor;
+
+// Two kernels: a matmul with a bias epilogue and a softmax.
+const TraceFn kProgram = [](std::span<const Value> v) {
+  return std::vector<Value>{softmax(matmul(v[0], v[1]) + v[2])};
+};
+
+std::vector<HostTensor> Inputs() {
+  return {HostTensor::Random({24, 40}, 1), HostTensor::Random({40, 72}, 2),
+          HostTensor::Random({72}, 3)};
+}
+
+std::filesystem::path TempCache(const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("pto_tuning_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+RuntimeOptions Tuned(TuningMode mode, int64_t trials, const std::string& cache = "") {
+  RuntimeOptions o;
+  o.cache_path = cache;
+  o.tuning.mode = mode;
+  o.tuning.trials_per_kernel = trials;
+  o.tuning.seed = 7;
+  return o;
+}
+
+void ExpectMatchesReference(Function& fn) {
+  const std::vector<HostTensor> in = Inputs();
+  absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(fn, in);
+  ASSERT_TRUE(got.ok()) << got.status();
+  absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(kProgram, in);
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(testing::Compare(*got, *want, ops::Tolerance{1e-5, 1e-5}), "");
+}
+
+TEST(Tuning, BlockingTunesEveryKernelBeforeTheFirstCallReturns) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime(Tuned(TuningMode::kBlocking, 3));
+  auto fn = rt->JitTraced("mm_softmax", 3, kProgram, {});
+  ASSERT_TRUE(fn.ok());
+  ExpectMatchesReference(**fn);
+  const std::vector<KernelTuning> results = rt->tuning_results();
+  ASSERT_EQ(results.size(), 2u);
+  for (const KernelTuning& r : results) {
+    EXPECT_TRUE(r.finished) << r.kernel;
+    EXPECT_EQ(r.ended, "completed") << r.kernel;
+    EXPECT_EQ(r.function, "mm_softmax");
+    EXPECT_EQ(r.shape_class, "static");
+    EXPECT_LE(r.trials, 3) << r.kernel;
+    EXPECT_GE(r.trials, 1) << r.kernel;
+    EXPECT_EQ(static_cast<int64_t>(r.curve.size()), r.trials) << r.kernel;
+    EXPECT_GT(r.default_seconds, 0) << r.kernel;
+    EXPECT_LE(r.best_seconds, r.default_seconds) << r.kernel;
+    EXPECT_FALSE(r.best_config.empty()) << r.kernel;
+    EXPECT_EQ(r.kernels_queued, 2);
+  }
+  EXPECT_NE(results[0].kernel, results[1].kernel);
+  // A second call runs the (possibly swapped) plan: still right, no more tuning.
+  ExpectMatchesReference(**fn);
+  EXPECT_EQ(rt->tuning_results().size(), 2u);
+}
+
+TEST(Tuning, TunedConfigsPersistAndTheNextRuntimeLoadsTheirKernels) {
+  const std::filesystem::path dir = TempCache("persist");
+  std::vector<std::string> configs;
+  {
+    std::unique_ptr<Runtime> rt =
+        testing::OpenRuntime(Tuned(TuningMode::kBlocking, 4, dir.string()));
+    auto fn = rt->JitTraced("mm_softmax", 3, kProgram, {});
+    ASSERT_TRUE(fn.ok());
+    ExpectMatchesReference(**fn);
+    for (const KernelTuning& r : rt->tuning_results()) configs.push_back(r.best_config);
+    ASSERT_EQ(configs.size(), 2u);
+  }
+  {
+    // Tuning on, records complete: nothing is tuned again, every kernel (the tuned ones
+    // included) comes from the kernel cache.
+    std::unique_ptr<Runtime> rt =
+        testing::OpenRuntime(Tuned(TuningMode::kBackground, 4, dir.string()));
+    auto fn = rt->JitTraced("mm_softmax", 3, kProgram, {});
+    ASSERT_TRUE(fn.ok());
+    ExpectMatchesReference(**fn);
+    EXPECT_TRUE(rt->tuning_results().empty());
+    EXPECT_EQ(rt->stats().llvm_codegen_runs, 0);
+    EXPECT_EQ((*fn)->stats().kernels_loaded, 2);
+  }
+  {
+    // retune: tuned again from the start.
+    RuntimeOptions o = Tuned(TuningMode::kBlocking, 2, dir.string());
+    o.tuning.retune = true;
+    std::unique_ptr<Runtime> rt = testing::OpenRuntime(o);
+    auto fn = rt->JitTraced("mm_softmax", 3, kProgram, {});
+    ASSERT_TRUE(fn.ok());
+    ExpectMatchesReference(**fn);
+    EXPECT_EQ(rt->tuning_results().size(), 2u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Tuning, DeterministicModeFreezesTuning) {
+  RuntimeOptions o = Tuned(TuningMode::kBackground, 8);
+  o.deterministic = true;
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime(o);
+  auto fn = rt->JitTraced("mm_softmax", 3, kProgram, {});
+  ASSERT_TRUE(fn.ok());
+  ExpectMatchesReference(**fn);
+  rt->WaitForTuning();
+  EXPECT_TRUE(rt->tuning_results().empty());
+  EXPECT_EQ((*fn)->stats().plans_swapped, 0);
+}
+
+TEST(Tuning, TrialBudgetBoundsEveryKernel) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime(Tuned(TuningMode::kBlocking, 2));
+  auto fn = rt->JitTraced("mm_softmax", 3, kProgram, {});
+  ASSERT_TRUE(fn.ok());
+  ExpectMatchesReference(**fn);
+  for (const KernelTuning& r : rt->tuning_results()) {
+    EXPECT_LE(r.trials, 2) << r.kernel;
+    EXPECT_EQ(r.max_trials, 2) << r.kernel;
+  }
+}
+
+TEST(Tuning, TimeBudgetEndsASearchEarly) {
+  RuntimeOptions o = Tuned(TuningMode::kBlocking, 100000);
+  o.tuning.seconds_per_kernel = 1.0;
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime(o);
+  auto fn = rt->JitTraced("mm_softmax", 3, kProgram, {});
+  ASSERT_TRUE(fn.ok());
+  const auto start = std::chrono::steady_clock::now();
+  ExpectMatchesReference(**fn);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::vector<KernelTuning> results = rt->tuning_results();
+  ASSERT_EQ(results.size(), 2u);
+  for (const KernelTuning& r : results) {
+    std::printf("[ budget   ] %s: %lld trials in %.2f s, ended %s\n", r.kernel.c_str(),
+                static_cast<long long>(r.trials), r.elapsed_seconds, r.ended.c_str());
+    EXPECT_EQ(r.ended, "budget") << r.kernel;
+    EXPECT_LT(r.trials, 100000) << r.kernel;
+  }
+  // Two kernels of one second each, plus compiling and one step past the allowance.
+  EXPECT_LT(seconds, 20.0);
+}
+
+// Destroying the Function (then the Runtime) while its kernels are being tuned in the
+// background ends promptly, and what was found so far is kept as an incomplete record that
+// the next Runtime resumes.
+TEST(Tuning, ShutdownDuringTuningKeepsResultsAndTheNextRuntimeResumes) {
+  const std::filesystem::path dir = TempCache("shutdown");
+  std::mutex mu;
+  std::condition_variable cv;
+  int64_t trials_seen = 0;
+  RuntimeOptions o = Tuned(TuningMode::kBackground, 100000, dir.string());
+  o.tuning.progress = [&](const KernelTuning& t) {
+    std::lock_guard<std::mutex> lock(mu);
+    trials_seen = std::max(trials_seen, t.trials);
+    cv.notify_all();
+  };
+  double shutdown_seconds = 0;
+  {
+    std::unique_ptr<Runtime> rt = testing::OpenRuntime(o);
+    auto fn = rt->JitTraced("mm_softmax", 3, kProgram, {});
+    ASSERT_TRUE(fn.ok());
+    ExpectMatchesReference(**fn);
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return trials_seen >= 2; }));
+    }
+    ExpectMatchesReference(**fn);  // calls keep working while tuning runs
+    const auto start = std::chrono::steady_clock::now();
+    fn->reset();
+    rt.reset();
+    shutdown_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  EXPECT_LT(shutdown_seconds, 5.0);
+  {
+    // The first kernel's record: incomplete, with the trials made so far.
+    RuntimeOptions again = Tuned(TuningMode::kBlocking, 3, dir.string());
+    std::unique_ptr<Runtime> rt = testing::OpenRuntime(again);
+    auto fn = rt->JitTraced("mm_softmax", 3, kProgram, {});
+    ASSERT_TRUE(fn.ok());
+    ExpectMatchesReference(**fn);
+    const std::vector<KernelTuning> results = rt->tuning_results();
+    // The interrupted kernel resumes with its >= 2 trials counted (its curve holds only this
+    // run's trials), so a budget of 3 leaves it at most one more.
+    ASSERT_FALSE(results.empty());
+    int resumed = 0;
+    for (const KernelTuning& r : results) {
+      EXPECT_TRUE(r.finished) << r.kernel;
+      EXPECT_LE(r.trials, 3) << r.kernel;
+      if (r.trials > static_cast<int64_t>(r.curve.size())) {
+        ++resumed;
+        EXPECT_LE(r.curve.size(), 1u) << r.kernel;
+      }
+    }
+    EXPECT_EQ(resumed, 1);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pto
