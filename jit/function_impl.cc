@@ -1,5 +1,6 @@
 #include "jit/function_impl.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -486,6 +487,7 @@ void FunctionImpl::ApplyTuningRecords(const std::string& shape_class, jit::Lower
       continue;
     }
     kernel.config = *config;
+    if ((*record)->complete()) kernels_tuned_cached_.fetch_add(1);
     (*storage)[c] = **std::move(record);
     (*found)[c] = &(*storage)[c];
   }
@@ -501,10 +503,17 @@ void FunctionImpl::QueueTuning(Entry& entry, std::span<const int64_t> values,
       name_, entry.shape_class, entry.variant->graph, entry.cls, entry.program,
       std::vector<int64_t>(values.begin(), values.end()));
   const std::vector<int64_t> kernel_symbols = jit::ProgramSymbolValues(entry.program, values);
+  // The overall budget is shared by each kernel's share of the work, with a floor: a small
+  // kernel still needs the time to measure its default and try a few candidates.
+  std::vector<double> work;
+  for (const ir::KernelCall& call : entry.program.tiles.calls) {
+    work.push_back(static_cast<double>(jit::KernelWork(call, kernel_symbols)));
+  }
+  const double floor = std::max(1.0, *std::max_element(work.begin(), work.end()) / 10);
   for (size_t c = 0; c < entry.program.tiles.calls.size(); ++c) {
     const ir::KernelCall& call = entry.program.tiles.calls[c];
     const proto::TuningRecord* record = records[c];
-    if (record != nullptr && record->complete()) continue;  // tuned already
+    if (record != nullptr && record->complete()) continue;  // tuned already (kernels_tuned_cached)
     jit::KernelTuningJobOptions o;
     o.strategy = static_cast<tuner::StrategyKind>(t.strategy);
     o.seed = t.seed + c;
@@ -513,7 +522,6 @@ void FunctionImpl::QueueTuning(Entry& entry, std::span<const int64_t> values,
     o.compare.min_improvement = t.min_improvement;
     if (record != nullptr) {
       o.resumed_trials = record->trials();
-      o.recorded_default_seconds = record->default_seconds();
     }
     KernelTuning initial;
     initial.function = name_;
@@ -533,9 +541,7 @@ void FunctionImpl::QueueTuning(Entry& entry, std::span<const int64_t> values,
             WriteTuningRecord(*e, ci, result, best, end == tuner::JobEnd::kCompleted);
           }
         });
-    // The overall budget is shared by each kernel's share of the work.
-    const double weight = static_cast<double>(jit::KernelWork(call, kernel_symbols));
-    const uint64_t id = service->Submit(std::move(job), std::max(weight, 1.0));
+    const uint64_t id = service->Submit(std::move(job), std::max(work[c], floor));
     if (id == 0) continue;
     tuning_jobs_.push_back(id);
     if (queued != nullptr) queued->push_back(id);
@@ -886,6 +892,7 @@ FunctionStats FunctionImpl::stats() const {
   s.shape_classes = t ? static_cast<int64_t>(t->entries.size()) : 0;
   s.compile_seconds = compile_nanos_.load() * 1e-9;
   s.plans_swapped = plans_swapped_.load();
+  s.kernels_tuned_cached = kernels_tuned_cached_.load();
   return s;
 }
 

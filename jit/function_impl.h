@@ -161,6 +161,7 @@ class FunctionImpl {
       kernels_loaded_{0};
   std::atomic<int64_t> compile_nanos_{0};
   std::atomic<int64_t> plans_swapped_{0};
+  std::atomic<int64_t> kernels_tuned_cached_{0};
 };
 
 }  // namespace pto::detail

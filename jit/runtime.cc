@@ -219,6 +219,9 @@ absl::StatusOr<std::unique_ptr<Function>> Runtime::JitTraced(std::string name, i
 RuntimeStats Runtime::stats() const { return impl_->stats(); }
 std::vector<KernelTuning> Runtime::tuning_results() const { return impl_->tuning_results(); }
 void Runtime::WaitForTuning() { impl_->WaitForTuning(); }
+void Runtime::StopTuning() {
+  if (impl_->tuning_service() != nullptr) impl_->tuning_service()->Shutdown();
+}
 absl::Status Runtime::WriteWorkload(const std::string& path) const {
   return impl_->WriteWorkload(path);
 }

@@ -45,9 +45,11 @@ struct KernelTuning {
   double best_seconds = 0;     // the best verified config's time (ratio-corrected)
   std::string best_config;     // "name=value,..." of the best config
   double elapsed_seconds = 0;  // spent on this kernel so far
-  double seconds_left = 0;     // of the budget, estimated (all queued kernels)
   bool finished = false;
-  std::string ended;  // when finished: "completed", "budget", "shutdown", "cached"
+  // When finished: "completed", "budget", "cancelled" (its Function went), "shutdown"
+  // (Runtime::StopTuning or the Runtime went), or "failed: <why>" (e.g. its default config
+  // could not be timed).
+  std::string ended;
   // Best time so far after each trial (seconds), for tuning curves.
   std::vector<double> curve;
 };

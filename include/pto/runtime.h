@@ -36,6 +36,8 @@ struct FunctionStats {
   double compile_seconds = 0;
   // Plans replaced by tuned ones while calls kept running (RuntimeOptions::tuning).
   int64_t plans_swapped = 0;
+  // Kernels whose config came from a complete tuning record in the cache (not tuned again).
+  int64_t kernels_tuned_cached = 0;
 };
 
 // One kernel made ready to run in this Runtime: compiled by LLVM ("cold") or loaded from the
@@ -56,7 +58,9 @@ struct KernelEvent {
 // The persistent kernel cache as this Runtime sees it (counts are this process's).
 struct CacheCounters {
   int64_t hits = 0;
-  int64_t misses = 0;   // including corrupt values
+  // Including corrupt values, and tuning-record lookups that find none (one per kernel
+  // compiled or loaded: a kernel's tuned config, if any, is looked up first).
+  int64_t misses = 0;
   int64_t corrupt = 0;  // values found but unusable (checksum, truncation, schema, key)
   int64_t puts = 0;
   int64_t evictions = 0;
@@ -156,6 +160,10 @@ class Runtime {
   std::vector<KernelTuning> tuning_results() const;
   // Blocks until no kernel is queued or being tuned (background tuning).
   void WaitForTuning();
+  // Ends tuning now, from any thread (e.g. a signal handler's thread while another waits in a
+  // blocking call): running searches stop within a step and keep what they found (incomplete
+  // tuning records, resumed by a later Runtime); nothing more is tuned in this Runtime.
+  void StopTuning();
   // Writes the workload seen so far (RuntimeOptions::record_workload) as a text-format
   // proto/workload.proto file for `pto tune --workload`: per Function (live or destroyed), its
   // traced graph and the shape classes it was called at, with call counts and seconds.

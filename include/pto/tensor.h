@@ -31,7 +31,9 @@ struct TensorView {
   static TensorView Dense(const float* data, std::initializer_list<int64_t> shape) {
     return Dense(data, std::span<const int64_t>(shape.begin(), shape.size()));
   }
-  std::span<const int64_t> dims() const { return {shape, static_cast<size_t>(rank < 0 ? 0 : rank)}; }
+  std::span<const int64_t> dims() const {
+    return {shape, static_cast<size_t>(rank < 0 ? 0 : rank)};
+  }
   // Element count; -1 when it overflows int64.
   int64_t num_elements() const;
   std::string ShapeString() const;

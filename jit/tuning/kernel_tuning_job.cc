@@ -57,7 +57,8 @@ absl::StatusOr<std::unique_ptr<Plan>> KernelTuningJob::BuildFor(const ir::TileCo
   return plan;
 }
 
-absl::StatusOr<double> KernelTuningJob::Sample(const Plan& plan, const std::atomic<bool>& stop) {
+absl::StatusOr<double> KernelTuningJob::Sample(const Plan& plan, const std::atomic<bool>& stop,
+                                               double* plan_seconds) {
   double kernel_seconds[kMaxKernelBuffers * 4];
   std::vector<double> all(plan.kernels.size());
   double total = 0;
@@ -71,6 +72,9 @@ absl::StatusOr<double> KernelTuningJob::Sample(const Plan& plan, const std::atom
     double* times = plan.kernels.size() <= std::size(kernel_seconds) ? kernel_seconds : all.data();
     if (absl::Status s = plan.Run(data.symbols, in, out, threads_, times); !s.ok()) return s;
     total += times[call_];
+    if (plan_seconds != nullptr) {
+      for (size_t k = 0; k < plan.kernels.size(); ++k) *plan_seconds += times[k];
+    }
   }
   return total;
 }
@@ -97,24 +101,37 @@ absl::Status KernelTuningJob::Start(const std::atomic<bool>& stop) {
   if (!timing.ok()) return timing.status();
   timing_ = *std::move(timing);
 
-  // One warm run, then as many runs per sample as make it min_sample_seconds long.
+  // One warm run, then as many runs of the program per sample as make it min_sample_seconds
+  // long (counted in whole-program time: every run runs every kernel).
   reps_ = 1;
   absl::StatusOr<double> once = Sample(*incumbent_plan_, stop);
   if (!once.ok()) return once.status();
-  once = Sample(*incumbent_plan_, stop);
+  double plan_seconds = 0;
+  once = Sample(*incumbent_plan_, stop, &plan_seconds);
   if (!once.ok()) return once.status();
   reps_ = static_cast<int>(std::clamp<double>(
-      std::ceil(options_.min_sample_seconds / std::max(*once, 1e-9)), 1, kMaxRepsPerSample));
+      std::ceil(options_.min_sample_seconds / std::max(plan_seconds, 1e-9)), 1, kMaxRepsPerSample));
 
-  const tuner::Objective objective = [&](const tuner::Config&) {
-    return Sample(*incumbent_plan_, stop);
-  };
+  // The untuned default is the anchor every reported time is a side-by-side ratio to (an
+  // incumbent's time estimated from a chain of ratios would compound their errors).
+  default_config_ = ToSpaceConfig(*space_, around.config);
+  default_tile_ = around.config;
+  if (default_config_ != incumbent_config_) {
+    absl::StatusOr<std::unique_ptr<Plan>> default_plan = BuildFor(around.config);
+    if (!default_plan.ok()) return default_plan.status();
+    default_plan_ = *std::move(default_plan);
+  }
   absl::StatusOr<tuner::Timing> timing_default =
-      tuner::Measure(*space_, objective, incumbent_config_, options_.measure);
+      tuner::Measure(*space_, Objective(stop), default_config_, options_.measure);
   if (!timing_default.ok()) return timing_default.status();
-  incumbent_seconds_ = timing_default->median_seconds;
-  state_.default_seconds = options_.recorded_default_seconds > 0 ? options_.recorded_default_seconds
-                                                                 : incumbent_seconds_ / reps_;
+  default_seconds_ = timing_default->median_seconds;
+  incumbent_seconds_ = default_seconds_;
+  if (default_plan_ != nullptr) {  // resuming from a tuned config
+    absl::StatusOr<double> anchored = AnchoredSeconds(stop);
+    if (!anchored.ok()) return anchored.status();
+    incumbent_seconds_ = *anchored;
+  }
+  state_.default_seconds = default_seconds_ / reps_;
   state_.best_seconds = incumbent_seconds_ / reps_;
   state_.best_config = space_->ToString(incumbent_config_);
 
@@ -159,12 +176,11 @@ tuner::Measurement KernelTuningJob::Trial(const tuner::Config& config,
       }
     }
   }
-  const Plan* candidate = plan->get();
-  const tuner::Objective objective = [&](const tuner::Config& c) -> absl::StatusOr<double> {
-    return Sample(c == config ? *candidate : *incumbent_plan_, stop);
-  };
-  absl::StatusOr<tuner::Comparison> cmp =
-      tuner::CompareInterleaved(*space_, objective, config, incumbent_config_, options_.compare);
+  candidate_config_ = config;
+  candidate_plan_ = plan->get();
+  absl::StatusOr<tuner::Comparison> cmp = tuner::CompareInterleaved(
+      *space_, Objective(stop), config, incumbent_config_, options_.compare);
+  candidate_plan_ = nullptr;
   if (!cmp.ok()) {
     m.seconds = cmp.status();
     return m;
@@ -173,18 +189,52 @@ tuner::Measurement KernelTuningJob::Trial(const tuner::Config& config,
     m.seconds = cmp->candidate_status;
     return m;
   }
-  const double seconds = cmp->ratio * incumbent_seconds_;
-  m.seconds = seconds;
+  m.seconds = cmp->ratio * incumbent_seconds_;
   if (cmp->verdict == tuner::Verdict::kCandidateWins) {
+    // The default's plan stays, as the anchor of later times.
+    if (default_plan_ == nullptr) default_plan_ = std::move(incumbent_plan_);
     incumbent_plan_ = *std::move(plan);
     incumbent_config_ = config;
     incumbent_tile_ = *tile;
-    incumbent_seconds_ = seconds;
-    state_.best_seconds = seconds / reps_;
-    state_.best_config = space_->ToString(config);
     if (publish_) publish_(call_, *tile);
+    absl::StatusOr<double> anchored = AnchoredSeconds(stop);
+    if (!anchored.ok()) {
+      m.seconds = anchored.status();
+      return m;
+    }
+    incumbent_seconds_ = *anchored;
+    state_.best_seconds = incumbent_seconds_ / reps_;
+    state_.best_config = space_->ToString(config);
   }
   return m;
+}
+
+const Plan& KernelTuningJob::PlanOf(const tuner::Config& config) const {
+  if (candidate_plan_ != nullptr && config == candidate_config_) return *candidate_plan_;
+  if (default_plan_ != nullptr && config == default_config_ && config != incumbent_config_) {
+    return *default_plan_;
+  }
+  return *incumbent_plan_;
+}
+
+tuner::Objective KernelTuningJob::Objective(const std::atomic<bool>& stop) {
+  return [this, &stop](const tuner::Config& config) { return Sample(PlanOf(config), stop); };
+}
+
+absl::StatusOr<double> KernelTuningJob::AnchoredSeconds(const std::atomic<bool>& stop) {
+  if (incumbent_config_ == default_config_) return default_seconds_;
+  if (default_plan_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<Plan>> plan = BuildFor(default_tile_);
+    if (!plan.ok()) return plan.status();
+    default_plan_ = *std::move(plan);
+  }
+  tuner::CompareOptions compare = options_.compare;
+  compare.min_improvement = 0;
+  absl::StatusOr<tuner::Comparison> cmp = tuner::CompareInterleaved(
+      *space_, Objective(stop), incumbent_config_, default_config_, compare);
+  if (!cmp.ok()) return cmp.status();
+  if (cmp->verdict == tuner::Verdict::kCandidateFailed) return cmp->candidate_status;
+  return cmp->ratio * default_seconds_;
 }
 
 std::string KernelTuningJob::name() const {
@@ -201,8 +251,9 @@ bool KernelTuningJob::Step(const std::atomic<bool>& stop) {
   if (!started_) {
     started_ = true;
     if (absl::Status s = Start(stop); !s.ok()) {
-      state_.ended = absl::StrCat("failed: ", s.message());
       strategy_.reset();
+      if (stop.load()) return false;  // cut short: the service says why the job ends
+      state_.ended = absl::StrCat("failed: ", s.message());
       return true;
     }
     ReportProgress();
@@ -247,6 +298,7 @@ void KernelTuningJob::Finish(tuner::JobEnd end) {
   if (done_) done_(state_, incumbent_tile_, end);
   // The plans and the data go now, not when the service drops the job.
   incumbent_plan_.reset();
+  default_plan_.reset();
   timing_.clear();
 }
 

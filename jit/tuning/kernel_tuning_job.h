@@ -53,10 +53,8 @@ struct KernelTuningJobOptions {
   // own config (a tuned one from the cache, when resuming) starts as the incumbent. Empty: the
   // kernel's config.
   std::optional<ir::TileConfig> space_default;
-  // Resuming an interrupted search (an incomplete tuning record): trials already spent, and
-  // the default config's time as recorded then.
+  // Resuming an interrupted search (an incomplete tuning record): trials already spent.
   int64_t resumed_trials = 0;
-  double recorded_default_seconds = 0;
 };
 
 class KernelTuningJob : public tuner::TuningJob {
@@ -88,8 +86,15 @@ class KernelTuningJob : public tuner::TuningJob {
   // Builds, checks and times one config; the measurement the strategy gets.
   tuner::Measurement Trial(const tuner::Config& config, const std::atomic<bool>& stop);
   absl::StatusOr<std::unique_ptr<Plan>> BuildFor(const ir::TileConfig& config);
-  // One timing sample of `plan`: the kernel's seconds over `reps_` runs on rotated inputs.
-  absl::StatusOr<double> Sample(const Plan& plan, const std::atomic<bool>& stop);
+  // One timing sample of `plan`: the kernel's seconds over `reps_` runs on rotated inputs;
+  // `plan_seconds` (may be null) accumulates every kernel's.
+  absl::StatusOr<double> Sample(const Plan& plan, const std::atomic<bool>& stop,
+                                double* plan_seconds = nullptr);
+  // The plan a config names in a comparison: the candidate, the default or the incumbent.
+  const Plan& PlanOf(const tuner::Config& config) const;
+  tuner::Objective Objective(const std::atomic<bool>& stop);
+  // The incumbent's time per sample as its ratio to the default, timed side by side.
+  absl::StatusOr<double> AnchoredSeconds(const std::atomic<bool>& stop);
   void ReportProgress();
 
   std::shared_ptr<TuningProgram> program_;
@@ -109,7 +114,13 @@ class KernelTuningJob : public tuner::TuningJob {
   tuner::Config incumbent_config_;
   ir::TileConfig incumbent_tile_;
   std::unique_ptr<Plan> incumbent_plan_;
-  double incumbent_seconds_ = 0;  // estimate, per sample
+  double incumbent_seconds_ = 0;  // per sample: default_seconds_ x its ratio to the default
+  tuner::Config default_config_;
+  ir::TileConfig default_tile_;
+  std::unique_ptr<Plan> default_plan_;  // while the incumbent is not the default
+  double default_seconds_ = 0;          // per sample (median)
+  tuner::Config candidate_config_;
+  const Plan* candidate_plan_ = nullptr;  // during a comparison
   std::vector<ProgramData> timing_;
   size_t next_set_ = 0;
   int reps_ = 1;

@@ -12,13 +12,23 @@
 namespace pto::jit {
 namespace {
 
-// An odd multiple of `divisor` in [lo, hi] near the middle, or lo if there is none.
+// The smallest and largest values of a class (multiples of its divisor in [lo, hi]), and an
+// odd multiple of the divisor near the middle (no multiple of any larger tile), or the
+// smallest if there is none.
+int64_t Smallest(const SymbolClass& c) {
+  const int64_t d = std::max<int64_t>(1, c.divisor);
+  return (c.lo + d - 1) / d * d;
+}
+int64_t Largest(const SymbolClass& c) {
+  const int64_t d = std::max<int64_t>(1, c.divisor);
+  return c.hi / d * d;
+}
 int64_t NotATileMultiple(const SymbolClass& c) {
   const int64_t d = std::max<int64_t>(1, c.divisor);
   int64_t v = (c.lo + (c.hi - c.lo) / 2) / d * d;
-  if (v < c.lo) v += d;
+  if (v < Smallest(c)) v = Smallest(c);
   if ((v / d) % 2 == 0) v += d;
-  return v <= c.hi ? v : c.lo;
+  return v <= Largest(c) ? v : Smallest(c);
 }
 
 }  // namespace
@@ -44,7 +54,7 @@ std::vector<std::vector<int64_t>> CheckSymbolValues(const ShapeClass& cls) {
   for (int which = 0; which < 3; ++which) {
     std::vector<int64_t> values;
     for (const SymbolClass& c : cls.symbols) {
-      values.push_back(which == 0 ? c.lo : which == 1 ? c.hi : NotATileMultiple(c));
+      values.push_back(which == 0 ? Smallest(c) : which == 1 ? Largest(c) : NotATileMultiple(c));
     }
     if (seen.insert(values).second) sets.push_back(std::move(values));
   }

@@ -29,7 +29,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "jit/graph/graph_def.h"
-#include "jit/runtime_impl.h"
 #include "pto/pto.h"
 #include "tools/pto/cache_dir.h"
 #include "tools/pto/commands.h"
@@ -447,9 +446,7 @@ class InterruptWatcher {
  private:
   // Ends the Runtime's tuning jobs now: a blocked Precompile returns, and every job writes what
   // it found (an incomplete record the next run resumes).
-  static void StopTuning(Runtime* rt) {
-    if (tuner::TuningService* service = rt->impl()->tuning_service()) service->Shutdown();
-  }
+  static void StopTuning(Runtime* rt) { rt->StopTuning(); }
 
   void Run() {
     while (true) {
@@ -541,23 +538,17 @@ void TuneSet(const TuneRequest& request, const EntryPlan& plan, size_t set, doub
   absl::StatusOr<std::unique_ptr<Function>> fn = plan.make(**rt, set);
   absl::Status status = fn.ok() ? (*fn)->Precompile(plan.sets[set]) : fn.status();
   const std::vector<KernelTuning> results = (*rt)->tuning_results();
+  const int64_t cached = fn.ok() ? (*fn)->stats().kernels_tuned_cached : 0;
   watcher.Watch(nullptr);
   fn = nullptr;
   rt->reset();
-  int64_t queued = 0;
-  for (const KernelTuning& k : results) {
-    if (k.ended == "cached") continue;  // reported by the jit as tuned before
-    outcome.tuned.push_back(k);
-    ++queued;
-  }
-  const int64_t not_queued = std::max<int64_t>(0, plan.kernels[set] - queued);
-  printer.EndSet(not_queued);
+  for (const KernelTuning& k : results) outcome.tuned.push_back(k);
+  printer.EndSet(cached);
   if (!status.ok()) {
     printer.Print(absl::StrCat("pto tune: ", where, ": ", status.message()));
     outcome.failed = true;
-  } else if (!watcher.interrupted()) {
-    outcome.already_tuned += not_queued;
   }
+  outcome.already_tuned += cached;
 }
 
 TuneOutcome TuneWorkload(const TuneRequest& request, const std::vector<EntryPlan>& plans,

@@ -103,6 +103,7 @@ TEST(Tuning, TunedConfigsPersistAndTheNextRuntimeLoadsTheirKernels) {
     ASSERT_TRUE(fn.ok());
     ExpectMatchesReference(**fn);
     EXPECT_TRUE(rt->tuning_results().empty());
+    EXPECT_EQ((*fn)->stats().kernels_tuned_cached, 2);
     EXPECT_EQ(rt->stats().llvm_codegen_runs, 0);
     EXPECT_EQ((*fn)->stats().kernels_loaded, 2);
   }
@@ -117,6 +118,26 @@ TEST(Tuning, TunedConfigsPersistAndTheNextRuntimeLoadsTheirKernels) {
     EXPECT_EQ(rt->tuning_results().size(), 2u);
   }
   std::filesystem::remove_all(dir);
+}
+
+// A symbolic dim: candidates are checked at the bucket's smallest and largest sizes and at one
+// that is no multiple of the tiles, all within the shape class (here the multiples of 8 in
+// [16, 31]), and none of them fails.
+TEST(Tuning, SymbolicShapeClassIsCheckedWithinItsBucket) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime(Tuned(TuningMode::kBlocking, 4));
+  FunctionOptions options;
+  options.dynamic.push_back({0, 0, Dim("rows", 1, 64)});
+  auto fn = rt->JitTraced("mm_softmax", 3, kProgram, options);
+  ASSERT_TRUE(fn.ok());
+  ExpectMatchesReference(**fn);  // 24 rows
+  const std::vector<KernelTuning> results = rt->tuning_results();
+  ASSERT_EQ(results.size(), 2u);
+  for (const KernelTuning& r : results) {
+    EXPECT_EQ(r.shape_class, "in0.0=[16..31]%8") << r.kernel;
+    EXPECT_EQ(r.ended, "completed") << r.kernel;
+    EXPECT_GE(r.trials, 1) << r.kernel;
+    EXPECT_EQ(r.failed, 0) << r.kernel;
+  }
 }
 
 TEST(Tuning, DeterministicModeFreezesTuning) {

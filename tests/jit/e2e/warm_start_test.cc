@@ -64,7 +64,8 @@ TEST(WarmStart, SecondRuntimeLoadsEveryKernel) {
     EXPECT_EQ(st.llvm_codegen_runs, 0);
     EXPECT_EQ(st.kernels_loaded, cold_kernels);
     EXPECT_EQ(st.cache.hits, cold_kernels);
-    EXPECT_EQ(st.cache.misses, 0);
+    // Each kernel's tuning record is looked up before it is loaded: nothing was tuned.
+    EXPECT_EQ(st.cache.misses, cold_kernels);
     const std::vector<KernelEvent> events = rt->kernel_events();
     ASSERT_EQ(static_cast<int64_t>(events.size()), cold_kernels);
     for (const KernelEvent& e : events) {
