@@ -589,28 +589,16 @@ void FunctionImpl::WriteTuningRecord(const Entry& entry, int call, const KernelT
     kernel = entry.program.tiles.calls[call].kernel;
     kernel.config = entry.default_configs[call];
   }
-  absl::StatusOr<tuner::SearchSpace> space = jit::KernelSearchSpace(kernel, runtime_->device());
-  if (!space.ok()) return;
-  const cache::TuningKeyParts parts =
-      jit::TuningKeyOf(kernel, entry.shape_class, runtime_->performance_fingerprint());
   const TuningOptions& t = runtime_->options().tuning;
-  proto::TuningRecord record;
-  record.set_fusion_group_hash(parts.fusion_group_hash);
-  record.set_bucket(parts.bucket);
-  record.set_dtype(parts.dtype);
-  record.set_performance_fingerprint(parts.performance_fingerprint);
-  record.set_search_space_version(parts.search_space_version);
-  record.set_config(space->ToString(jit::ToSpaceConfig(*space, best)));
-  record.set_best_seconds(result.best_seconds);
-  record.set_default_seconds(result.default_seconds);
-  record.set_found_by(
+  const std::string found_by =
       absl::StrCat(tuner::StrategyName(static_cast<tuner::StrategyKind>(t.strategy)),
                    " seed=", t.seed + static_cast<uint64_t>(call), " trials=", result.trials, "/",
-                   result.max_trials, " ended=", result.ended));
-  record.set_space_kind(jit::SpaceKind(kernel.kind));
-  record.set_trials(result.trials);
-  record.set_complete(complete);
-  if (absl::Status s = runtime_->store().PutTuning(record); !s.ok()) {
+                   result.max_trials, " ended=", result.ended);
+  absl::StatusOr<proto::TuningRecord> record =
+      jit::MakeTuningRecord(kernel, entry.shape_class, runtime_->performance_fingerprint(),
+                            runtime_->device(), best, result, found_by, complete);
+  if (!record.ok()) return;
+  if (absl::Status s = runtime_->store().PutTuning(*record); !s.ok()) {
     runtime_->logger().Log(LogLevel::kWarning,
                            absl::StrCat("pto: cannot write the tuning record of ", kernel.name,
                                         " of '", name_, "': ", s.ToString()));

@@ -34,15 +34,21 @@ absl::Status Prefixed(const absl::Status& status, const std::string& prefix) {
 
 }  // namespace
 
-absl::StatusOr<ir::Graph> ParseGraphText(std::string_view pbtxt) {
-  proto::GraphDef def;
+absl::Status ParseTextProto(std::string_view text, std::string_view what,
+                            google::protobuf::Message* message) {
   FirstErrorCollector errors;
   google::protobuf::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(std::string(pbtxt), &def)) {
-    return absl::InvalidArgumentError(errors.error().empty() ? "malformed GraphDef text"
-                                                             : errors.error());
+  if (!parser.ParseFromString(std::string(text), message)) {
+    return absl::InvalidArgumentError(
+        errors.error().empty() ? absl::StrCat("malformed ", std::string(what), " text") : errors.error());
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ir::Graph> ParseGraphText(std::string_view pbtxt) {
+  proto::GraphDef def;
+  if (absl::Status s = ParseTextProto(pbtxt, "GraphDef", &def); !s.ok()) return s;
   return FromGraphDef(def);
 }
 

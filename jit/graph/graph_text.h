@@ -9,7 +9,17 @@
 #include "absl/status/statusor.h"
 #include "jit/ir/graph.h"
 
+namespace google::protobuf {
+class Message;
+}
+
 namespace pto::graph {
+
+// Parses protobuf text format into `message`. Malformed text is InvalidArgument naming the
+// 1-based position of the first error, e.g. "line 12, column 5: Expected identifier, got: }"
+// (`what` names the message kind when the parser gives no position).
+absl::Status ParseTextProto(std::string_view text, std::string_view what,
+                            google::protobuf::Message* message);
 
 // Parses a GraphDef in text format and converts it with FromGraphDef. Malformed text is
 // InvalidArgument naming the 1-based position, e.g.

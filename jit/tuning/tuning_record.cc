@@ -29,6 +29,29 @@ cache::TuningKeyParts TuningKeyOf(const ir::Kernel& kernel, const std::string& b
   return parts;
 }
 
+absl::StatusOr<proto::TuningRecord> MakeTuningRecord(
+    const ir::Kernel& kernel, const std::string& bucket, const std::string& performance_fingerprint,
+    const device::DeviceInfo& device, const ir::TileConfig& best, const KernelTuning& result,
+    const std::string& found_by, bool complete) {
+  absl::StatusOr<tuner::SearchSpace> space = KernelSearchSpace(kernel, device);
+  if (!space.ok()) return space.status();
+  const cache::TuningKeyParts parts = TuningKeyOf(kernel, bucket, performance_fingerprint);
+  proto::TuningRecord record;
+  record.set_fusion_group_hash(parts.fusion_group_hash);
+  record.set_bucket(parts.bucket);
+  record.set_dtype(parts.dtype);
+  record.set_performance_fingerprint(parts.performance_fingerprint);
+  record.set_search_space_version(parts.search_space_version);
+  record.set_config(space->ToString(ToSpaceConfig(*space, best)));
+  record.set_best_seconds(result.best_seconds);
+  record.set_default_seconds(result.default_seconds);
+  record.set_found_by(found_by);
+  record.set_space_kind(SpaceKind(kernel.kind));
+  record.set_trials(result.trials);
+  record.set_complete(complete);
+  return record;
+}
+
 absl::StatusOr<ir::TileConfig> ConfigFromRecord(const proto::TuningRecord& record,
                                                 const ir::Kernel& kernel,
                                                 const device::DeviceInfo& device) {

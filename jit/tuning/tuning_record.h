@@ -10,6 +10,7 @@
 #include "device/device_info.h"
 #include "jit/ir/tile_ir.h"
 #include "proto/cache.pb.h"
+#include "pto/options.h"
 
 namespace pto::jit {
 
@@ -20,6 +21,14 @@ std::string KernelComputationHash(const ir::Kernel& kernel);
 // The tuning key of `kernel` in shape class `bucket` on a machine of `performance_fingerprint`.
 cache::TuningKeyParts TuningKeyOf(const ir::Kernel& kernel, const std::string& bucket,
                                   const std::string& performance_fingerprint);
+
+// The record of a search over `kernel` (its config: the untuned default the space is built
+// around) in `bucket`: its key parts, `best` as the space's config text, the result's times
+// and trials, how it was found, and whether the search ended by itself.
+absl::StatusOr<proto::TuningRecord> MakeTuningRecord(
+    const ir::Kernel& kernel, const std::string& bucket, const std::string& performance_fingerprint,
+    const device::DeviceInfo& device, const ir::TileConfig& best, const KernelTuning& result,
+    const std::string& found_by, bool complete);
 
 // The config `record` holds for `kernel` (the kernel's config with the space's parameters set
 // from it). FailedPrecondition when the record is for another search-space version; the

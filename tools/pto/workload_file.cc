@@ -18,26 +18,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "jit/graph/graph_def.h"
+#include "jit/graph/graph_text.h"
 
 namespace pto::tools {
 namespace {
-
-// Keeps the first error, with 1-based line and column (protobuf reports them 0-based).
-class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (!error_.empty()) return;
-    error_ = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string error_;
-};
 
 absl::Status Invalid(absl::string_view where, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(where, ": ", what));
@@ -388,11 +374,8 @@ absl::StatusOr<proto::Workload> ReadWorkload(const std::string& path) {
   absl::StatusOr<std::string> text = ReadTextFile(path);
   if (!text.ok()) return text.status();
   proto::Workload workload;
-  FirstErrorCollector errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(*text, &workload)) {
-    return Invalid(path, errors.error().empty() ? "malformed workload text" : errors.error());
+  if (absl::Status s = graph::ParseTextProto(*text, "workload", &workload); !s.ok()) {
+    return Invalid(path, s.message());
   }
   absl::Status valid = ValidateWorkload(workload);
   if (!valid.ok()) return Prefixed(path, valid);
