@@ -45,6 +45,9 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, device::DeviceInfo device,
     service.threads = std::max(1, options_.tuning.threads);
     service.seconds_total = options_.tuning.seconds_total;
     service.seconds_per_job = options_.tuning.seconds_per_kernel;
+    // Idle priority keeps background tuning out of the callers' way; a blocking run's caller
+    // waits for the tuner, which must not wait for every other process on the machine.
+    service.idle_priority = options_.tuning.mode == TuningMode::kBackground;
     tuning_service_ = std::make_unique<tuner::TuningService>(service);
   }
 }
