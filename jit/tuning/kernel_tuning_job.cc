@@ -190,22 +190,35 @@ tuner::Measurement KernelTuningJob::Trial(const tuner::Config& config,
     return m;
   }
   m.seconds = cmp->ratio * incumbent_seconds_;
-  if (cmp->verdict == tuner::Verdict::kCandidateWins) {
-    // The default's plan stays, as the anchor of later times.
-    if (default_plan_ == nullptr) default_plan_ = std::move(incumbent_plan_);
-    incumbent_plan_ = *std::move(plan);
-    incumbent_config_ = config;
-    incumbent_tile_ = *tile;
-    if (publish_) publish_(call_, *tile);
-    absl::StatusOr<double> anchored = AnchoredSeconds(stop);
+  if (cmp->verdict != tuner::Verdict::kCandidateWins) return m;
+  // A winner is timed against the default too (the anchor of every reported time), and kept
+  // only if that also says it beats the incumbent by min_improvement: one noisy comparison
+  // does not make a swap.
+  std::unique_ptr<Plan> previous_plan = std::move(incumbent_plan_);
+  const tuner::Config previous_config = incumbent_config_;
+  const ir::TileConfig previous_tile = incumbent_tile_;
+  const bool previous_is_default = previous_config == default_config_;
+  if (previous_is_default) default_plan_ = std::move(previous_plan);
+  incumbent_plan_ = *std::move(plan);
+  incumbent_config_ = config;
+  incumbent_tile_ = *tile;
+  absl::StatusOr<double> anchored = AnchoredSeconds(stop);
+  if (!anchored.ok() || *anchored > incumbent_seconds_ * (1 - options_.compare.min_improvement)) {
+    incumbent_plan_ = previous_is_default ? std::move(default_plan_) : std::move(previous_plan);
+    incumbent_config_ = previous_config;
+    incumbent_tile_ = previous_tile;
     if (!anchored.ok()) {
       m.seconds = anchored.status();
-      return m;
+    } else {
+      m.seconds = *anchored;
     }
-    incumbent_seconds_ = *anchored;
-    state_.best_seconds = incumbent_seconds_ / reps_;
-    state_.best_config = space_->ToString(config);
+    return m;
   }
+  m.seconds = *anchored;
+  incumbent_seconds_ = *anchored;
+  state_.best_seconds = incumbent_seconds_ / reps_;
+  state_.best_config = space_->ToString(config);
+  if (publish_) publish_(call_, *tile);
   return m;
 }
 
