@@ -170,6 +170,10 @@ tuner::Measurement KernelTuningJob::Trial(const tuner::Config& config,
       return m;
     }
     for (ProgramData& data : **checks) {
+      if (stop.load(std::memory_order_relaxed)) {
+        m.seconds = absl::CancelledError("tuning stopped");
+        return m;
+      }
       if (absl::Status s = CheckPlan(**plan, data, threads_); !s.ok()) {
         m.seconds = s;
         return m;

@@ -21,6 +21,13 @@ namespace {
 
 using ops::HostTensor;
 
+// ThreadSanitizer runs this code about ten times slower.
+#if defined(__SANITIZE_THREAD__)
+constexpr double kSanitizerSlowdown = 10;
+#else
+constexpr double kSanitizerSlowdown = 1;
+#endif
+
 // Two kernels: a matmul with a bias epilogue and a softmax.
 const TraceFn kProgram = [](std::span<const Value> v) {
   return std::vector<Value>{softmax(matmul(v[0], v[1]) + v[2])};
@@ -182,7 +189,7 @@ TEST(Tuning, TimeBudgetEndsASearchEarly) {
     EXPECT_LT(r.trials, 100000) << r.kernel;
   }
   // Two kernels of one second each, plus compiling and one step past the allowance.
-  EXPECT_LT(seconds, 20.0);
+  EXPECT_LT(seconds, 20.0 * kSanitizerSlowdown);
 }
 
 // Destroying the Function (then the Runtime) while its kernels are being tuned in the
@@ -216,7 +223,9 @@ TEST(Tuning, ShutdownDuringTuningKeepsResultsAndTheNextRuntimeResumes) {
     shutdown_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  EXPECT_LT(shutdown_seconds, 5.0);
+  // A running step ends at its next run of the program, or when its compile or check ends.
+  std::printf("[ shutdown ] %.3f s\n", shutdown_seconds);
+  EXPECT_LT(shutdown_seconds, 5.0 * kSanitizerSlowdown);
   {
     // The first kernel's record: incomplete, with the trials made so far.
     RuntimeOptions again = Tuned(TuningMode::kBlocking, 3, dir.string());
