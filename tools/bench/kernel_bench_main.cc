@@ -2,8 +2,14 @@
 // count, with the machine's measured roofline (issue 4). See docs/performance.md.
 //
 //   pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] [--threads 2,1] [--budget SECONDS]
+//                     [--tune-trials N [--tune-seconds S]]
 //   pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-transposed-b] [--sweep-limit N]
 //                     [--sweep-csv FILE]
+//
+// --tune-trials N (default 0: off) opens pto's Runtime with blocking tuning (N trials and at
+// most --tune-seconds, default 30, per kernel): each case's first call, made before its timing,
+// tunes its kernels, so the pto column shows tuned kernels beside baselines measured in the same
+// run; the tuner's own figures per kernel are printed under each table.
 //
 // OMP_WAIT_POLICY: oneDNN's OpenMP pool must not spin on a core pto is using. libgomp reads
 // the variable when it is loaded, before main, so main sets OMP_WAIT_POLICY=passive and re-runs
@@ -18,6 +24,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "device/device_info.h"
 #include "pto/pto.h"
@@ -26,6 +33,7 @@
 #include "tools/bench/bench_runner.h"
 #include "tools/bench/bench_shapes.h"
 #include "tools/bench/config_sweep.h"
+#include "tools/bench/pto_runner.h"
 #include "tools/bench/reference_figures.h"
 #include "tools/bench/roofline.h"
 #include "tools/bench/table.h"
@@ -41,6 +49,7 @@ struct Flags {
   std::vector<int> threads = {2, 1};
   bool sweep = false;
   SweepOptions sweep_options;
+  PtoTuning tuning;
 };
 
 bool ParseFlags(int argc, char** argv, Flags& flags) {
@@ -61,6 +70,16 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
         int n = 0;
         if (!absl::SimpleAtoi(t, &n) || n < 1) return false;
         flags.threads.push_back(n);
+      }
+    } else if (arg == "--tune-trials") {
+      if (!absl::SimpleAtoi(value(), &flags.tuning.trials_per_kernel) ||
+          flags.tuning.trials_per_kernel < 0) {
+        return false;
+      }
+    } else if (arg == "--tune-seconds") {
+      if (!absl::SimpleAtod(value(), &flags.tuning.seconds_per_kernel) ||
+          !(flags.tuning.seconds_per_kernel >= 0)) {
+        return false;
       }
     } else if (arg == "--sweep") {
       flags.sweep = true;
@@ -150,7 +169,7 @@ int Main(int argc, char** argv) {
   if (!ParseFlags(argc, argv, flags)) {
     std::fprintf(stderr,
                  "usage: pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] "
-                 "[--threads 2,1] [--budget SECONDS]\n"
+                 "[--threads 2,1] [--budget SECONDS] [--tune-trials N [--tune-seconds S]]\n"
                  "       pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-limit N] "
                  "[--sweep-transposed-b] [--sweep-csv FILE] [--threads T] [--reps N] "
                  "[--budget SECONDS]\n");
@@ -175,13 +194,18 @@ int Main(int argc, char** argv) {
               flags.quick ? " (--quick)" : "",
               flags.filter.empty() ? "" : (" matching '" + flags.filter + "'").c_str(), flags.reps,
               flags.budget);
+  const bool tuned = flags.tuning.trials_per_kernel > 0;
+  const std::string pto_column = absl::StrFormat(
+      "tuned (%d trials per kernel, at most %g s each: blocking tuning at each case's first "
+      "call, before its timing)",
+      flags.tuning.trials_per_kernel, flags.tuning.seconds_per_kernel);
+  if (tuned) std::printf("pto      : %s\n", pto_column.c_str());
   int failures = 0;
   for (int threads : flags.threads) {
     const MachineLimits limits = MeasureLimits(device, threads, int64_t{256} << 20);
     PrintLimits(limits);
-    RuntimeOptions options;
-    options.intra_op_threads = threads;
-    absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Open(options);
+    absl::StatusOr<std::unique_ptr<Runtime>> runtime =
+        Runtime::Open(PtoRuntimeOptions(threads, flags.tuning));
     if (!runtime.ok()) {
       std::fprintf(stderr, "pto: %s\n", std::string(runtime.status().message()).c_str());
       return 1;
@@ -192,12 +216,26 @@ int Main(int argc, char** argv) {
     run.timing.max_reps = flags.reps;
     run.timing.budget_seconds = flags.budget;
     std::vector<Row> rows;
+    std::string tuning_lines;
     for (const CaseSpec& c : cases) {
       std::fprintf(stderr, "[%d thread%s] %s\n", threads, threads == 1 ? "" : "s", c.name.c_str());
       rows.push_back(RunCase(c, **runtime, limits, run));
       failures += static_cast<int>(rows.back().failures.size());
+      if (!tuned) continue;
+      const std::string lines = TuningSummary((*runtime)->tuning_results(), c.name);
+      tuning_lines += !lines.empty() ? lines
+                                     : "  " + c.name +
+                                           ": no kernel tuned (a tuning record from an earlier "
+                                           "case applied, or nothing to tune)\n";
     }
+    if (tuned) std::printf("\npto column: %s\n", pto_column.c_str());
     PrintTable(stdout, threads, rows);
+    if (tuned) {
+      std::printf(
+          "\ntuning per kernel at %d thread%s (the tuner's times: default and tuned config "
+          "interleaved; the table above timed the tuned kernels again):\n%s",
+          threads, threads == 1 ? "" : "s", tuning_lines.c_str());
+    }
     if (threads == kReferenceThreads) PrintReferenceCheck(rows);
     std::fflush(stdout);
   }

@@ -5,6 +5,9 @@
 #include <memory>
 #include <sstream>
 
+#include "absl/strings/str_format.h"
+#include "tools/pto/tuning_report.h"
+
 namespace pto::bench {
 
 int64_t ArenaBytesFromExecDump(const std::string& dump) {
@@ -30,6 +33,32 @@ int64_t ArenaBytesFromExecDump(const std::string& dump) {
   return total;
 }
 
+RuntimeOptions PtoRuntimeOptions(int threads, const PtoTuning& tuning) {
+  RuntimeOptions options;
+  options.intra_op_threads = threads;
+  if (tuning.trials_per_kernel > 0) {
+    options.tuning.mode = TuningMode::kBlocking;
+    options.tuning.trials_per_kernel = tuning.trials_per_kernel;
+    options.tuning.seconds_per_kernel = tuning.seconds_per_kernel;
+  }
+  return options;
+}
+
+std::string TuningSummary(const std::vector<KernelTuning>& results, const std::string& function) {
+  std::string text;
+  for (const KernelTuning& k : results) {
+    if (k.function != function) continue;
+    const std::string speedup = k.default_seconds > 0 && k.best_seconds > 0
+                                    ? absl::StrFormat("%.2fx", k.default_seconds / k.best_seconds)
+                                    : "-";
+    absl::StrAppendFormat(
+        &text, "  %-26s %-40s %9s -> %9s %6s  %3d trials (%d failed)  %5.1f s  %s\n", function,
+        k.kernel, tools::FormatSeconds(k.default_seconds), tools::FormatSeconds(k.best_seconds),
+        speedup, k.trials, k.failed, k.elapsed_seconds, k.finished ? k.ended : "unfinished");
+  }
+  return text;
+}
+
 absl::StatusOr<Prepared> PreparePto(Runtime& runtime, const CaseSpec& spec,
                                     const std::vector<IoSet>& sets) {
   FunctionOptions options;
@@ -53,6 +82,7 @@ absl::StatusOr<Prepared> PreparePto(Runtime& runtime, const CaseSpec& spec,
   std::shared_ptr<Function> function(std::move(*fn));
   absl::Status first = (*function)((*views)[0].inputs, (*views)[0].outputs);
   if (!first.ok()) return first;
+  runtime.WaitForTuning();  // a no-op after a blocking first call; timing must not overlap it
   Prepared prepared;
   std::vector<std::vector<int64_t>> shapes;
   for (const InputSpec& in : spec.inputs) shapes.push_back(in.shape);

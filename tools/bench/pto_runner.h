@@ -13,11 +13,26 @@
 
 namespace pto::bench {
 
-// Compiles `spec`'s program for its shapes (the first call, on set 0, outside any timing) and
-// returns a runner. intermediate_bytes is read from the plan (Function::Dump at the exec
-// stage: the arena slots and their members' sizes).
+// How pto's kernels are tuned before they are timed (--tune-trials, --tune-seconds).
+struct PtoTuning {
+  int64_t trials_per_kernel = 0;  // 0: not tuned (default configs)
+  double seconds_per_kernel = 30;
+};
+
+// The Runtime's options for a thread count: memory-only cache; with tuning, blocking tuning,
+// so that a case's first call (PreparePto) tunes its kernels before it returns.
+RuntimeOptions PtoRuntimeOptions(int threads, const PtoTuning& tuning);
+
+// Compiles `spec`'s program for its shapes (the first call, on set 0, outside any timing; with
+// blocking tuning it also tunes, and tuning has ended when this returns) and returns a runner.
+// intermediate_bytes is read from the plan (Function::Dump at the exec stage: the arena slots and
+// their members' sizes).
 absl::StatusOr<Prepared> PreparePto(Runtime& runtime, const CaseSpec& spec,
                                     const std::vector<IoSet>& sets);
+
+// One line per kernel tuned for `function` (a case's name) in `results`: its name, default
+// and tuned time as the tuner measured them, speed-up, trials, tuning time and how it ended.
+std::string TuningSummary(const std::vector<KernelTuning>& results, const std::string& function);
 
 // Sum over the arena slots of the largest member, in bytes, from the exec-stage dump's
 // "buffers:" section; -1 when a size is not a number (a symbolic dim).
