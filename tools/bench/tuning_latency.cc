@@ -297,16 +297,7 @@ void PrintTuningResults(const Phase& p) {
   std::vector<tools::KernelTuningResult> rows;
   int completed = 0, budget = 0, running = 0, queued = 0, other = 0;
   for (const KernelTuning& k : p.results) {
-    tools::KernelTuningResult r;
-    r.function = k.function;
-    r.shape_class = k.shape_class;
-    r.kernel = k.kernel;
-    r.default_seconds = k.default_seconds;
-    r.tuned_seconds = k.best_seconds;
-    r.trials = k.trials;
-    r.failed = k.failed;
-    r.config = k.best_config;
-    rows.push_back(std::move(r));
+    rows.push_back(tools::ResultOf(k));
     if (!k.finished) {
       (k.elapsed_seconds > 0 || k.default_seconds > 0 ? running : queued) += 1;
     } else if (k.ended == "completed") {

@@ -481,24 +481,6 @@ class InterruptWatcher {
   std::thread thread_;
 };
 
-KernelTuningResult ToResult(const KernelTuning& k) {
-  KernelTuningResult r;
-  r.function = k.function;
-  r.shape_class = k.shape_class;
-  r.kernel = k.kernel;
-  r.default_seconds = k.default_seconds;
-  r.tuned_seconds = k.best_seconds;
-  r.trials = k.trials;
-  r.failed = k.failed;
-  r.config = k.best_config;
-  // The curve holds this run's trials; a resumed kernel's earlier trials come first.
-  const int64_t first = k.trials - static_cast<int64_t>(k.curve.size());
-  for (size_t i = 0; i < k.curve.size(); ++i) {
-    if (k.curve[i] > 0) r.curve.emplace_back(first + static_cast<int64_t>(i) + 1, k.curve[i]);
-  }
-  return r;
-}
-
 // What the run did, for the report.
 struct TuneOutcome {
   std::vector<KernelTuning> tuned;  // every kernel queued, in order
@@ -586,7 +568,7 @@ int Report(const TuneRequest& request, const TuneOutcome& outcome, bool interrup
   std::vector<KernelTuningResult> results;
   int64_t unfinished = 0;
   for (const KernelTuning& k : outcome.tuned) {
-    results.push_back(ToResult(k));
+    results.push_back(ResultOf(k));
     if (k.ended != "completed") ++unfinished;
   }
   if (!results.empty()) std::fputs(FormatTuningTable(results).c_str(), stdout);

@@ -110,6 +110,23 @@ int64_t DisplayWidth(std::string_view text) {
   return n;
 }
 
+KernelTuningResult ResultOf(const KernelTuning& k) {
+  KernelTuningResult r;
+  r.function = k.function;
+  r.shape_class = k.shape_class;
+  r.kernel = k.kernel;
+  r.default_seconds = k.default_seconds;
+  r.tuned_seconds = k.best_seconds;
+  r.trials = k.trials;
+  r.failed = k.failed;
+  r.config = k.best_config;
+  const int64_t first = k.trials - static_cast<int64_t>(k.curve.size());
+  for (size_t i = 0; i < k.curve.size(); ++i) {
+    if (k.curve[i] > 0) r.curve.emplace_back(first + static_cast<int64_t>(i) + 1, k.curve[i]);
+  }
+  return r;
+}
+
 std::string FormatSeconds(double seconds) {
   if (!(seconds > 0) || !std::isfinite(seconds)) return "-";
   constexpr const char* kUnits[] = {"ns", "µs", "ms", "s"};

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "pto/options.h"
+
 namespace pto::tools {
 
 // The outcome of tuning one kernel (a fusion group at a shape class).
@@ -21,6 +23,10 @@ struct KernelTuningResult {
   // (trial number, best seconds so far after it), trial numbers from 1, ascending.
   std::vector<std::pair<int64_t, double>> curve;
 };
+
+// The report row of a kernel the Runtime tuned (Runtime::tuning_results); a resumed kernel's
+// curve starts after the trials it made before.
+KernelTuningResult ResultOf(const KernelTuning& tuning);
 
 // A time with a unit chosen for it, 3 or 4 significant digits: "850 ns", "12.3 µs",
 // "1.25 ms", "2.50 s"; "-" when not positive.
