@@ -426,9 +426,8 @@ absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes
   for (const ir::KernelCall& call : lowered->tiles.calls) {
     entry->default_configs.push_back(call.kernel.config);
   }
-  std::vector<const proto::TuningRecord*> records;
-  std::vector<proto::TuningRecord> record_storage;
-  ApplyTuningRecords(entry->shape_class, *lowered, &records, &record_storage);
+  const std::vector<std::optional<proto::TuningRecord>> records =
+      ApplyTuningRecords(entry->shape_class, *lowered);
   int64_t kernels = 0;
   const int64_t loads_before = runtime_->compiler().cache_loads();
   jit::KernelOrigin origin;
@@ -465,13 +464,11 @@ absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes
   return entries_.back().get();
 }
 
-void FunctionImpl::ApplyTuningRecords(const std::string& shape_class, jit::LoweredProgram& program,
-                                      std::vector<const proto::TuningRecord*>* found,
-                                      std::vector<proto::TuningRecord>* storage) {
+std::vector<std::optional<proto::TuningRecord>> FunctionImpl::ApplyTuningRecords(
+    const std::string& shape_class, jit::LoweredProgram& program) {
   const size_t n = program.tiles.calls.size();
-  found->assign(n, nullptr);
-  storage->resize(n);
-  if (runtime_->options().tuning.retune && runtime_->tuning_service() != nullptr) return;
+  std::vector<std::optional<proto::TuningRecord>> found(n);
+  if (runtime_->options().tuning.retune && runtime_->tuning_service() != nullptr) return found;
   for (size_t c = 0; c < n; ++c) {
     ir::Kernel& kernel = program.tiles.calls[c].kernel;
     absl::StatusOr<std::optional<proto::TuningRecord>> record = runtime_->store().GetTuning(
@@ -488,13 +485,13 @@ void FunctionImpl::ApplyTuningRecords(const std::string& shape_class, jit::Lower
     }
     kernel.config = *config;
     if ((*record)->complete()) kernels_tuned_cached_.fetch_add(1);
-    (*storage)[c] = **std::move(record);
-    (*found)[c] = &(*storage)[c];
+    found[c] = *std::move(*record);
   }
+  return found;
 }
 
 void FunctionImpl::QueueTuning(Entry& entry, std::span<const int64_t> values,
-                               const std::vector<const proto::TuningRecord*>& records,
+                               const std::vector<std::optional<proto::TuningRecord>>& records,
                                std::vector<uint64_t>* queued) {
   tuner::TuningService* service = runtime_->tuning_service();
   if (service == nullptr) return;
@@ -512,17 +509,15 @@ void FunctionImpl::QueueTuning(Entry& entry, std::span<const int64_t> values,
   const double floor = std::max(1.0, *std::max_element(work.begin(), work.end()) / 10);
   for (size_t c = 0; c < entry.program.tiles.calls.size(); ++c) {
     const ir::KernelCall& call = entry.program.tiles.calls[c];
-    const proto::TuningRecord* record = records[c];
-    if (record != nullptr && record->complete()) continue;  // tuned already (kernels_tuned_cached)
+    const std::optional<proto::TuningRecord>& record = records[c];
+    if (record.has_value() && record->complete()) continue;  // tuned already (kernels_tuned_cached)
     jit::KernelTuningJobOptions o;
     o.strategy = static_cast<tuner::StrategyKind>(t.strategy);
     o.seed = t.seed + c;
     o.max_trials = t.trials_per_kernel;  // seconds: the service's allowance (JobEnd::kBudgetSpent)
     o.space_default = entry.default_configs[c];
     o.compare.min_improvement = t.min_improvement;
-    if (record != nullptr) {
-      o.resumed_trials = record->trials();
-    }
+    if (record.has_value()) o.resumed_trials = record->trials();
     KernelTuning initial;
     initial.function = name_;
     initial.shape_class = entry.shape_class;

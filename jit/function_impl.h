@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -105,14 +106,13 @@ class FunctionImpl {
   // Compiles the shape class of `shapes`; `queued` receives the tuning jobs it queued.
   absl::StatusOr<const Entry*> CompileFor(const Shapes& shapes, int64_t* values,
                                           std::vector<uint64_t>* queued = nullptr);
-  // Sets each kernel's config from the cache's tuning record, if it has a valid one; marks
-  // which kernels had one.
-  void ApplyTuningRecords(const std::string& shape_class, jit::LoweredProgram& program,
-                          std::vector<const proto::TuningRecord*>* found,
-                          std::vector<proto::TuningRecord>* storage);
+  // Sets each kernel's config from the cache's tuning record, if it has a valid one; returns
+  // the records applied, per kernel.
+  std::vector<std::optional<proto::TuningRecord>> ApplyTuningRecords(const std::string& shape_class,
+                                                                     jit::LoweredProgram& program);
   // Queues tuning jobs for the kernels of `entry` (mu_ held).
   void QueueTuning(Entry& entry, std::span<const int64_t> values,
-                   const std::vector<const proto::TuningRecord*>& records,
+                   const std::vector<std::optional<proto::TuningRecord>>& records,
                    std::vector<uint64_t>* queued);
   // A tuning job found a faster config for kernel `call` of `entry`: rebuild and swap the plan.
   void PublishTuned(Entry& entry, int call, const ir::TileConfig& config);

@@ -15,8 +15,6 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-constexpr int64_t kMaxRotationBytes = int64_t{512} << 20;
-constexpr int kMaxRotationSets = 8;
 constexpr int kMaxRepsPerSample = 256;
 
 }  // namespace
@@ -59,8 +57,8 @@ absl::StatusOr<std::unique_ptr<Plan>> KernelTuningJob::BuildFor(const ir::TileCo
 
 absl::StatusOr<double> KernelTuningJob::Sample(const Plan& plan, const std::atomic<bool>& stop,
                                                double* plan_seconds) {
-  double kernel_seconds[kMaxKernelBuffers * 4];
-  std::vector<double> all(plan.kernels.size());
+  kernel_seconds_.resize(plan.kernels.size());
+  double* times = kernel_seconds_.data();
   double total = 0;
   for (int r = 0; r < reps_; ++r) {
     if (stop.load(std::memory_order_relaxed)) return absl::CancelledError("tuning stopped");
@@ -69,7 +67,6 @@ absl::StatusOr<double> KernelTuningJob::Sample(const Plan& plan, const std::atom
     void* out[kMaxKernelBuffers];
     for (size_t i = 0; i < data.inputs.size(); ++i) in[i] = data.inputs[i].data.data();
     for (size_t o = 0; o < data.outputs.size(); ++o) out[o] = data.outputs[o].data.data();
-    double* times = plan.kernels.size() <= std::size(kernel_seconds) ? kernel_seconds : all.data();
     if (absl::Status s = plan.Run(data.symbols, in, out, threads_, times); !s.ok()) return s;
     total += times[call_];
     if (plan_seconds != nullptr) {
@@ -92,12 +89,7 @@ absl::Status KernelTuningJob::Start(const std::atomic<bool>& stop) {
   if (!plan.ok()) return plan.status();
   incumbent_plan_ = *std::move(plan);
 
-  const int64_t set_bytes = std::max<int64_t>(program_->SetBytes(), 1);
-  int sets = static_cast<int>(std::clamp<int64_t>(
-      (options_.rotation_bytes + set_bytes - 1) / set_bytes, 1, kMaxRotationSets));
-  sets = static_cast<int>(
-      std::max<int64_t>(1, std::min<int64_t>(sets, kMaxRotationBytes / set_bytes)));
-  absl::StatusOr<std::vector<ProgramData>> timing = program_->TimingData(sets);
+  absl::StatusOr<std::vector<ProgramData>> timing = program_->TimingData(options_.rotation_bytes);
   if (!timing.ok()) return timing.status();
   timing_ = *std::move(timing);
 
@@ -211,11 +203,7 @@ tuner::Measurement KernelTuningJob::Trial(const tuner::Config& config,
     incumbent_plan_ = previous_is_default ? std::move(default_plan_) : std::move(previous_plan);
     incumbent_config_ = previous_config;
     incumbent_tile_ = previous_tile;
-    if (!anchored.ok()) {
-      m.seconds = anchored.status();
-    } else {
-      m.seconds = *anchored;
-    }
+    m.seconds = anchored;
     return m;
   }
   m.seconds = *anchored;

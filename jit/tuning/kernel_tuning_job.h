@@ -47,7 +47,8 @@ struct KernelTuningJobOptions {
   double min_sample_seconds = 0.002;
   tuner::CompareOptions compare;
   tuner::MeasureOptions measure;
-  // Bytes of rotated input sets at least (so operands are not all cache-resident).
+  // Bytes of rotated input sets at least (so operands are not all cache-resident;
+  // TuningProgram::TimingData bounds it).
   int64_t rotation_bytes = int64_t{64} << 20;
   // The config the search space is built around (the kernel's untuned default); the kernel's
   // own config (a tuned one from the cache, when resuming) starts as the incumbent. Empty: the
@@ -122,6 +123,7 @@ class KernelTuningJob : public tuner::TuningJob {
   tuner::Config candidate_config_;
   const Plan* candidate_plan_ = nullptr;  // during a comparison
   std::vector<ProgramData> timing_;
+  std::vector<double> kernel_seconds_;  // Plan::Run's per-kernel times, reused by Sample
   size_t next_set_ = 0;
   int reps_ = 1;
   double start_seconds_ = 0;

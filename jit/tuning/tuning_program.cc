@@ -34,31 +34,25 @@ absl::StatusOr<std::vector<ProgramData>*> TuningProgram::CheckData() {
   return &*check_;
 }
 
-absl::StatusOr<std::vector<ProgramData>> TuningProgram::TimingData(int sets) const {
+absl::StatusOr<std::vector<ProgramData>> TuningProgram::TimingData(int64_t rotation_bytes) const {
+  constexpr int kMaxSets = 8;
+  constexpr int64_t kMaxBytes = int64_t{512} << 20;
   std::vector<ProgramData> result;
-  for (int s = 0; s < sets; ++s) {
-    absl::StatusOr<ProgramData> data = MakeProgramData(traced_, program_, measure_symbols_,
-                                                       7 + static_cast<uint64_t>(s) * 100, false);
+  int64_t set_bytes = 0;
+  do {
+    absl::StatusOr<ProgramData> data =
+        MakeProgramData(traced_, program_, measure_symbols_,
+                        7 + static_cast<uint64_t>(result.size()) * 100, /*reference=*/false);
     if (!data.ok()) return data.status();
+    if (result.empty()) {
+      for (const ops::HostTensor& t : data->inputs) set_bytes += t.NumElements() * 4;
+      for (const ops::HostTensor& t : data->outputs) set_bytes += t.NumElements() * 4;
+    }
     result.push_back(*std::move(data));
-  }
+  } while (static_cast<int>(result.size()) < kMaxSets &&
+           static_cast<int64_t>(result.size()) * set_bytes < rotation_bytes &&
+           static_cast<int64_t>(result.size() + 1) * set_bytes <= kMaxBytes);
   return result;
-}
-
-int64_t TuningProgram::SetBytes() const {
-  int64_t elements = 0;
-  for (const ir::Node& node : traced_.nodes) {
-    if (node.op != ir::OpKind::kInput) continue;
-    int64_t n = 1;
-    for (const ir::SymExpr& d : node.shape) n *= d.Evaluate(measure_symbols_);
-    elements += n;
-  }
-  for (int o : traced_.outputs) {
-    int64_t n = 1;
-    for (const ir::SymExpr& d : traced_.nodes[o].shape) n *= d.Evaluate(measure_symbols_);
-    elements += n;
-  }
-  return elements * 4;
 }
 
 }  // namespace pto::jit

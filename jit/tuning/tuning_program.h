@@ -39,10 +39,9 @@ class TuningProgram {
   absl::StatusOr<std::vector<ProgramData>*> CheckData();
   std::mutex& check_mutex() { return check_mu_; }
 
-  // `sets` copies of the inputs at measure_symbols (different seeds), for rotation.
-  absl::StatusOr<std::vector<ProgramData>> TimingData(int sets) const;
-  // Bytes of one input/output set at measure_symbols.
-  int64_t SetBytes() const;
+  // Copies of the inputs (different seeds) at measure_symbols, for rotation: as many as make
+  // `rotation_bytes` of inputs and outputs, at least one, at most 8 and 512 MiB.
+  absl::StatusOr<std::vector<ProgramData>> TimingData(int64_t rotation_bytes) const;
 
  private:
   std::string function_;
