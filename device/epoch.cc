@@ -196,6 +196,16 @@ size_t EpochDomain::pending() const {
   return retired_.size();
 }
 
+bool EpochDomain::HasReaders() const {
+  for (const SlotChunk* chunk = &table_->head; chunk != nullptr;
+       chunk = chunk->next.load(std::memory_order_acquire)) {
+    for (const Slot& slot : chunk->slots) {
+      if (slot.epoch.load(std::memory_order_relaxed) != epoch_internal::kQuiescent) return true;
+    }
+  }
+  return false;
+}
+
 size_t EpochDomain::slot_capacity() const {
   return table_->chunks.load(std::memory_order_relaxed) * epoch_internal::kSlotsPerChunk;
 }

@@ -135,6 +135,9 @@ class EpochDomain {
   size_t Reclaim();
   // Retired objects not yet freed.
   size_t pending() const;
+  // Whether some thread is inside a guard now (a snapshot: background work polls it to stay
+  // out of the readers' way).
+  bool HasReaders() const;
   // Slots allocated for reader threads (claimed or free): bounded by the most threads that held
   // a slot at once, rounded up to a chunk.
   size_t slot_capacity() const;

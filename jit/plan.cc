@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "device/aligned_buffer.h"
+#include "device/yield_point.h"
 
 namespace pto::jit {
 namespace {
@@ -119,9 +120,11 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
     }
   }
   for (size_t ki = 0; ki < kernels.size(); ++ki) {
+    device::YieldPoint();  // the background tuner's runs wait here while calls run
     const PlanKernel& k = kernels[ki];
     const auto start = kernel_seconds != nullptr ? std::chrono::steady_clock::now()
                                                  : std::chrono::steady_clock::time_point();
+    const double yielded = device::SecondsYielded();
     void* bufs[kMaxKernelBuffers];
     for (size_t j = 0; j < k.buffers.size(); ++j) {
       const BufferRef& b = k.buffers[j];
@@ -148,14 +151,30 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
         threads->ParallelFor2D(extent, k.grain, [&](const int64_t lo[2], const int64_t hi[2]) {
           k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
         });
+      } else if (device::HasYieldHook()) {
+        // The background tuner's runs: one grain tile at a time (like a task of the parallel
+        // split), yielding between them.
+        const int64_t step[2] = {k.grain[0] > 0 ? k.grain[0] : extent[0],
+                                 k.grain[1] > 0 ? k.grain[1] : extent[1]};
+        for (int64_t r = 0; r < extent[0]; r += step[0]) {
+          for (int64_t c = 0; c < extent[1]; c += step[1]) {
+            if (r + c > 0) device::YieldPoint();
+            const int64_t lo[2] = {r, c};
+            const int64_t hi[2] = {std::min(r + step[0], extent[0]),
+                                   std::min(c + step[1], extent[1])};
+            k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
+          }
+        }
       } else {
         const int64_t lo[2] = {0, 0};
         k.fn(&args, lo, extent, Scratch(k.scratch_bytes));
       }
     }
     if (kernel_seconds != nullptr) {
+      // Waits at yield points are not the kernel's time.
       kernel_seconds[ki] =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
+          (device::SecondsYielded() - yielded);
     }
   }
   return absl::OkStatus();

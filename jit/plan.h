@@ -80,12 +80,14 @@ struct Plan {
   // Parallel launches only for kernels with at least this much work (scalar ops).
   int64_t parallel_threshold = 1 << 15;
 
-  // `call_symbols`: values of the traced graph's symbols for this call. `kernel_seconds`, when
-  // not null, receives each kernel's wall time (one per kernel, in order): the tuner times a
-  // kernel inside the program it belongs to, on the data its producers leave.
   // Shares the prepacked constants of `previous` where the same input has the same layout.
   void SharePackedOf(const Plan& previous);
 
+  // `call_symbols`: values of the traced graph's symbols for this call. `kernel_seconds`, when
+  // not null, receives each kernel's wall time (one per kernel, in order): the tuner times a
+  // kernel inside the program it belongs to, on the data its producers leave.
+  // On a thread with a yield hook (device/yield_point.h: the background tuner's), the hook runs
+  // before each kernel and, on one thread, between grain tiles; time in it is not kernel time.
   absl::Status Run(std::span<const int64_t> call_symbols, void* const* inputs, void* const* outputs,
                    device::ThreadArena* threads, double* kernel_seconds = nullptr) const;
 };

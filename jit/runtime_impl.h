@@ -41,6 +41,13 @@ class RuntimeImpl {
 
   // Replaced Plans are retired here; calls hold a guard while they run one.
   device::EpochDomain& plan_epochs() { return plan_epochs_; }
+  // The calls background tuning waits for (jit/tuning/yield_to_calls.h): the plan epochs when
+  // calls use every core, else null (a core is left for the tuner).
+  const device::EpochDomain* calls_to_yield_to() const {
+    return options_.tuning.mode == TuningMode::kBackground && intra_op_threads_ >= device_.cores
+               ? &plan_epochs_
+               : nullptr;
+  }
   // Null when tuning is off or frozen (deterministic mode).
   tuner::TuningService* tuning_service() { return tuning_service_.get(); }
   // The arena candidates are timed on: as many threads as calls use.

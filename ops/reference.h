@@ -15,6 +15,7 @@
 #ifndef PTO_OPS_REFERENCE_H_
 #define PTO_OPS_REFERENCE_H_
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -38,8 +39,10 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
 //   that disagrees with the tensor is InvalidArgument naming the inputs involved.
 // - Nodes are evaluated in order (kInput takes inputs[attrs.index]; kConstant is a scalar),
 //   and each result's shape must equal the node's shape with the symbols substituted.
-absl::StatusOr<std::vector<HostTensor>> RunReference(const ir::Graph& graph,
-                                                     std::span<const HostTensor> inputs);
+// - `between_nodes`, when set, runs before each node (background work yields there).
+absl::StatusOr<std::vector<HostTensor>> RunReference(
+    const ir::Graph& graph, std::span<const HostTensor> inputs,
+    const std::function<void()>& between_nodes = nullptr);
 
 }  // namespace pto::ops
 

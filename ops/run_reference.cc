@@ -1,5 +1,6 @@
 // RunReference: binds a graph's symbols from concrete inputs and evaluates it node by node.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,13 +36,18 @@ std::string DimsString(const std::vector<int64_t>& dims) {
 
 class Runner {
  public:
-  Runner(const ir::Graph& graph, std::span<const HostTensor> inputs)
-      : graph_(graph), inputs_(inputs), names_(graph.SymbolNames()) {}
+  Runner(const ir::Graph& graph, std::span<const HostTensor> inputs,
+         const std::function<void()>& between_nodes)
+      : graph_(graph),
+        inputs_(inputs),
+        names_(graph.SymbolNames()),
+        between_nodes_(between_nodes) {}
 
   absl::StatusOr<std::vector<HostTensor>> Run() {
     if (absl::Status s = BindSymbols(); !s.ok()) return s;
     std::vector<HostTensor> values(graph_.nodes.size());
     for (size_t id = 0; id < graph_.nodes.size(); ++id) {
+      if (between_nodes_) between_nodes_();
       absl::StatusOr<HostTensor> v = EvaluateNode(id, values);
       if (!v.ok()) return v.status();
       values[id] = *std::move(v);
@@ -193,6 +199,7 @@ class Runner {
   const ir::Graph& graph_;
   std::span<const HostTensor> inputs_;
   std::vector<std::string> names_;
+  const std::function<void()>& between_nodes_;
   std::vector<std::optional<Binding>> bindings_;
   std::vector<int64_t> values_;
 };
@@ -200,8 +207,9 @@ class Runner {
 }  // namespace
 
 absl::StatusOr<std::vector<HostTensor>> RunReference(const ir::Graph& graph,
-                                                     std::span<const HostTensor> inputs) {
-  return Runner(graph, inputs).Run();
+                                                     std::span<const HostTensor> inputs,
+                                                     const std::function<void()>& between_nodes) {
+  return Runner(graph, inputs, between_nodes).Run();
 }
 
 }  // namespace pto::ops

@@ -1,8 +1,12 @@
 #include "jit/codegen/optimize.h"
 
+#include <optional>
+
+#include "device/yield_point.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassInstrumentation.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -20,7 +24,12 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& tm) {
   llvm::PipelineTuningOptions options;
   options.LoopVectorization = true;
   options.SLPVectorization = true;
-  llvm::PassBuilder pb(&tm, options);
+  llvm::PassInstrumentationCallbacks instrumentation;
+  if (device::HasYieldHook()) {
+    instrumentation.registerBeforeNonSkippedPassCallback(
+        [](llvm::StringRef, llvm::Any) { device::YieldPoint(); });
+  }
+  llvm::PassBuilder pb(&tm, options, std::nullopt, &instrumentation);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

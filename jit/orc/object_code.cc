@@ -1,16 +1,20 @@
 #include "jit/orc/object_code.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "device/yield_point.h"
 #include "jit/codegen/optimize.h"
 #include "jit/orc/llvm_status.h"
 #include "jit/orc/target_machine.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/Function.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Object/ObjectFile.h"
+#include "llvm/Pass.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -18,17 +22,45 @@
 namespace pto::jit {
 namespace {
 
+// Runs the compile's yield hook. Preserves everything, so it can sit between any two passes.
+class YieldPass : public llvm::FunctionPass {
+ public:
+  static char ID;
+  YieldPass() : llvm::FunctionPass(ID) {}
+  bool runOnFunction(llvm::Function&) override {
+    device::YieldPoint();
+    return false;
+  }
+  void getAnalysisUsage(llvm::AnalysisUsage& usage) const override { usage.setPreservesAll(); }
+  llvm::StringRef getPassName() const override { return "pto compile yield"; }
+};
+char YieldPass::ID = 0;
+
+// The legacy pass manager yields between module-level passes only, and the machine passes of a
+// function (most of codegen's time) run as one: a yield pass follows every function pass here.
+class YieldingPassManager : public llvm::legacy::PassManager {
+ public:
+  void add(llvm::Pass* pass) override {
+    const bool function_pass = pass->getPassKind() == llvm::PT_Function;
+    llvm::legacy::PassManager::add(pass);
+    if (function_pass) llvm::legacy::PassManager::add(new YieldPass());
+  }
+};
+
 absl::StatusOr<std::string> Codegen(llvm::Module& module, llvm::TargetMachine& tm,
                                     llvm::CodeGenFileType type) {
   module.setDataLayout(tm.createDataLayout());
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
-  llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, type)) {
+  // Only compiles with a yield hook (the background tuner's) get the extra passes.
+  std::unique_ptr<llvm::legacy::PassManager> pm =
+      device::HasYieldHook() ? std::make_unique<YieldingPassManager>()
+                             : std::make_unique<llvm::legacy::PassManager>();
+  if (tm.addPassesToEmitFile(*pm, os, nullptr, type)) {
     return absl::InternalError(
         absl::StrCat("TargetMachine cannot emit this file type for ", module.getName().str()));
   }
-  pm.run(module);
+  pm->run(module);
   return std::string(buffer.data(), buffer.size());
 }
 

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "device/yield_point.h"
 #include "jit/tuning/kernel_space.h"
+#include "jit/tuning/yield_to_calls.h"
 
 namespace pto::jit {
 namespace {
@@ -253,6 +256,11 @@ void KernelTuningJob::ReportProgress() {
 
 bool KernelTuningJob::Step(const std::atomic<bool>& stop) {
   if (finished_) return true;
+  // The step's work (compiles, plan runs, reference ops) waits at its yield points while calls
+  // run.
+  YieldToCalls yield(options_.yield_to_calls, stop, options_.yield_patience_seconds);
+  const std::function<void()> hook = [&yield] { yield.Wait(); };
+  const device::ScopedYieldHook hook_scope(options_.yield_to_calls != nullptr ? &hook : nullptr);
   if (!started_) {
     started_ = true;
     if (absl::Status s = Start(stop); !s.ok()) {

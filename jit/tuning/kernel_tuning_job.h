@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "device/epoch.h"
 #include "device/thread_arena.h"
 #include "jit/ir/tile_ir.h"
 #include "jit/kernel_compiler.h"
@@ -56,6 +57,10 @@ struct KernelTuningJobOptions {
   std::optional<ir::TileConfig> space_default;
   // Resuming an interrupted search (an incomplete tuning record): trials already spent.
   int64_t resumed_trials = 0;
+  // Background tuning: the callers' calls run inside this domain's guards, and the job's work
+  // waits at its yield points while one runs (yield_to_calls.h). Null: never waits.
+  const device::EpochDomain* yield_to_calls = nullptr;
+  double yield_patience_seconds = 0.05;
 };
 
 class KernelTuningJob : public tuner::TuningJob {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "device/yield_point.h"
 #include "ops/reference.h"
 
 namespace pto::jit {
@@ -89,6 +90,7 @@ absl::StatusOr<ProgramData> MakeProgramData(const ir::Graph& traced, const Lower
     if (node.op != ir::OpKind::kInput) continue;
     std::vector<int64_t> shape;
     for (const ir::SymExpr& d : node.shape) shape.push_back(d.Evaluate(symbols));
+    device::YieldPoint();  // the background tuner waits here while calls run
     data.inputs[node.attrs.index] =
         ops::HostTensor::Random(std::move(shape), seed + static_cast<uint64_t>(node.attrs.index));
   }
@@ -98,7 +100,8 @@ absl::StatusOr<ProgramData> MakeProgramData(const ir::Graph& traced, const Lower
     data.outputs.push_back(ops::HostTensor::Filled(std::move(shape), 0.0f));
   }
   if (reference) {
-    absl::StatusOr<std::vector<ops::HostTensor>> expected = ops::RunReference(traced, data.inputs);
+    absl::StatusOr<std::vector<ops::HostTensor>> expected =
+        ops::RunReference(traced, data.inputs, device::YieldPoint);
     if (!expected.ok()) return expected.status();
     data.expected = *std::move(expected);
     // A float sum of n terms is off by up to about n * eps of its terms' magnitude; the

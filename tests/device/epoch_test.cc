@@ -144,6 +144,25 @@ TEST(EpochTest, ReadersInLaterChunksBlockReclaim) {
   EXPECT_EQ(freed.load(), 1);
 }
 
+TEST(EpochTest, HasReadersWhileAnyGuardIsHeldInAnyChunk) {
+  constexpr int kReaders = 20;  // more than one chunk of slots
+  EpochDomain domain;
+  EXPECT_FALSE(domain.HasReaders());
+  {
+    EpochGuard outer = domain.Enter();
+    EpochGuard inner = domain.Enter();
+    EXPECT_TRUE(domain.HasReaders());
+  }
+  EXPECT_FALSE(domain.HasReaders());
+  std::vector<std::unique_ptr<GuardHolder>> readers;
+  for (int i = 0; i < kReaders; ++i) readers.push_back(std::make_unique<GuardHolder>(domain));
+  for (int i = 0; i < kReaders; ++i) {
+    EXPECT_TRUE(domain.HasReaders()) << "reader " << i;
+    readers[i]->Leave();
+  }
+  EXPECT_FALSE(domain.HasReaders());
+}
+
 // A published object whose fields satisfy an invariant until its destructor poisons them.
 struct Published {
   explicit Published(uint64_t v, std::vector<std::atomic<int>>* frees)
