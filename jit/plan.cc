@@ -36,6 +36,22 @@ void PackB(const ir::PackedB& p, const float* src, float* dst) {
   }
 }
 
+// The background tuner's runs cut a kernel's grid into at most this many pieces.
+constexpr int64_t kYieldPieces = 8;
+
+// The steps of those pieces: grain multiples along the dim with more grains, whole along the
+// other.
+void PieceSteps(const int64_t extent[2], const int64_t grain[2], int64_t step[2]) {
+  int64_t units[2];
+  for (int d = 0; d < 2; ++d) {
+    step[d] = grain[d] > 0 ? grain[d] : extent[d];
+    units[d] = (extent[d] + step[d] - 1) / step[d];
+  }
+  const int d = units[0] >= units[1] ? 0 : 1;
+  step[d] *= (units[d] + kYieldPieces - 1) / kYieldPieces;
+  step[1 - d] = extent[1 - d];
+}
+
 }  // namespace
 
 struct PackedOperand::Copy {
@@ -152,10 +168,11 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
           k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
         });
       } else if (device::HasYieldHook()) {
-        // The background tuner's runs: one grain tile at a time (like a task of the parallel
-        // split), yielding between them.
-        const int64_t step[2] = {k.grain[0] > 0 ? k.grain[0] : extent[0],
-                                 k.grain[1] > 0 ? k.grain[1] : extent[1]};
+        // The background tuner's one-thread runs: yields between pieces of the grid cut like a
+        // parallel split would (on grain multiples, along the dim with more grains, a few
+        // pieces: a matmul piece packs its own panels of B, as a task of the split does).
+        int64_t step[2];
+        PieceSteps(extent, k.grain, step);
         for (int64_t r = 0; r < extent[0]; r += step[0]) {
           for (int64_t c = 0; c < extent[1]; c += step[1]) {
             if (r + c > 0) device::YieldPoint();

@@ -87,7 +87,8 @@ struct Plan {
   // not null, receives each kernel's wall time (one per kernel, in order): the tuner times a
   // kernel inside the program it belongs to, on the data its producers leave.
   // On a thread with a yield hook (device/yield_point.h: the background tuner's), the hook runs
-  // before each kernel and, on one thread, between grain tiles; time in it is not kernel time.
+  // before each kernel and, on one thread, between up to 8 pieces of its grid (cut on grain
+  // multiples, as a parallel split would); time in it is not kernel time.
   absl::Status Run(std::span<const int64_t> call_symbols, void* const* inputs, void* const* outputs,
                    device::ThreadArena* threads, double* kernel_seconds = nullptr) const;
 };
