@@ -3,6 +3,7 @@
 #include "ops/reference.h"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,7 +61,8 @@ absl::StatusOr<Dims> OutputShape(ir::OpKind op, const ir::Attrs& attrs,
 }  // namespace
 
 absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
-                                      std::span<const HostTensor* const> inputs) {
+                                      std::span<const HostTensor* const> inputs,
+                                      const std::function<void()>& yield) {
   if (op == ir::OpKind::kInput) {
     return absl::InvalidArgumentError(
         "input: input nodes have no reference computation; RunReference binds them");
@@ -90,7 +92,8 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
     case ir::OpKind::kRmsNorm:
       return internal::RowOp(op, x, inputs[1], nullptr, attrs.eps);
     case ir::OpKind::kMatMul:
-      return internal::MatMul(x, *inputs[1], attrs.transpose_a, attrs.transpose_b, *out_shape);
+      return internal::MatMul(x, *inputs[1], attrs.transpose_a, attrs.transpose_b, *out_shape,
+                              yield);
     case ir::OpKind::kTranspose:
       return internal::Transpose(x, attrs.ints, *out_shape);
     case ir::OpKind::kReshape:

@@ -28,8 +28,10 @@ namespace pto::ops {
 // Applies `op` to concrete inputs. The output shape follows InferShape (slices clamp like
 // Python). InvalidArgument for a shape error, an input whose data size does not match its
 // shape, or op kInput (inputs are bound by RunReference); Unimplemented for a non-f32 cast.
+// `yield`, when set, runs between pieces of a long op (a matmul's rows).
 absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
-                                      std::span<const HostTensor* const> inputs);
+                                      std::span<const HostTensor* const> inputs,
+                                      const std::function<void()>& yield = nullptr);
 
 // Runs `graph` on `inputs` (inputs[i] is the Function's input i) and returns its outputs in
 // graph.outputs order.
@@ -39,10 +41,10 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
 //   that disagrees with the tensor is InvalidArgument naming the inputs involved.
 // - Nodes are evaluated in order (kInput takes inputs[attrs.index]; kConstant is a scalar),
 //   and each result's shape must equal the node's shape with the symbols substituted.
-// - `between_nodes`, when set, runs before each node (background work yields there).
-absl::StatusOr<std::vector<HostTensor>> RunReference(
-    const ir::Graph& graph, std::span<const HostTensor> inputs,
-    const std::function<void()>& between_nodes = nullptr);
+// - `yield`, when set, runs before each node and inside long ones (background work waits there).
+absl::StatusOr<std::vector<HostTensor>> RunReference(const ir::Graph& graph,
+                                                     std::span<const HostTensor> inputs,
+                                                     const std::function<void()>& yield = nullptr);
 
 }  // namespace pto::ops
 

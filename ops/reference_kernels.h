@@ -5,6 +5,7 @@
 #define PTO_OPS_REFERENCE_KERNELS_H_
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -35,8 +36,9 @@ HostTensor Reduce(ir::OpKind op, const HostTensor& x, int64_t axis, const Dims& 
 // softmax, log_softmax, layer_norm, rms_norm over the last axis. `weight` and `bias` may be null.
 HostTensor RowOp(ir::OpKind op, const HostTensor& x, const HostTensor* weight,
                  const HostTensor* bias, double eps);
+// `yield`, when set, runs between rows of the result.
 HostTensor MatMul(const HostTensor& a, const HostTensor& b, bool transpose_a, bool transpose_b,
-                  const Dims& out_shape);
+                  const Dims& out_shape, const std::function<void()>& yield = nullptr);
 HostTensor Transpose(const HostTensor& x, const Dims& perm, const Dims& out_shape);
 HostTensor Concat(std::span<const HostTensor* const> inputs, int64_t axis, const Dims& out_shape);
 HostTensor Slice(const HostTensor& x, int64_t axis, int64_t start, int64_t step,

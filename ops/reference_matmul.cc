@@ -1,6 +1,7 @@
 // Reference matmul: [..., M, K] x [..., K, N] with broadcast batch dims, double accumulation.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "ops/reference_kernels.h"
@@ -8,7 +9,7 @@
 namespace pto::ops::internal {
 
 HostTensor MatMul(const HostTensor& a, const HostTensor& b, bool transpose_a, bool transpose_b,
-                  const Dims& out_shape) {
+                  const Dims& out_shape, const std::function<void()>& yield) {
   const size_t rank = out_shape.size();
   const int64_t m = out_shape[rank - 2], n = out_shape[rank - 1];
   const int64_t k = transpose_a ? a.shape[a.shape.size() - 2] : a.shape.back();
@@ -47,6 +48,7 @@ HostTensor MatMul(const HostTensor& a, const HostTensor& b, bool transpose_a, bo
       row_stride = n;
     }
     for (int64_t i = 0; i < m; ++i) {
+      if (yield) yield();
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t p = 0; p < k; ++p) {
         const double x = pa[i * a_m + p * a_k];

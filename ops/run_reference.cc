@@ -37,17 +37,14 @@ std::string DimsString(const std::vector<int64_t>& dims) {
 class Runner {
  public:
   Runner(const ir::Graph& graph, std::span<const HostTensor> inputs,
-         const std::function<void()>& between_nodes)
-      : graph_(graph),
-        inputs_(inputs),
-        names_(graph.SymbolNames()),
-        between_nodes_(between_nodes) {}
+         const std::function<void()>& yield)
+      : graph_(graph), inputs_(inputs), names_(graph.SymbolNames()), yield_(yield) {}
 
   absl::StatusOr<std::vector<HostTensor>> Run() {
     if (absl::Status s = BindSymbols(); !s.ok()) return s;
     std::vector<HostTensor> values(graph_.nodes.size());
     for (size_t id = 0; id < graph_.nodes.size(); ++id) {
-      if (between_nodes_) between_nodes_();
+      if (yield_) yield_();
       absl::StatusOr<HostTensor> v = EvaluateNode(id, values);
       if (!v.ok()) return v.status();
       values[id] = *std::move(v);
@@ -179,7 +176,7 @@ class Runner {
         }
         args.push_back(&values[in]);
       }
-      absl::StatusOr<HostTensor> r = EvaluateOp(node.op, node.attrs, args);
+      absl::StatusOr<HostTensor> r = EvaluateOp(node.op, node.attrs, args, yield_);
       if (!r.ok()) {
         return absl::Status(r.status().code(), absl::StrCat(where, ": ", r.status().message()));
       }
@@ -199,7 +196,7 @@ class Runner {
   const ir::Graph& graph_;
   std::span<const HostTensor> inputs_;
   std::vector<std::string> names_;
-  const std::function<void()>& between_nodes_;
+  const std::function<void()>& yield_;
   std::vector<std::optional<Binding>> bindings_;
   std::vector<int64_t> values_;
 };
@@ -208,8 +205,8 @@ class Runner {
 
 absl::StatusOr<std::vector<HostTensor>> RunReference(const ir::Graph& graph,
                                                      std::span<const HostTensor> inputs,
-                                                     const std::function<void()>& between_nodes) {
-  return Runner(graph, inputs, between_nodes).Run();
+                                                     const std::function<void()>& yield) {
+  return Runner(graph, inputs, yield).Run();
 }
 
 }  // namespace pto::ops

@@ -85,6 +85,21 @@ TEST(RunReferenceTest, EvaluatesGraphWithSymbols) {
   ExpectTensor((*out)[1], {2, 1}, {0, 10});
 }
 
+TEST(RunReferenceTest, YieldRunsBeforeEachNodeAndBetweenMatMulRows) {
+  ir::Graph g;
+  const int a = AddInput(g, 0, {5, 3});
+  const int b = AddInput(g, 1, {3, 2});
+  const int mm = AddNode(g, OpKind::kMatMul, {a, b}, {5, 2});
+  g.outputs = {AddNode(g, OpKind::kRelu, {mm}, {5, 2})};
+  const std::vector<HostTensor> inputs = {T({5, 3}, std::vector<float>(15, 1.f)),
+                                          T({3, 2}, {1, -1, 2, -2, 3, -3})};
+  int yields = 0;
+  absl::StatusOr<std::vector<HostTensor>> out = RunReference(g, inputs, [&yields] { ++yields; });
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(yields, 4 + 5);  // before each of the 4 nodes, and before each of the 5 rows
+  ExpectTensor((*out)[0], {5, 2}, {6, 0, 6, 0, 6, 0, 6, 0, 6, 0});
+}
+
 TEST(RunReferenceTest, ZeroSizedSymbolValue) {
   ir::Graph g = SmallGraph();
   g.symbols[1].min = 0;
