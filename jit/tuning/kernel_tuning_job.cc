@@ -258,7 +258,8 @@ bool KernelTuningJob::Step(const std::atomic<bool>& stop) {
   if (finished_) return true;
   // The step's work (compiles, plan runs, reference ops) waits at its yield points while calls
   // run.
-  YieldToCalls yield(options_.yield_to_calls, stop, options_.yield_patience_seconds);
+  YieldToCalls yield(options_.yield_to_calls, stop, options_.yield_patience_seconds,
+                     options_.yield_burst_cpu_seconds);
   const std::function<void()> hook = [&yield] { yield.Wait(); };
   const device::ScopedYieldHook hook_scope(options_.yield_to_calls != nullptr ? &hook : nullptr);
   if (!started_) {

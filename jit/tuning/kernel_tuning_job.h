@@ -61,6 +61,7 @@ struct KernelTuningJobOptions {
   // waits at its yield points while one runs (yield_to_calls.h). Null: never waits.
   const device::EpochDomain* yield_to_calls = nullptr;
   double yield_patience_seconds = 0.05;
+  double yield_burst_cpu_seconds = 0.02;
 };
 
 class KernelTuningJob : public tuner::TuningJob {

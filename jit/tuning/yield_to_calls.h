@@ -7,8 +7,9 @@
 // its yield points (between LLVM passes of a candidate's compile, before each check and timed
 // run) until no call is inside the Runtime's plan epochs.
 // A loop whose calls never pause (back-to-back on every core) would starve tuning: after one wait
-// that saw calls running for `patience` seconds (polled), the rest of the step runs without
-// waiting (idle priority alone decides then) and the next step waits again.
+// that saw calls running for `patience` seconds (polled), the tuner runs `burst` seconds of its
+// own CPU time without waiting (idle priority alone decides then), then waits again: tuning
+// still progresses, and takes little of a busy loop's time.
 #ifndef PTO_JIT_TUNING_YIELD_TO_CALLS_H_
 #define PTO_JIT_TUNING_YIELD_TO_CALLS_H_
 
@@ -20,11 +21,12 @@ namespace pto::jit {
 
 class YieldToCalls {
  public:
-  // `calls` null: never waits. `stop` ends a wait at once.
+  // `calls` null: never waits. `stop` ends a wait at once. Call Wait on one thread only (the
+  // burst is that thread's CPU time).
   YieldToCalls(const device::EpochDomain* calls, const std::atomic<bool>& stop,
-               double patience_seconds);
+               double patience_seconds, double burst_cpu_seconds);
 
-  // Returns when no call runs, `stop` is set, or patience ran out (in this wait or an earlier one).
+  // Returns when no call runs, `stop` is set, patience ran out, or a burst is under way.
   void Wait();
 
   // Wall seconds spent waiting so far.
@@ -34,8 +36,9 @@ class YieldToCalls {
   const device::EpochDomain* calls_;
   const std::atomic<bool>& stop_;
   double patience_seconds_;
+  double burst_cpu_seconds_;
   double waited_seconds_ = 0;
-  bool gave_up_ = false;
+  double burst_end_cpu_ = -1;  // this thread's CPU time when the current burst ends
 };
 
 }  // namespace pto::jit
