@@ -172,12 +172,7 @@ size_t EpochDomain::Reclaim() {
   // Records retired after this load may have readers that entered after the scan: keep them.
   uint64_t oldest = epoch_.load(std::memory_order_acquire);
   epoch_internal::FullFence();
-  for (SlotChunk* chunk = &table_->head; chunk != nullptr;
-       chunk = chunk->next.load(std::memory_order_acquire)) {
-    for (const Slot& slot : chunk->slots) {
-      oldest = std::min(oldest, slot.epoch.load(epoch_internal::kSlotScan));
-    }
-  }
+  oldest = std::min(oldest, OldestReaderEpoch());
   std::vector<Retired> ready;
   {
     std::lock_guard<std::mutex> lock(retired_mu_);
@@ -196,15 +191,18 @@ size_t EpochDomain::pending() const {
   return retired_.size();
 }
 
-bool EpochDomain::HasReaders() const {
+uint64_t EpochDomain::OldestReaderEpoch() const {
+  uint64_t oldest = epoch_internal::kQuiescent;
   for (const SlotChunk* chunk = &table_->head; chunk != nullptr;
        chunk = chunk->next.load(std::memory_order_acquire)) {
     for (const Slot& slot : chunk->slots) {
-      if (slot.epoch.load(std::memory_order_relaxed) != epoch_internal::kQuiescent) return true;
+      oldest = std::min(oldest, slot.epoch.load(epoch_internal::kSlotScan));
     }
   }
-  return false;
+  return oldest;
 }
+
+bool EpochDomain::HasReaders() const { return OldestReaderEpoch() != epoch_internal::kQuiescent; }
 
 size_t EpochDomain::slot_capacity() const {
   return table_->chunks.load(std::memory_order_relaxed) * epoch_internal::kSlotsPerChunk;

@@ -150,6 +150,8 @@ class EpochDomain {
 
   // Slow path of Enter: this thread's slot, claimed on its first Enter.
   epoch_internal::Slot* ThreadSlot();
+  // The smallest epoch of a reader inside a guard now; kQuiescent when there is none.
+  uint64_t OldestReaderEpoch() const;
 
   const uint64_t id_;
   epoch_internal::SlotTable* const table_;  // shared with threads holding slots; refcounted

@@ -135,12 +135,14 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
       return absl::ResourceExhaustedError("cannot allocate a prepacked copy of a constant input");
     }
   }
+  // Only the background tuner's runs have a yield hook: callers' runs check once per run.
+  const bool yielding = device::HasYieldHook();
   for (size_t ki = 0; ki < kernels.size(); ++ki) {
-    device::YieldPoint();  // the background tuner's runs wait here while calls run
+    if (yielding) device::YieldPoint();  // waits here while calls run
     const PlanKernel& k = kernels[ki];
     const auto start = kernel_seconds != nullptr ? std::chrono::steady_clock::now()
                                                  : std::chrono::steady_clock::time_point();
-    const double yielded = device::SecondsYielded();
+    const double yielded = yielding ? device::SecondsYielded() : 0;
     void* bufs[kMaxKernelBuffers];
     for (size_t j = 0; j < k.buffers.size(); ++j) {
       const BufferRef& b = k.buffers[j];
@@ -167,7 +169,7 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
         threads->ParallelFor2D(extent, k.grain, [&](const int64_t lo[2], const int64_t hi[2]) {
           k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
         });
-      } else if (device::HasYieldHook()) {
+      } else if (yielding) {
         // The background tuner's one-thread runs: yields between pieces of the grid cut like a
         // parallel split would (on grain multiples, along the dim with more grains, a few
         // pieces: a matmul piece packs its own panels of B, as a task of the split does).
@@ -191,7 +193,7 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
       // Waits at yield points are not the kernel's time.
       kernel_seconds[ki] =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
-          (device::SecondsYielded() - yielded);
+          (yielding ? device::SecondsYielded() - yielded : 0);
     }
   }
   return absl::OkStatus();
