@@ -519,6 +519,7 @@ void FunctionImpl::QueueTuning(Entry& entry, std::span<const int64_t> values,
     o.compare.min_improvement = t.min_improvement;
     if (record.has_value()) o.resumed_trials = record->trials();
     o.yield_to_calls = runtime_->calls_to_yield_to();
+    o.logger = &runtime_->logger();
     KernelTuning initial;
     initial.function = name_;
     initial.shape_class = entry.shape_class;

@@ -190,10 +190,12 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
       }
     }
     if (kernel_seconds != nullptr) {
-      // Waits at yield points are not the kernel's time.
+      // Waits at yield points are not the kernel's time. The yielded total is read before the
+      // clock (and after it at the start): a timer's wait that falls between the two reads then
+      // adds to the kernel's time, never takes more than it had.
+      const double waited = yielding ? device::SecondsYielded() - yielded : 0;
       kernel_seconds[ki] =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
-          (yielding ? device::SecondsYielded() - yielded : 0);
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited;
     }
   }
   return absl::OkStatus();

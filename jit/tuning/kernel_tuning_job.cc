@@ -254,6 +254,21 @@ void KernelTuningJob::ReportProgress() {
   if (progress_) progress_(state_);
 }
 
+std::unique_ptr<device::ScopedYieldTimer> KernelTuningJob::StartYieldTimer() {
+  if (options_.yield_to_calls == nullptr) return nullptr;
+  absl::StatusOr<std::unique_ptr<device::ScopedYieldTimer>> timer =
+      device::ScopedYieldTimer::Start(options_.yield_timer_period);
+  if (timer.ok()) return *std::move(timer);
+  if (!yield_timer_reported_ && options_.logger != nullptr) {
+    options_.logger->Log(LogLevel::kWarning,
+                         absl::StrCat("pto: background tuning yields to calls at its yield points "
+                                      "only: ",
+                                      timer.status().message()));
+  }
+  yield_timer_reported_ = true;
+  return nullptr;
+}
+
 bool KernelTuningJob::Step(const std::atomic<bool>& stop) {
   if (finished_) return true;
   // The step's work (compiles, plan runs, reference ops) waits at its yield points while calls
@@ -262,6 +277,7 @@ bool KernelTuningJob::Step(const std::atomic<bool>& stop) {
                      options_.yield_burst_cpu_seconds);
   const std::function<void()> hook = [&yield] { yield.Wait(); };
   const device::ScopedYieldHook hook_scope(options_.yield_to_calls != nullptr ? &hook : nullptr);
+  const std::unique_ptr<device::ScopedYieldTimer> timer = StartYieldTimer();
   if (!started_) {
     started_ = true;
     if (absl::Status s = Start(stop); !s.ok()) {

@@ -16,6 +16,7 @@
 #define PTO_JIT_TUNING_KERNEL_TUNING_JOB_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,8 +27,10 @@
 #include "absl/status/statusor.h"
 #include "device/epoch.h"
 #include "device/thread_arena.h"
+#include "device/yield_point.h"
 #include "jit/ir/tile_ir.h"
 #include "jit/kernel_compiler.h"
+#include "jit/logger.h"
 #include "jit/plan.h"
 #include "jit/tuning/tuning_program.h"
 #include "pto/options.h"
@@ -62,6 +65,11 @@ struct KernelTuningJobOptions {
   const device::EpochDomain* yield_to_calls = nullptr;
   double yield_patience_seconds = 0.05;
   double yield_burst_cpu_seconds = 0.02;
+  // With yield_to_calls, a timer also runs the wait every period between yield points (inside
+  // a long LLVM pass or reference op; device/yield_point.h ScopedYieldTimer).
+  std::chrono::microseconds yield_timer_period{250};
+  // Where a yield timer that cannot start is reported (once per job). Null: not reported.
+  const Logger* logger = nullptr;
 };
 
 class KernelTuningJob : public tuner::TuningJob {
@@ -90,6 +98,8 @@ class KernelTuningJob : public tuner::TuningJob {
  private:
   struct Candidate;
   absl::Status Start(const std::atomic<bool>& stop);
+  // The step's yield timer (null without yield_to_calls, or when it cannot start).
+  std::unique_ptr<device::ScopedYieldTimer> StartYieldTimer();
   // Builds, checks and times one config; the measurement the strategy gets.
   tuner::Measurement Trial(const tuner::Config& config, const std::atomic<bool>& stop);
   absl::StatusOr<std::unique_ptr<Plan>> BuildFor(const ir::TileConfig& config);
@@ -116,6 +126,7 @@ class KernelTuningJob : public tuner::TuningJob {
 
   bool started_ = false;
   bool finished_ = false;
+  bool yield_timer_reported_ = false;
   std::optional<tuner::SearchSpace> space_;
   std::unique_ptr<tuner::SearchStrategy> strategy_;
   tuner::Config incumbent_config_;
