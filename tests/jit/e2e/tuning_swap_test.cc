@@ -59,8 +59,10 @@ TEST(TuningSwap, EightThreadsCallWhilePlansAreSwapped) {
         } else if (!testing::Compare(*got, expected[t], ops::Tolerance{1e-5, 1e-5}).empty()) {
           wrong.fetch_add(1);
         }
-        // Eight callers on two cores would leave the idle-priority tuner no CPU at all.
-        std::this_thread::sleep_for(std::chrono::microseconds(300));
+        // Eight callers on two cores would leave the idle-priority tuner no CPU at all, and
+        // background tuning waits while any call runs: the pauses must overlap often (calls
+        // take hundreds of microseconds under TSan).
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
     });
   }
