@@ -22,9 +22,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
     c.vector_width = lanes;
     switch (k.kind) {
       case ir::KernelKind::kElementwise:
-        // Four vectors in flight spill a transcendental's temporaries on 16 registers (gelu on
-        // AVX2: 41 stack accesses per iteration); two do not, and run 1.2x faster in cache.
-        c.unroll = device.vector_registers >= 32 ? 4 : 2;
+        c.unroll = 4;
         c.tile_rows = 1;
         c.tile_cols = kColumnGrain;  // so that one long row still splits across threads
         call.work_per_cell = 1;
