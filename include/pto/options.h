@@ -23,7 +23,9 @@ enum class TuningMode : uint8_t {
   // Kernels run with their default configs, or the tuned configs the cache holds.
   kOff = 0,
   // The first call of a shape class queues its kernels; tuner threads at idle priority search
-  // their configs while calls keep running, and faster verified kernels are swapped in.
+  // their configs while calls keep running, and faster verified kernels are swapped in. When
+  // calls use every core, a tuner thread waits while any call runs; it checks every 250 us
+  // using a timer signal, SIGRTMIN+6 (left alone, with a warning, if it already has a handler).
   kBackground = 1,
   // The first call of a shape class tunes its kernels before it returns (warm-up runs).
   kBlocking = 2,
