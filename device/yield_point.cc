@@ -19,7 +19,7 @@ namespace {
 // One per thread. The timer's signal carries its address, so the handler reaches it without a
 // thread_local lookup (not async-signal-safe for every TLS model).
 struct YieldState {
-  const std::function<void()>* hook = nullptr;
+  std::atomic<const std::function<void()>*> hook{nullptr};  // atomic: the handler reads it
   std::atomic<bool> in_hook{false};
   std::atomic<double> yielded{0};
 };
@@ -28,11 +28,12 @@ thread_local YieldState tls_state;
 std::atomic<long> signals_handled_count{0};
 
 void RunHook(YieldState& state) {
-  if (state.hook == nullptr || !*state.hook) return;
+  const std::function<void()>* hook = state.hook.load(std::memory_order_relaxed);
+  if (hook == nullptr || !*hook) return;
   if (state.in_hook.exchange(true, std::memory_order_relaxed)) return;  // the signal interrupted it
   std::atomic_signal_fence(std::memory_order_seq_cst);
   const auto start = std::chrono::steady_clock::now();
-  (*state.hook)();
+  (*hook)();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   state.yielded.store(state.yielded.load(std::memory_order_relaxed) + seconds,
@@ -83,13 +84,17 @@ absl::Status InstallHandler() {
 
 }  // namespace
 
-ScopedYieldHook::ScopedYieldHook(const std::function<void()>* hook) : previous_(tls_state.hook) {
-  tls_state.hook = hook;
+ScopedYieldHook::ScopedYieldHook(const std::function<void()>* hook)
+    : previous_(tls_state.hook.load(std::memory_order_relaxed)) {
+  tls_state.hook.store(hook, std::memory_order_relaxed);
 }
 
-ScopedYieldHook::~ScopedYieldHook() { tls_state.hook = previous_; }
+ScopedYieldHook::~ScopedYieldHook() { tls_state.hook.store(previous_, std::memory_order_relaxed); }
 
-bool HasYieldHook() { return tls_state.hook != nullptr && *tls_state.hook; }
+bool HasYieldHook() {
+  const std::function<void()>* hook = tls_state.hook.load(std::memory_order_relaxed);
+  return hook != nullptr && *hook;
+}
 
 void YieldPoint() { RunHook(tls_state); }
 
