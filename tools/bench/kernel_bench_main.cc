@@ -130,8 +130,9 @@ void PrintMachine(const device::DeviceInfo& d) {
 void PrintLimits(const MachineLimits& l) {
   std::printf(
       "\nmeasured at %d thread%s: fp32 peak %.1f GFLOP/s, bandwidth %.1f GB/s "
-      "(read+write, 256 MiB buffers)",
-      l.threads, l.threads == 1 ? "" : "s", l.peak_gflops, l.bandwidth_gbs);
+      "(read+write, 256 MiB buffers, streaming stores; %.1f with ordinary stores)",
+      l.threads, l.threads == 1 ? "" : "s", l.peak_gflops, l.bandwidth_gbs,
+      l.bandwidth_ordinary_stores_gbs);
   if (l.threads == kReferenceThreads) {
     const std::string peak_flag = ReferenceFlag(l.peak_gflops, kReferencePeakGflops);
     const std::string bw_flag = ReferenceFlag(l.bandwidth_gbs, kReferenceBandwidthGbs);

@@ -14,6 +14,9 @@ struct MachineLimits {
   int threads = 1;
   double peak_gflops = 0;    // fp32 FMA peak of `threads` threads
   double bandwidth_gbs = 0;  // read + write bytes per second, STREAM convention
+  // The same copy with ordinary stores (each written line is read first): at most
+  // bandwidth_gbs. Shown beside it.
+  double bandwidth_ordinary_stores_gbs = 0;
 };
 
 // Best of a few runs of `threads` threads each running the FMA loop (AVX-512 when the device
@@ -21,8 +24,10 @@ struct MachineLimits {
 double MeasurePeakGflops(const device::DeviceInfo& device, int threads);
 // Best of a few passes of dst[i] = src[i] * s over two buffers of `buffer_bytes` each, split
 // across `threads` threads. Counts bytes read plus bytes written (the write-allocate read is
-// not counted, as STREAM does not).
-double MeasureBandwidthGbs(int threads, int64_t buffer_bytes);
+// not counted, as STREAM does not). With `streaming_stores` (x86 only; elsewhere ordinary
+// ones) the writes bypass the caches and skip that read: the most the machine streams (1.36x
+// ordinary stores at 2 threads on the 2-core EPYC of docs/performance.md).
+double MeasureBandwidthGbs(int threads, int64_t buffer_bytes, bool streaming_stores);
 
 MachineLimits MeasureLimits(const device::DeviceInfo& device, int threads, int64_t buffer_bytes);
 
