@@ -23,11 +23,16 @@ struct MachineLimits {
 // has it, else AVX2+FMA; SSE2 mul+add otherwise).
 double MeasurePeakGflops(const device::DeviceInfo& device, int threads);
 // Best of a few passes of dst[i] = src[i] * s over two buffers of `buffer_bytes` each, split
-// across `threads` threads. Counts bytes read plus bytes written (the write-allocate read is
-// not counted, as STREAM does not). With `streaming_stores` (x86 only; elsewhere ordinary
-// ones) the writes bypass the caches and skip that read: the most the machine streams (1.36x
-// ordinary stores at 2 threads on the 2-core EPYC of docs/performance.md).
-double MeasureBandwidthGbs(int threads, int64_t buffer_bytes, bool streaming_stores);
+// across `threads` threads, once with ordinary stores and once with streaming ones (x86 only;
+// elsewhere ordinary ones again), which bypass the caches and skip the write-allocate read: the
+// most the machine streams (1.36x ordinary stores at 2 threads on the 2-core EPYC of
+// docs/performance.md). Counts bytes read plus bytes written (the write-allocate read is not
+// counted, as STREAM does not).
+struct Bandwidth {
+  double ordinary_stores_gbs = 0;
+  double streaming_stores_gbs = 0;
+};
+Bandwidth MeasureBandwidth(int threads, int64_t buffer_bytes);
 
 MachineLimits MeasureLimits(const device::DeviceInfo& device, int threads, int64_t buffer_bytes);
 
