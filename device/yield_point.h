@@ -38,13 +38,13 @@ void YieldPoint();
 // Seconds this thread has spent inside its hooks so far (timed runs leave them out).
 double SecondsYielded();
 
-// While it lives, a POSIX timer sends this thread kYieldSignal() every `period` of wall time and
+// While it lives, a POSIX timer sends this thread YieldSignal() every `period` of wall time and
 // the handler runs the thread's hook. A signal that arrives while the thread waits for a core
 // runs the hook as soon as the thread gets one, so a thread that is handed a core it should not
 // keep gives it back within microseconds. Interrupted system calls restart (SA_RESTART).
 class ScopedYieldTimer {
  public:
-  // Fails (FailedPrecondition) when kYieldSignal() already has another handler in this process,
+  // Fails (FailedPrecondition) when YieldSignal() already has another handler in this process,
   // or when the timer cannot be created.
   static absl::StatusOr<std::unique_ptr<ScopedYieldTimer>> Start(std::chrono::microseconds period);
   ~ScopedYieldTimer();
