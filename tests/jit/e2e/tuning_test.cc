@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "cache/kernel_store.h"
+#include "device/device_info.h"
 #include "gtest/gtest.h"
 #include "tests/jit/e2e/test_util.h"
 
@@ -33,8 +35,8 @@ const TraceFn kProgram = [](std::span<const Value> v) {
   return std::vector<Value>{softmax(matmul(v[0], v[1]) + v[2])};
 };
 
-std::vector<HostTensor> Inputs() {
-  return {HostTensor::Random({24, 40}, 1), HostTensor::Random({40, 72}, 2),
+std::vector<HostTensor> Inputs(int64_t rows = 24) {
+  return {HostTensor::Random({rows, 40}, 1), HostTensor::Random({40, 72}, 2),
           HostTensor::Random({72}, 3)};
 }
 
@@ -54,8 +56,8 @@ RuntimeOptions Tuned(TuningMode mode, int64_t trials, const std::string& cache =
   return o;
 }
 
-void ExpectMatchesReference(Function& fn) {
-  const std::vector<HostTensor> in = Inputs();
+void ExpectMatchesReference(Function& fn, int64_t rows = 24) {
+  const std::vector<HostTensor> in = Inputs(rows);
   absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(fn, in);
   ASSERT_TRUE(got.ok()) << got.status();
   absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(kProgram, in);
@@ -128,19 +130,23 @@ TEST(Tuning, TunedConfigsPersistAndTheNextRuntimeLoadsTheirKernels) {
 }
 
 // A symbolic dim: candidates are checked at the bucket's smallest and largest sizes and at one
-// that is no multiple of the tiles, all within the shape class (here the multiples of 8 in
-// [16, 31]), and none of them fails.
+// that is no multiple of the tiles, all within the shape class (3 vectors of rows: the
+// multiples of the vector width in [2 * lanes, 4 * lanes), e.g. [16..31]%8 on AVX2), and none
+// of them fails.
 TEST(Tuning, SymbolicShapeClassIsCheckedWithinItsBucket) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime(Tuned(TuningMode::kBlocking, 4));
   FunctionOptions options;
   options.dynamic.push_back({0, 0, Dim("rows", 1, 64)});
   auto fn = rt->JitTraced("mm_softmax", 3, kProgram, options);
   ASSERT_TRUE(fn.ok());
-  ExpectMatchesReference(**fn);  // 24 rows
+  const int64_t lanes = device::DetectHost().f32_lanes();
+  ExpectMatchesReference(**fn, 3 * lanes);
+  const std::string want_class =
+      absl::StrCat("in0.0=[", 2 * lanes, "..", 4 * lanes - 1, "]%", lanes);
   const std::vector<KernelTuning> results = rt->tuning_results();
   ASSERT_EQ(results.size(), 2u);
   for (const KernelTuning& r : results) {
-    EXPECT_EQ(r.shape_class, "in0.0=[16..31]%8") << r.kernel;
+    EXPECT_EQ(r.shape_class, want_class) << r.kernel;
     EXPECT_EQ(r.ended, "completed") << r.kernel;
     EXPECT_GE(r.trials, 1) << r.kernel;
     EXPECT_EQ(r.failed, 0) << r.kernel;
