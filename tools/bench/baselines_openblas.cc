@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 
 #include "tools/bench/buffers.h"
 #include "tools/bench/plain_loops.h"
@@ -15,6 +16,19 @@ std::string OpenblasDescription() {
 }
 
 bool OpenblasAvailable() { return true; }
+
+std::string OpenblasCoreOverride(device::Isa isa) {
+  if (std::string(openblas_get_corename()) != "Prescott") return "";
+  switch (isa) {
+    case device::Isa::kAvx512:
+      return "SkylakeX";
+    case device::Isa::kAvx2:
+      return "Haswell";
+    case device::Isa::kSse2:
+      return "";
+  }
+  return "";
+}
 
 BackendFactory OpenblasMatmul(MatmulShape s) {
   return [s](const std::vector<IoSet>& sets, int threads) -> absl::StatusOr<Prepared> {

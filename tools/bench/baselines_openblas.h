@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "device/device_info.h"
 #include "tools/bench/baselines_onednn.h"
 #include "tools/bench/bench_case.h"
 
@@ -16,6 +17,10 @@ namespace pto::bench {
 // "OpenBLAS 0.3.21 ..." (its config string) or why it is missing.
 std::string OpenblasDescription();
 bool OpenblasAvailable();
+// The OPENBLAS_CORETYPE to re-run with when OpenBLAS picked its generic Prescott kernels on a
+// CPU it does not know (0.3.21 predates Emerald Rapids: model 207 falls back to SSE3 code, a
+// quarter of its speed) although the CPU has `isa`; empty when its choice stands.
+std::string OpenblasCoreOverride(device::Isa isa);
 
 // Inputs a, b; output c (a loop of sgemm over the batch).
 BackendFactory OpenblasMatmul(MatmulShape shape);

@@ -19,6 +19,7 @@ std::string OpenblasDescription() {
          "built";
 }
 bool OpenblasAvailable() { return false; }
+std::string OpenblasCoreOverride(device::Isa) { return ""; }
 BackendFactory OpenblasMatmul(MatmulShape) { return Missing(); }
 BackendFactory OpenblasLinearBiasGelu(int64_t, int64_t, int64_t) { return Missing(); }
 BackendFactory OpenblasAttention(int64_t, int64_t, int64_t) { return Missing(); }

@@ -14,7 +14,9 @@
 // OMP_WAIT_POLICY: oneDNN's OpenMP pool must not spin on a core pto is using. libgomp reads
 // the variable when it is loaded, before main, so main sets OMP_WAIT_POLICY=passive and re-runs
 // the program once (execv of /proc/self/exe) when it was not set; a value set by the caller is
-// kept.
+// kept. OPENBLAS_CORETYPE likewise (OpenBLAS picks its kernels when it is loaded): when it fell
+// back to its generic kernels on a CPU it does not know, main sets the core type that matches
+// the CPU's vector ISA (OpenblasCoreOverride) and re-runs, so the baseline is not a straw man.
 #include <unistd.h>
 
 #include <cstdio>
@@ -124,7 +126,9 @@ void PrintMachine(const device::DeviceInfo& d) {
   std::printf("baselines: %s\n           %s\n", OnednnDescription().c_str(),
               OpenblasDescription().c_str());
   const char* wait = std::getenv("OMP_WAIT_POLICY");
-  std::printf("env      : OMP_WAIT_POLICY=%s\n", wait ? wait : "(unset)");
+  const char* core = std::getenv("OPENBLAS_CORETYPE");
+  std::printf("env      : OMP_WAIT_POLICY=%s OPENBLAS_CORETYPE=%s\n", wait ? wait : "(unset)",
+              core ? core : "(unset)");
 }
 
 void PrintLimits(const MachineLimits& l) {
@@ -248,10 +252,21 @@ int Main(int argc, char** argv) {
 }  // namespace pto::bench
 
 int main(int argc, char** argv) {
+  bool rerun = false;
   if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
     setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);  // returns only on failure: then run with it set late
-    std::fprintf(stderr, "pto_bench_kernels: re-exec failed (%s); OMP_WAIT_POLICY may not apply\n",
+    rerun = true;
+  }
+  const std::string core = pto::bench::OpenblasCoreOverride(pto::device::DetectHost().isa);
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr && !core.empty()) {
+    setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+    rerun = true;
+  }
+  if (rerun) {
+    execv("/proc/self/exe", argv);  // returns only on failure: then run with them set late
+    std::fprintf(stderr,
+                 "pto_bench_kernels: re-exec failed (%s); OMP_WAIT_POLICY and OPENBLAS_CORETYPE "
+                 "may not apply\n",
                  std::strerror(errno));
   }
   return pto::bench::Main(argc, argv);
