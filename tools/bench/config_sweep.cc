@@ -5,11 +5,16 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "device/device_info.h"
 #include "device/thread_arena.h"
 #include "jit/codegen/matmul_config_grid.h"
@@ -25,7 +30,53 @@ namespace {
 std::string ConfigText(const ir::TileConfig& c) {
   return absl::StrCat("mr=", c.mr, ",nr_vectors=", c.nr_vectors, ",unroll=", c.unroll, ",kc=", c.kc,
                       ",pack_b=", c.pack_b ? 1 : 0, ",panel_bytes=", c.panel_bytes,
-                      ",loop_order=", ir::LoopOrderName(c.loop_order), ",mc=", c.mc);
+                      ",loop_order=", ir::LoopOrderName(c.loop_order), ",mc=", c.mc,
+                      ",tile_rows=", c.tile_rows, ",tile_cols=", c.tile_cols);
+}
+
+// One --sweep-configs entry ("mr=12,nr_vectors=2") applied over `config`.
+absl::Status ApplyFields(absl::string_view text, ir::TileConfig& config) {
+  for (absl::string_view field : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    const std::vector<absl::string_view> kv = absl::StrSplit(field, '=');
+    int64_t v = 0;
+    if (kv.size() == 2 && kv[0] == "loop_order") {
+      if (kv[1] == "panels_outer") {
+        config.loop_order = ir::LoopOrder::kPanelsOuter;
+      } else if (kv[1] == "row_blocks_outer") {
+        config.loop_order = ir::LoopOrder::kRowBlocksOuter;
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("loop_order is panels_outer or row_blocks_outer, not '", kv[1], "'"));
+      }
+      continue;
+    }
+    if (kv.size() != 2 || !absl::SimpleAtoi(kv[1], &v) || v < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", field, "' is not name=value with a value of at least 0"));
+    }
+    if (kv[0] == "mr") {
+      config.mr = static_cast<int>(v);
+    } else if (kv[0] == "nr_vectors") {
+      config.nr_vectors = static_cast<int>(v);
+    } else if (kv[0] == "unroll") {
+      config.unroll = static_cast<int>(v);
+    } else if (kv[0] == "kc") {
+      config.kc = v;
+    } else if (kv[0] == "pack_b") {
+      config.pack_b = v != 0;
+    } else if (kv[0] == "panel_bytes") {
+      config.panel_bytes = v;
+    } else if (kv[0] == "mc") {
+      config.mc = v;
+    } else if (kv[0] == "tile_rows") {
+      config.tile_rows = v;
+    } else if (kv[0] == "tile_cols") {
+      config.tile_cols = v;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("no config field '", kv[0], "'"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 struct Row {
@@ -102,13 +153,21 @@ int RunConfigSweep(const SweepOptions& o) {
   }
   for (double w : want) want_max = std::max(want_max, std::abs(w));
 
-  // The configs: the default first, then the grid (or a seeded sample of it).
+  // The configs: the default first, then the grid (or a seeded sample of it), or the given ones.
   const jit::MatMulConfigGrid grid;
   std::vector<Row> rows;
   rows.push_back({default_config, true});
-  std::vector<int64_t> picks(grid.size());
-  for (int64_t i = 0; i < grid.size(); ++i) picks[i] = i;
-  if (o.limit > 0 && o.limit < grid.size()) {
+  std::vector<int64_t> picks(o.configs.empty() ? grid.size() : 0);
+  for (int64_t i = 0; i < static_cast<int64_t>(picks.size()); ++i) picks[i] = i;
+  for (absl::string_view text : absl::StrSplit(o.configs, ';', absl::SkipWhitespace())) {
+    ir::TileConfig config = default_config;
+    if (absl::Status s = ApplyFields(text, config); !s.ok()) {
+      std::fprintf(stderr, "sweep: --sweep-configs: %s\n", std::string(s.message()).c_str());
+      return 2;
+    }
+    rows.push_back({config, false});
+  }
+  if (o.limit > 0 && o.limit < static_cast<int64_t>(picks.size())) {
     std::shuffle(picks.begin(), picks.end(), rng);
     picks.resize(o.limit);
     std::sort(picks.begin(), picks.end());
@@ -123,13 +182,21 @@ int RunConfigSweep(const SweepOptions& o) {
 
   std::printf(
       "config sweep: matmul %lldx%lldx%lld (MxKxN)%s, %d thread(s), %zu configs (%s), "
-      "%d rotated operand sets\n",
+      "%d rotated operand sets%s\n",
       static_cast<long long>(o.m), static_cast<long long>(o.k), static_cast<long long>(o.n),
       tb ? " with B stored [N, K]" : "", o.threads, rows.size() - 1,
-      o.limit > 0 ? "a seeded sample of the grid" : "the whole grid", sets);
+      !o.configs.empty() ? "given"
+      : o.limit > 0      ? "a seeded sample of the grid"
+                         : "the whole grid",
+      sets, o.configs.empty() ? "" : ", timed interleaved (round-robin repetitions)");
   device::ThreadArena arena(o.threads);
   const auto start = std::chrono::steady_clock::now();
   int failures = 0;
+  // Given configs are timed side by side (TimeInterleaved), so their plans are kept.
+  const bool interleave = !o.configs.empty();
+  std::vector<std::unique_ptr<jit::Plan>> kept;
+  std::vector<std::function<void(int)>> kept_runs;
+  std::vector<size_t> kept_rows;
   for (size_t r = 0; r < rows.size(); ++r) {
     Row& row = rows[r];
     jit::LoweredProgram program = *lowered;
@@ -140,10 +207,11 @@ int RunConfigSweep(const SweepOptions& o) {
     if (!plan.ok()) {
       row.failure = plan.status().ToString();
     } else {
-      auto run = [&](int s) {
+      jit::Plan* p = plan->get();
+      auto run = [&a, &b, &c, &arena, p](int s) {
         void* in[2] = {a[s].data(), b[s].data()};
         void* out[1] = {c[s].data()};
-        (void)(*plan)->Run({}, in, out, &arena);
+        (void)p->Run({}, in, out, &arena);
       };
       std::fill(c[0].begin(), c[0].end(), 0.f);
       run(0);
@@ -151,6 +219,10 @@ int RunConfigSweep(const SweepOptions& o) {
       for (int64_t i = 0; i < o.m * o.n; ++i) err = std::max(err, std::abs(c[0][i] - want[i]));
       if (!(err <= 1e-5 * want_max)) {
         row.failure = absl::StrCat("wrong result: max rel err ", err / want_max);
+      } else if (interleave) {
+        kept.push_back(std::move(*plan));
+        kept_runs.push_back(run);
+        kept_rows.push_back(r);
       } else {
         row.seconds = TimeCalls(run, sets, o.timing).median;
       }
@@ -160,6 +232,10 @@ int RunConfigSweep(const SweepOptions& o) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "\r[%zu/%zu] %.0f s elapsed, %.0f s left   ", r + 1, rows.size(), elapsed,
                  elapsed / static_cast<double>(r + 1) * static_cast<double>(rows.size() - r - 1));
+  }
+  if (interleave) {
+    const std::vector<Timing> timings = TimeInterleaved(kept_runs, sets, o.timing);
+    for (size_t i = 0; i < kept_rows.size(); ++i) rows[kept_rows[i]].seconds = timings[i].median;
   }
   std::fprintf(stderr, "\n");
 

@@ -22,10 +22,15 @@ struct SweepOptions {
   int64_t limit = 0;  // configs at most, a seeded sample of the grid (0: every config)
   uint32_t seed = 1;
   std::string csv_path;  // --sweep-csv
+  // --sweep-configs "mr=12,nr_vectors=2;kc=512": these configs, each a change of the default's
+  // fields (names as printed: mr, nr_vectors, unroll, kc, pack_b, panel_bytes, loop_order
+  // (panels_outer|row_blocks_outer), mc, tile_rows, tile_cols), instead of the grid, timed
+  // interleaved with the default (a repetition of each in turn; see TimeInterleaved).
+  std::string configs;
   TimingOptions timing;
 };
 
-// Returns the process exit status: 0, or 1 when a config failed to compile or was wrong.
+// Returns the process exit status; 2 when --sweep-configs does not parse: 0, or 1 when a config failed to compile or was wrong.
 int RunConfigSweep(const SweepOptions& options);
 
 }  // namespace pto::bench

@@ -4,6 +4,7 @@
 #define PTO_TOOLS_BENCH_TIMING_H_
 
 #include <functional>
+#include <vector>
 
 namespace pto::bench {
 
@@ -26,6 +27,12 @@ struct Timing {
 
 // Times `run(set)`, cycling set through [0, num_sets).
 Timing TimeCalls(const std::function<void(int)>& run, int num_sets, const TimingOptions& options);
+
+// Times several `runs` side by side: after each one's warm-up, rounds in which every run takes
+// one repetition in turn, so a machine whose speed drifts (shared, noisy) drifts for all of them
+// alike. Stops after max_reps rounds, or past budget_seconds times the number of runs.
+std::vector<Timing> TimeInterleaved(const std::vector<std::function<void(int)>>& runs, int num_sets,
+                                    const TimingOptions& options);
 
 }  // namespace pto::bench
 
