@@ -3,13 +3,12 @@
 // against double-precision std:: functions over dense sweeps, with FMA and without (SSE2);
 // measured maxima in brackets:
 //
-//   exp        relative <= 3e-7 [7.6e-8] where the result is >= FLT_MIN; denormal results are
-//              scaled with one rounding (absolute <= 1.5e-45 [1.04e-45]); x > 88.73 -> +inf,
-//              x < -104 -> 0, NaN -> NaN.
+//   exp        relative <= 3e-7 [7.6e-8] where the result is >= FLT_MIN; x < -87.3365 (results
+//              below FLT_MIN) -> 0; x > 88.73 -> +inf, NaN -> NaN.
 //   log        absolute <= 1e-7 [3.9e-8] on [0.5, 2]; relative <= 2.4e-7 [8e-8] elsewhere;
 //              denormal inputs handled; 0 -> -inf, x < 0 -> NaN, +inf -> +inf.
 //   tanh       absolute <= 3e-7 [7.1e-8], relative <= 4.8e-7 [1.3e-7]; +-inf -> +-1.
-//   sigmoid    relative <= 6e-7 [1.5e-7] where the result is >= FLT_MIN.
+//   sigmoid    relative <= 6e-7 [1.5e-7] where the result is >= FLT_MIN; x < -87.3365 -> 0.
 //   erf        absolute <= 3e-7 [1.5e-7], relative <= 1e-6 [2.8e-7] for |x| >= FLT_MIN.
 //   gelu_tanh  computed as x * sigmoid(2u), u = sqrt(2/pi)(x + 0.044715x^3) (no cancellation):
 //              relative <= 3e-6 [2.5e-6] for x >= -5; <= 3e-5 [1.3e-5] in the ill-conditioned tail
@@ -24,9 +23,12 @@
 // a short dependency chain), 2^n from exponent bits in two halves; log: Cephes logf (mantissa in
 // [sqrt(1/2), sqrt(2)), degree-9 polynomial); tanh: Cephes tanhf odd polynomial below 0.625, 1 -
 // 2/(exp(2|x|)+1) above; erf: Taylor series below 0.5, 1 - erfc above with Numerical Recipes' erfc
-// Chebyshev fit (relative error 1.2e-7; its degree-9 polynomial by Estrin's scheme; inside erfc,
-// exp clamps its argument at -87, so erfc results below ~1e-38 are absolute-accurate only).
-// gelu_erf uses erfc alone.
+// Chebyshev fit (relative error 1.2e-7; its degree-9 polynomial by Estrin's scheme; erfc(z) for
+// z > 9 is 0, absolute error < 4.2e-37). gelu_erf uses erfc alone.
+// Subnormal numbers: no function here returns one for an input that is not one (results below
+// FLT_MIN are flushed to 0, as oneDNN's eltwise kernels do), because every instruction that
+// produces or reads a subnormal takes a microcode assist on Intel cores (about 100x an FMA:
+// gelu over [-100, -10] ran 7x slower, softmax over [-100, 0] 10x).
 #ifndef PTO_JIT_CODEGEN_VECTOR_MATH_H_
 #define PTO_JIT_CODEGEN_VECTOR_MATH_H_
 
@@ -34,7 +36,15 @@
 
 namespace pto::jit {
 
-llvm::Value* EmitExp(llvm::IRBuilderBase& b, llvm::Value* x);
+// exp(x) is 0 below kExpFlushBelow: the float nearest ln(FLT_MIN) from above, the smallest
+// input whose exp is normal (by 4.5e-6 relative, far more than the approximation's error).
+inline constexpr double kExpFlushBelow = -87.33654022216797;
+// erfc(z) is 0 above this (erfc(9) = 4.1e-37: its products with x stay normal).
+inline constexpr double kErfcZeroAbove = 9.0;
+
+// exp(x); 0 for x < flush_below (at least kExpFlushBelow). Softmax passes a higher bound, so
+// that exp(x - max) times 1/sum stays normal too.
+llvm::Value* EmitExp(llvm::IRBuilderBase& b, llvm::Value* x, double flush_below = kExpFlushBelow);
 llvm::Value* EmitLog(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitTanh(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitSigmoid(llvm::IRBuilderBase& b, llvm::Value* x);
