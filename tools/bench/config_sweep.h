@@ -18,6 +18,7 @@ namespace pto::bench {
 struct SweepOptions {
   int64_t m = 256, k = 512, n = 512;  // --sweep-shape MxKxN
   bool transposed_b = false;          // --sweep-transposed-b: B stored [N, K], as a linear's
+  bool constant_b = false;  // --sweep-constant-b: B a constant input, read prepacked (weights)
   int threads = 2;
   int64_t limit = 0;  // configs at most, a seeded sample of the grid (0: every config)
   uint32_t seed = 1;
@@ -30,7 +31,8 @@ struct SweepOptions {
   TimingOptions timing;
 };
 
-// Returns the process exit status; 2 when --sweep-configs does not parse: 0, or 1 when a config failed to compile or was wrong.
+// Returns the process exit status; 2 when --sweep-configs does not parse: 0, or 1 when a config
+// failed to compile or was wrong.
 int RunConfigSweep(const SweepOptions& options);
 
 }  // namespace pto::bench

@@ -5,6 +5,7 @@
 //                     [--tune-trials N [--tune-seconds S]]
 //   pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-transposed-b] [--sweep-limit N]
 //                     [--sweep-csv FILE] [--sweep-configs "mr=12,nr_vectors=2;kc=512"]
+//                     [--sweep-constant-b]
 //
 // --tune-trials N (default 0: off) opens pto's Runtime with blocking tuning (N trials and at
 // most --tune-seconds, default 30, per kernel): each case's first call, made before its timing,
@@ -97,6 +98,8 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       flags.sweep_options.transposed_b = true;
     } else if (arg == "--sweep-limit") {
       if (!absl::SimpleAtoi(value(), &flags.sweep_options.limit)) return false;
+    } else if (arg == "--sweep-constant-b") {
+      flags.sweep_options.constant_b = true;
     } else if (arg == "--sweep-configs") {
       flags.sweep_options.configs = value();
     } else if (arg == "--sweep-csv") {
@@ -178,7 +181,8 @@ int Main(int argc, char** argv) {
                  "usage: pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] "
                  "[--threads 2,1] [--budget SECONDS] [--tune-trials N [--tune-seconds S]]\n"
                  "       pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-limit N] "
-                 "[--sweep-transposed-b] [--sweep-csv FILE] [--sweep-configs \"F=V,...;...\"] "
+                 "[--sweep-transposed-b] [--sweep-constant-b] [--sweep-csv FILE] "
+                 "[--sweep-configs \"F=V,...;...\"] "
                  "[--threads T] [--reps N] "
                  "[--budget SECONDS]\n");
     return 2;
