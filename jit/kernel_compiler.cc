@@ -95,7 +95,8 @@ absl::StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create(
   impl->store = options.store;
   impl->compiler_fingerprint =
       options.compiler_fingerprint.empty()
-          ? cache::CompilerFingerprint(kKernelAbiVersion, LLVM_VERSION_STRING, "O2")
+          ? cache::CompilerFingerprint(kKernelAbiVersion, LLVM_VERSION_STRING,
+                                       absl::StrCat("O2 codegen=", kCodegenRevision))
           : options.compiler_fingerprint;
   // The LLJIT and the target are set up here, once: no kernel's timing includes them.
   const auto start = std::chrono::steady_clock::now();

@@ -9,6 +9,12 @@
 
 namespace pto::jit {
 
+// Revision of the code the emitters generate for a given kernel description: part of the
+// compiler fingerprint (so of every kernel's cache key), so a cache written by an earlier
+// codegen is a miss, not old code. Bump it with every change to generated code.
+// 2: vector math without subnormals (flush below FLT_MIN), AVX-512 reciprocal estimates.
+inline constexpr int kCodegenRevision = 2;
+
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";
   std::string cpu_name = "x86-64";  // LLVM CPU name ("znver3", "x86-64-v3")

@@ -20,11 +20,7 @@ llvm::Function* CreateKernelFunction(const ir::Kernel& kernel, const CodegenTarg
   auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, ptr, ptr}, false);
   llvm::Function* fn =
       llvm::Function::Create(type, llvm::Function::ExternalLinkage, kernel.name, module);
-  const std::string width = std::to_string(std::max(target.vector_bits, lanes * 32));
-  fn->addFnAttr("target-cpu", target.cpu_name);
-  fn->addFnAttr("target-features", target.features);
-  fn->addFnAttr("prefer-vector-width", width);
-  fn->addFnAttr("min-legal-vector-width", width);
+  SetCodegenAttributes(target, lanes, *fn);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   fn->addFnAttr(llvm::Attribute::NoSync);
   fn->addFnAttr(llvm::Attribute::NoFree);
@@ -43,6 +39,16 @@ llvm::Function* CreateKernelFunction(const ir::Kernel& kernel, const CodegenTarg
 }
 
 }  // namespace
+
+void SetCodegenAttributes(const CodegenTarget& target, int lanes, llvm::Function& fn) {
+  const std::string width = std::to_string(std::max(target.vector_bits, lanes * 32));
+  fn.addFnAttr("target-cpu", target.cpu_name);
+  fn.addFnAttr("target-features", target.features);
+  fn.addFnAttr("prefer-vector-width", width);
+  fn.addFnAttr("min-legal-vector-width", width);
+  // AVX2's rcpps is 12 bits (one Newton step leaves about 2^-22), and its divider is fast.
+  fn.addFnAttr("reciprocal-estimates", target.isa == device::Isa::kAvx512 ? "vec-divf:1" : "none");
+}
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kernel,
                                                          const CodegenTarget& target,

@@ -11,6 +11,7 @@
 #include "jit/ir/tile_ir.h"
 
 namespace llvm {
+class Function;
 class LLVMContext;
 class Module;
 }  // namespace llvm
@@ -22,6 +23,12 @@ namespace pto::jit {
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kernel,
                                                          const CodegenTarget& target,
                                                          llvm::LLVMContext& context);
+
+// The code-generation attributes every generated function carries: target CPU and features,
+// vector width, and "reciprocal-estimates" (vector divisions flagged arcp+ninf, see
+// vector_math.h, become vrcp14ps plus one Newton step on AVX-512, whose divider is the
+// bottleneck of gelu and sigmoid; exact divisions elsewhere).
+void SetCodegenAttributes(const CodegenTarget& target, int lanes, llvm::Function& fn);
 
 // The checks EmitKernel makes before emitting anything.
 absl::Status ValidateKernel(const ir::Kernel& kernel);

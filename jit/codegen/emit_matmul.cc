@@ -712,8 +712,8 @@ class MatMulEmitter {
     auto* type = llvm::FunctionType::get(ec_.b.getVoidTy(), params, false);
     f = llvm::Function::Create(type, llvm::Function::InternalLinkage,
                                ec_.fn->getName() + ".epilogue" + llvm::Twine(width), ec_.module);
-    for (const char* attr :
-         {"target-cpu", "target-features", "prefer-vector-width", "min-legal-vector-width"}) {
+    for (const char* attr : {"target-cpu", "target-features", "prefer-vector-width",
+                             "min-legal-vector-width", "reciprocal-estimates"}) {
       if (ec_.fn->hasFnAttribute(attr)) f->addFnAttr(ec_.fn->getFnAttribute(attr));
     }
     f->addFnAttr(llvm::Attribute::NoUnwind);

@@ -71,6 +71,21 @@ llvm::Value* CopySign(llvm::IRBuilderBase& b, llvm::Value* mag, llvm::Value* sig
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, mag, sign);
 }
 
+// num / den where den is never infinite (the callers clamp it): the division may be replaced by
+// a reciprocal estimate and one Newton step (arcp; ninf is what LLVM requires for it), which the
+// kernel's "reciprocal-estimates" attribute allows on AVX-512 only (SetCodegenAttributes).
+llvm::Value* DivFiniteDenominator(llvm::IRBuilderBase& b, llvm::Value* num, llvm::Value* den) {
+  llvm::Value* q = b.CreateFDiv(num, den);
+  if (auto* inst = llvm::dyn_cast<llvm::Instruction>(q)) {
+    llvm::FastMathFlags flags;
+    flags.setAllowReciprocal();
+    flags.setNoInfs();
+    flags.setAllowContract();
+    inst->setFastMathFlags(flags);
+  }
+  return q;
+}
+
 // exp(xc) = p * 2^n with xc already clamped: n = round(xc / ln2) (its integer bits in *ni),
 // r = xc - n ln2 in two parts (Cody-Waite), p = 1 + r + r^2 y(r) by Estrin's scheme.
 llvm::Value* ExpReduced(llvm::IRBuilderBase& b, llvm::Value* xc, llvm::Value** ni) {
@@ -103,7 +118,8 @@ llvm::Value* ExpNormalRange(llvm::IRBuilderBase& b, llvm::Value* x) {
 // the degree-9 polynomial by Estrin's scheme. z > 9 gives 0 (erfc(9) = 4.1e-37), so no result
 // and nothing computed from one is subnormal (see EmitExp).
 llvm::Value* ErfcNonNegative(llvm::IRBuilderBase& b, llvm::Value* z) {
-  llvm::Value* t = b.CreateFDiv(F(z, 1.0), EmitFMulAdd(b, z, F(z, 0.5), F(z, 1.0)));
+  // z = +inf gives t = poison through the estimate's ninf; the final select discards it.
+  llvm::Value* t = DivFiniteDenominator(b, F(z, 1.0), EmitFMulAdd(b, z, F(z, 0.5), F(z, 1.0)));
   llvm::Value* p = PolyEstrin(b, t,
                               {0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
                                -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223});
@@ -208,7 +224,8 @@ llvm::Value* EmitTanh(llvm::IRBuilderBase& b, llvm::Value* x) {
   // tanh(|x| >= 9.02) rounds to 1: clamping at 10 keeps exp finite (no overflow to inf).
   llvm::Value* ac = Select(b, b.CreateFCmpOGT(ax, F(x, 10.0)), F(x, 10.0), ax);
   llvm::Value* e = EmitExp(b, b.CreateFAdd(ac, ac));
-  llvm::Value* large = b.CreateFSub(F(x, 1.0), b.CreateFDiv(F(x, 2.0), b.CreateFAdd(e, F(x, 1.0))));
+  llvm::Value* large =
+      b.CreateFSub(F(x, 1.0), DivFiniteDenominator(b, F(x, 2.0), b.CreateFAdd(e, F(x, 1.0))));
   return Select(b, b.CreateFCmpOLT(ax, F(x, 0.625)), small, CopySign(b, large, x));
 }
 
@@ -218,7 +235,7 @@ llvm::Value* EmitSigmoid(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* tiny = b.CreateFCmpOLT(x, F(x, kExpFlushBelow));
   llvm::Value* xc = Select(b, tiny, F(x, kExpFlushBelow), x);
   llvm::Value* e = EmitExp(b, b.CreateFNeg(xc));
-  llvm::Value* s = b.CreateFDiv(F(x, 1.0), b.CreateFAdd(F(x, 1.0), e));
+  llvm::Value* s = DivFiniteDenominator(b, F(x, 1.0), b.CreateFAdd(F(x, 1.0), e));
   return Select(b, tiny, F(x, 0.0), s);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "jit/codegen/emit_kernel.h"
 #include "kernel_test_util.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
@@ -32,9 +33,7 @@ std::vector<float> RunErf(Isa isa, const std::vector<float>& x) {
   auto* fn = llvm::Function::Create(
       llvm::FunctionType::get(llvm::Type::getVoidTy(*ctx), {ptr, ptr, i64}, false),
       llvm::Function::ExternalLinkage, name, *m);
-  const CodegenTarget& target = EngineFor(isa).target();
-  fn->addFnAttr("target-cpu", target.cpu_name);
-  fn->addFnAttr("target-features", target.features);
+  SetCodegenAttributes(EngineFor(isa).target(), 4, *fn);
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(*ctx, "entry", fn);
   llvm::BasicBlock* loop = llvm::BasicBlock::Create(*ctx, "loop", fn);
   llvm::BasicBlock* exit = llvm::BasicBlock::Create(*ctx, "exit", fn);

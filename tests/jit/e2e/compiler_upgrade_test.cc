@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "cache/kernel_store.h"
 #include "device/device_info.h"
 #include "gtest/gtest.h"
+#include "jit/codegen/codegen_target.h"
 #include "jit/kernel_compiler.h"
 #include "jit/pipeline.h"
 #include "jit/trace.h"
@@ -117,6 +119,9 @@ TEST(CompilerUpgrade, DefaultFingerprintIsThisBuilds) {
   ASSERT_TRUE(compiler.ok());
   EXPECT_EQ((*compiler)->compiler_fingerprint().rfind("pto=", 0), 0u);
   EXPECT_NE((*compiler)->compiler_fingerprint().find(";llvm="), std::string::npos);
+  EXPECT_NE(
+      (*compiler)->compiler_fingerprint().find(absl::StrCat("codegen=", jit::kCodegenRevision)),
+      std::string::npos);
 }
 
 }  // namespace
