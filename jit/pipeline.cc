@@ -1,7 +1,7 @@
 #include "jit/pipeline.h"
 
 #include "absl/strings/str_cat.h"
-#include "jit/codegen/matmul_config_grid.h"
+#include "jit/codegen/emit_kernel.h"
 #include "jit/passes/build_tile_graph.h"
 #include "jit/passes/canonicalize.h"
 #include "jit/passes/cse.h"
@@ -103,9 +103,7 @@ absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
     k.grain[0] = call.kernel.config.tile_rows;
     k.grain[1] = call.kernel.config.tile_cols;
     k.work_per_cell = call.work_per_cell;
-    if (call.kernel.kind == ir::KernelKind::kMatMul) {
-      k.scratch_bytes = MatMulScratchBytes(call.kernel.config);
-    }
+    k.scratch_bytes = KernelScratchBytes(call.kernel);
     for (int b : call.buffers) {
       const ir::Buffer& buf = program.tiles.buffers[b];
       BufferRef ref;

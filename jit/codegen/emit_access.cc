@@ -87,7 +87,13 @@ void AccessEmitter::Store(int access, std::span<llvm::Value* const> idx, int vec
   }
   llvm::Value* stride = StrideOrZero(access, vec_dim);
   if (ConstantValue(stride) == 1) {
-    llvm::StoreInst* st = b.CreateAlignedStore(value, Pointer(access, index), llvm::Align(4));
+    const bool streaming = access == streaming_access_ && width % ec_.lanes == 0;
+    llvm::StoreInst* st = b.CreateAlignedStore(value, Pointer(access, index),
+                                               llvm::Align(streaming ? int64_t{4} * ec_.lanes : 4));
+    if (streaming) {
+      st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                      llvm::MDNode::get(ec_.ctx, llvm::ConstantAsMetadata::get(b.getInt32(1))));
+    }
     ec_.AnnotateSlot(st, slot);
     return;
   }

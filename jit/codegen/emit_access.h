@@ -24,6 +24,14 @@ class AccessEmitter {
   llvm::Value* Load(int access, std::span<llvm::Value* const> idx, int vec_dim, int width);
   void Store(int access, std::span<llvm::Value* const> idx, int vec_dim, int width,
              llvm::Value* value);
+  // Until the next call, vector stores of `access` along a unit stride are non-temporal and
+  // assume an address aligned to the kernel's vector (the caller peels to it:
+  // EmitAlignedVectorSpan). -1: none.
+  void StreamStores(int access) { streaming_access_ = access; }
+  // The address of `access` at `idx`.
+  llvm::Value* Address(int access, std::span<llvm::Value* const> idx) {
+    return Pointer(access, Index(access, idx));
+  }
   // The stride of `access` along `dim` (an i64 value, constant when known).
   llvm::Value* Stride(int access, int dim) const { return strides_[access][dim]; }
 
@@ -32,6 +40,7 @@ class AccessEmitter {
   // Missing dims (rank-0 accesses) have stride 0.
   llvm::Value* StrideOrZero(int access, int dim) const;
   EmitContext& ec_;
+  int streaming_access_ = -1;
   std::vector<llvm::Value*> offsets_;
   std::vector<std::vector<llvm::Value*>> strides_;
 };

@@ -19,22 +19,33 @@ absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access) {
   std::vector<int> roots;
   for (const ir::Store& s : k.stores) roots.push_back(s.value);
 
+  // Streaming stores: one store, unit stride along the vectorized dim.
+  const bool streaming = k.config.streaming_stores && k.stores.size() == 1 &&
+                         ConstantValue(access.Stride(k.stores[0].access, vec_dim)) == 1;
   EmitForLoop(ec, ec.lo[0], ec.hi[0], [&](llvm::Value* row) {
     std::vector<llvm::Value*> idx = ec.Unflatten(row, row_dims);
     idx.resize(rank, nullptr);
-    EmitVectorSpan(
-        ec, ec.lo[1], ec.hi[1], k.config.unroll,
-        [&](llvm::Value* col, int width, int /*slot*/) {
-          idx[vec_dim] = col;
-          auto load = [&](int a) { return access.Load(a, idx, vec_dim, width); };
-          std::vector<llvm::Value*> v =
-              EmitProgram(ec.b, k.output, roots, ec.VecType(width), load, nullptr);
-          for (const ir::Store& s : k.stores) {
-            access.Store(s.access, idx, vec_dim, width, v[s.value]);
-          }
-        },
-        /*fused=*/true);
+    const SpanBody body = [&](llvm::Value* col, int width, int /*slot*/) {
+      idx[vec_dim] = col;
+      auto load = [&](int a) { return access.Load(a, idx, vec_dim, width); };
+      std::vector<llvm::Value*> v =
+          EmitProgram(ec.b, k.output, roots, ec.VecType(width), load, nullptr);
+      for (const ir::Store& s : k.stores) {
+        access.Store(s.access, idx, vec_dim, width, v[s.value]);
+      }
+    };
+    if (streaming) {
+      idx[vec_dim] = ec.lo[1];
+      llvm::Value* start = access.Address(k.stores[0].access, idx);
+      access.StreamStores(k.stores[0].access);
+      EmitAlignedVectorSpan(ec, ec.lo[1], ec.hi[1], k.config.unroll, start, body,
+                            /*fused=*/true);
+      access.StreamStores(-1);
+    } else {
+      EmitVectorSpan(ec, ec.lo[1], ec.hi[1], k.config.unroll, body, /*fused=*/true);
+    }
   });
+  if (streaming) EmitStoreFence(ec);
   return absl::OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #include "jit/codegen/emit_access.h"
 #include "jit/codegen/emit_context.h"
 #include "jit/codegen/emit_kinds.h"
+#include "jit/codegen/matmul_config_grid.h"
 #include "jit/kernel_abi.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
@@ -39,6 +40,19 @@ llvm::Function* CreateKernelFunction(const ir::Kernel& kernel, const CodegenTarg
 }
 
 }  // namespace
+
+int64_t KernelScratchBytes(const ir::Kernel& kernel) {
+  switch (kernel.kind) {
+    case ir::KernelKind::kMatMul:
+      return MatMulScratchBytes(kernel.config);
+    case ir::KernelKind::kRowOp:
+      return RowOpScratchBytes(kernel);
+    case ir::KernelKind::kElementwise:
+    case ir::KernelKind::kReduce:
+      return 0;
+  }
+  return 0;
+}
 
 void SetCodegenAttributes(const CodegenTarget& target, int lanes, llvm::Function& fn) {
   const std::string width = std::to_string(std::max(target.vector_bits, lanes * 32));

@@ -30,6 +30,10 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kerne
 // bottleneck of gelu and sigmoid; exact divisions elsewhere).
 void SetCodegenAttributes(const CodegenTarget& target, int lanes, llvm::Function& fn);
 
+// Per-thread scratch bytes the kernel's code expects in its scratch argument (the plan
+// provides them): packed panels of a matmul's B, softmax's exp row with streaming stores.
+int64_t KernelScratchBytes(const ir::Kernel& kernel);
+
 // The checks EmitKernel makes before emitting anything.
 absl::Status ValidateKernel(const ir::Kernel& kernel);
 

@@ -14,6 +14,11 @@ absl::Status EmitReduce(EmitContext& ec, AccessEmitter& access);       // emit_r
 absl::Status EmitRowOp(EmitContext& ec, AccessEmitter& access);        // emit_row_op.cc
 absl::Status EmitMatMul(EmitContext& ec, AccessEmitter& access);       // emit_matmul.cc
 
+// Per-thread scratch a row op needs (the plan provides it): softmax with streaming stores keeps
+// its exp row there, so the output is written once. 0 otherwise, and for a symbolic row length
+// (which then keeps the row in the output, as without streaming).
+int64_t RowOpScratchBytes(const ir::Kernel& kernel);
+
 }  // namespace pto::jit
 
 #endif  // PTO_JIT_CODEGEN_EMIT_KINDS_H_

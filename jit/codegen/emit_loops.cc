@@ -1,5 +1,7 @@
 #include "jit/codegen/emit_loops.h"
 
+#include "llvm/IR/IntrinsicsX86.h"
+
 namespace pto::jit {
 
 void EmitForLoop(EmitContext& ec, llvm::Value* begin, llvm::Value* end,
@@ -74,6 +76,29 @@ void EmitVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int u
     EmitChunkLoop(
         ec, pos, end, 1, [&](llvm::Value* at) { body(at, 1, 0); }, /*disable_unroll=*/true);
   }
+}
+
+void EmitAlignedVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int unroll,
+                           llvm::Value* address_at_begin, const SpanBody& body, bool fused) {
+  llvm::IRBuilder<>& b = ec.b;
+  const int64_t lanes = ec.lanes;
+  if (lanes <= 1) {
+    EmitVectorSpan(ec, begin, end, unroll, body, fused);
+    return;
+  }
+  // Elements before the next multiple of lanes * 4 bytes (0 when aligned), at most the extent.
+  llvm::Value* element = b.CreateLShr(b.CreatePtrToInt(address_at_begin, ec.I64()), 2);
+  llvm::Value* peel = b.CreateAnd(b.CreateSub(ec.I64Const(0), element), ec.I64Const(lanes - 1));
+  llvm::Value* extent = b.CreateSub(end, begin);
+  peel = b.CreateSelect(b.CreateICmpSLT(peel, extent), peel, extent);
+  llvm::Value* aligned = b.CreateAdd(begin, peel);
+  EmitForLoop(
+      ec, begin, aligned, [&](llvm::Value* at) { body(at, 1, 0); }, /*disable_unroll=*/true);
+  EmitVectorSpan(ec, aligned, end, unroll, body, fused);
+}
+
+void EmitStoreFence(EmitContext& ec) {
+  ec.b.CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
 }
 
 }  // namespace pto::jit

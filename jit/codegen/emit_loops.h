@@ -32,6 +32,16 @@ using SpanBody = std::function<void(llvm::Value* at, int width, int slot)>;
 void EmitVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int unroll,
                     const SpanBody& body, bool fused = false);
 
+// EmitVectorSpan after a scalar peel that brings `address_at_begin` (the f32 element stored at
+// `begin`, 4-byte aligned) to a multiple of ec.lanes * 4 bytes, so every vector store of the
+// span is aligned (non-temporal stores need it).
+void EmitAlignedVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int unroll,
+                           llvm::Value* address_at_begin, const SpanBody& body, bool fused = false);
+
+// sfence: non-temporal stores are ordered before the kernel returns (and a task's completion
+// is seen by another thread).
+void EmitStoreFence(EmitContext& ec);
+
 }  // namespace pto::jit
 
 #endif  // PTO_JIT_CODEGEN_EMIT_LOOPS_H_

@@ -25,6 +25,17 @@ namespace {
 // (at least 1), and times 1/sum it stays normal (no subnormal assists) for rows of up to 10^10.
 constexpr double kSoftmaxFlushBelow = -64.0;
 
+// Streaming stores apply to a row op's one store along a unit stride.
+bool StreamsRowOutput(const ir::Kernel& k, llvm::Value* out_row_stride) {
+  return k.config.streaming_stores && k.stores.size() == 1 && ConstantValue(out_row_stride) == 1;
+}
+
+// Softmax that keeps exp(x - max) for its final pass: kAcc is its only output.
+bool KeepsExp(const ir::Kernel& k) {
+  return k.row_op == ir::RowOpKind::kSoftmax && k.stores.size() == 1 &&
+         k.output[k.stores[0].value].op == ir::ExprOp::kAcc;
+}
+
 class RowOpEmitter {
  public:
   RowOpEmitter(EmitContext& ec, AccessEmitter& access)
@@ -34,6 +45,9 @@ class RowOpEmitter {
     cols_ = dims_[rank_ - 1];
     cols_f_ = ec.b.CreateSIToFP(cols_, ec.F32());
     unroll_ = std::max(1, k_.config.unroll);
+    streaming_ =
+        !k_.stores.empty() && StreamsRowOutput(k_, access.Stride(k_.stores[0].access, rank_ - 1));
+    row_scratch_ = RowOpScratchBytes(k_) > 0 ? ec.fn->getArg(3) : nullptr;
   }
 
   void Emit() {
@@ -51,6 +65,7 @@ class RowOpEmitter {
         EmitRow();
       });
     });
+    if (streaming_) EmitStoreFence(ec_);
   }
 
  private:
@@ -134,14 +149,25 @@ class RowOpEmitter {
 
   // Final pass: kAcc = y(x) at each point.
   void Normalize(const Transform& y) {
-    EmitVectorSpan(
-        ec_, ec_.I64Const(0), cols_, unroll_,
-        [&](llvm::Value* at, int width, int) {
-          if (width > 1) PrefetchNextRow(at, width);
-          llvm::Value* acc = y(X(at, width), width);
-          StoreOutput(at, width, acc);
-        },
-        /*fused=*/true);
+    FinalSpan([&](llvm::Value* at, int width, int) {
+      if (width > 1) PrefetchNextRow(at, width);
+      llvm::Value* acc = y(X(at, width), width);
+      StoreOutput(at, width, acc);
+    });
+  }
+
+  // The pass that writes the output: with streaming stores, after a peel to the output row's
+  // alignment (its vector stores are non-temporal).
+  void FinalSpan(const SpanBody& body) {
+    if (!streaming_) {
+      EmitVectorSpan(ec_, ec_.I64Const(0), cols_, unroll_, body, /*fused=*/true);
+      return;
+    }
+    idx_[rank_ - 1] = ec_.I64Const(0);
+    llvm::Value* start = access_.Address(k_.stores[0].access, idx_);
+    access_.StreamStores(k_.stores[0].access);
+    EmitAlignedVectorSpan(ec_, ec_.I64Const(0), cols_, unroll_, start, body, /*fused=*/true);
+    access_.StreamStores(-1);
   }
 
   void StoreOutput(llvm::Value* at, int width, llvm::Value* acc) {
@@ -168,26 +194,36 @@ class RowOpEmitter {
       case ir::RowOpKind::kLogSoftmax: {
         llvm::Value* m = RowReduce(Combine::kMax, [](llvm::Value* x, int) { return x; });
         const bool keep = k_.row_op == ir::RowOpKind::kSoftmax && OutputIsAcc();
+        // exp(x - max) is kept in the output, or with streaming stores in the scratch row (so
+        // the output is written once, by the final pass, without being read into the cache).
+        auto keep_at = [&](llvm::Value* at) {
+          return b.CreateInBoundsGEP(ec_.F32(), row_scratch_, at);
+        };
+        auto keep_exp = [&](llvm::Value* at, int w, llvm::Value* e) {
+          if (row_scratch_ == nullptr) {
+            StoreOutput(at, w, e);
+          } else {
+            b.CreateAlignedStore(e, keep_at(at), llvm::Align(4));
+          }
+        };
         llvm::Value* s = RowReduce(
             Combine::kSum,
             [&](llvm::Value* x, int w) {
               return EmitExp(b, b.CreateFSub(x, S(m, w)), kSoftmaxFlushBelow);
             },
-            keep ? [&](llvm::Value* at, int w, llvm::Value* e) { StoreOutput(at, w, e); }
-                 : std::function<void(llvm::Value*, int, llvm::Value*)>());
+            keep ? keep_exp : std::function<void(llvm::Value*, int, llvm::Value*)>());
         if (keep) {
-          // out = e * (1/s) in place: e was stored at exactly these points.
+          // out = e * (1/s): e was stored at exactly these points.
           llvm::Value* inv = b.CreateFDiv(one, s);
           const int out = k_.stores[0].access;
-          EmitVectorSpan(
-              ec_, ec_.I64Const(0), cols_, unroll_,
-              [&](llvm::Value* at, int w, int) {
-                if (w > 1) PrefetchNextRow(at, w);
-                idx_[rank_ - 1] = at;
-                llvm::Value* e = access_.Load(out, idx_, rank_ - 1, w);
-                access_.Store(out, idx_, rank_ - 1, w, b.CreateFMul(e, S(inv, w)));
-              },
-              /*fused=*/true);
+          FinalSpan([&](llvm::Value* at, int w, int) {
+            if (w > 1) PrefetchNextRow(at, w);
+            idx_[rank_ - 1] = at;
+            llvm::Value* e = row_scratch_ == nullptr
+                                 ? access_.Load(out, idx_, rank_ - 1, w)
+                                 : b.CreateAlignedLoad(ec_.VecType(w), keep_at(at), llvm::Align(4));
+            access_.Store(out, idx_, rank_ - 1, w, b.CreateFMul(e, S(inv, w)));
+          });
         } else if (k_.row_op == ir::RowOpKind::kSoftmax) {
           llvm::Value* inv = b.CreateFDiv(one, s);
           Normalize([&](llvm::Value* x, int w) {
@@ -231,6 +267,8 @@ class RowOpEmitter {
   const ir::Kernel& k_;
   const int rank_;
   int unroll_ = 1;
+  bool streaming_ = false;
+  llvm::Value* row_scratch_ = nullptr;  // softmax's exp row, when streaming (RowOpScratchBytes)
   std::vector<llvm::Value*> dims_;
   std::vector<int> roots_;
   std::vector<llvm::Value*> idx_;
@@ -240,6 +278,14 @@ class RowOpEmitter {
 };
 
 }  // namespace
+
+int64_t RowOpScratchBytes(const ir::Kernel& k) {
+  if (k.kind != ir::KernelKind::kRowOp || !k.config.streaming_stores || !KeepsExp(k) ||
+      k.domain.empty() || !k.domain.back().IsConstant()) {
+    return 0;
+  }
+  return k.domain.back().constant() * 4;
+}
 
 absl::Status EmitRowOp(EmitContext& ec, AccessEmitter& access) {
   RowOpEmitter(ec, access).Emit();

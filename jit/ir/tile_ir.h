@@ -100,6 +100,10 @@ struct TileConfig {
   // Matmul with kRowBlocksOuter: rows per outer block (0: all of the tile's rows).
   int64_t mc = 0;
   LoopOrder loop_order = LoopOrder::kPanelsOuter;
+  // Elementwise and row ops with one store: its vector stores bypass the caches (non-temporal,
+  // after a scalar peel to the vector's alignment, with an sfence at the end), for outputs
+  // larger than the caches that nothing reads soon: no write-allocate read of each line.
+  bool streaming_stores = false;
 
   friend bool operator==(const TileConfig&, const TileConfig&) = default;
 };

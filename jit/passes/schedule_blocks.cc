@@ -12,6 +12,23 @@ constexpr int64_t kColumnGrain = 1 << 14;
 constexpr int64_t kFewRows = 48;
 // A matmul with at most this many rows (static M) is split across threads by columns only.
 constexpr int64_t kWholeRows = 1024;
+// A Function output of at least this many times the private caches (L2 x cores) is written
+// with streaming stores. The reported L3 is not a measure: a VM reports the host's whole L3
+// (300 MiB on this 2-core guest).
+constexpr int64_t kStreamingCacheMultiple = 4;
+
+// Whether `call` (an elementwise or row op with one store) writes a Function output that no
+// cache here can hold, so that its stores should bypass the caches.
+bool StreamsOutput(const ir::TileGraph& tiles, const ir::KernelCall& call,
+                   const device::DeviceInfo& device) {
+  const ir::Kernel& k = call.kernel;
+  if (k.stores.size() != 1) return false;
+  const int slot = k.accesses[k.stores[0].access].buffer;
+  const ir::Buffer& out = tiles.buffers[call.buffers[slot]];
+  if (out.kind != ir::BufferKind::kOutput || !out.elements.IsConstant()) return false;
+  const int64_t bytes = out.elements.constant() * 4;
+  return bytes >= kStreamingCacheMultiple * device.l2_bytes * std::max(1, device.cores);
+}
 }  // namespace
 
 void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
@@ -25,6 +42,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         c.unroll = 4;
         c.tile_rows = 1;
         c.tile_cols = kColumnGrain;  // so that one long row still splits across threads
+        c.streaming_stores = StreamsOutput(tiles, call, device);
         call.work_per_cell = 1;
         break;
       case ir::KernelKind::kReduce:
@@ -37,6 +55,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         c.unroll = 4;
         c.tile_rows = 1;
         c.tile_cols = 0;
+        c.streaming_stores = StreamsOutput(tiles, call, device);
         call.work_per_cell = k.domain.empty() ? ir::SymExpr(1) : k.domain.back();
         break;
       case ir::KernelKind::kMatMul: {

@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "device/aligned_buffer.h"
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
@@ -330,6 +332,55 @@ TEST(ElementwiseTest, MaxAssemblyIsCompareAndBlend) {
   const std::string sse2 = KernelAssembly(k, TargetFor(Isa::kSse2));
   EXPECT_NE(sse2.find("cmpunordps"), std::string::npos) << sse2;
   EXPECT_EQ(sse2.find("call"), std::string::npos) << sse2;
+}
+
+// Streaming stores: non-temporal vector stores after a scalar peel to the vector's alignment,
+// whatever the output's alignment (every offset within a vector), extent and tile split; the
+// kernel ends with sfence. Without the field, none.
+TEST(ElementwiseTest, StreamingStoresAtEveryAlignment) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    ir::Kernel k = BroadcastKernel(SymExpr::Symbol(0), SymExpr::Symbol(1),
+                                   std::string("ew_stream_") + device::IsaName(isa));
+    k.config.streaming_stores = true;
+    const std::string assembly = KernelAssembly(k, TargetFor(isa));
+    EXPECT_NE(assembly.find("vmovntps"), std::string::npos) << device::IsaName(isa);
+    EXPECT_NE(assembly.find("sfence"), std::string::npos) << device::IsaName(isa);
+    ir::Kernel plain = k;
+    plain.config.streaming_stores = false;
+    plain.name += "_plain";
+    EXPECT_EQ(KernelAssembly(plain, TargetFor(isa)).find("vmovntps"), std::string::npos);
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+    ASSERT_TRUE(c.ok()) << c.status();
+    const int64_t lanes = TargetFor(isa).f32_lanes();
+    for (int64_t offset = 0; offset < lanes; ++offset) {
+      for (int64_t cols : {1, 3, 16, 17, 33, 100, 257}) {
+        for (auto [tile0, tile1] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {2, 40}}) {
+          const int64_t rows = 3, n = rows * cols;
+          std::vector<float> x = RandomVector(n, 1), y = RandomVector(rows, 2),
+                             b = RandomVector(cols, 3);
+          // 64-byte aligned storage, the output starting `offset` floats in.
+          const int64_t size = n + 2 * lanes;
+          device::AlignedBuffer buffer(static_cast<size_t>(size) * sizeof(float));
+          float* storage = static_cast<float*>(buffer.data());
+          std::fill(storage, storage + size, kSentinel);
+          float* out = storage + offset;
+          RunGrid(c->entry, {x.data(), y.data(), b.data(), out}, {rows, cols}, rows, cols, tile0,
+                  tile1);
+          for (int64_t i = 0; i < rows; ++i) {
+            for (int64_t j = 0; j < cols; ++j) {
+              ASSERT_FLOAT_EQ(out[i * cols + j], x[i * cols + j] * y[i] + b[j])
+                  << device::IsaName(isa) << " offset " << offset << " at " << i << "," << j
+                  << " of " << rows << "x" << cols << " tiles " << tile0 << "x" << tile1;
+            }
+          }
+          for (int64_t i = 0; i < offset; ++i) ASSERT_EQ(storage[i], kSentinel);
+          for (int64_t i = offset + n; i < size; ++i) {
+            ASSERT_EQ(storage[i], kSentinel) << "written past the end at " << i - offset - n;
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,8 +1,12 @@
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "device/aligned_buffer.h"
 #include "gtest/gtest.h"
+#include "jit/codegen/emit_kernel.h"
 #include "kernel_test_util.h"
 
 namespace pto::jit::testing {
@@ -171,6 +175,69 @@ TEST(RowOpTest, SoftmaxRowsWithNaN) {
             }
           }
           ASSERT_EQ(out[n], kSentinel);
+        }
+      }
+    }
+  }
+}
+
+// Streaming stores in the pass that writes the output, at every output alignment: layernorm
+// (the Normalize pass), and softmax storing kAcc alone, which keeps its exp row in the scratch
+// when the row length is static (RowOpScratchBytes) and in the output when it is symbolic.
+TEST(RowOpTest, StreamingStoresAtEveryAlignment) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    const int64_t lanes = TargetFor(isa).f32_lanes();
+    for (int64_t cols : {1, 5, 16, 33, 100}) {
+      for (const bool static_cols : {false, true}) {
+        for (auto [op, name] : {std::pair{ir::RowOpKind::kSoftmax, "softmax"},
+                                std::pair{ir::RowOpKind::kLayerNorm, "ln"}}) {
+          ir::Kernel k = RowKernel(op, 2,
+                                   absl::StrCat("row_stream_", name, "_", device::IsaName(isa), "_",
+                                                cols, static_cols ? "_static" : ""));
+          if (static_cols) {
+            k.domain[2] = cols;
+            k.accesses[0] = MakeAccess(0, {k.domain[1] * cols, cols, 1});
+            k.accesses[3] = MakeAccess(3, {k.domain[1] * cols, cols, 1});
+          }
+          if (op == ir::RowOpKind::kSoftmax) {  // out = acc: the exp row is kept
+            Program p;
+            k.output = {};
+            const int v = p.Acc();
+            k.output = p.nodes();
+            k.stores = {{3, v}};
+          }
+          k.config.streaming_stores = true;
+          const int64_t scratch = KernelScratchBytes(k);
+          EXPECT_EQ(scratch > 0, static_cols && op == ir::RowOpKind::kSoftmax) << k.name;
+          if (!static_cols || cols >= 2 * lanes) {  // else the row has no aligned vector
+            EXPECT_NE(KernelAssembly(k, TargetFor(isa)).find("vmovntps"), std::string::npos)
+                << k.name;
+          }
+          absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+          ASSERT_TRUE(c.ok()) << c.status();
+          for (int64_t offset = 0; offset < lanes; offset += 3) {
+            const int64_t rows = 4, n = rows * cols, size = n + 2 * lanes;
+            std::vector<float> x = RandomVector(n, 31, -3.f, 3.f);
+            std::vector<float> w = RandomVector(cols, 32, 0.5f, 1.5f), b = RandomVector(cols, 33);
+            device::AlignedBuffer buffer(static_cast<size_t>(size) * sizeof(float));
+            float* storage = static_cast<float*>(buffer.data());
+            std::fill(storage, storage + size, kSentinel);
+            float* out = storage + offset;
+            RunGrid(c->entry, {x.data(), w.data(), b.data(), out}, {1, rows, cols}, rows, 1, 0, 0,
+                    scratch);
+            for (int64_t r = 0; r < rows; ++r) {
+              std::vector<double> row(cols);
+              for (int64_t j = 0; j < cols; ++j) row[j] = 1.5 * x[r * cols + j];
+              std::vector<double> y = ReferenceRow(op, row, 1e-5);
+              for (int64_t j = 0; j < cols; ++j) {
+                const double want = op == ir::RowOpKind::kSoftmax ? y[j] : y[j] * w[j] + b[j];
+                ASSERT_NEAR(out[r * cols + j], want, 2e-5 * std::max(1.0, std::abs(want)))
+                    << k.name << " offset " << offset << " row " << r << " col " << j;
+              }
+            }
+            for (int64_t i = 0; i < offset; ++i) ASSERT_EQ(storage[i], kSentinel);
+            for (int64_t i = offset + n; i < size; ++i) ASSERT_EQ(storage[i], kSentinel);
+          }
         }
       }
     }
