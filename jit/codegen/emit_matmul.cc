@@ -55,14 +55,19 @@ class MatMulEmitter {
     const int ndim = rank_ - 1, kdim = rank_;
     dot_ = ConstantValue(access_.Stride(k_.b, ndim)) != 1 &&
            ConstantValue(access_.Stride(k_.b, kdim)) == 1;
-    // Packing copies one panel of B per tile, so B must be the same for every row of the
-    // tile: no batch dims along which B moves.
+    // Packing copies one panel of B for a run of rows. When B moves along batch dims
+    // (attention's k and v), the tile's rows are taken one batch entry at a time
+    // (EmitBatchSegments) and the panel is packed from that entry's B.
     // In the dot-product form the packed panel is B transposed, and the packed rows use the
     // broadcast micro-kernel.
     pack_ = k_.config.pack_b && k_.config.panel_bytes > 0 && ec.lanes > 1;
     for (int d = 0; d + 2 < rank_; ++d) {
-      if (ConstantValue(access_.Stride(k_.b, d)) != 0) pack_ = false;
+      if (ConstantValue(access_.Stride(k_.b, d)) != 0) batched_b_ = true;
     }
+    // A batch entry's B in the broadcast form is a few hundred rows read once per row block:
+    // copying it costs more than it saves (attention's p.v on 12x512x64: 126 -> 87 GFLOP/s on
+    // one thread). Transposed (the dot form) it is packed: a dot product per output is dearer.
+    if (batched_b_ && !dot_) pack_ = false;
     // Partial sums go through the output, so it must be the only store.
     kblock_ = k_.config.kc > 0 && k_.stores.size() == 1 &&
               k_.accesses[k_.stores[0].access].dtype == ir::DType::kF32;
@@ -217,21 +222,53 @@ class MatMulEmitter {
     };
     if (cfg.loop_order == ir::LoopOrder::kRowBlocksOuter && cfg.mc > 0) {
       const int64_t mc = (cfg.mc + mr_ - 1) / mr_ * mr_;
-      llvm::Value* rows = b.CreateSub(ec_.hi[0], ec_.lo[0]);
-      llvm::Value* row_blocks =
-          b.CreateSDiv(b.CreateAdd(rows, ec_.I64Const(mc - 1)), ec_.I64Const(mc));
-      EmitForLoop(
-          ec_, ec_.I64Const(0), row_blocks,
-          [&](llvm::Value* rb) {
-            llvm::Value* lo = b.CreateAdd(ec_.lo[0], b.CreateMul(rb, ec_.I64Const(mc)));
-            llvm::Value* hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
-                                                      b.CreateAdd(lo, ec_.I64Const(mc)), ec_.hi[0]);
-            sweep_panels(lo, hi);
-          },
-          /*disable_unroll=*/true);
+      EmitBatchSegments([&](llvm::Value* seg_lo, llvm::Value* seg_hi) {
+        llvm::Value* rows = b.CreateSub(seg_hi, seg_lo);
+        llvm::Value* row_blocks =
+            b.CreateSDiv(b.CreateAdd(rows, ec_.I64Const(mc - 1)), ec_.I64Const(mc));
+        EmitForLoop(
+            ec_, ec_.I64Const(0), row_blocks,
+            [&](llvm::Value* rb) {
+              llvm::Value* lo = b.CreateAdd(seg_lo, b.CreateMul(rb, ec_.I64Const(mc)));
+              llvm::Value* hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                                        b.CreateAdd(lo, ec_.I64Const(mc)), seg_hi);
+              sweep_panels(lo, hi);
+            },
+            /*disable_unroll=*/true);
+      });
       return;
     }
-    sweep_panels(ec_.lo[0], ec_.hi[0]);
+    EmitBatchSegments(sweep_panels);
+  }
+
+  // rows(lo, hi) over the tile's rows: all of them at once, or, when a packed B moves along
+  // batch dims, one batch entry's rows at a time with b_batch_ set to that entry's index.
+  void EmitBatchSegments(const std::function<void(llvm::Value*, llvm::Value*)>& rows) {
+    if (!(pack_ && batched_b_)) {
+      rows(ec_.lo[0], ec_.hi[0]);
+      return;
+    }
+    llvm::IRBuilder<>& b = ec_.b;
+    llvm::Value* m_extent =
+        b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, dims_[rank_ - 2], ec_.I64Const(1));
+    std::vector<llvm::Value*> batch_dims(dims_.begin(), dims_.end() - 2);
+    llvm::Value* entries = b.CreateSub(
+        b.CreateUDiv(b.CreateAdd(ec_.hi[0], b.CreateSub(m_extent, ec_.I64Const(1))), m_extent),
+        b.CreateUDiv(ec_.lo[0], m_extent));
+    llvm::Value* first = b.CreateUDiv(ec_.lo[0], m_extent);
+    EmitForLoop(
+        ec_, ec_.I64Const(0), entries,
+        [&](llvm::Value* e) {
+          llvm::Value* entry = b.CreateAdd(first, e);
+          llvm::Value* start = b.CreateMul(entry, m_extent);
+          llvm::Value* lo = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, start, ec_.lo[0]);
+          llvm::Value* hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                                    b.CreateAdd(start, m_extent), ec_.hi[0]);
+          b_batch_ = ec_.Unflatten(entry, batch_dims);
+          rows(lo, hi);
+          b_batch_.clear();
+        },
+        /*disable_unroll=*/true);
   }
 
   // Rows [row_lo, row_hi) over the current panel, one K block at a time.
@@ -319,6 +356,13 @@ class MatMulEmitter {
         direct_rows);
   }
 
+  // An index into B for packing: the current batch entry's (EmitBatchSegments), M unset.
+  std::vector<llvm::Value*> PanelIndex() const {
+    std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
+    for (size_t d = 0; d < b_batch_.size(); ++d) idx[d] = b_batch_[d];
+    return idx;
+  }
+
   // Copies the panel's full column blocks of B, rows [k_lo_, k_hi_), into `dst`: block j's
   // row k is dst[(j * kc + k - k_lo) * block + 0 .. block), so the micro-kernel reads B
   // contiguously.
@@ -345,7 +389,7 @@ class MatMulEmitter {
                 for (int g = 0; g < nrv_; ++g) {
                   std::vector<llvm::Value*> v(lanes);
                   for (int c = 0; c < lanes; ++c) {
-                    std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
+                    std::vector<llvm::Value*> idx = PanelIndex();
                     idx[kdim] = kk;
                     idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{g} * lanes + c));
                     v[c] = access_.Load(k_.b, idx, kdim, lanes);
@@ -366,7 +410,7 @@ class MatMulEmitter {
         llvm::Value* tail = b.CreateLoad(ec_.I64(), pos);
         EmitForLoop(ec_, ec_.I64Const(0), ec_.I64Const(block), [&](llvm::Value* c) {
           EmitForLoop(ec_, tail, k_hi_, [&](llvm::Value* kk) {
-            std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
+            std::vector<llvm::Value*> idx = PanelIndex();
             idx[kdim] = kk;
             idx[ndim] = b.CreateAdd(n0, c);
             llvm::Value* value = access_.Load(k_.b, idx, -1, 1);
@@ -382,7 +426,7 @@ class MatMulEmitter {
       llvm::Value* n0 = b.CreateAdd(col_lo_, b.CreateMul(j, ec_.I64Const(block)));
       llvm::Value* row0 = b.CreateSub(b.CreateMul(j, kc_), k_lo);
       EmitForLoop(ec_, k_lo, k_hi_, [&](llvm::Value* kk) {
-        std::vector<llvm::Value*> idx(rank_ + 1, nullptr);  // B's batch and M strides are 0
+        std::vector<llvm::Value*> idx = PanelIndex();  // B's M stride is 0
         idx[kdim] = kk;
         llvm::Value* at = b.CreateMul(b.CreateAdd(row0, kk), ec_.I64Const(block));
         for (int v = 0; v < nrv_; ++v) {
@@ -767,10 +811,12 @@ class MatMulEmitter {
   llvm::Value* kdim_ = nullptr;
   llvm::Value* col_lo_ = nullptr;  // the column panel being emitted
   llvm::Value* col_hi_ = nullptr;
-  bool pack_ = false;              // packing B is possible for this kernel (see the ctor)
-  llvm::Value* packed_ = nullptr;  // while emitting the packed rows: the packed panel
-  bool prepacked_ = false;         // ... and it is the plan's prepacked B (ir::PackedB)
-  bool heavy_epilogue_ = false;    // emitted as a function (see StoreResult)
+  bool pack_ = false;                  // packing B is possible for this kernel (see the ctor)
+  bool batched_b_ = false;             // B moves along a batch dim
+  std::vector<llvm::Value*> b_batch_;  // while packing per batch entry: its index per batch dim
+  llvm::Value* packed_ = nullptr;      // while emitting the packed rows: the packed panel
+  bool prepacked_ = false;             // ... and it is the plan's prepacked B (ir::PackedB)
+  bool heavy_epilogue_ = false;        // emitted as a function (see StoreResult)
   std::map<int, llvm::Function*> epilogue_fns_;  // by width
   bool kblock_ = false;                          // K blocking is possible (see the ctor)
   int unroll_ = 1;                               // of the micro-kernel's K loop

@@ -152,6 +152,38 @@ TEST(MatMulTest, TransposedAndStridedBWithEpilogue) {
   }
 }
 
+// B stored [N, K] and moving with the batch (attention's q.k^T), packed: the tile's rows are
+// taken one batch entry at a time and each entry's panel is packed from its own B. Tile ranges
+// that start, end and span batch boundaries; K blocks; rows too few to pack; with the epilogue.
+TEST(MatMulTest, BatchedTransposedBPackedPerBatchEntry) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    for (const bool epilogue : {false, true}) {
+      ir::TileConfig config;
+      config.mr = 4;
+      config.nr_vectors = 2;
+      config.pack_b = true;
+      config.panel_bytes = 4096;
+      config.kc = 16;
+      config.unroll = 2;
+      MatMulOptions o;
+      o.b_layout = BLayout::kNK;
+      o.epilogue = epilogue;
+      o.config = config;
+      const std::string name =
+          std::string("mm_batched_nk_") + device::IsaName(isa) + (epilogue ? "_epi" : "");
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), MatMulKernel(o, name));
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (MatMulCase mc : std::vector<MatMulCase>{
+               {3, 17, 40, 37}, {2, 8, 33, 16}, {4, 3, 20, 5}, {2, 40, 64, 70}}) {
+        mc.b_layout = BLayout::kNK;
+        CheckMatMul(c->entry, mc, epilogue, 0, 0, name, config.panel_bytes);
+        CheckMatMul(c->entry, mc, epilogue, 5, 11, name + " split 5x11", config.panel_bytes);
+        CheckMatMul(c->entry, mc, epilogue, 13, 0, name + " split 13 rows", config.panel_bytes);
+      }
+    }
+  }
+}
+
 TEST(MatMulTest, TransposedBZeroExtents) {
   MatMulOptions o;
   o.b_layout = BLayout::kNK;
