@@ -629,7 +629,8 @@ absl::Status FunctionImpl::RefreshConstants(absl::Span<const TensorView> inputs)
 }
 
 absl::Status FunctionImpl::Run(const Entry& entry, absl::Span<const TensorView> inputs,
-                               absl::Span<const TensorView> outputs, const int64_t* values) {
+                               absl::Span<const TensorView> outputs, const int64_t* values,
+                               KernelTimes* kernels) {
   const std::span<const int64_t> vals(values, entry.variant->symbols.size());
   if (outputs.size() != entry.output_shapes.size()) {
     return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' produces ",
@@ -670,7 +671,52 @@ absl::Status FunctionImpl::Run(const Entry& entry, absl::Span<const TensorView> 
   for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
   const device::EpochGuard guard = runtime_->plan_epochs().Enter();
   const jit::Plan* plan = entry.plan.load(std::memory_order_acquire);
-  return plan->Run(vals, in, out, runtime_->threads());
+  if (kernels == nullptr) return plan->Run(vals, in, out, runtime_->threads());
+  kernels->names.clear();
+  for (const jit::PlanKernel& k : plan->kernels) kernels->names.push_back(k.name);
+  kernels->seconds.assign(plan->kernels.size(), 0.0);
+  return plan->Run(vals, in, out, runtime_->threads(), kernels->seconds.data());
+}
+
+absl::StatusOr<std::vector<KernelProfile>> FunctionImpl::Profile(
+    absl::Span<const TensorView> inputs, absl::Span<const TensorView> outputs, int calls) {
+  if (calls < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Profile of '", name_, "': calls must be at least 1, got ", calls));
+  }
+  if (absl::Status s = Call(inputs, outputs); !s.ok()) return s;  // compiles, checks the views
+  Shapes shapes;
+  for (int i = 0; i < num_inputs_; ++i) {
+    shapes.rank[i] = inputs[i].rank;
+    shapes.dims[i] = inputs[i].shape;
+  }
+  int64_t values[jit::kMaxSymbols];
+  const Entry* entry = Lookup(shapes, values);
+  if (entry == nullptr) return absl::InternalError("the shape class just called is not installed");
+  // A tuned plan swapped in between calls may have other kernels: profile one plan's runs only.
+  calls_.fetch_add(calls, std::memory_order_relaxed);  // each profiled run is a call
+  KernelTimes run;
+  std::vector<std::string> first;
+  std::vector<std::vector<double>> times;
+  for (int c = 0; c < calls; ++c) {
+    if (absl::Status s = Run(*entry, inputs, outputs, values, &run); !s.ok()) return s;
+    if (c == 0) {
+      first = run.names;
+      times.resize(first.size());
+    }
+    if (run.names != first) continue;
+    for (size_t k = 0; k < first.size(); ++k) times[k].push_back(run.seconds[k]);
+  }
+  std::vector<KernelProfile> profile;
+  double total = 0;
+  for (size_t k = 0; k < first.size(); ++k) {
+    std::vector<double>& t = times[k];
+    std::sort(t.begin(), t.end());
+    profile.push_back({first[k], t[t.size() / 2], 0});
+    total += profile.back().seconds;
+  }
+  for (KernelProfile& p : profile) p.share = total > 0 ? p.seconds / total : 0;
+  return profile;
 }
 
 absl::Status FunctionImpl::Call(absl::Span<const TensorView> inputs,

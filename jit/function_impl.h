@@ -35,6 +35,9 @@ class FunctionImpl {
   ~FunctionImpl();
 
   absl::Status Call(absl::Span<const TensorView> inputs, absl::Span<const TensorView> outputs);
+  absl::StatusOr<std::vector<KernelProfile>> Profile(absl::Span<const TensorView> inputs,
+                                                     absl::Span<const TensorView> outputs,
+                                                     int calls);
   absl::StatusOr<std::vector<Tensor>> CallAllocating(absl::Span<const TensorView> inputs);
   absl::Status Precompile(absl::Span<const std::vector<int64_t>> input_shapes);
   absl::StatusOr<std::vector<std::vector<int64_t>>> OutputShapes(
@@ -123,8 +126,15 @@ class FunctionImpl {
   absl::StatusOr<const Variant*> VariantFor(const Shapes& shapes);
   absl::Status CheckSymbolValues(const Variant& v, const Shapes& shapes) const;
   absl::StatusOr<jit::LoweredProgram> LowerFor(absl::Span<const std::vector<int64_t>> input_shapes);
+  // `kernels` (may be null): the symbols of the plan that ran and, per kernel, its time (as
+  // Plan::Run gives it).
+  struct KernelTimes {
+    std::vector<std::string> names;
+    std::vector<double> seconds;
+  };
   absl::Status Run(const Entry& entry, absl::Span<const TensorView> inputs,
-                   absl::Span<const TensorView> outputs, const int64_t* values);
+                   absl::Span<const TensorView> outputs, const int64_t* values,
+                   KernelTimes* kernels = nullptr);
   absl::Status RefreshConstants(absl::Span<const TensorView> inputs);
   jit::PipelineOptions pipeline_options() const;
   // The shape class as canonical text, the same in every process for the same graph hash:

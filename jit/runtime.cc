@@ -258,6 +258,12 @@ absl::StatusOr<std::string> Function::Dump(Stage stage,
   return impl_->Dump(stage, input_shapes);
 }
 
+absl::StatusOr<std::vector<KernelProfile>> Function::Profile(absl::Span<const TensorView> inputs,
+                                                             absl::Span<const TensorView> outputs,
+                                                             int calls) {
+  return impl_->Profile(inputs, outputs, calls);
+}
+
 FunctionStats Function::stats() const { return impl_->stats(); }
 const std::string& Function::name() const { return impl_->name(); }
 int Function::num_inputs() const { return impl_->num_inputs(); }

@@ -55,6 +55,13 @@ struct KernelEvent {
   double seconds = 0;
 };
 
+// One kernel of a Function's plan, as Function::Profile timed it.
+struct KernelProfile {
+  std::string kernel;  // the kernel's symbol (says what it computes and its tile config)
+  double seconds = 0;  // median wall time per call, all threads of the call included
+  double share = 0;    // of the kernels' summed medians
+};
+
 // The persistent kernel cache as this Runtime sees it (counts are this process's).
 struct CacheCounters {
   int64_t hits = 0;
@@ -120,6 +127,12 @@ class Function {
   // A printable form of one level of the pipeline for these input shapes.
   absl::StatusOr<std::string> Dump(Stage stage,
                                    absl::Span<const std::vector<int64_t>> input_shapes);
+  // Runs these views `calls` times (after one untimed call, which compiles if needed) and
+  // returns each kernel of the plan in execution order with its median time: where the time
+  // of a call goes. InvalidArgument as a call for bad views, or for calls < 1.
+  absl::StatusOr<std::vector<KernelProfile>> Profile(absl::Span<const TensorView> inputs,
+                                                     absl::Span<const TensorView> outputs,
+                                                     int calls = 20);
 
   FunctionStats stats() const;
   const std::string& name() const;

@@ -4,6 +4,8 @@
 // reference. `--kernel-times` adds a table of every kernel's cold compile or warm load time
 // and the runtime's and the cache's counters. `--record-workload FILE` writes the shape classes
 // called, with their call counts and times, as a workload file for `pto tune --workload`.
+// `--profile BxS` (e.g. 4x128) adds where a call's time goes at batch B, sequence S: each kernel
+// of the plan with its median time over 50 calls (Function::Profile).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,6 +42,38 @@ std::string MedianMax(std::vector<double> ms) {
   char text[96];
   std::snprintf(text, sizeof text, "median %.3f ms, max %.3f ms", ms[ms.size() / 2], ms.back());
   return text;
+}
+
+// Profiles `fn` on [batch, seq, model] inputs (then `weights`) and prints the kernel table.
+bool PrintProfile(Function& fn, const std::string& shape, int64_t model,
+                  const std::vector<ops::HostTensor>& weights) {
+  long long b = 0, s = 0;
+  char end = 0;
+  if (std::sscanf(shape.c_str(), "%lldx%lld%c", &b, &s, &end) != 2 || b < 1 || s < 1) {
+    std::fprintf(stderr, "pto demo: --profile expects BATCHxSEQ (e.g. 4x128), got '%s'\n",
+                 shape.c_str());
+    return false;
+  }
+  ops::HostTensor x = ops::HostTensor::Random({b, s, model}, 7);
+  std::vector<TensorView> views = {TensorView::Dense(x.data.data(), x.shape)};
+  for (const ops::HostTensor& w : weights)
+    views.push_back(TensorView::Dense(w.data.data(), w.shape));
+  std::vector<float> out(b * s * model);
+  const TensorView out_view = TensorView::Dense(out.data(), {b, s, model});
+  absl::StatusOr<std::vector<KernelProfile>> profile = fn.Profile(views, {&out_view, 1}, 50);
+  if (!profile.ok()) {
+    std::fprintf(stderr, "pto demo: %s\n", std::string(profile.status().message()).c_str());
+    return false;
+  }
+  std::printf("profile at batch %lld, seq %lld (median of 50 calls per kernel):\n", b, s);
+  std::printf("  %-56s %10s %7s\n", "kernel", "us", "share");
+  double total = 0;
+  for (const KernelProfile& k : *profile) {
+    std::printf("  %-56s %10.1f %6.1f%%\n", k.kernel.c_str(), k.seconds * 1e6, k.share * 100);
+    total += k.seconds;
+  }
+  std::printf("  %-56s %10.1f\n", "total", total * 1e6);
+  return true;
 }
 
 void PrintKernelTimes(const Runtime& rt, double first_ms) {
@@ -85,6 +119,7 @@ int DemoCommand(const std::vector<std::string>& args) {
   const std::string cache_base = flags.String("cache-base");
   const std::string workload_path = flags.String("record-workload");
   const std::string kernel_times_flag = flags.String("kernel-times");
+  const std::string profile_shape = flags.String("profile");
   const bool kernel_times =
       !kernel_times_flag.empty() && kernel_times_flag != "false" && kernel_times_flag != "0";
   if (!flags.CheckAllUsed("demo") || !flags.ok()) return flags.Fail("demo");
@@ -199,6 +234,7 @@ int DemoCommand(const std::vector<std::string>& args) {
       "tolerance)\n",
       checked, failed, max_error_ratio);
   if (kernel_times) PrintKernelTimes(**rt, first_ms);
+  if (!profile_shape.empty() && !PrintProfile(**fn, profile_shape, dims.model, weights)) return 1;
   if (!workload_path.empty()) {
     if (absl::Status s = (*rt)->WriteWorkload(workload_path); !s.ok()) {
       std::fprintf(stderr, "pto demo: %s\n", std::string(s.message()).c_str());

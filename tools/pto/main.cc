@@ -10,9 +10,11 @@ namespace {
 constexpr char kUsage[] =
     "usage: pto <command> [options]\n"
     "  demo [--iterations N] [--threads N] [--cache DIR] [--cache-base DIR] [--kernel-times]\n"
-    "       [--record-workload FILE]           a transformer block over varying shapes;\n"
+    "       [--record-workload FILE] [--profile BATCHxSEQ]\n"
+    "                                          a transformer block over varying shapes;\n"
     "                                          --kernel-times: each kernel's compile or load;\n"
-    "                                          --record-workload: its shapes, for pto tune\n"
+    "                                          --record-workload: its shapes, for pto tune;\n"
+    "                                          --profile: each kernel's time at that shape\n"
     "  dump --stage=tensor|tile|block|exec|llvm|asm (GRAPH.pbtxt --input NAME=FILE.npy... |\n"
     "       --example matmul|mlp|attention|demo)  print one level of the pipeline\n"
     "  run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ...\n"
