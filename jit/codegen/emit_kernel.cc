@@ -71,6 +71,13 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kerne
   if (!valid.ok()) return valid;
   const int lanes =
       kernel.config.vector_width > 0 ? kernel.config.vector_width : std::max(1, target.f32_lanes());
+  if (kernel.kind == ir::KernelKind::kMatMul && kernel.b_packed >= 0 &&
+      kernel.b_packed_block != std::max(1, kernel.config.nr_vectors) * lanes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel ", kernel.name, ": B is prepacked in blocks of ", kernel.b_packed_block,
+        " columns, but the tile config takes ", std::max(1, kernel.config.nr_vectors), " x ", lanes,
+        " (nr_vectors x vector width)"));
+  }
   auto module = std::make_unique<llvm::Module>(kernel.name, context);
   module->setTargetTriple(target.triple);
   module->setSourceFileName(absl::StrCat("pto-generated/", kernel.name));

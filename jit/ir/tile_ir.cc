@@ -159,7 +159,10 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
   if (kernel.kind == KernelKind::kMatMul) {
     out += " k=" + kernel.k.ToString(names) + " a=a" + std::to_string(kernel.a) + " b=a" +
            std::to_string(kernel.b);
-    if (kernel.b_packed >= 0) out += " b_packed=slot" + std::to_string(kernel.b_packed);
+    if (kernel.b_packed >= 0) {
+      out += " b_packed=slot" + std::to_string(kernel.b_packed) + "/" +
+             std::to_string(kernel.b_packed_block);
+    }
   }
   if (kernel.kind == KernelKind::kReduce) {
     out += std::string(" ") + ReduceName(kernel.reduce) + " axis=" + std::to_string(kernel.axis);

@@ -146,9 +146,10 @@ struct Kernel {
   // kMatMul
   SymExpr k;
   int a = -1, b = -1;  // indices into accesses
-  // Kernel buffer slot holding B prepacked (ir::PackedB layout, block = nr_vectors vectors),
-  // read instead of packing B's panels; -1: none.
+  // Kernel buffer slot holding B prepacked (ir::PackedB layout), read instead of packing B's
+  // panels; -1: none. Its column block, which must be config.nr_vectors vectors.
   int b_packed = -1;
+  int b_packed_block = 0;
   TileConfig config;
 };
 

@@ -50,6 +50,7 @@ void PrepackConstantWeights(ir::TileGraph& tiles, const std::vector<bool>& const
     packed.label = input.label + " (packed for " + k.name + ")";
     tiles.buffers.push_back(packed);
     k.b_packed = k.num_buffers++;
+    k.b_packed_block = pack.block;
     call.buffers.push_back(static_cast<int>(tiles.buffers.size()) - 1);
     ++packed_buffers;
   }

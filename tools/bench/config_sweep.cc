@@ -79,6 +79,21 @@ absl::Status ApplyFields(absl::string_view text, ir::TileConfig& config) {
   return absl::OkStatus();
 }
 
+// A prepacked B's layout follows the kernel's micro-tile width: after changing the config, the
+// packed buffer takes blocks of nr_vectors x vector width columns (false: none fits N).
+bool RepackFor(jit::LoweredProgram& program, int call, int lanes) {
+  ir::Kernel& k = program.tiles.calls[call].kernel;
+  if (k.b_packed < 0) return true;
+  ir::Buffer& buffer = program.tiles.buffers[program.tiles.calls[call].buffers[k.b_packed]];
+  ir::PackedB& pack = buffer.pack;
+  pack.block = std::max(1, k.config.nr_vectors) *
+               (k.config.vector_width > 0 ? k.config.vector_width : lanes);
+  if (pack.n < pack.block) return false;
+  buffer.elements = ir::SymExpr(pack.n / pack.block * pack.block * pack.k);
+  k.b_packed_block = pack.block;
+  return true;
+}
+
 struct Row {
   ir::TileConfig config;
   bool is_default = false;
@@ -205,7 +220,10 @@ int RunConfigSweep(const SweepOptions& o) {
     program.tiles.calls[call].kernel.config = row.config;
     int64_t compiled = 0;
     absl::StatusOr<std::unique_ptr<jit::Plan>> plan =
-        jit::BuildPlan(program, **compiler, &compiled);
+        RepackFor(program, call, device.f32_lanes())
+            ? jit::BuildPlan(program, **compiler, &compiled)
+            : absl::StatusOr<std::unique_ptr<jit::Plan>>(absl::InvalidArgumentError(
+                  "N is narrower than one block of nr_vectors x vector width columns"));
     if (!plan.ok()) {
       row.failure = plan.status().ToString();
     } else {
