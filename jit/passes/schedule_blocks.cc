@@ -64,32 +64,40 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         // kFewRows: decode steps, small batches) over enough columns take 2 rows x 4 vectors:
         // a 6-row tile would leave most rows to the single-row tail (config sweeps of 8x768x768
         // and 32x768x3072 with B stored [N, K]: 1.5-1.7x the 6 x 2 tile).
-        // With 32 registers (AVX-512) the few-rows tile is 4 x 4 (21 registers) and the K loop
-        // is unrolled 4 times (config sweeps on Emerald Rapids, 2 threads: 4 x 4 1.2-1.5x the
-        // 2 x 4 tile at M = 8 and 32 with constant weights; unroll 4 1.05-1.13x unroll 1 for
-        // M >= 128). 16-register targets (AVX2) keep 2 x 4 and unroll 1 (Zen 3 sweeps).
+        // With 32 registers (AVX-512; config sweeps on Emerald Rapids, 2 threads, interleaved
+        // with the previous default): the few-rows tile is 4 x 4 (21 registers; 1.2-1.5x the
+        // 2 x 4 tile at M = 8 and 32 with constant weights); other matmuls over at least 4
+        // vectors of columns take 6 x 4 (29 registers: 10 loads per 24 FMAs instead of 10 per
+        // 16; 1.03-1.15x the 8 x 2 tile from 384x64x384 to 512x4096x4096, equal at 2048^3),
+        // K blocks of 512 when a task has all of M's rows (the panel serves every row block;
+        // 1.03-1.13x), column grains of 2 blocks, and the K loop unrolled 4 times (1.05-1.13x).
+        // 16-register targets (AVX2) keep 2 x 4 / 6 x 2, kc 256, unroll 1 (Zen 3 sweeps).
         const int regs = std::max(8, device.vector_registers);
+        const bool wide_regs = regs >= 32;
         const ir::SymExpr& m = k.domain[k.domain.size() - 2];
         const ir::SymExpr& n = k.domain.back();
         const bool wide = !n.IsConstant() || n.constant() >= int64_t{8} * lanes;
         if (m.IsConstant() && m.constant() <= kFewRows && wide) {
           c.nr_vectors = std::min(4, (regs - 1) / 3);
-          c.mr = regs >= 32 ? 4 : 2;
+          c.mr = wide_regs ? 4 : 2;
+        } else if (wide_regs && (!n.IsConstant() || n.constant() >= int64_t{4} * lanes)) {
+          c.nr_vectors = 4;
+          c.mr = 6;
         } else {
           c.nr_vectors = 2;
           c.mr = std::min(8, (regs - 3) / 2);
         }
-        c.unroll = regs >= 32 ? 4 : 1;
+        c.unroll = wide_regs ? 4 : 1;
         c.panel_bytes = device.l2_bytes / 2;  // B's panel and A's rows share the L2
         c.pack_b = true;
-        c.kc = 256;
-        c.tile_cols = int64_t{c.nr_vectors} * lanes * 4;
+        c.tile_cols = int64_t{c.nr_vectors} * lanes * (wide_regs ? 2 : 4);
         // Row tasks repeat the packing of B's panels: an unbatched static M of up to kWholeRows
         // rows over columns enough for every thread is split along the columns only. (Batched
         // matmuls, e.g. attention's, keep small row tasks: their B moves with the batch.)
         const bool many_cols = !n.IsConstant() || n.constant() >= 4 * c.tile_cols;
         const bool whole_rows =
             k.domain.size() == 2 && m.IsConstant() && m.constant() <= kWholeRows && many_cols;
+        c.kc = wide_regs && whole_rows ? 512 : 256;
         c.tile_rows = whole_rows ? std::max<int64_t>(1, m.constant()) : int64_t{c.mr} * 4;
         call.work_per_cell = ir::SymExpr(2) * k.k;
         break;
