@@ -43,6 +43,7 @@ absl::StatusOr<KernelFacts> FactsOf(const ir::Kernel& k) {
     case ir::KernelKind::kElementwise:
       f.work_per_cell = 1;
       if (rank > 0) f.step = k.domain.back().AsConstant();
+      f.one_store = k.stores.size() == 1;
       break;
     case ir::KernelKind::kReduce:
       if (k.axis < 0 || k.axis >= rank) return Invalid(k, "its axis is out of range");
@@ -53,6 +54,7 @@ absl::StatusOr<KernelFacts> FactsOf(const ir::Kernel& k) {
       if (rank < 1) return Invalid(k, "it needs a domain of rank >= 1");
       f.work_per_cell = k.domain.back().AsConstant();
       f.step = f.work_per_cell;
+      f.one_store = k.stores.size() == 1;
       break;
     case ir::KernelKind::kMatMul: {
       const int n_accesses = static_cast<int>(k.accesses.size());
@@ -65,8 +67,9 @@ absl::StatusOr<KernelFacts> FactsOf(const ir::Kernel& k) {
       const std::vector<ir::SymExpr>& b = k.accesses[k.b].strides;
       f.dot_form = !IsConstant(b[rank - 1], 1) && IsConstant(b[rank], 1);
       f.b_prepacked = k.b_packed >= 0;
+      // A B that moves with the batch dims is packed per batch entry in the dot form only.
       for (int d = 0; d + 2 < rank; ++d) {
-        if (!IsConstant(b[d], 0)) f.can_pack = false;
+        if (!IsConstant(b[d], 0) && !f.dot_form) f.can_pack = false;
       }
       // The dot-product form packs only tiles of two row blocks or more: one row never does.
       if (f.dot_form && !f.b_prepacked && f.rows == 1) f.can_pack = false;

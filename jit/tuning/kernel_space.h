@@ -48,7 +48,8 @@
 namespace pto::jit {
 
 // Bump when parameters, candidates or rules change meaning.
-inline constexpr int kKernelSpaceVersion = 2;
+// 3: streaming_stores for elementwise and row ops; batched dot-form matmuls may pack B.
+inline constexpr int kKernelSpaceVersion = 3;
 
 // "elementwise", "reduce", "row_op", "matmul".
 const char* SpaceKind(ir::KernelKind kind);

@@ -30,11 +30,16 @@ tuner::SearchSpaceSpec LoopSpaceSpec(const KernelFacts& f, const device::DeviceI
   const ir::TileConfig& cur = f.current;
   std::vector<int64_t> widths = tuner::VectorWidthCandidates(device);
   std::vector<int64_t> unroll(std::begin(kUnroll), std::end(kUnroll));
+  // Streaming stores (elementwise and row ops with one store; reduce kernels ignore the field).
+  const std::vector<int64_t> streaming =
+      f.kind != ir::KernelKind::kReduce && (f.wide || f.one_store) ? std::vector<int64_t>{0, 1}
+                                                                   : std::vector<int64_t>{0};
   if (f.wide) {
     spec.parameters.push_back({"tile_rows", {0}});
     if (has_cols) spec.parameters.push_back({"tile_cols", {0}});
     spec.parameters.push_back({"vector_width", widths});
     spec.parameters.push_back({"unroll", unroll});
+    spec.parameters.push_back({"streaming_stores", streaming});
     return spec;
   }
   std::optional<int64_t> whole_rows;
@@ -50,6 +55,7 @@ tuner::SearchSpaceSpec LoopSpaceSpec(const KernelFacts& f, const device::DeviceI
   }
   spec.parameters.push_back({"vector_width", SortedUnique(widths)});
   spec.parameters.push_back({"unroll", SortedUnique(unroll)});
+  spec.parameters.push_back({"streaming_stores", streaming});
   spec.default_config = ConfigFromFields(spec.parameters, cur);
 
   const std::optional<int64_t> rows = f.rows, cols = f.cols, step = f.step;

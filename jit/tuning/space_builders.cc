@@ -31,6 +31,9 @@ constexpr TileConfigField kFields[] = {
      [](ir::TileConfig& c, int64_t v) { c.mc = v; }},
     {"loop_order", [](const ir::TileConfig& c) { return int64_t{static_cast<int>(c.loop_order)}; },
      [](ir::TileConfig& c, int64_t v) { c.loop_order = static_cast<ir::LoopOrder>(v); }},
+    {"streaming_stores",
+     [](const ir::TileConfig& c) { return int64_t{c.streaming_stores ? 1 : 0}; },
+     [](ir::TileConfig& c, int64_t v) { c.streaming_stores = v != 0; }},
 };
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

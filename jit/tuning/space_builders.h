@@ -25,10 +25,11 @@ struct KernelFacts {
   std::optional<int64_t> step;           // loop kinds: the vectorized loop's extent
   std::optional<int64_t> work_per_cell;  // loop kinds: elements per grid cell
   bool cols_inert = false;               // the grid has one column (tile_cols ignored)
+  bool one_store = false;                // loop kinds: one store (streaming stores apply)
   // Matmul.
   std::optional<int64_t> n, k;
   bool dot_form = false;     // B stored [N, K] (see emit_matmul.cc)
-  bool can_pack = true;      // packing B can happen (B does not move with the batch dims)
+  bool can_pack = true;      // packing B can happen (B fixed along the batch dims, or the dot form)
   bool can_k_block = true;   // one f32 store: K blocking keeps partial sums in the output
   bool b_prepacked = false;  // Kernel::b_packed >= 0
 };

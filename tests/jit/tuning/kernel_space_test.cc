@@ -467,8 +467,9 @@ TEST(KernelSpace, ValidateRejectsWithReasons) {
   };
   EXPECT_TRUE(ValidateSpaceConfig("matmul", kKernelSpaceVersion, matmul("4", "2"), host).ok());
   // Any grain: they come from a kernel's extents.
-  EXPECT_TRUE(ValidateSpaceConfig("elementwise", kKernelSpaceVersion,
-                                  "tile_rows=4097,tile_cols=12345,vector_width=4,unroll=2", host)
+  EXPECT_TRUE(ValidateSpaceConfig(
+                  "elementwise", kKernelSpaceVersion,
+                  "tile_rows=4097,tile_cols=12345,vector_width=4,unroll=2,streaming_stores=1", host)
                   .ok());
 
   absl::Status s = ValidateSpaceConfig("matmul", kKernelSpaceVersion, matmul("12", "6"), host);
