@@ -43,6 +43,9 @@ constexpr int kSingleRowVectors = 8;
 constexpr int kSingleRowColumns = 8;
 // K block of a one-row tile's row-by-row sweep of B (see SingleRowKBlocked).
 constexpr int64_t kSingleRowKBlock = 256;
+// K steps in flight in a one-row tile over a prepacked B (SingleRowPacked): with nr_vectors
+// accumulators each, enough independent FMAs to hide their latency.
+constexpr int kPackedRowKSteps = 4;
 
 class MatMulEmitter {
  public:
@@ -85,6 +88,31 @@ class MatMulEmitter {
 
   void Emit() {
     llvm::IRBuilder<>& b = ec_.b;
+    if (k_.b_packed >= 0 && pack_) {
+      // A tile of one row starting on a block over a prepacked B (M = 1 with constant weights:
+      // matrix-vector) reads each packed column block front to back (SingleRowPacked); the
+      // columns past the last full block, and every other tile, take the tile path.
+      const int64_t block = k_.b_packed_block;
+      llvm::Value* one_row = b.CreateICmpEQ(b.CreateSub(ec_.hi[0], ec_.lo[0]), ec_.I64Const(1));
+      llvm::Value* aligned =
+          b.CreateICmpEQ(b.CreateSRem(ec_.lo[1], ec_.I64Const(block)), ec_.I64Const(0));
+      llvm::BasicBlock* row = llvm::BasicBlock::Create(ec_.ctx, "mvp", ec_.fn);
+      llvm::BasicBlock* tiles = llvm::BasicBlock::Create(ec_.ctx, "mvp.not", ec_.fn);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(ec_.ctx, "mvp.done", ec_.fn);
+      b.CreateCondBr(b.CreateAnd(one_row, aligned), row, tiles);
+      b.SetInsertPoint(row);
+      llvm::Value* full_end = SingleRowPacked();
+      llvm::Value* lo1 = ec_.lo[1];
+      ec_.lo[1] = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, lo1, full_end);
+      IfElse(b.CreateICmpSLT(ec_.lo[1], ec_.hi[1]), [&]() { EmitTiles(); });
+      ec_.lo[1] = lo1;
+      b.CreateBr(done);
+      b.SetInsertPoint(tiles);
+      EmitTiles();
+      b.CreateBr(done);
+      b.SetInsertPoint(done);
+      return;
+    }
     if (pack_ && !dot_) {
       // A tile of one row (M = 1: matrix-vector) sweeps B row by row in K blocks, its partial
       // sums in the scratch, instead of walking down B's columns (a new page every row).
@@ -108,6 +136,87 @@ class MatMulEmitter {
       return;
     }
     EmitTiles();
+  }
+
+  // Row lo[0] alone over the prepacked B's full column blocks in [lo1, hi1) (lo1 on a block):
+  // each block's K rows are contiguous, read in order with kPackedRowKSteps K steps in flight
+  // (each with its own nr_vectors accumulators), then summed for the epilogue. Returns the
+  // column where the full blocks end (the tile's remaining columns are the caller's).
+  llvm::Value* SingleRowPacked() {
+    llvm::IRBuilder<>& b = ec_.b;
+    const int lanes = ec_.lanes;
+    const int mdim = rank_ - 2, ndim = rank_ - 1, kdim = rank_;
+    const int64_t block = k_.b_packed_block;
+    llvm::Value* m_extent = dims_[rank_ - 2];
+    std::vector<llvm::Value*> batch_dims(dims_.begin(), dims_.end() - 2);
+    std::vector<llvm::Value*> idx = ec_.Unflatten(b.CreateUDiv(ec_.lo[0], m_extent), batch_dims);
+    idx.resize(rank_ + 1, nullptr);
+    idx[mdim] = b.CreateURem(ec_.lo[0], m_extent);
+    // Full blocks: [lo1, end) with end = min(hi1, N rounded down to blocks).
+    llvm::Value* n_full =
+        b.CreateMul(b.CreateSDiv(dims_[ndim], ec_.I64Const(block)), ec_.I64Const(block));
+    llvm::Value* end = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, ec_.hi[1], n_full);
+    end = b.CreateBinaryIntrinsic(
+        llvm::Intrinsic::smax, ec_.lo[1],
+        b.CreateAdd(ec_.lo[1],
+                    b.CreateMul(b.CreateSDiv(b.CreateSub(end, ec_.lo[1]), ec_.I64Const(block)),
+                                ec_.I64Const(block))));
+    llvm::Type* vt = ec_.VecType(lanes);
+    const int steps = kPackedRowKSteps;
+    llvm::Value* packed = ec_.Buffer(k_.b_packed);
+    llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "mvpcol");
+    b.CreateStore(ec_.lo[1], col);
+    EmitChunkLoop(
+        ec_, col, end, block,
+        [&](llvm::Value* n0) {
+          // Block n0 / block: element (k, c) at packed[(j * K + k) * block + c].
+          llvm::Value* rows = b.CreateInBoundsGEP(
+              ec_.F32(), packed,
+              b.CreateMul(b.CreateMul(b.CreateSDiv(n0, ec_.I64Const(block)), kdim_),
+                          ec_.I64Const(block)));
+          std::vector<llvm::AllocaInst*> acc(steps * nrv_);
+          for (auto& a : acc) {
+            a = ec_.EntryAlloca(vt, "mvpacc");
+            b.CreateStore(llvm::ConstantFP::get(vt, 0.0), a);
+          }
+          // K steps [k, k + count), step s into accumulator set s.
+          auto k_steps = [&](llvm::Value* k, int count) {
+            for (int s = 0; s < count; ++s) {
+              llvm::Value* kk = b.CreateAdd(k, ec_.I64Const(s));
+              std::vector<llvm::Value*> at = idx;
+              at[kdim] = kk;
+              llvm::Value* a = access_.Load(k_.a, at, -1, lanes);
+              for (int v = 0; v < nrv_; ++v) {
+                llvm::Value* p =
+                    b.CreateInBoundsGEP(ec_.F32(), rows,
+                                        b.CreateAdd(b.CreateMul(kk, ec_.I64Const(block)),
+                                                    ec_.I64Const(int64_t{v} * lanes)));
+                llvm::Value* bv = b.CreateAlignedLoad(vt, p, llvm::Align(4));
+                llvm::AllocaInst* c = acc[s * nrv_ + v];
+                b.CreateStore(EmitFMulAdd(b, a, bv, b.CreateLoad(vt, c)), c);
+              }
+            }
+          };
+          llvm::AllocaInst* kpos = ec_.EntryAlloca(ec_.I64(), "mvpk");
+          b.CreateStore(ec_.I64Const(0), kpos);
+          EmitChunkLoop(
+              ec_, kpos, kdim_, steps, [&](llvm::Value* k) { k_steps(k, steps); },
+              /*disable_unroll=*/true);
+          EmitChunkLoop(
+              ec_, kpos, kdim_, 1, [&](llvm::Value* k) { k_steps(k, 1); },
+              /*disable_unroll=*/true);
+          for (int v = 0; v < nrv_; ++v) {
+            llvm::Value* sum = b.CreateLoad(vt, acc[v]);
+            for (int s = 1; s < steps; ++s) {
+              sum = b.CreateFAdd(sum, b.CreateLoad(vt, acc[s * nrv_ + v]));
+            }
+            std::vector<llvm::Value*> at = idx;
+            at[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{v} * lanes));
+            StoreResult(at, lanes, sum, /*epilogue=*/true);
+          }
+        },
+        /*disable_unroll=*/true);
+    return end;
   }
 
   // Row lo[0] alone: for each K block, every column chunk adds A[m, kb] . B[kb, chunk] to its

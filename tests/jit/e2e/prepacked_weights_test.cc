@@ -70,7 +70,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(PrepackCase{64, 300, 100, true, 1}, PrepackCase{64, 300, 100, false, 2},
                       PrepackCase{8, 1000, 515, true, 2}, PrepackCase{200, 700, 77, false, 1},
                       PrepackCase{33, 64, 40, true, 2}, PrepackCase{1, 257, 130, true, 1},
-                      PrepackCase{130, 520, 260, true, 2}));
+                      PrepackCase{130, 520, 260, true, 2},
+                      // M = 1 reads the packed blocks front to back (SingleRowPacked), column
+                      // tails from B itself.
+                      PrepackCase{1, 1000, 515, false, 2}, PrepackCase{1, 64, 192, true, 2},
+                      PrepackCase{1, 3, 70, false, 1}));
 
 // Non-constant weights are not prepacked.
 TEST(PrepackedWeightsRule, OnlyConstantInputs) {
