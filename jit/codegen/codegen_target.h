@@ -13,7 +13,9 @@ namespace pto::jit {
 // compiler fingerprint (so of every kernel's cache key), so a cache written by an earlier
 // codegen is a miss, not old code. Bump it with every change to generated code.
 // 2: vector math without subnormals (flush below FLT_MIN), AVX-512 reciprocal estimates.
-inline constexpr int kCodegenRevision = 2;
+// 3: per-batch packing of a transposed B, one epilogue call per micro-tile, M = 1 over a
+//    prepacked B read block by block.
+inline constexpr int kCodegenRevision = 3;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";
