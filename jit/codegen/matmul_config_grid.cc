@@ -47,7 +47,8 @@ std::vector<ir::TileConfig> MatMulBoundaryConfigs() {
       make(1, 1, 1, 8, true, 1024, LoopOrder::kPanelsOuter, 0),          // one-block panels
       make(16, 4, 16, 0, false, 0, LoopOrder::kPanelsOuter, 0),          // largest tile, unroll
       make(8, 4, 16, 256, true, 262144, LoopOrder::kRowBlocksOuter, 1),  // mc below mr
-      make(6, 2, 1, 256, true, 262144, LoopOrder::kPanelsOuter, 0),      // the default's shape
+      make(6, 2, 1, 256, true, 262144, LoopOrder::kPanelsOuter, 0),      // AVX2's default
+      make(6, 4, 4, 512, true, 1048576, LoopOrder::kPanelsOuter, 0),     // AVX-512's default
       make(6, 2, 4, 64, true, 65536, LoopOrder::kRowBlocksOuter, 48),
       make(4, 3, 2, 8, false, 4096, LoopOrder::kRowBlocksOuter, 7),  // mc not a multiple of mr
   };
