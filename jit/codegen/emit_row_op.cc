@@ -24,6 +24,8 @@ namespace {
 // Softmax's exp(x - max) is 0 below this: e^-64 = 1.6e-28 is far below one ulp of the row sum
 // (at least 1), and times 1/sum it stays normal (no subnormal assists) for rows of up to 10^10.
 constexpr double kSoftmaxFlushBelow = -64.0;
+// A static row of at most this many vectors is kept in registers (EmitRegisterRow).
+constexpr int kRegisterRowVectors = 16;
 
 // Streaming stores apply to a row op's one store along a unit stride.
 bool StreamsRowOutput(const ir::Kernel& k, llvm::Value* out_row_stride) {
@@ -185,8 +187,91 @@ class RowOpEmitter {
     return k_.stores.size() == 1 && k_.output[k_.stores[0].value].op == ir::ExprOp::kAcc;
   }
 
+  // The row's vectors when it is short, static and a whole number of vectors (and its stores
+  // are ordinary): 0 otherwise.
+  int RegisterRowVectors() const {
+    const ir::SymExpr& cols = k_.domain.back();
+    if (streaming_ || ec_.lanes <= 1 || !cols.IsConstant() || cols.constant() <= 0 ||
+        cols.constant() % ec_.lanes != 0 || cols.constant() / ec_.lanes > kRegisterRowVectors) {
+      return 0;
+    }
+    return static_cast<int>(cols.constant() / ec_.lanes);
+  }
+
+  // `c` over `v` (a tree of vectors, then across lanes).
+  llvm::Value* TreeReduce(Combine c, std::vector<llvm::Value*> v) {
+    llvm::IRBuilder<>& b = ec_.b;
+    while (v.size() > 1) {
+      std::vector<llvm::Value*> next;
+      for (size_t i = 0; i + 1 < v.size(); i += 2)
+        next.push_back(CombineValues(b, c, v[i], v[i + 1]));
+      if (v.size() % 2 == 1) next.push_back(v.back());
+      v = std::move(next);
+    }
+    return CombineLanes(b, c, v[0]);
+  }
+
+  // A short row (RegisterRowVectors) is loaded once and stays in registers: the statistics and
+  // the output come from those values, one pass over memory with no loop per pass (attention's
+  // softmax over 128 keys, a layernorm over a model dim of 128: their per-pass loop and
+  // horizontal reductions cost more than the arithmetic).
+  void EmitRegisterRow(int nv) {
+    llvm::IRBuilder<>& b = ec_.b;
+    const int lanes = ec_.lanes;
+    auto at = [&](int i) { return ec_.I64Const(int64_t{i} * lanes); };
+    std::vector<llvm::Value*> x(nv), y(nv);
+    for (int i = 0; i < nv; ++i) x[i] = X(at(i), lanes);
+    auto map = [&](const std::function<llvm::Value*(llvm::Value*)>& f,
+                   const std::vector<llvm::Value*>& v) {
+      std::vector<llvm::Value*> out;
+      for (llvm::Value* e : v) out.push_back(f(e));
+      return out;
+    };
+    llvm::Value* one = llvm::ConstantFP::get(ec_.F32(), 1.0);
+    llvm::Value* eps = llvm::ConstantFP::get(ec_.F32(), k_.eps);
+    switch (k_.row_op) {
+      case ir::RowOpKind::kSoftmax:
+      case ir::RowOpKind::kLogSoftmax: {
+        llvm::Value* m = S(TreeReduce(Combine::kMax, x), lanes);
+        const std::vector<llvm::Value*> e = map(
+            [&](llvm::Value* v) { return EmitExp(b, b.CreateFSub(v, m), kSoftmaxFlushBelow); }, x);
+        llvm::Value* s = TreeReduce(Combine::kSum, e);
+        if (k_.row_op == ir::RowOpKind::kSoftmax) {
+          llvm::Value* inv = S(b.CreateFDiv(one, s), lanes);
+          y = map([&](llvm::Value* v) { return b.CreateFMul(v, inv); }, e);
+        } else {
+          llvm::Value* log_s = S(EmitLog(b, s), lanes);
+          y = map([&](llvm::Value* v) { return b.CreateFSub(b.CreateFSub(v, m), log_s); }, x);
+        }
+        break;
+      }
+      case ir::RowOpKind::kLayerNorm: {
+        llvm::Value* mean = S(b.CreateFDiv(TreeReduce(Combine::kSum, x), cols_f_), lanes);
+        const std::vector<llvm::Value*> d =
+            map([&](llvm::Value* v) { return b.CreateFSub(v, mean); }, x);
+        llvm::Value* ss =
+            TreeReduce(Combine::kSum, map([&](llvm::Value* v) { return b.CreateFMul(v, v); }, d));
+        llvm::Value* rstd = S(EmitRsqrt(b, b.CreateFAdd(b.CreateFDiv(ss, cols_f_), eps)), lanes);
+        y = map([&](llvm::Value* v) { return b.CreateFMul(v, rstd); }, d);
+        break;
+      }
+      case ir::RowOpKind::kRmsNorm: {
+        llvm::Value* ss =
+            TreeReduce(Combine::kSum, map([&](llvm::Value* v) { return b.CreateFMul(v, v); }, x));
+        llvm::Value* rinv = S(EmitRsqrt(b, b.CreateFAdd(b.CreateFDiv(ss, cols_f_), eps)), lanes);
+        y = map([&](llvm::Value* v) { return b.CreateFMul(v, rinv); }, x);
+        break;
+      }
+    }
+    for (int i = 0; i < nv; ++i) StoreOutput(at(i), lanes, y[i]);
+  }
+
   void EmitRow() {
     llvm::IRBuilder<>& b = ec_.b;
+    if (const int nv = RegisterRowVectors(); nv > 0) {
+      EmitRegisterRow(nv);
+      return;
+    }
     llvm::Value* one = llvm::ConstantFP::get(ec_.F32(), 1.0);
     llvm::Value* eps = llvm::ConstantFP::get(ec_.F32(), k_.eps);
     switch (k_.row_op) {

@@ -181,6 +181,54 @@ TEST(RowOpTest, SoftmaxRowsWithNaN) {
   }
 }
 
+// Static rows of up to 16 vectors stay in registers (one load of the row): every op on every
+// vector ISA, rows of 1 to 16 vectors, one row NaN-poisoned (softmax and log_softmax rows with a
+// NaN are NaN throughout).
+TEST(RowOpTest, ShortStaticRowsInRegisters) {
+  const std::pair<ir::RowOpKind, const char*> ops[] = {{ir::RowOpKind::kSoftmax, "softmax"},
+                                                       {ir::RowOpKind::kLogSoftmax, "logsm"},
+                                                       {ir::RowOpKind::kLayerNorm, "ln"},
+                                                       {ir::RowOpKind::kRmsNorm, "rms"}};
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    const int64_t lanes = TargetFor(isa).f32_lanes();
+    for (int64_t vectors : {1, 3, 8, 16}) {
+      const int64_t cols = vectors * lanes;
+      for (auto [op, name] : ops) {
+        ir::Kernel k =
+            RowKernel(op, 4, absl::StrCat("row_regs_", name, "_", device::IsaName(isa), "_", cols));
+        k.domain[2] = cols;
+        k.accesses[0] = MakeAccess(0, {k.domain[1] * cols, cols, 1});
+        k.accesses[3] = MakeAccess(3, {k.domain[1] * cols, cols, 1});
+        absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+        ASSERT_TRUE(c.ok()) << c.status();
+        const int64_t rows = 5, n = rows * cols;
+        std::vector<float> x = RandomVector(n, 41, -3.f, 3.f);
+        const bool nan_row = op == ir::RowOpKind::kSoftmax || op == ir::RowOpKind::kLogSoftmax;
+        if (nan_row) x[2 * cols + cols / 2] = NAN;
+        std::vector<float> w = RandomVector(cols, 42, 0.5f, 1.5f), b = RandomVector(cols, 43);
+        std::vector<float> out(n + 1, kSentinel);
+        RunGrid(c->entry, {x.data(), w.data(), b.data(), out.data()}, {1, rows, cols}, rows, 1);
+        for (int64_t r = 0; r < rows; ++r) {
+          std::vector<double> row(cols);
+          for (int64_t j = 0; j < cols; ++j) row[j] = 1.5 * x[r * cols + j];
+          std::vector<double> y = ReferenceRow(op, row, 1e-5);
+          for (int64_t j = 0; j < cols; ++j) {
+            const float got = out[r * cols + j];
+            if (nan_row && r == 2) {
+              ASSERT_TRUE(std::isnan(got)) << k.name << " col " << j;
+              continue;
+            }
+            const double want = y[j] * w[j] + b[j];
+            ASSERT_NEAR(got, want, 2e-5 * std::max(1.0, std::abs(want)))
+                << k.name << " row " << r << " col " << j;
+          }
+        }
+        ASSERT_EQ(out[n], kSentinel);
+      }
+    }
+  }
+}
+
 // Streaming stores in the pass that writes the output, at every output alignment: layernorm
 // (the Normalize pass), and softmax storing kAcc alone, which keeps its exp row in the scratch
 // when the row length is static (RowOpScratchBytes) and in the output when it is symbolic.
