@@ -15,7 +15,8 @@ namespace pto::jit {
 // 2: vector math without subnormals (flush below FLT_MIN), AVX-512 reciprocal estimates.
 // 3: per-batch packing of a transposed B, one epilogue call per micro-tile, M = 1 over a
 //    prepacked B read block by block.
-inline constexpr int kCodegenRevision = 3;
+// 4: short static rows of row ops in registers.
+inline constexpr int kCodegenRevision = 4;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";
