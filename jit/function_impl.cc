@@ -149,6 +149,15 @@ absl::Status FunctionImpl::ValidateOptions(int num_inputs, const FunctionOptions
   return absl::OkStatus();
 }
 
+FunctionImpl::Shapes FunctionImpl::ShapesOfViews(absl::Span<const TensorView> inputs) const {
+  Shapes shapes;
+  for (int i = 0; i < num_inputs_; ++i) {
+    shapes.rank[i] = inputs[i].rank;
+    shapes.dims[i] = inputs[i].shape;
+  }
+  return shapes;
+}
+
 absl::StatusOr<FunctionImpl::Shapes> FunctionImpl::ShapesOf(
     absl::Span<const std::vector<int64_t>> input_shapes) const {
   if (static_cast<int>(input_shapes.size()) != num_inputs_) {
@@ -685,11 +694,7 @@ absl::StatusOr<std::vector<KernelProfile>> FunctionImpl::Profile(
         absl::StrCat("Profile of '", name_, "': calls must be at least 1, got ", calls));
   }
   if (absl::Status s = Call(inputs, outputs); !s.ok()) return s;  // compiles, checks the views
-  Shapes shapes;
-  for (int i = 0; i < num_inputs_; ++i) {
-    shapes.rank[i] = inputs[i].rank;
-    shapes.dims[i] = inputs[i].shape;
-  }
+  const Shapes shapes = ShapesOfViews(inputs);
   int64_t values[jit::kMaxSymbols];
   const Entry* entry = Lookup(shapes, values);
   if (entry == nullptr) return absl::InternalError("the shape class just called is not installed");
@@ -723,11 +728,7 @@ absl::Status FunctionImpl::Call(absl::Span<const TensorView> inputs,
                                 absl::Span<const TensorView> outputs) {
   calls_.fetch_add(1, std::memory_order_relaxed);
   if (absl::Status s = ValidateInputs(inputs); !s.ok()) return s;
-  Shapes shapes;
-  for (int i = 0; i < num_inputs_; ++i) {
-    shapes.rank[i] = inputs[i].rank;
-    shapes.dims[i] = inputs[i].shape;
-  }
+  const Shapes shapes = ShapesOfViews(inputs);
   if (constants_stale_.load(std::memory_order_acquire)) {
     if (absl::Status s = RefreshConstants(inputs); !s.ok()) return s;
   }

@@ -97,6 +97,8 @@ class FunctionImpl {
   };
 
   absl::Status ValidateInputs(absl::Span<const TensorView> inputs) const;
+  // The dims of validated views (the hot path: no allocation).
+  Shapes ShapesOfViews(absl::Span<const TensorView> inputs) const;
   // Shapes given as vectors (Precompile, OutputShapes, Dump), checked for count, rank and sign.
   absl::StatusOr<Shapes> ShapesOf(absl::Span<const std::vector<int64_t>> input_shapes) const;
   // The trace variant for these shapes (traced if new) and its symbol values.

@@ -16,7 +16,8 @@ namespace pto::jit {
 // 3: per-batch packing of a transposed B, one epilogue call per micro-tile, M = 1 over a
 //    prepacked B read block by block.
 // 4: short static rows of row ops in registers.
-inline constexpr int kCodegenRevision = 4;
+// 5: one matmul epilogue function per vector width, taking the tile's rows and vectors.
+inline constexpr int kCodegenRevision = 5;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

@@ -72,7 +72,7 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kerne
   const int lanes =
       kernel.config.vector_width > 0 ? kernel.config.vector_width : std::max(1, target.f32_lanes());
   if (kernel.kind == ir::KernelKind::kMatMul && kernel.b_packed >= 0 &&
-      kernel.b_packed_block != std::max(1, kernel.config.nr_vectors) * lanes) {
+      kernel.b_packed_block != ir::MatMulColumnBlock(kernel.config, lanes)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "kernel ", kernel.name, ": B is prepacked in blocks of ", kernel.b_packed_block,
         " columns, but the tile config takes ", std::max(1, kernel.config.nr_vectors), " x ", lanes,

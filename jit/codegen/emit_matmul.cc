@@ -22,10 +22,10 @@
 // The epilogue program runs on the accumulators before the stores.
 #include <functional>
 #include <map>
-#include <tuple>
 #include <vector>
 
 #include "jit/codegen/emit_expr.h"
+#include "jit/codegen/emit_kernel.h"
 #include "jit/codegen/emit_kinds.h"
 #include "jit/codegen/emit_loops.h"
 #include "jit/codegen/reduction_ops.h"
@@ -88,51 +88,36 @@ class MatMulEmitter {
 
   void Emit() {
     llvm::IRBuilder<>& b = ec_.b;
+    llvm::Value* one_row = b.CreateICmpEQ(b.CreateSub(ec_.hi[0], ec_.lo[0]), ec_.I64Const(1));
     if (k_.b_packed >= 0 && pack_) {
       // A tile of one row starting on a block over a prepacked B (M = 1 with constant weights:
       // matrix-vector) reads each packed column block front to back (SingleRowPacked); the
       // columns past the last full block, and every other tile, take the tile path.
       const int64_t block = k_.b_packed_block;
-      llvm::Value* one_row = b.CreateICmpEQ(b.CreateSub(ec_.hi[0], ec_.lo[0]), ec_.I64Const(1));
       llvm::Value* aligned =
           b.CreateICmpEQ(b.CreateSRem(ec_.lo[1], ec_.I64Const(block)), ec_.I64Const(0));
-      llvm::BasicBlock* row = llvm::BasicBlock::Create(ec_.ctx, "mvp", ec_.fn);
-      llvm::BasicBlock* tiles = llvm::BasicBlock::Create(ec_.ctx, "mvp.not", ec_.fn);
-      llvm::BasicBlock* done = llvm::BasicBlock::Create(ec_.ctx, "mvp.done", ec_.fn);
-      b.CreateCondBr(b.CreateAnd(one_row, aligned), row, tiles);
-      b.SetInsertPoint(row);
-      llvm::Value* full_end = SingleRowPacked();
-      llvm::Value* lo1 = ec_.lo[1];
-      ec_.lo[1] = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, lo1, full_end);
-      IfElse(b.CreateICmpSLT(ec_.lo[1], ec_.hi[1]), [&]() { EmitTiles(); });
-      ec_.lo[1] = lo1;
-      b.CreateBr(done);
-      b.SetInsertPoint(tiles);
-      EmitTiles();
-      b.CreateBr(done);
-      b.SetInsertPoint(done);
+      IfElse(
+          b.CreateAnd(one_row, aligned),
+          [&]() {
+            llvm::Value* full_end = SingleRowPacked();
+            llvm::Value* lo1 = ec_.lo[1];
+            ec_.lo[1] = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, lo1, full_end);
+            IfElse(b.CreateICmpSLT(ec_.lo[1], ec_.hi[1]), [&]() { EmitTiles(); });
+            ec_.lo[1] = lo1;
+          },
+          [&]() { EmitTiles(); });
       return;
     }
     if (pack_ && !dot_) {
       // A tile of one row (M = 1: matrix-vector) sweeps B row by row in K blocks, its partial
       // sums in the scratch, instead of walking down B's columns (a new page every row).
       llvm::Value* scratch = ec_.fn->getArg(3);
-      llvm::Value* one_row = b.CreateICmpEQ(b.CreateSub(ec_.hi[0], ec_.lo[0]), ec_.I64Const(1));
       llvm::Value* fits =
           b.CreateICmpSLE(b.CreateMul(b.CreateSub(ec_.hi[1], ec_.lo[1]), ec_.I64Const(4)),
                           ec_.I64Const(k_.config.panel_bytes));
       llvm::Value* go = b.CreateAnd(b.CreateAnd(one_row, fits), b.CreateIsNotNull(scratch));
-      llvm::BasicBlock* row = llvm::BasicBlock::Create(ec_.ctx, "mv", ec_.fn);
-      llvm::BasicBlock* tiles = llvm::BasicBlock::Create(ec_.ctx, "mv.not", ec_.fn);
-      llvm::BasicBlock* done = llvm::BasicBlock::Create(ec_.ctx, "mv.done", ec_.fn);
-      b.CreateCondBr(go, row, tiles);
-      b.SetInsertPoint(row);
-      SingleRowKBlocked(scratch);
-      b.CreateBr(done);
-      b.SetInsertPoint(tiles);
-      EmitTiles();
-      b.CreateBr(done);
-      b.SetInsertPoint(done);
+      IfElse(
+          go, [&]() { SingleRowKBlocked(scratch); }, [&]() { EmitTiles(); });
       return;
     }
     EmitTiles();
@@ -700,7 +685,7 @@ class MatMulEmitter {
         },
         ec_.UnrollMetadata(unroll_));
     Finish([&](bool epilogue) {
-      if (epilogue && heavy_epilogue_ && rows * nv > 1) {
+      if (epilogue && heavy_epilogue_) {
         // One call for the micro-tile: its sums through a stack array.
         llvm::Value* sums = EntryArray(vt, rows * nv);
         for (int a = 0; a < rows * nv; ++a) {
@@ -708,10 +693,7 @@ class MatMulEmitter {
                                llvm::Align(4));
         }
         at_output(0, 0);
-        std::vector<llvm::Value*> call_args = {ec_.fn->getArg(0)};
-        for (int d = 0; d < rank_; ++d) call_args.push_back(idx[d] ? idx[d] : ec_.I64Const(0));
-        call_args.push_back(sums);
-        b.CreateCall(TileEpilogueFunction(rows, nv, width), call_args);
+        CallEpilogue(idx, rows, nv, width, sums);
         return;
       }
       for (int i = 0; i < rows; ++i) {
@@ -858,12 +840,20 @@ class MatMulEmitter {
       EmitEpilogue(ec_.b, access_, idx, width, sums);
       return;
     }
-    // An epilogue is emitted once per width, as a function the micro-tiles call, instead of
-    // once per accumulator of every micro-tile variant: the call costs little next to a K
-    // loop and saves much of the kernel's compile time.
+    llvm::Value* one = EntryArray(ec_.VecType(width), 1);
+    ec_.b.CreateAlignedStore(sums, one, llvm::Align(4));
+    CallEpilogue(idx, 1, 1, width, one);
+  }
+
+  // Calls EpilogueFunction(width) on `rows` x `nv` vectors of sums (row-major at `sums`) whose
+  // first output is at idx.
+  void CallEpilogue(const std::vector<llvm::Value*>& idx, int rows, int nv, int width,
+                    llvm::Value* sums) {
     std::vector<llvm::Value*> call_args = {ec_.fn->getArg(0)};
     for (int d = 0; d < rank_; ++d) call_args.push_back(idx[d] ? idx[d] : ec_.I64Const(0));
     call_args.push_back(sums);
+    call_args.push_back(ec_.I64Const(rows));
+    call_args.push_back(ec_.I64Const(nv));
     ec_.b.CreateCall(EpilogueFunction(width), call_args);
   }
 
@@ -876,33 +866,27 @@ class MatMulEmitter {
     for (const ir::Store& st : k_.stores) access.Store(st.access, idx, ndim, width, v[st.value]);
   }
 
-  // void <kernel>.epilogue<width>(args, idx[0], ..., idx[rank-1], sums): EmitEpilogue.
+  // void <kernel>.epilogue<width>(args, idx[0], ..., idx[rank-1], sums*, rows, nv): the
+  // epilogue (EmitEpilogue) of rows x nv vectors of `width` whose first output is at idx, their
+  // sums row-major at `sums`. An epilogue beyond the plain store is emitted once per width, as
+  // a function the micro-tiles call, instead of once per accumulator of every micro-tile
+  // variant (much of the kernel's compile time), and called once per micro-tile, not per
+  // vector: the call's set-up (the kernel arguments, the accesses' strides) is paid once for
+  // the tile (a bias epilogue per vector cost 1.2 ms of a 9 ms 512x768x3072 linear).
   llvm::Function* EpilogueFunction(int width) {
     llvm::Function*& f = epilogue_fns_[width];
     if (f != nullptr) return f;
-    f = NewEpilogue(ec_.fn->getName() + ".epilogue" + llvm::Twine(width), ec_.VecType(width));
-    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ec_.ctx, "entry", f));
-    EmitContext ec(k_, ec_.target, ec_.lanes, ec_.module, f, b);
-    ec.LoadEntry(f->getArg(0));
-    AccessEmitter access(ec);
-    std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
-    for (int d = 0; d < rank_; ++d) idx[d] = f->getArg(1 + d);
-    EmitEpilogue(b, access, idx, width, f->getArg(1 + rank_));
-    b.CreateRetVoid();
-    return f;
-  }
-
-  // void <kernel>.epilogue<rows>x<nv>x<width>(args, idx[0], ..., idx[rank-1], sums*): the
-  // epilogue of a micro-tile whose first output is at idx, its sums row-major in `sums`. One
-  // call per micro-tile: the call's set-up (the kernel arguments, the accesses' strides) is
-  // paid once for rows x nv vectors, not for each (a bias epilogue per vector cost 1.2 ms of
-  // a 9 ms 512x768x3072 linear).
-  llvm::Function* TileEpilogueFunction(int rows, int nv, int width) {
-    llvm::Function*& f = tile_epilogue_fns_[{rows, nv, width}];
-    if (f != nullptr) return f;
-    f = NewEpilogue(ec_.fn->getName() + ".epilogue" + llvm::Twine(rows) + "x" + llvm::Twine(nv) +
-                        "x" + llvm::Twine(width),
-                    ec_.b.getPtrTy());
+    std::vector<llvm::Type*> params = {ec_.b.getPtrTy()};
+    for (int d = 0; d < rank_; ++d) params.push_back(ec_.I64());
+    params.push_back(ec_.b.getPtrTy());
+    params.push_back(ec_.I64());
+    params.push_back(ec_.I64());
+    auto* type = llvm::FunctionType::get(ec_.b.getVoidTy(), params, false);
+    f = llvm::Function::Create(type, llvm::Function::InternalLinkage,
+                               ec_.fn->getName() + ".epilogue" + llvm::Twine(width), ec_.module);
+    SetCodegenAttributes(ec_.target, ec_.lanes, *f);
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    f->addFnAttr(llvm::Attribute::NoInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ec_.ctx, "entry", f));
     EmitContext ec(k_, ec_.target, ec_.lanes, ec_.module, f, b);
     ec.LoadEntry(f->getArg(0));
@@ -910,43 +894,25 @@ class MatMulEmitter {
     const int mdim = rank_ - 2, ndim = rank_ - 1;
     llvm::Type* vt = ec_.VecType(width);
     llvm::Value* sums = f->getArg(1 + rank_);
+    llvm::Value* nv = f->getArg(3 + rank_);
     // Loops, not unrolled: one copy of the epilogue program (compile time).
     EmitForLoop(
-        ec, b.getInt64(0), b.getInt64(rows),
+        ec, b.getInt64(0), f->getArg(2 + rank_),
         [&](llvm::Value* i) {
           EmitForLoop(
-              ec, b.getInt64(0), b.getInt64(nv),
+              ec, b.getInt64(0), nv,
               [&](llvm::Value* j) {
                 std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
                 for (int d = 0; d < rank_; ++d) idx[d] = f->getArg(1 + d);
                 idx[mdim] = b.CreateAdd(idx[mdim], i);
                 idx[ndim] = b.CreateAdd(idx[ndim], b.CreateMul(j, b.getInt64(width)));
-                llvm::Value* at =
-                    b.CreateInBoundsGEP(vt, sums, b.CreateAdd(b.CreateMul(i, b.getInt64(nv)), j));
+                llvm::Value* at = b.CreateInBoundsGEP(vt, sums, b.CreateAdd(b.CreateMul(i, nv), j));
                 EmitEpilogue(b, access, idx, width, b.CreateAlignedLoad(vt, at, llvm::Align(4)));
               },
               /*disable_unroll=*/true);
         },
         /*disable_unroll=*/true);
     b.CreateRetVoid();
-    return f;
-  }
-
-  // An internal, never inlined function (args, idx[0..rank-1], last) with the kernel's
-  // code-generation attributes.
-  llvm::Function* NewEpilogue(const llvm::Twine& name, llvm::Type* last) {
-    std::vector<llvm::Type*> params = {ec_.b.getPtrTy()};
-    for (int d = 0; d < rank_; ++d) params.push_back(ec_.I64());
-    params.push_back(last);
-    auto* type = llvm::FunctionType::get(ec_.b.getVoidTy(), params, false);
-    llvm::Function* f =
-        llvm::Function::Create(type, llvm::Function::InternalLinkage, name, ec_.module);
-    for (const char* attr : {"target-cpu", "target-features", "prefer-vector-width",
-                             "min-legal-vector-width", "reciprocal-estimates"}) {
-      if (ec_.fn->hasFnAttribute(attr)) f->addFnAttr(ec_.fn->getFnAttribute(attr));
-    }
-    f->addFnAttr(llvm::Attribute::NoUnwind);
-    f->addFnAttr(llvm::Attribute::NoInline);
     return f;
   }
 
@@ -994,7 +960,6 @@ class MatMulEmitter {
   llvm::Value* packed_ = nullptr;      // while emitting the packed rows: the packed panel
   bool prepacked_ = false;             // ... and it is the plan's prepacked B (ir::PackedB)
   bool heavy_epilogue_ = false;        // emitted as a function (see StoreResult)
-  std::map<std::tuple<int, int, int>, llvm::Function*> tile_epilogue_fns_;
   std::map<int, llvm::Function*> epilogue_fns_;  // by width
   bool kblock_ = false;                          // K blocking is possible (see the ctor)
   int unroll_ = 1;                               // of the micro-kernel's K loop

@@ -32,7 +32,8 @@ bool StreamsRowOutput(const ir::Kernel& k, llvm::Value* out_row_stride) {
   return k.config.streaming_stores && k.stores.size() == 1 && ConstantValue(out_row_stride) == 1;
 }
 
-// Softmax that keeps exp(x - max) for its final pass: kAcc is its only output.
+// Softmax that keeps exp(x - max) for its final pass: kAcc is its only output, so the output
+// (or the scratch row) can hold intermediate values.
 bool KeepsExp(const ir::Kernel& k) {
   return k.row_op == ir::RowOpKind::kSoftmax && k.stores.size() == 1 &&
          k.output[k.stores[0].value].op == ir::ExprOp::kAcc;
@@ -182,11 +183,6 @@ class RowOpEmitter {
     }
   }
 
-  // True when the output program is one store of kAcc: the output can hold intermediate values.
-  bool OutputIsAcc() const {
-    return k_.stores.size() == 1 && k_.output[k_.stores[0].value].op == ir::ExprOp::kAcc;
-  }
-
   // The row's vectors when it is short, static and a whole number of vectors (and its stores
   // are ordinary): 0 otherwise.
   int RegisterRowVectors() const {
@@ -278,7 +274,7 @@ class RowOpEmitter {
       case ir::RowOpKind::kSoftmax:
       case ir::RowOpKind::kLogSoftmax: {
         llvm::Value* m = RowReduce(Combine::kMax, [](llvm::Value* x, int) { return x; });
-        const bool keep = k_.row_op == ir::RowOpKind::kSoftmax && OutputIsAcc();
+        const bool keep = KeepsExp(k_);
         // exp(x - max) is kept in the output, or with streaming stores in the scratch row (so
         // the output is written once, by the final pass, without being read into the cache).
         auto keep_at = [&](llvm::Value* at) {

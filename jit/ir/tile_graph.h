@@ -23,6 +23,8 @@ enum class BufferKind : uint8_t { kInput = 0, kOutput = 1, kTemp = 2, kPacked = 
 struct PackedB {
   int64_t k = 0, n = 0, offset = 0, stride_k = 0, stride_n = 0;
   int block = 1;
+  // Elements of the packed copy: K rows of every full column block.
+  int64_t elements() const { return n / block * block * k; }
   friend bool operator==(const PackedB&, const PackedB&) = default;
 };
 

@@ -4,6 +4,7 @@
 #ifndef PTO_JIT_IR_TILE_IR_H_
 #define PTO_JIT_IR_TILE_IR_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -107,6 +108,12 @@ struct TileConfig {
 
   friend bool operator==(const TileConfig&, const TileConfig&) = default;
 };
+
+// Columns of a matmul micro-tile's full block: nr_vectors vectors of the config's width (or
+// the target's `lanes` when vector_width is 0). A prepacked B is packed in blocks of this.
+inline int MatMulColumnBlock(const TileConfig& config, int lanes) {
+  return std::max(1, config.nr_vectors) * (config.vector_width > 0 ? config.vector_width : lanes);
+}
 
 // Kind-specific meaning of the fields (rank = domain.size()):
 //

@@ -39,14 +39,13 @@ void PrepackConstantWeights(ir::TileGraph& tiles, const std::vector<bool>& const
     pack.offset = b.offset.constant();
     pack.stride_n = b.strides[rank - 1].constant();
     pack.stride_k = b.strides[rank].constant();
-    pack.block = std::max(1, k.config.nr_vectors) *
-                 (k.config.vector_width > 0 ? k.config.vector_width : lanes);
+    pack.block = ir::MatMulColumnBlock(k.config, lanes);
     if (pack.k <= 0 || pack.n < pack.block) continue;  // no full column block to pack
     ir::Buffer packed;
     packed.kind = ir::BufferKind::kPacked;
     packed.index = input.index;
     packed.pack = pack;
-    packed.elements = ir::SymExpr(pack.n / pack.block * pack.block * pack.k);
+    packed.elements = ir::SymExpr(pack.elements());
     packed.label = input.label + " (packed for " + k.name + ")";
     tiles.buffers.push_back(packed);
     k.b_packed = k.num_buffers++;

@@ -86,10 +86,9 @@ bool RepackFor(jit::LoweredProgram& program, int call, int lanes) {
   if (k.b_packed < 0) return true;
   ir::Buffer& buffer = program.tiles.buffers[program.tiles.calls[call].buffers[k.b_packed]];
   ir::PackedB& pack = buffer.pack;
-  pack.block = std::max(1, k.config.nr_vectors) *
-               (k.config.vector_width > 0 ? k.config.vector_width : lanes);
+  pack.block = ir::MatMulColumnBlock(k.config, lanes);
   if (pack.n < pack.block) return false;
-  buffer.elements = ir::SymExpr(pack.n / pack.block * pack.block * pack.k);
+  buffer.elements = ir::SymExpr(pack.elements());
   k.b_packed_block = pack.block;
   return true;
 }

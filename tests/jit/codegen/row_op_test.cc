@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -67,6 +69,38 @@ std::vector<double> ReferenceRow(ir::RowOpKind op, const std::vector<double>& x,
     for (size_t i = 0; i < n; ++i) y[i] = x[i] / std::sqrt(ms + eps);
   }
   return y;
+}
+
+// The row length made the static `cols` (domain and the row strides of x and out).
+void MakeRowLengthStatic(ir::Kernel& k, int64_t cols) {
+  k.domain[2] = cols;
+  k.accesses[0] = MakeAccess(0, {k.domain[1] * cols, cols, 1});
+  k.accesses[3] = MakeAccess(3, {k.domain[1] * cols, cols, 1});
+}
+
+// Every row of `out` against the double reference of RowKernel's program on `x`: NaN
+// throughout where nan_row(r), else within 2e-5 relative.
+void ExpectRowsMatchReference(ir::RowOpKind op, const std::vector<float>& x,
+                              const std::vector<float>& w, const std::vector<float>& b,
+                              const float* out, int64_t rows, int64_t cols,
+                              const std::function<bool(int64_t)>& nan_row,
+                              const std::string& what) {
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<double> row(cols);
+    for (int64_t j = 0; j < cols; ++j) row[j] = 1.5 * x[r * cols + j];
+    std::vector<double> y = ReferenceRow(op, row, 1e-5);
+    for (int64_t j = 0; j < cols; ++j) {
+      const float got = out[r * cols + j];
+      if (nan_row(r)) {
+        ASSERT_TRUE(std::isnan(got))
+            << what << " row " << r << " col " << j << " of " << cols << " got " << got;
+      } else {
+        const double want = y[j] * w[j] + b[j];
+        ASSERT_NEAR(got, want, 2e-5 * std::max(1.0, std::abs(want)))
+            << what << " row " << r << " col " << j << " of " << cols;
+      }
+    }
+  }
 }
 
 void CheckRowOp(pto_kernel_fn fn, ir::RowOpKind op, int64_t a, int64_t rows, int64_t cols,
@@ -157,23 +191,9 @@ TEST(RowOpTest, SoftmaxRowsWithNaN) {
           }
           std::vector<float> out(n + 1, kSentinel);
           RunGrid(c->entry, {x.data(), w.data(), b.data(), out.data()}, {1, rows, cols}, rows, 1);
-          for (int64_t r = 0; r < rows; ++r) {
-            std::vector<double> row(cols);
-            for (int64_t j = 0; j < cols; ++j) row[j] = 1.5 * x[r * cols + j];
-            std::vector<double> y = ReferenceRow(op, row, 1e-5);
-            for (int64_t j = 0; j < cols; ++j) {
-              const float got = out[r * cols + j];
-              if (pos[r] >= 0) {
-                ASSERT_TRUE(std::isnan(got))
-                    << name << " row " << r << " col " << j << " of " << cols << " got " << got
-                    << " isa " << device::IsaName(isa);
-              } else {
-                const double want = y[j] * w[j] + b[j];
-                ASSERT_NEAR(got, want, 2e-5 * std::max(1.0, std::abs(want)))
-                    << name << " row " << r << " col " << j;
-              }
-            }
-          }
+          ExpectRowsMatchReference(
+              op, x, w, b, out.data(), rows, cols, [&](int64_t r) { return pos[r] >= 0; },
+              absl::StrCat(name, " isa ", device::IsaName(isa)));
           ASSERT_EQ(out[n], kSentinel);
         }
       }
@@ -196,9 +216,7 @@ TEST(RowOpTest, ShortStaticRowsInRegisters) {
       for (auto [op, name] : ops) {
         ir::Kernel k =
             RowKernel(op, 4, absl::StrCat("row_regs_", name, "_", device::IsaName(isa), "_", cols));
-        k.domain[2] = cols;
-        k.accesses[0] = MakeAccess(0, {k.domain[1] * cols, cols, 1});
-        k.accesses[3] = MakeAccess(3, {k.domain[1] * cols, cols, 1});
+        MakeRowLengthStatic(k, cols);
         absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
         ASSERT_TRUE(c.ok()) << c.status();
         const int64_t rows = 5, n = rows * cols;
@@ -208,21 +226,9 @@ TEST(RowOpTest, ShortStaticRowsInRegisters) {
         std::vector<float> w = RandomVector(cols, 42, 0.5f, 1.5f), b = RandomVector(cols, 43);
         std::vector<float> out(n + 1, kSentinel);
         RunGrid(c->entry, {x.data(), w.data(), b.data(), out.data()}, {1, rows, cols}, rows, 1);
-        for (int64_t r = 0; r < rows; ++r) {
-          std::vector<double> row(cols);
-          for (int64_t j = 0; j < cols; ++j) row[j] = 1.5 * x[r * cols + j];
-          std::vector<double> y = ReferenceRow(op, row, 1e-5);
-          for (int64_t j = 0; j < cols; ++j) {
-            const float got = out[r * cols + j];
-            if (nan_row && r == 2) {
-              ASSERT_TRUE(std::isnan(got)) << k.name << " col " << j;
-              continue;
-            }
-            const double want = y[j] * w[j] + b[j];
-            ASSERT_NEAR(got, want, 2e-5 * std::max(1.0, std::abs(want)))
-                << k.name << " row " << r << " col " << j;
-          }
-        }
+        ExpectRowsMatchReference(
+            op, x, w, b, out.data(), rows, cols, [&](int64_t r) { return nan_row && r == 2; },
+            k.name);
         ASSERT_EQ(out[n], kSentinel);
       }
     }
@@ -243,9 +249,7 @@ TEST(RowOpTest, StreamingStoresAtEveryAlignment) {
                                    absl::StrCat("row_stream_", name, "_", device::IsaName(isa), "_",
                                                 cols, static_cols ? "_static" : ""));
           if (static_cols) {
-            k.domain[2] = cols;
-            k.accesses[0] = MakeAccess(0, {k.domain[1] * cols, cols, 1});
-            k.accesses[3] = MakeAccess(3, {k.domain[1] * cols, cols, 1});
+            MakeRowLengthStatic(k, cols);
           }
           if (op == ir::RowOpKind::kSoftmax) {  // out = acc: the exp row is kept
             Program p;
