@@ -17,7 +17,8 @@ namespace pto::jit {
 //    prepacked B read block by block.
 // 4: short static rows of row ops in registers.
 // 5: one matmul epilogue function per vector width, taking the tile's rows and vectors.
-inline constexpr int kCodegenRevision = 5;
+// 6: masked vectors for the last columns of matmul rows (were scalar code).
+inline constexpr int kCodegenRevision = 6;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

@@ -41,6 +41,18 @@ llvm::Value* AccessEmitter::Pointer(int access, llvm::Value* index) {
   return ec_.b.CreateInBoundsGEP(ec_.F32(), ec_.Buffer(slot), index);
 }
 
+llvm::Value* AccessEmitter::LanePointers(int access, llvm::Value* index, llvm::Value* stride,
+                                         int width) {
+  llvm::IRBuilder<>& b = ec_.b;
+  std::vector<llvm::Constant*> lanes;
+  for (int i = 0; i < width; ++i) lanes.push_back(b.getInt64(static_cast<uint64_t>(i)));
+  llvm::Value* at = b.CreateAdd(
+      b.CreateVectorSplat(width, index),
+      b.CreateMul(llvm::ConstantVector::get(lanes), b.CreateVectorSplat(width, stride)));
+  const int slot = ec_.kernel.accesses[access].buffer;
+  return b.CreateInBoundsGEP(ec_.F32(), ec_.Buffer(slot), at);
+}
+
 llvm::Value* AccessEmitter::Load(int access, std::span<llvm::Value* const> idx, int vec_dim,
                                  int width) {
   llvm::IRBuilder<>& b = ec_.b;
@@ -58,9 +70,18 @@ llvm::Value* AccessEmitter::Load(int access, std::span<llvm::Value* const> idx, 
   llvm::Value* stride = StrideOrZero(access, vec_dim);
   std::optional<int64_t> s = ConstantValue(stride);
   if (s == 0) return b.CreateVectorSplat(width, scalar_load(index));
+  llvm::Type* vt = ec_.VecType(width);
+  if (lane_mask_ != nullptr) {
+    llvm::Value* zero = llvm::ConstantFP::get(vt, 0.0);
+    llvm::CallInst* l =
+        s == 1 ? b.CreateMaskedLoad(vt, Pointer(access, index), llvm::Align(4), lane_mask_, zero)
+               : b.CreateMaskedGather(vt, LanePointers(access, index, stride, width),
+                                      llvm::Align(4), lane_mask_, zero);
+    ec_.AnnotateSlot(l, slot);
+    return l;
+  }
   if (s == 1) {
-    llvm::LoadInst* l =
-        b.CreateAlignedLoad(ec_.VecType(width), Pointer(access, index), llvm::Align(4));
+    llvm::LoadInst* l = b.CreateAlignedLoad(vt, Pointer(access, index), llvm::Align(4));
     ec_.AnnotateSlot(l, slot);
     return l;
   }
@@ -86,6 +107,16 @@ void AccessEmitter::Store(int access, std::span<llvm::Value* const> idx, int vec
     return;
   }
   llvm::Value* stride = StrideOrZero(access, vec_dim);
+  if (lane_mask_ != nullptr) {
+    // A scatter's lanes are stored in order, so with stride 0 the last set lane's value stays.
+    llvm::CallInst* st =
+        ConstantValue(stride) == 1
+            ? b.CreateMaskedStore(value, Pointer(access, index), llvm::Align(4), lane_mask_)
+            : b.CreateMaskedScatter(value, LanePointers(access, index, stride, width),
+                                    llvm::Align(4), lane_mask_);
+    ec_.AnnotateSlot(st, slot);
+    return;
+  }
   if (ConstantValue(stride) == 1) {
     const bool streaming = access == streaming_access_ && width % ec_.lanes == 0;
     llvm::StoreInst* st = b.CreateAlignedStore(value, Pointer(access, index),

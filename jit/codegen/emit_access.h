@@ -28,6 +28,10 @@ class AccessEmitter {
   // assume an address aligned to the kernel's vector (the caller peels to it:
   // EmitAlignedVectorSpan). -1: none.
   void StreamStores(int access) { streaming_access_ = access; }
+  // Until the next call, vector loads and stores along their vec_dim touch only the lanes set
+  // in `mask` (EmitContext::LaneMask, lane 0 set; masked-off lanes load 0), so one vector
+  // covers the last columns of a row without reading or writing past them. nullptr: none.
+  void MaskLanes(llvm::Value* mask) { lane_mask_ = mask; }
   // The address of `access` at `idx`.
   llvm::Value* Address(int access, std::span<llvm::Value* const> idx) {
     return Pointer(access, Index(access, idx));
@@ -37,10 +41,13 @@ class AccessEmitter {
 
  private:
   llvm::Value* Pointer(int access, llvm::Value* index);
+  // The vector of `width` element pointers index + lane * stride.
+  llvm::Value* LanePointers(int access, llvm::Value* index, llvm::Value* stride, int width);
   // Missing dims (rank-0 accesses) have stride 0.
   llvm::Value* StrideOrZero(int access, int dim) const;
   EmitContext& ec_;
   int streaming_access_ = -1;
+  llvm::Value* lane_mask_ = nullptr;
   std::vector<llvm::Value*> offsets_;
   std::vector<std::vector<llvm::Value*>> strides_;
 };

@@ -33,6 +33,12 @@ llvm::Value* EmitContext::F32Const(int width, double v) const {
   return llvm::ConstantFP::get(VecType(width), v);
 }
 
+llvm::Value* EmitContext::LaneMask(llvm::Value* count, int width) const {
+  std::vector<llvm::Constant*> lanes;
+  for (int i = 0; i < width; ++i) lanes.push_back(b.getInt64(static_cast<uint64_t>(i)));
+  return b.CreateICmpSLT(llvm::ConstantVector::get(lanes), b.CreateVectorSplat(width, count));
+}
+
 llvm::Value* EmitContext::Sym(const ir::SymExpr& e) {
   llvm::Value* sum = I64Const(0);
   for (const ir::SymExpr::Term& term : e.terms()) {

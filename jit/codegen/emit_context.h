@@ -37,6 +37,8 @@ struct EmitContext {
   llvm::Type* VecType(int width) const;
   llvm::Value* I64Const(int64_t v) const { return b.getInt64(static_cast<uint64_t>(v)); }
   llvm::Value* F32Const(int width, double v) const;
+  // <width x i1>: lanes [0, count) set (count an i64 value; lanes past it clear).
+  llvm::Value* LaneMask(llvm::Value* count, int width) const;
 
   // Value of a symbolic expression; symbols are loaded at entry (see LoadSymbols).
   llvm::Value* Sym(const ir::SymExpr& e);

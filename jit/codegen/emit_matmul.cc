@@ -2,7 +2,8 @@
 // Rows are taken in blocks of config.mr within one batch entry (1-row blocks for the M tail).
 // Two micro-kernel forms, chosen from b's constant strides:
 //  - broadcast form (the default): columns in blocks of config.nr_vectors vectors (then single
-//    vectors, then scalars); mr x nr vector accumulators over the K loop: A elements are
+//    vectors, then one vector masked to the last columns); mr x nr vector accumulators over the
+//    K loop: A elements are
 //    broadcast, B rows are vector loads along N, and llvm.fmuladd gives vector FMAs.
 //  - dot-product form, when b's N stride is not the constant 1 but its K stride is (B stored
 //    [N, K], e.g. a linear layer's weight or k in q.k^T): columns in blocks of config.nr_vectors
@@ -22,6 +23,7 @@
 // The epilogue program runs on the accumulators before the stores.
 #include <functional>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "jit/codegen/emit_expr.h"
@@ -229,12 +231,27 @@ class MatMulEmitter {
       EmitChunkLoop(
           ec_, col, ec_.hi[1], lanes, [&](llvm::Value* n) { body(n, 1, lanes); }, true);
       if (lanes > 1) {
-        EmitChunkLoop(
-            ec_, col, ec_.hi[1], 1, [&](llvm::Value* n) { body(n, 1, 1); }, true);
+        llvm::Value* n = b.CreateLoad(ec_.I64(), col);
+        llvm::Value* count = b.CreateSub(ec_.hi[1], n);
+        IfElse(b.CreateICmpSGT(count, ec_.I64Const(0)),
+               [&]() { Masked(count, lanes, [&]() { body(n, 1, lanes); }); });
       }
     };
     auto partial_at = [&](llvm::Value* n) {
       return b.CreateInBoundsGEP(ec_.F32(), partial, b.CreateSub(n, ec_.lo[1]));
+    };
+    // The partial sums of `vt` at column n (only the masked tile's lanes, see Masked).
+    auto load_partial = [&](llvm::Type* vt, llvm::Value* n) -> llvm::Value* {
+      if (lane_mask_ == nullptr) return b.CreateAlignedLoad(vt, partial_at(n), llvm::Align(4));
+      return b.CreateMaskedLoad(vt, partial_at(n), llvm::Align(4), lane_mask_,
+                                llvm::ConstantFP::get(vt, 0.0));
+    };
+    auto store_partial = [&](llvm::Value* v, llvm::Value* n) {
+      if (lane_mask_ == nullptr) {
+        b.CreateAlignedStore(v, partial_at(n), llvm::Align(4));
+      } else {
+        b.CreateMaskedStore(v, partial_at(n), llvm::Align(4), lane_mask_);
+      }
     };
     EmitForLoop(
         ec_, ec_.I64Const(0), kblocks,
@@ -247,8 +264,8 @@ class MatMulEmitter {
             std::vector<llvm::AllocaInst*> acc(nv);
             for (int j = 0; j < nv; ++j) {
               acc[j] = ec_.EntryAlloca(vt, "mvacc");
-              llvm::Value* at = partial_at(b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width)));
-              b.CreateStore(b.CreateAlignedLoad(vt, at, llvm::Align(4)), acc[j]);
+              b.CreateStore(load_partial(vt, b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width))),
+                            acc[j]);
             }
             EmitForLoop(ec_, k_lo, k_hi, [&](llvm::Value* kk) {
               std::vector<llvm::Value*> at = idx;
@@ -263,8 +280,8 @@ class MatMulEmitter {
               }
             });
             for (int j = 0; j < nv; ++j) {
-              llvm::Value* at = partial_at(b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width)));
-              b.CreateAlignedStore(b.CreateLoad(vt, acc[j]), at, llvm::Align(4));
+              store_partial(b.CreateLoad(vt, acc[j]),
+                            b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width)));
             }
           });
         },
@@ -275,7 +292,7 @@ class MatMulEmitter {
       for (int j = 0; j < nv; ++j) {
         std::vector<llvm::Value*> at = idx;
         at[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width));
-        llvm::Value* sum = b.CreateAlignedLoad(vt, partial_at(at[ndim]), llvm::Align(4));
+        llvm::Value* sum = load_partial(vt, at[ndim]);
         StoreResult(at, width, sum, /*epilogue=*/true);
       }
     });
@@ -603,9 +620,24 @@ class MatMulEmitter {
           true);
     }
     if (lanes > 1) {
-      EmitChunkLoop(
-          ec_, col, col_hi_, 1, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, 1); }, true);
+      // The last columns (fewer than a vector): one vector with the lanes past them masked off.
+      llvm::Value* n = ec_.b.CreateLoad(ec_.I64(), col);
+      llvm::Value* count = ec_.b.CreateSub(col_hi_, n);
+      IfElse(ec_.b.CreateICmpSGT(count, ec_.I64Const(0)),
+             [&]() { Masked(count, lanes, [&]() { MicroKernel(idx, n, rows, 1, lanes); }); });
     }
+  }
+
+  // Emits body() with its vectors of `width` limited to their first `count` lanes: the
+  // accesses' loads and stores along N are masked (AccessEmitter::MaskLanes), and so is a
+  // heavy epilogue's call (CallEpilogue).
+  void Masked(llvm::Value* count, int width, const std::function<void()>& body) {
+    lane_mask_ = ec_.LaneMask(count, width);
+    access_.MaskLanes(lane_mask_);
+    lane_count_ = count;
+    body();
+    access_.MaskLanes(nullptr);
+    lane_count_ = lane_mask_ = nullptr;
   }
 
   void MicroKernel(std::vector<llvm::Value*> idx, llvm::Value* n0, int rows, int nv, int width) {
@@ -638,7 +670,8 @@ class MatMulEmitter {
       });
     }
     // A full block of a packed panel reads B from the scratch (see PackPanel).
-    const bool from_pack = packed_ != nullptr && nv == nrv_ && width == ec_.lanes;
+    const bool from_pack =
+        packed_ != nullptr && nv == nrv_ && width == ec_.lanes && lane_count_ == nullptr;
     llvm::Value* pack_rows = nullptr;
     if (from_pack && prepacked_) {
       // ir::PackedB: column block n0 / block, all K rows.
@@ -854,7 +887,8 @@ class MatMulEmitter {
     call_args.push_back(sums);
     call_args.push_back(ec_.I64Const(rows));
     call_args.push_back(ec_.I64Const(nv));
-    ec_.b.CreateCall(EpilogueFunction(width), call_args);
+    if (lane_count_ != nullptr) call_args.push_back(lane_count_);
+    ec_.b.CreateCall(EpilogueFunction(width, lane_count_ != nullptr), call_args);
   }
 
   // The epilogue program on `sums` at idx, and the stores.
@@ -868,22 +902,25 @@ class MatMulEmitter {
 
   // void <kernel>.epilogue<width>(args, idx[0], ..., idx[rank-1], sums*, rows, nv): the
   // epilogue (EmitEpilogue) of rows x nv vectors of `width` whose first output is at idx, their
-  // sums row-major at `sums`. An epilogue beyond the plain store is emitted once per width, as
-  // a function the micro-tiles call, instead of once per accumulator of every micro-tile
-  // variant (much of the kernel's compile time), and called once per micro-tile, not per
-  // vector: the call's set-up (the kernel arguments, the accesses' strides) is paid once for
-  // the tile (a bias epilogue per vector cost 1.2 ms of a 9 ms 512x768x3072 linear).
-  llvm::Function* EpilogueFunction(int width) {
-    llvm::Function*& f = epilogue_fns_[width];
+  // sums row-major at `sums`. The masked variant (.epilogue<width>m) takes one more argument,
+  // the lanes of each vector that are columns (see Masked). An epilogue beyond the plain store is
+  // emitted once per width, as a function the micro-tiles call, instead of once per accumulator of
+  // every micro-tile variant (much of the kernel's compile time), and called once per micro-tile,
+  // not per vector: the call's set-up (the kernel arguments, the accesses' strides) is paid once
+  // for the tile (a bias epilogue per vector cost 1.2 ms of a 9 ms 512x768x3072 linear).
+  llvm::Function* EpilogueFunction(int width, bool masked) {
+    llvm::Function*& f = epilogue_fns_[{width, masked}];
     if (f != nullptr) return f;
     std::vector<llvm::Type*> params = {ec_.b.getPtrTy()};
     for (int d = 0; d < rank_; ++d) params.push_back(ec_.I64());
     params.push_back(ec_.b.getPtrTy());
     params.push_back(ec_.I64());
     params.push_back(ec_.I64());
+    if (masked) params.push_back(ec_.I64());
     auto* type = llvm::FunctionType::get(ec_.b.getVoidTy(), params, false);
-    f = llvm::Function::Create(type, llvm::Function::InternalLinkage,
-                               ec_.fn->getName() + ".epilogue" + llvm::Twine(width), ec_.module);
+    f = llvm::Function::Create(
+        type, llvm::Function::InternalLinkage,
+        ec_.fn->getName() + ".epilogue" + llvm::Twine(width) + (masked ? "m" : ""), ec_.module);
     SetCodegenAttributes(ec_.target, ec_.lanes, *f);
     f->addFnAttr(llvm::Attribute::NoUnwind);
     f->addFnAttr(llvm::Attribute::NoInline);
@@ -891,6 +928,7 @@ class MatMulEmitter {
     EmitContext ec(k_, ec_.target, ec_.lanes, ec_.module, f, b);
     ec.LoadEntry(f->getArg(0));
     AccessEmitter access(ec);
+    if (masked) access.MaskLanes(ec.LaneMask(f->getArg(4 + rank_), width));
     const int mdim = rank_ - 2, ndim = rank_ - 1;
     llvm::Type* vt = ec_.VecType(width);
     llvm::Value* sums = f->getArg(1 + rank_);
@@ -960,11 +998,13 @@ class MatMulEmitter {
   llvm::Value* packed_ = nullptr;      // while emitting the packed rows: the packed panel
   bool prepacked_ = false;             // ... and it is the plan's prepacked B (ir::PackedB)
   bool heavy_epilogue_ = false;        // emitted as a function (see StoreResult)
-  std::map<int, llvm::Function*> epilogue_fns_;  // by width
-  bool kblock_ = false;                          // K blocking is possible (see the ctor)
-  int unroll_ = 1;                               // of the micro-kernel's K loop
-  int out_access_ = -1;        // the single store's access (K blocking's partial sums)
-  llvm::Value* kc_ = nullptr;  // the K block in use (K itself without K blocking)
+  std::map<std::pair<int, bool>, llvm::Function*> epilogue_fns_;  // by width, masked
+  llvm::Value* lane_count_ = nullptr;  // while emitting a masked tile: its lanes (see Masked)
+  llvm::Value* lane_mask_ = nullptr;   // ... and their mask
+  bool kblock_ = false;                // K blocking is possible (see the ctor)
+  int unroll_ = 1;                     // of the micro-kernel's K loop
+  int out_access_ = -1;                // the single store's access (K blocking's partial sums)
+  llvm::Value* kc_ = nullptr;          // the K block in use (K itself without K blocking)
   // The K block being emitted, [k_lo_, k_hi_), and whether it is the first / the last.
   llvm::Value* k_lo_ = nullptr;
   llvm::Value* k_hi_ = nullptr;

@@ -80,6 +80,26 @@ TEST(MatMulTest, AssemblyUsesVectorFma) {
   }
 }
 
+// The columns past the last full vector are one masked vector, not scalar code: AVX-512 masks
+// its loads, FMAs' inputs and stores with a k register, AVX2 uses vmaskmovps; neither has a
+// scalar FMA left (CheckMatMul's shapes above check the results and that nothing past the
+// output is written).
+TEST(MatMulTest, ColumnTailIsOneMaskedVector) {
+  for (bool epilogue : {false, true}) {
+    ir::Kernel k = MatMulKernel(false, false, epilogue, 4, 2, 0, "mm_tail");
+    const std::string avx2 = KernelAssembly(k, TargetFor(Isa::kAvx2));
+    EXPECT_NE(avx2.find("vmaskmovps"), std::string::npos) << "epilogue " << epilogue;
+    EXPECT_FALSE(std::regex_search(avx2, std::regex("vfmadd[0-9]+ss"))) << "epilogue " << epilogue;
+    if (HostTarget().isa == Isa::kAvx512) {
+      const std::string avx512 = KernelAssembly(k, TargetFor(Isa::kAvx512));
+      EXPECT_TRUE(std::regex_search(avx512, std::regex("vmovups[^\\n]*\\{%k[1-7]\\}")))
+          << "epilogue " << epilogue;
+      EXPECT_FALSE(std::regex_search(avx512, std::regex("vfmadd[0-9]+ss")))
+          << "epilogue " << epilogue;
+    }
+  }
+}
+
 // B stored [N, K] (K stride 1): the dot-product micro-kernel, over sizes 1, 3, 17, 33, 100,
 // K both a multiple of the vector width and not, batched and batch-broadcast B, A with K
 // stride 1 (vector loads) and A transposed (gathered along K), whole and split tile ranges.
