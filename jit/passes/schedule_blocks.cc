@@ -12,6 +12,11 @@ constexpr int64_t kColumnGrain = 1 << 14;
 constexpr int64_t kFewRows = 48;
 // A matmul with at most this many rows (static M) is split across threads by columns only.
 constexpr int64_t kWholeRows = 1024;
+// Rows of a task of a longer (or symbolic) M: each task packs its own panels of B, so tasks
+// of mr * 4 rows re-read B from memory M / 24 times (2048^3 on Emerald Rapids, 2 threads,
+// interleaved: 384 rows with kc 512 ran 1.17x the 24-row tasks, 1024 rows 1.20x). A multiple
+// of every mr the tuner tries, and one of its row grains.
+constexpr int64_t kRowTaskRows = 384;
 // A Function output of at least this many times the private caches (L2 x cores) is written
 // with streaming stores. The reported L3 is not a measure: a VM reports the host's whole L3
 // (300 MiB on this 2-core guest).
@@ -69,7 +74,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         // 2 x 4 tile at M = 8 and 32 with constant weights); other matmuls over at least 4
         // vectors of columns take 6 x 4 (29 registers: 10 loads per 24 FMAs instead of 10 per
         // 16; 1.03-1.15x the 8 x 2 tile from 384x64x384 to 512x4096x4096, equal at 2048^3),
-        // K blocks of 512 when a task has all of M's rows (the panel serves every row block;
+        // K blocks of 512 when a task has long runs of rows (the panel serves every row block;
         // 1.03-1.13x), column grains of 2 blocks, and the K loop unrolled 4 times (1.05-1.13x).
         // 16-register targets (AVX2) keep 2 x 4 / 6 x 2, kc 256, unroll 1 (Zen 3 sweeps).
         const int regs = std::max(8, device.vector_registers);
@@ -92,13 +97,16 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         c.pack_b = true;
         c.tile_cols = int64_t{c.nr_vectors} * lanes * (wide_regs ? 2 : 4);
         // Row tasks repeat the packing of B's panels: an unbatched static M of up to kWholeRows
-        // rows over columns enough for every thread is split along the columns only. (Batched
-        // matmuls, e.g. attention's, keep small row tasks: their B moves with the batch.)
+        // rows over columns enough for every thread is split along the columns only, and a
+        // longer or symbolic M in tasks of kRowTaskRows. (Batched matmuls, e.g. attention's,
+        // keep small row tasks: their B moves with the batch.)
         const bool many_cols = !n.IsConstant() || n.constant() >= 4 * c.tile_cols;
-        const bool whole_rows =
-            k.domain.size() == 2 && m.IsConstant() && m.constant() <= kWholeRows && many_cols;
-        c.kc = wide_regs && whole_rows ? 512 : 256;
-        c.tile_rows = whole_rows ? std::max<int64_t>(1, m.constant()) : int64_t{c.mr} * 4;
+        const bool long_rows = k.domain.size() == 2 && many_cols;
+        const bool whole_rows = long_rows && m.IsConstant() && m.constant() <= kWholeRows;
+        c.kc = wide_regs && long_rows ? 512 : 256;
+        c.tile_rows = whole_rows  ? std::max<int64_t>(1, m.constant())
+                      : long_rows ? kRowTaskRows
+                                  : int64_t{c.mr} * 4;
         call.work_per_cell = ir::SymExpr(2) * k.k;
         break;
       }
