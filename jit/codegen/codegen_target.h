@@ -18,7 +18,9 @@ namespace pto::jit {
 // 4: short static rows of row ops in registers.
 // 5: one matmul epilogue function per vector width, taking the tile's rows and vectors.
 // 6: masked vectors for the last columns of matmul rows (were scalar code).
-inline constexpr int kCodegenRevision = 6;
+// 7: masked vectors for the last elements of elementwise, reduce and row-op spans, and for
+//    the last vector of a register row.
+inline constexpr int kCodegenRevision = 7;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

@@ -32,6 +32,8 @@ class AccessEmitter {
   // in `mask` (EmitContext::LaneMask, lane 0 set; masked-off lanes load 0), so one vector
   // covers the last columns of a row without reading or writing past them. nullptr: none.
   void MaskLanes(llvm::Value* mask) { lane_mask_ = mask; }
+  // The mask in force (nullptr: none): bodies that combine lanes put identities in the others.
+  llvm::Value* lane_mask() const { return lane_mask_; }
   // The address of `access` at `idx`.
   llvm::Value* Address(int access, std::span<llvm::Value* const> idx) {
     return Pointer(access, Index(access, idx));

@@ -1,5 +1,6 @@
 // Elementwise kernels: grid {rows = prod(domain[0..rank-2]), cols = domain[rank-1]}; the body is
-// vectorized along the last dim (config.unroll vectors per iteration, then a scalar tail).
+// vectorized along the last dim (config.unroll vectors per iteration, then single vectors, then
+// one masked vector for the last elements).
 #include <vector>
 
 #include "jit/codegen/emit_expr.h"
@@ -39,10 +40,10 @@ absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access) {
       llvm::Value* start = access.Address(k.stores[0].access, idx);
       access.StreamStores(k.stores[0].access);
       EmitAlignedVectorSpan(ec, ec.lo[1], ec.hi[1], k.config.unroll, start, body,
-                            /*fused=*/true);
+                            /*fused=*/true, &access);
       access.StreamStores(-1);
     } else {
-      EmitVectorSpan(ec, ec.lo[1], ec.hi[1], k.config.unroll, body, /*fused=*/true);
+      EmitVectorSpan(ec, ec.lo[1], ec.hi[1], k.config.unroll, body, /*fused=*/true, &access);
     }
   });
   if (streaming) EmitStoreFence(ec);

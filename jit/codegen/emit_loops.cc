@@ -50,7 +50,7 @@ void EmitChunkLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end, int
 }
 
 void EmitVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int unroll,
-                    const SpanBody& body, bool fused) {
+                    const SpanBody& body, bool fused, AccessEmitter* masked_tail) {
   llvm::IRBuilder<>& b = ec.b;
   const int lanes = ec.lanes;
   llvm::AllocaInst* pos = ec.EntryAlloca(ec.I64(), "pos");
@@ -72,18 +72,31 @@ void EmitVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int u
   EmitChunkLoop(
       ec, pos, end, lanes, [&](llvm::Value* at) { body(at, lanes, 0); },
       /*disable_unroll=*/lanes > 1);
-  if (lanes > 1) {
+  if (lanes > 1 && masked_tail != nullptr) {
+    llvm::Value* at = b.CreateLoad(ec.I64(), pos);
+    llvm::Value* count = b.CreateSub(end, at);
+    llvm::BasicBlock* tail = llvm::BasicBlock::Create(ec.ctx, "span.masked", ec.fn);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ec.ctx, "span.done", ec.fn);
+    b.CreateCondBr(b.CreateICmpSGT(count, ec.I64Const(0)), tail, done);
+    b.SetInsertPoint(tail);
+    masked_tail->MaskLanes(ec.LaneMask(count, lanes));
+    body(at, lanes, 0);
+    masked_tail->MaskLanes(nullptr);
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+  } else if (lanes > 1) {
     EmitChunkLoop(
         ec, pos, end, 1, [&](llvm::Value* at) { body(at, 1, 0); }, /*disable_unroll=*/true);
   }
 }
 
 void EmitAlignedVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int unroll,
-                           llvm::Value* address_at_begin, const SpanBody& body, bool fused) {
+                           llvm::Value* address_at_begin, const SpanBody& body, bool fused,
+                           AccessEmitter* masked_tail) {
   llvm::IRBuilder<>& b = ec.b;
   const int64_t lanes = ec.lanes;
   if (lanes <= 1) {
-    EmitVectorSpan(ec, begin, end, unroll, body, fused);
+    EmitVectorSpan(ec, begin, end, unroll, body, fused, masked_tail);
     return;
   }
   // Elements before the next multiple of lanes * 4 bytes (0 when aligned), at most the extent.
@@ -94,7 +107,7 @@ void EmitAlignedVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end
   llvm::Value* aligned = b.CreateAdd(begin, peel);
   EmitForLoop(
       ec, begin, aligned, [&](llvm::Value* at) { body(at, 1, 0); }, /*disable_unroll=*/true);
-  EmitVectorSpan(ec, aligned, end, unroll, body, fused);
+  EmitVectorSpan(ec, aligned, end, unroll, body, fused, masked_tail);
 }
 
 void EmitStoreFence(EmitContext& ec) {

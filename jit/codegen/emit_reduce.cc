@@ -1,7 +1,7 @@
 // Reductions over one axis. Grid {outer = prod(domain[0..axis-1]), inner =
 // prod(domain[axis+1..])}.
 //  - axis is the last dim: vectorized along the reduced axis (config.unroll independent vector
-//    accumulators, a scalar tail accumulator), then a horizontal reduction.
+//    accumulators, the last elements as one masked vector), then a horizontal reduction.
 //  - otherwise: vectorized along the last dim, the inner range is walked in segments that stay
 //    within one row of the last dim; each group of columns loops over the reduced axis.
 #include <vector>
@@ -70,22 +70,20 @@ class ReduceEmitter {
       accs.push_back(ec_.EntryAlloca(vt, "acc"));
       b.CreateStore(CombineIdentity(combine_, vt), accs.back());
     }
-    llvm::AllocaInst* tail = ec_.EntryAlloca(ec_.F32(), "acc.tail");
-    b.CreateStore(CombineIdentity(combine_, ec_.F32()), tail);
     EmitVectorSpan(
-        ec_, ec_.I64Const(0), dims_[k_.axis], unroll, [&](llvm::Value* at, int width, int slot) {
+        ec_, ec_.I64Const(0), dims_[k_.axis], unroll,
+        [&](llvm::Value* at, int width, int slot) {
           idx[k_.axis] = at;
           llvm::Value* x = Input(idx, k_.axis, width);
-          llvm::AllocaInst* slot_acc = width == ec_.lanes ? accs[slot] : tail;
-          llvm::Type* t = slot_acc->getAllocatedType();
-          b.CreateStore(CombineValues(b, combine_, b.CreateLoad(t, slot_acc), x), slot_acc);
-        });
+          if (llvm::Value* mask = access_.lane_mask()) {  // the masked tail: identities past it
+            x = b.CreateSelect(mask, x, CombineIdentity(combine_, x->getType()));
+          }
+          b.CreateStore(CombineValues(b, combine_, b.CreateLoad(vt, accs[slot]), x), accs[slot]);
+        },
+        /*fused=*/false, &access_);
     llvm::Value* v = b.CreateLoad(vt, accs[0]);
     for (int u = 1; u < unroll; ++u) v = CombineValues(b, combine_, v, b.CreateLoad(vt, accs[u]));
     llvm::Value* total = CombineLanes(b, combine_, v);
-    if (ec_.lanes > 1) {
-      total = CombineValues(b, combine_, total, b.CreateLoad(ec_.F32(), tail));
-    }
     idx[k_.axis] = ec_.I64Const(0);
     Output(idx, -1, 1, Finish(total));
   }

@@ -109,15 +109,43 @@ class RowOpEmitter {
           llvm::Value* v = f(X(at, width), width);
           if (also) also(at, width, v);
           llvm::AllocaInst* acc = acc_for(width);
+          v = IdentityOutsideMask(c, v);
           b.CreateStore(CombineValues(b, c, b.CreateLoad(acc->getAllocatedType(), acc), v), acc);
         },
-        /*fused=*/true);
+        /*fused=*/true, &access_);
     llvm::Value* total = nullptr;
     for (auto& [w, a] : accs) {
       llvm::Value* part = CombineLanes(b, c, b.CreateLoad(a->getAllocatedType(), a));
       total = total == nullptr ? part : CombineValues(b, c, total, part);
     }
     return total;
+  }
+
+  // `v` in the lanes of the masked tail (AccessEmitter::lane_mask), c's identity in the others.
+  llvm::Value* IdentityOutsideMask(Combine c, llvm::Value* v) {
+    llvm::Value* mask = access_.lane_mask();
+    if (mask == nullptr) return v;
+    return ec_.b.CreateSelect(mask, v, CombineIdentity(c, v->getType()));
+  }
+
+  // The kept exp row in the scratch at column `at`: loads and stores of `w` lanes (masked in
+  // the masked tail: the row ends there).
+  llvm::Value* LoadKept(llvm::Value* at, int w) {
+    llvm::IRBuilder<>& b = ec_.b;
+    llvm::Type* vt = ec_.VecType(w);
+    llvm::Value* p = b.CreateInBoundsGEP(ec_.F32(), row_scratch_, at);
+    if (access_.lane_mask() == nullptr) return b.CreateAlignedLoad(vt, p, llvm::Align(4));
+    return b.CreateMaskedLoad(vt, p, llvm::Align(4), access_.lane_mask(),
+                              llvm::ConstantFP::get(vt, 0.0));
+  }
+  void StoreKept(llvm::Value* at, llvm::Value* v) {
+    llvm::IRBuilder<>& b = ec_.b;
+    llvm::Value* p = b.CreateInBoundsGEP(ec_.F32(), row_scratch_, at);
+    if (access_.lane_mask() == nullptr) {
+      b.CreateAlignedStore(v, p, llvm::Align(4));
+    } else {
+      b.CreateMaskedStore(v, p, llvm::Align(4), access_.lane_mask());
+    }
   }
 
   // Prefetches (into the L2) the next row's elements of every input the `input` program loads
@@ -163,13 +191,14 @@ class RowOpEmitter {
   // alignment (its vector stores are non-temporal).
   void FinalSpan(const SpanBody& body) {
     if (!streaming_) {
-      EmitVectorSpan(ec_, ec_.I64Const(0), cols_, unroll_, body, /*fused=*/true);
+      EmitVectorSpan(ec_, ec_.I64Const(0), cols_, unroll_, body, /*fused=*/true, &access_);
       return;
     }
     idx_[rank_ - 1] = ec_.I64Const(0);
     llvm::Value* start = access_.Address(k_.stores[0].access, idx_);
     access_.StreamStores(k_.stores[0].access);
-    EmitAlignedVectorSpan(ec_, ec_.I64Const(0), cols_, unroll_, start, body, /*fused=*/true);
+    EmitAlignedVectorSpan(ec_, ec_.I64Const(0), cols_, unroll_, start, body, /*fused=*/true,
+                          &access_);
     access_.StreamStores(-1);
   }
 
@@ -183,15 +212,13 @@ class RowOpEmitter {
     }
   }
 
-  // The row's vectors when it is short, static and a whole number of vectors (and its stores
-  // are ordinary): 0 otherwise.
+  // The row's vectors (the last one masked when the row is not a whole number of them) when it
+  // is short and static (and its stores are ordinary): 0 otherwise.
   int RegisterRowVectors() const {
     const ir::SymExpr& cols = k_.domain.back();
-    if (streaming_ || ec_.lanes <= 1 || !cols.IsConstant() || cols.constant() <= 0 ||
-        cols.constant() % ec_.lanes != 0 || cols.constant() / ec_.lanes > kRegisterRowVectors) {
-      return 0;
-    }
-    return static_cast<int>(cols.constant() / ec_.lanes);
+    if (streaming_ || ec_.lanes <= 1 || !cols.IsConstant() || cols.constant() <= 0) return 0;
+    const int64_t nv = (cols.constant() + ec_.lanes - 1) / ec_.lanes;
+    return nv > kRegisterRowVectors ? 0 : static_cast<int>(nv);
   }
 
   // `c` over `v` (a tree of vectors, then across lanes).
@@ -215,8 +242,23 @@ class RowOpEmitter {
     llvm::IRBuilder<>& b = ec_.b;
     const int lanes = ec_.lanes;
     auto at = [&](int i) { return ec_.I64Const(int64_t{i} * lanes); };
+    // The last vector's lanes past the row are masked off: its loads and stores skip them and
+    // every statistic gets its identity there.
+    const int64_t tail = k_.domain.back().constant() % lanes;
+    llvm::Value* last_mask = tail > 0 ? ec_.LaneMask(ec_.I64Const(tail), lanes) : nullptr;
+    auto mask_for = [&](int i) { access_.MaskLanes(i == nv - 1 ? last_mask : nullptr); };
+    auto reduce = [&](Combine c, std::vector<llvm::Value*> v) {
+      if (last_mask != nullptr) {
+        v.back() = b.CreateSelect(last_mask, v.back(), CombineIdentity(c, v.back()->getType()));
+      }
+      return TreeReduce(c, std::move(v));
+    };
     std::vector<llvm::Value*> x(nv), y(nv);
-    for (int i = 0; i < nv; ++i) x[i] = X(at(i), lanes);
+    for (int i = 0; i < nv; ++i) {
+      mask_for(i);
+      x[i] = X(at(i), lanes);
+    }
+    access_.MaskLanes(nullptr);
     auto map = [&](const std::function<llvm::Value*(llvm::Value*)>& f,
                    const std::vector<llvm::Value*>& v) {
       std::vector<llvm::Value*> out;
@@ -228,10 +270,10 @@ class RowOpEmitter {
     switch (k_.row_op) {
       case ir::RowOpKind::kSoftmax:
       case ir::RowOpKind::kLogSoftmax: {
-        llvm::Value* m = S(TreeReduce(Combine::kMax, x), lanes);
+        llvm::Value* m = S(reduce(Combine::kMax, x), lanes);
         const std::vector<llvm::Value*> e = map(
             [&](llvm::Value* v) { return EmitExp(b, b.CreateFSub(v, m), kSoftmaxFlushBelow); }, x);
-        llvm::Value* s = TreeReduce(Combine::kSum, e);
+        llvm::Value* s = reduce(Combine::kSum, e);
         if (k_.row_op == ir::RowOpKind::kSoftmax) {
           llvm::Value* inv = S(b.CreateFDiv(one, s), lanes);
           y = map([&](llvm::Value* v) { return b.CreateFMul(v, inv); }, e);
@@ -242,24 +284,28 @@ class RowOpEmitter {
         break;
       }
       case ir::RowOpKind::kLayerNorm: {
-        llvm::Value* mean = S(b.CreateFDiv(TreeReduce(Combine::kSum, x), cols_f_), lanes);
+        llvm::Value* mean = S(b.CreateFDiv(reduce(Combine::kSum, x), cols_f_), lanes);
         const std::vector<llvm::Value*> d =
             map([&](llvm::Value* v) { return b.CreateFSub(v, mean); }, x);
         llvm::Value* ss =
-            TreeReduce(Combine::kSum, map([&](llvm::Value* v) { return b.CreateFMul(v, v); }, d));
+            reduce(Combine::kSum, map([&](llvm::Value* v) { return b.CreateFMul(v, v); }, d));
         llvm::Value* rstd = S(EmitRsqrt(b, b.CreateFAdd(b.CreateFDiv(ss, cols_f_), eps)), lanes);
         y = map([&](llvm::Value* v) { return b.CreateFMul(v, rstd); }, d);
         break;
       }
       case ir::RowOpKind::kRmsNorm: {
         llvm::Value* ss =
-            TreeReduce(Combine::kSum, map([&](llvm::Value* v) { return b.CreateFMul(v, v); }, x));
+            reduce(Combine::kSum, map([&](llvm::Value* v) { return b.CreateFMul(v, v); }, x));
         llvm::Value* rinv = S(EmitRsqrt(b, b.CreateFAdd(b.CreateFDiv(ss, cols_f_), eps)), lanes);
         y = map([&](llvm::Value* v) { return b.CreateFMul(v, rinv); }, x);
         break;
       }
     }
-    for (int i = 0; i < nv; ++i) StoreOutput(at(i), lanes, y[i]);
+    for (int i = 0; i < nv; ++i) {
+      mask_for(i);
+      StoreOutput(at(i), lanes, y[i]);
+    }
+    access_.MaskLanes(nullptr);
   }
 
   void EmitRow() {
@@ -277,14 +323,11 @@ class RowOpEmitter {
         const bool keep = KeepsExp(k_);
         // exp(x - max) is kept in the output, or with streaming stores in the scratch row (so
         // the output is written once, by the final pass, without being read into the cache).
-        auto keep_at = [&](llvm::Value* at) {
-          return b.CreateInBoundsGEP(ec_.F32(), row_scratch_, at);
-        };
         auto keep_exp = [&](llvm::Value* at, int w, llvm::Value* e) {
           if (row_scratch_ == nullptr) {
             StoreOutput(at, w, e);
           } else {
-            b.CreateAlignedStore(e, keep_at(at), llvm::Align(4));
+            StoreKept(at, e);
           }
         };
         llvm::Value* s = RowReduce(
@@ -300,9 +343,8 @@ class RowOpEmitter {
           FinalSpan([&](llvm::Value* at, int w, int) {
             if (w > 1) PrefetchNextRow(at, w);
             idx_[rank_ - 1] = at;
-            llvm::Value* e = row_scratch_ == nullptr
-                                 ? access_.Load(out, idx_, rank_ - 1, w)
-                                 : b.CreateAlignedLoad(ec_.VecType(w), keep_at(at), llvm::Align(4));
+            llvm::Value* e =
+                row_scratch_ == nullptr ? access_.Load(out, idx_, rank_ - 1, w) : LoadKept(at, w);
             access_.Store(out, idx_, rank_ - 1, w, b.CreateFMul(e, S(inv, w)));
           });
         } else if (k_.row_op == ir::RowOpKind::kSoftmax) {

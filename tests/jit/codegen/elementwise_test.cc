@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <vector>
 
 #include "device/aligned_buffer.h"
@@ -68,6 +69,22 @@ TEST(ElementwiseTest, SymbolicDimsFromArgs) {
       CheckBroadcast(c->entry, rows, cols, {rows, cols}, 0, 0);
       CheckBroadcast(c->entry, rows, cols, {rows, cols}, 5, 9);
     }
+  }
+}
+
+// A row's last elements (fewer than a vector) are one masked vector, not scalar code: AVX-512
+// masks with a k register, AVX2 uses vmaskmovps; no scalar multiply or FMA is left (the tests
+// above check the results and that nothing past the output is written).
+TEST(ElementwiseTest, RowTailIsOneMaskedVector) {
+  ir::Kernel k = BroadcastKernel(SymExpr::Symbol(0), SymExpr::Symbol(1), "ew_tail");
+  const std::regex scalar("v(fmadd[0-9]+|mul|add)ss");
+  const std::string avx2 = KernelAssembly(k, TargetFor(Isa::kAvx2));
+  EXPECT_NE(avx2.find("vmaskmovps"), std::string::npos);
+  EXPECT_FALSE(std::regex_search(avx2, scalar));
+  if (HostTarget().isa == Isa::kAvx512) {
+    const std::string avx512 = KernelAssembly(k, TargetFor(Isa::kAvx512));
+    EXPECT_TRUE(std::regex_search(avx512, std::regex("vmovups[^\\n]*\\{%k[1-7]\\}")));
+    EXPECT_FALSE(std::regex_search(avx512, scalar));
   }
 }
 

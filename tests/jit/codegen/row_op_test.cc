@@ -202,8 +202,9 @@ TEST(RowOpTest, SoftmaxRowsWithNaN) {
 }
 
 // Static rows of up to 16 vectors stay in registers (one load of the row): every op on every
-// vector ISA, rows of 1 to 16 vectors, one row NaN-poisoned (softmax and log_softmax rows with a
-// NaN are NaN throughout).
+// vector ISA, rows of 1 to 16 vectors, whole or with a masked last vector (1 to lanes - 1 of
+// its lanes), one row NaN-poisoned (softmax and log_softmax rows with a NaN are NaN
+// throughout); nothing is written past the output.
 TEST(RowOpTest, ShortStaticRowsInRegisters) {
   const std::pair<ir::RowOpKind, const char*> ops[] = {{ir::RowOpKind::kSoftmax, "softmax"},
                                                        {ir::RowOpKind::kLogSoftmax, "logsm"},
@@ -211,8 +212,8 @@ TEST(RowOpTest, ShortStaticRowsInRegisters) {
                                                        {ir::RowOpKind::kRmsNorm, "rms"}};
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
     const int64_t lanes = TargetFor(isa).f32_lanes();
-    for (int64_t vectors : {1, 3, 8, 16}) {
-      const int64_t cols = vectors * lanes;
+    for (int64_t cols : {lanes, 3 * lanes, 8 * lanes, 16 * lanes, int64_t{1}, lanes - 1,
+                         3 * lanes + 5, 12 * lanes + 5, 16 * lanes - 1}) {
       for (auto [op, name] : ops) {
         ir::Kernel k =
             RowKernel(op, 4, absl::StrCat("row_regs_", name, "_", device::IsaName(isa), "_", cols));
