@@ -27,25 +27,15 @@ double MaxRelativeError(const std::vector<std::vector<float>>& got,
   return scale > 0 ? diff / scale : diff;
 }
 
-struct Measured {
-  Timing timing;
-  std::vector<std::vector<float>> outputs;
-  int64_t intermediate_bytes = -1;
-};
-
-// Times a prepared backend, then zeroes set 0's outputs, runs once more on set 0 and keeps
-// its outputs (so a backend that writes nothing cannot pass on another's results).
-Measured Measure(const Prepared& prepared, const OperandSets& operands, const CaseSpec& spec,
-                 const TimingOptions& timing) {
-  Measured m;
-  m.intermediate_bytes = prepared.intermediate_bytes;
-  m.timing = TimeCalls(prepared.run, static_cast<int>(operands.sets().size()), timing);
+// Zeroes set 0's outputs, runs `prepared` once on set 0 and returns its outputs (so a backend
+// that writes nothing cannot pass on another's results).
+std::vector<std::vector<float>> OutputsOf(const Prepared& prepared, const OperandSets& operands,
+                                          const CaseSpec& spec) {
   for (size_t o = 0; o < spec.outputs.size(); ++o) {
     std::memset(operands.sets()[0].outputs[o], 0, Elements(spec.outputs[o]) * sizeof(float));
   }
   prepared.run(0);
-  m.outputs = operands.SnapshotOutputs();
-  return m;
+  return operands.SnapshotOutputs();
 }
 
 double Rate(const CaseSpec& spec, const Timing& t) {
@@ -61,11 +51,18 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const MachineLimits& limits,
   row.name = spec.name;
   row.memory_bound = spec.memory_bound;
   row.report_memory = spec.report_memory;
+  row.flops = spec.flops;
+  row.bytes = spec.bytes;
   OperandSets operands(spec, CopiesFor(spec, options.rotate_bytes, options.max_copies));
 
-  std::vector<std::vector<float>> reference;
-  std::string reference_name;
-  double best_rate = -1;
+  // Every backend is set up first, then all are timed side by side (TimeInterleaved): on a
+  // shared machine whose speed drifts by more than the differences measured, the ratios then
+  // compare the same stretch of time.
+  struct Backend {
+    int column;  // a Column, or -1 for pto
+    Prepared prepared;
+  };
+  std::vector<Backend> backends;
   for (int c = 0; c < kNumColumns; ++c) {
     if (!spec.baselines[c]) {
       row.baseline_note[c] = "-";
@@ -81,44 +78,63 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const MachineLimits& limits,
       }
       continue;
     }
-    Measured m = Measure(*prepared, operands, spec, options.timing);
-    row.baseline[c] = Rate(spec, m.timing);
+    backends.push_back({c, *std::move(prepared)});
+  }
+  absl::StatusOr<Prepared> pto = PreparePto(runtime, spec, operands.sets());
+  if (pto.ok()) {
+    backends.push_back({-1, *std::move(pto)});
+  } else {
+    row.failures.push_back("pto failed: " + std::string(pto.status().message()));
+  }
+  std::vector<std::function<void(int)>> runs;
+  for (const Backend& backend : backends) runs.push_back(backend.prepared.run);
+  const std::vector<Timing> timings =
+      TimeInterleaved(runs, static_cast<int>(operands.sets().size()), options.timing);
+
+  std::vector<std::vector<float>> reference;
+  std::string reference_name;
+  double best_rate = -1;
+  for (size_t i = 0; i < backends.size(); ++i) {
+    const Backend& backend = backends[i];
+    const Timing& timing = timings[i];
+    std::vector<std::vector<float>> outputs = OutputsOf(backend.prepared, operands, spec);
+    const int64_t intermediate_bytes = backend.prepared.intermediate_bytes;
+    if (backend.column < 0) {
+      row.pto = Rate(spec, timing);
+      row.pto_spread = timing.spread();
+      row.pto_seconds = timing.median;
+      row.pto_intermediate_bytes = intermediate_bytes;
+      row.roofline_share = RooflineSeconds(limits, spec.flops, spec.bytes) / timing.median;
+      if (!reference.empty()) {
+        row.max_rel_error = MaxRelativeError(outputs, reference);
+        row.error_failed = !(row.max_rel_error <= options.tolerance);
+        if (row.error_failed) {
+          char text[160];
+          std::snprintf(text, sizeof text, "pto output differs from %s: max rel err %.2e > %.0e",
+                        reference_name.c_str(), row.max_rel_error, options.tolerance);
+          row.failures.push_back(text);
+        }
+      }
+      continue;
+    }
+    const int c = backend.column;
+    row.baseline[c] = Rate(spec, timing);
     if (c == static_cast<int>(Column::kOnednn))
-      row.baseline_intermediate_bytes = m.intermediate_bytes;
-    if (c == static_cast<int>(Column::kOnednnFused))
-      row.fused_intermediate_bytes = m.intermediate_bytes;
+      row.baseline_intermediate_bytes = intermediate_bytes;
+    if (c == static_cast<int>(Column::kOnednnFused)) {
+      row.fused_intermediate_bytes = intermediate_bytes;
+    }
     if (row.baseline[c] > best_rate) {
       best_rate = row.baseline[c];
-      row.baseline_spread = m.timing.spread();
+      row.baseline_spread = timing.spread();
     }
     if (reference.empty()) {
-      reference = std::move(m.outputs);
+      reference = std::move(outputs);
       reference_name = kColumnNames[c];
-    } else if (const double e = MaxRelativeError(m.outputs, reference); !(e <= options.tolerance)) {
+    } else if (const double e = MaxRelativeError(outputs, reference); !(e <= options.tolerance)) {
       char text[160];
       std::snprintf(text, sizeof text, "baselines disagree: %s vs %s max rel err %.2e",
                     kColumnNames[c], reference_name.c_str(), e);
-      row.failures.push_back(text);
-    }
-  }
-
-  absl::StatusOr<Prepared> pto = PreparePto(runtime, spec, operands.sets());
-  if (!pto.ok()) {
-    row.failures.push_back("pto failed: " + std::string(pto.status().message()));
-    return row;
-  }
-  Measured m = Measure(*pto, operands, spec, options.timing);
-  row.pto = Rate(spec, m.timing);
-  row.pto_spread = m.timing.spread();
-  row.pto_intermediate_bytes = m.intermediate_bytes;
-  row.roofline_share = RooflineSeconds(limits, spec.flops, spec.bytes) / m.timing.median;
-  if (!reference.empty()) {
-    row.max_rel_error = MaxRelativeError(m.outputs, reference);
-    row.error_failed = !(row.max_rel_error <= options.tolerance);
-    if (row.error_failed) {
-      char text[160];
-      std::snprintf(text, sizeof text, "pto output differs from %s: max rel err %.2e > %.0e",
-                    reference_name.c_str(), row.max_rel_error, options.tolerance);
       row.failures.push_back(text);
     }
   }

@@ -18,8 +18,11 @@
 // kept. OPENBLAS_CORETYPE likewise (OpenBLAS picks its kernels when it is loaded): when it fell
 // back to its generic kernels on a CPU it does not know, main sets the core type that matches
 // the CPU's vector ISA (OpenblasCoreOverride) and re-runs, so the baseline is not a straw man.
+// OPENBLAS_THREAD_TIMEOUT=4 likewise: OpenBLAS's threads wait 2^4 cycles, not 2^28, before they
+// sleep, so they do not spin on the cores of the backend timed after them (RunCase takes turns).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -132,8 +135,9 @@ void PrintMachine(const device::DeviceInfo& d) {
               OpenblasDescription().c_str());
   const char* wait = std::getenv("OMP_WAIT_POLICY");
   const char* core = std::getenv("OPENBLAS_CORETYPE");
-  std::printf("env      : OMP_WAIT_POLICY=%s OPENBLAS_CORETYPE=%s\n", wait ? wait : "(unset)",
-              core ? core : "(unset)");
+  const char* timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+  std::printf("env      : OMP_WAIT_POLICY=%s OPENBLAS_CORETYPE=%s OPENBLAS_THREAD_TIMEOUT=%s\n",
+              wait ? wait : "(unset)", core ? core : "(unset)", timeout ? timeout : "(unset)");
 }
 
 void PrintLimits(const MachineLimits& l) {
@@ -202,10 +206,12 @@ int Main(int argc, char** argv) {
     if (!flags.filter.empty() && c.name.find(flags.filter) == std::string::npos) continue;
     cases.push_back(std::move(c));
   }
-  std::printf("cases    : %zu%s%s; up to %d repetitions, %.1f s budget each\n", cases.size(),
-              flags.quick ? " (--quick)" : "",
-              flags.filter.empty() ? "" : (" matching '" + flags.filter + "'").c_str(), flags.reps,
-              flags.budget);
+  std::printf(
+      "cases    : %zu%s%s; up to %d repetitions, %.1f s budget per backend, the backends of a "
+      "case timed in turn each repetition\n",
+      cases.size(), flags.quick ? " (--quick)" : "",
+      flags.filter.empty() ? "" : (" matching '" + flags.filter + "'").c_str(), flags.reps,
+      flags.budget);
   const bool tuned = flags.tuning.trials_per_kernel > 0;
   const std::string pto_column = absl::StrFormat(
       "tuned (%d trials per kernel, at most %g s each: blocking tuning at each case's first "
@@ -240,6 +246,22 @@ int Main(int argc, char** argv) {
                                            ": no kernel tuned (a tuning record from an earlier "
                                            "case applied, or nothing to tune)\n";
     }
+    // The machine's speed drifts: the limits are measured again after the cases, and the
+    // roofline column uses the higher of each (a slow moment at the start would otherwise
+    // inflate every share).
+    const MachineLimits end = MeasureLimits(device, threads, int64_t{256} << 20);
+    MachineLimits best = limits;
+    best.peak_gflops = std::max(limits.peak_gflops, end.peak_gflops);
+    best.bandwidth_gbs = std::max(limits.bandwidth_gbs, end.bandwidth_gbs);
+    std::printf(
+        "\nmeasured again after the cases: fp32 peak %.1f GFLOP/s, bandwidth %.1f GB/s; %%roof "
+        "below uses the higher of each (%.1f GFLOP/s, %.1f GB/s)\n",
+        end.peak_gflops, end.bandwidth_gbs, best.peak_gflops, best.bandwidth_gbs);
+    for (Row& r : rows) {
+      if (r.pto_seconds > 0) {
+        r.roofline_share = RooflineSeconds(best, r.flops, r.bytes) / r.pto_seconds;
+      }
+    }
     if (tuned) std::printf("\npto column: %s\n", pto_column.c_str());
     PrintTable(stdout, threads, rows);
     if (tuned) {
@@ -269,11 +291,15 @@ int main(int argc, char** argv) {
     setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
     rerun = true;
   }
+  if (std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr) {
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
+    rerun = true;
+  }
   if (rerun) {
     execv("/proc/self/exe", argv);  // returns only on failure: then run with them set late
     std::fprintf(stderr,
-                 "pto_bench_kernels: re-exec failed (%s); OMP_WAIT_POLICY and OPENBLAS_CORETYPE "
-                 "may not apply\n",
+                 "pto_bench_kernels: re-exec failed (%s); OMP_WAIT_POLICY, OPENBLAS_CORETYPE and "
+                 "OPENBLAS_THREAD_TIMEOUT may not apply\n",
                  std::strerror(errno));
   }
   return pto::bench::Main(argc, argv);
