@@ -444,7 +444,8 @@ absl::StatusOr<const FunctionImpl::Entry*> FunctionImpl::CompileFor(const Shapes
   origin.shape_class = entry->shape_class;
   std::vector<std::string> kernel_keys;
   absl::StatusOr<std::unique_ptr<jit::Plan>> plan =
-      jit::BuildPlan(*lowered, runtime_->compiler(), &kernels, origin, &kernel_keys);
+      jit::BuildPlan(*lowered, runtime_->compiler(), &kernels, origin, &kernel_keys,
+                     /*persist=*/true, runtime_->threads());
   if (!plan.ok()) return plan.status();
   entry->current = *std::move(plan);
   entry->plan.store(entry->current.get(), std::memory_order_relaxed);

@@ -133,6 +133,7 @@ cache::KernelKeyParts KernelCompiler::KeyParts(const std::string& description) c
 }
 
 void KernelCompiler::WarmUpCodegen() {
+  std::lock_guard<std::mutex> lock(warm_mu_);
   if (impl_->codegen_warmed_up) return;
   impl_->codegen_warmed_up = true;
   const auto start = std::chrono::steady_clock::now();
@@ -145,7 +146,7 @@ void KernelCompiler::WarmUpCodegen() {
 }
 
 double KernelCompiler::setup_seconds() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(warm_mu_);
   return impl_->setup_seconds;
 }
 
@@ -225,10 +226,30 @@ size_t KernelCompiler::memo_size() const {
 absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
     const ir::Kernel& kernel, const KernelOrigin& origin, bool persist) {
   const std::string key = Description(kernel, impl_->target);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = memo_.find(key); it != memo_.end()) {
-    if (std::shared_ptr<const CompiledKernel> live = it->second.lock()) return live;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      if (auto it = memo_.find(key); it != memo_.end()) {
+        if (std::shared_ptr<const CompiledKernel> live = it->second.lock()) return live;
+      }
+      if (!in_flight_.contains(key)) break;
+      in_flight_done_.wait(lock);
+    }
+    in_flight_.insert(key);
   }
+  absl::StatusOr<std::shared_ptr<CompiledKernel>> compiled =
+      CompileNew(kernel, key, origin, persist);
+  std::lock_guard<std::mutex> lock(mu_);
+  in_flight_.erase(key);
+  in_flight_done_.notify_all();
+  if (!compiled.ok()) return compiled.status();
+  SweepMemo();
+  memo_[key] = *compiled;
+  return std::shared_ptr<const CompiledKernel>(*std::move(compiled));
+}
+
+absl::StatusOr<std::shared_ptr<CompiledKernel>> KernelCompiler::CompileNew(
+    const ir::Kernel& kernel, const std::string& key, const KernelOrigin& origin, bool persist) {
   const ir::Kernel named = Named(kernel, key);
   const cache::KernelKeyParts parts = KeyParts(key);
   const std::string cache_key = cache::KernelKey(parts);
@@ -237,8 +258,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
     if (std::shared_ptr<CompiledKernel> cached = LoadCached(parts, named.name)) {
       cached->cache_key = cache_key;
       Record(*cached, origin, /*loaded=*/true);
-      memo_[key] = cached;
-      return std::shared_ptr<const CompiledKernel>(std::move(cached));
+      return cached;
     }
   }
   WarmUpCodegen();  // untimed: LLVM's one-time initialization is no kernel's compile time
@@ -261,9 +281,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   compiled->cache_key = cache_key;
   Record(*compiled, origin, /*loaded=*/false);
   if (persist) Store(parts, *compiled, origin);
-  SweepMemo();
-  memo_[key] = compiled;
-  return std::shared_ptr<const CompiledKernel>(std::move(compiled));
+  return compiled;
 }
 
 absl::StatusOr<std::string> KernelCompiler::EmitLlvmIr(const ir::Kernel& kernel, bool optimized) {

@@ -6,10 +6,12 @@
 #define PTO_JIT_KERNEL_COMPILER_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -106,14 +108,24 @@ class KernelCompiler {
              const KernelOrigin& origin);
   // Drops memo entries whose kernels were freed, when the memo has doubled since the last sweep.
   void SweepMemo();
-  // Before the first compile, with mu_ held (see setup_seconds()). Not a codegen run.
+  // Before the first compile (the others wait for it; see setup_seconds()). Not a codegen run.
   void WarmUpCodegen();
+  // Compile's work for a kernel not in the memo, outside mu_ (compiles of different kernels
+  // run in parallel; each has its own LLVM context and target machine).
+  absl::StatusOr<std::shared_ptr<CompiledKernel>> CompileNew(const ir::Kernel& kernel,
+                                                             const std::string& key,
+                                                             const KernelOrigin& origin,
+                                                             bool persist);
 
   device::DeviceInfo device_;
   std::unique_ptr<Impl> impl_;
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;  // guards memo_, in_flight_, memo_sweep_at_
   std::map<std::string, std::weak_ptr<const CompiledKernel>> memo_;
-  size_t memo_sweep_at_ = 64;  // memo size at which expired entries are dropped next
+  // Descriptions being compiled now: a second Compile of one waits for the first's result.
+  std::set<std::string> in_flight_;
+  std::condition_variable in_flight_done_;
+  mutable std::mutex warm_mu_;  // guards the warm-up and setup_seconds
+  size_t memo_sweep_at_ = 64;   // memo size at which expired entries are dropped next
   std::atomic<int64_t> codegen_runs_{0};
   std::atomic<int64_t> cache_loads_{0};
   mutable std::mutex events_mu_;

@@ -80,8 +80,25 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
 absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
                                                 KernelCompiler& compiler, int64_t* kernels_compiled,
                                                 const KernelOrigin& origin,
-                                                std::vector<std::string>* kernel_keys,
-                                                bool persist) {
+                                                std::vector<std::string>* kernel_keys, bool persist,
+                                                device::ThreadArena* threads) {
+  const std::vector<ir::KernelCall>& calls = program.tiles.calls;
+  const int64_t runs_before = compiler.codegen_runs();
+  std::vector<absl::StatusOr<std::shared_ptr<const CompiledKernel>>> compiled(
+      calls.size(), absl::UnknownError("not compiled"));
+  auto compile = [&](int64_t i) {
+    compiled[i] = compiler.Compile(calls[i].kernel, origin, persist);
+  };
+  if (threads != nullptr && threads->threads() > 1 && calls.size() > 1) {
+    const int64_t extent[2] = {static_cast<int64_t>(calls.size()), 1};
+    const int64_t grain[2] = {1, 1};
+    threads->ParallelFor2D(extent, grain, [&](const int64_t lo[2], const int64_t hi[2]) {
+      for (int64_t i = lo[0]; i < hi[0]; ++i) compile(i);
+    });
+  } else {
+    for (size_t i = 0; i < calls.size(); ++i) compile(static_cast<int64_t>(i));
+  }
+  if (kernels_compiled != nullptr) *kernels_compiled += compiler.codegen_runs() - runs_before;
   auto plan = std::make_unique<Plan>();
   plan->symbols = program.symbol_sources;
   for (const auto& members : program.buffers.slot_members) {
@@ -89,16 +106,14 @@ absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
     for (int b : members) sizes.push_back(program.tiles.buffers[b].elements);
     plan->slot_sizes.push_back(std::move(sizes));
   }
-  for (const ir::KernelCall& call : program.tiles.calls) {
-    const int64_t before = compiler.codegen_runs();
-    absl::StatusOr<std::shared_ptr<const CompiledKernel>> compiled =
-        compiler.Compile(call.kernel, origin, persist);
-    if (!compiled.ok()) return compiled.status();
-    if (kernel_keys != nullptr) kernel_keys->push_back((*compiled)->cache_key);
-    if (kernels_compiled != nullptr) *kernels_compiled += compiler.codegen_runs() - before;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const ir::KernelCall& call = calls[i];
+    if (!compiled[i].ok()) return compiled[i].status();
+    const std::shared_ptr<const CompiledKernel>& code = *compiled[i];
+    if (kernel_keys != nullptr) kernel_keys->push_back(code->cache_key);
     PlanKernel k;
-    k.fn = (*compiled)->fn;
-    k.name = (*compiled)->symbol;
+    k.fn = code->fn;
+    k.name = code->symbol;
     k.grid = ir::KernelGrid(call.kernel);
     k.grain[0] = call.kernel.config.tile_rows;
     k.grain[1] = call.kernel.config.tile_cols;
@@ -115,7 +130,7 @@ absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
       }
       k.buffers.push_back(ref);
     }
-    plan->code.push_back(*compiled);
+    plan->code.push_back(code);
     plan->kernels.push_back(std::move(k));
   }
   return plan;

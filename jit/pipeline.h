@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "device/device_info.h"
+#include "device/thread_arena.h"
 #include "jit/ir/graph.h"
 #include "jit/ir/tile_graph.h"
 #include "jit/kernel_compiler.h"
@@ -42,12 +43,14 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
 // Level 5: compiles (or loads) every kernel and binds the Plan. `origin` goes into the kernels'
 // cache records and timing events; `kernel_keys` (may be null) receives each kernel's cache key
 // in plan order. With `persist` false, kernels compiled here are not written to the cache
-// (tuning candidates).
+// (tuning candidates). With `threads`, the kernels compile in parallel on that arena (each
+// compile is single-threaded LLVM work: a plan of many kernels is ready sooner).
 absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
                                                 KernelCompiler& compiler, int64_t* kernels_compiled,
                                                 const KernelOrigin& origin = {},
                                                 std::vector<std::string>* kernel_keys = nullptr,
-                                                bool persist = true);
+                                                bool persist = true,
+                                                device::ThreadArena* threads = nullptr);
 
 // Level-1 graph passes alone (used by Lower, and by dumps of the traced graph).
 void RunGraphPasses(ir::Graph& graph, const PipelineOptions& options);
