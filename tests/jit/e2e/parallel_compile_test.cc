@@ -11,33 +11,26 @@
 #include "gtest/gtest.h"
 #include "jit/kernel_compiler.h"
 #include "jit/pipeline.h"
-#include "jit/trace.h"
+#include "tests/jit/e2e/test_util.h"
 
 namespace pto {
 namespace {
 
-// A program of several kernels (a matmul with its epilogue, a row op, elementwise ops).
-jit::LoweredProgram Lowered(const device::DeviceInfo& device) {
+// A program of several kernels (a matmul with its epilogue, a row op, elementwise ops) for
+// this host.
+jit::LoweredProgram Lowered() {
   TraceFn f = [](std::span<const Value> v) {
     Value h = pto::gelu(pto::matmul(v[0], v[1]) + v[2]);
     return std::vector<Value>{pto::softmax(h) * 2.0f, pto::exp(h) + v[2]};
   };
-  std::vector<jit::TraceInput> in(3);
-  in[0].shape = {ir::SymExpr(37), ir::SymExpr(64)};
-  in[1].shape = {ir::SymExpr(64), ir::SymExpr(50)};
-  in[2].shape = {ir::SymExpr(50)};
-  absl::StatusOr<ir::Graph> graph = jit::Trace(f, in, {});
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  jit::PipelineOptions options;
-  options.device = &device;
-  absl::StatusOr<jit::LoweredProgram> lowered = jit::Lower(*graph, jit::ShapeClass{}, options);
+  absl::StatusOr<jit::LoweredProgram> lowered = testing::LowerStatic(f, {{37, 64}, {64, 50}, {50}});
   EXPECT_TRUE(lowered.ok()) << lowered.status();
   return *std::move(lowered);
 }
 
 TEST(ParallelCompile, OneCodegenPerKernelWhateverTheCallers) {
   const device::DeviceInfo device = device::DetectHost();
-  const jit::LoweredProgram program = Lowered(device);
+  const jit::LoweredProgram program = Lowered();
   ASSERT_GE(program.tiles.calls.size(), 2u);
   auto compiler = jit::KernelCompiler::Create(device);
   ASSERT_TRUE(compiler.ok()) << compiler.status();
@@ -69,7 +62,7 @@ TEST(ParallelCompile, OneCodegenPerKernelWhateverTheCallers) {
 
 TEST(ParallelCompile, BuildPlanOnAnArenaMatchesTheSerialPlan) {
   const device::DeviceInfo device = device::DetectHost();
-  const jit::LoweredProgram program = Lowered(device);
+  const jit::LoweredProgram program = Lowered();
   auto serial_compiler = jit::KernelCompiler::Create(device);
   auto parallel_compiler = jit::KernelCompiler::Create(device);
   ASSERT_TRUE(serial_compiler.ok() && parallel_compiler.ok());
