@@ -116,20 +116,26 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         } else if (long_rows) {
           c.tile_rows = kRowTaskRows;
         } else if (!few_rows) {
-          // Few columns, or batched (rows = batch x M): the rows are the split. About two tasks
-          // per core, each of at least 8 * mr rows (128^3, 256^3 and 384x64x384 on Emerald
-          // Rapids, 2 threads, interleaved: 1.13-1.24x the 24-row tasks, which paid a launch and
-          // a panel packing per 4 blocks; bmm 12x128x64x128 about 1.15x, attention equal).
-          // A symbolic row count takes 16 * mr.
+          // Few columns, or batched (rows = batch x M): the rows are the split, in a multiple
+          // of the cores of tasks, at least one per core and up to two while each keeps 8 * mr
+          // rows, more when tasks would exceed kRowTaskRows (128^3, 256^3 and 384x64x384 on
+          // Emerald Rapids, 2 threads, interleaved: 1.1-1.24x the 24-row tasks, which paid a
+          // launch and a panel packing per 4 blocks; bmm 12x128x64x128 about 1.15x; three
+          // tasks on two cores left one core a third of the time idle). A symbolic row count
+          // takes 16 * mr.
           const int64_t mr = c.mr;
+          const int64_t cores = std::max(1, device.cores);
           ir::SymExpr rows = m;
           for (size_t d = 0; d + 2 < k.domain.size(); ++d) rows = rows * k.domain[d];
-          c.tile_rows =
-              rows.IsConstant()
-                  ? std::clamp(
-                        CeilDiv(CeilDiv(rows.constant(), 2 * std::max(1, device.cores)), mr) * mr,
-                        8 * mr, kRowTaskRows)
-                  : 16 * mr;
+          if (rows.IsConstant()) {
+            const int64_t r = std::max<int64_t>(1, rows.constant());
+            int64_t tasks = std::max(cores, std::min(2 * cores, r / (8 * mr)));
+            tasks = std::max(tasks, CeilDiv(r, kRowTaskRows));
+            tasks = CeilDiv(tasks, cores) * cores;
+            c.tile_rows = CeilDiv(CeilDiv(r, tasks), mr) * mr;
+          } else {
+            c.tile_rows = 16 * mr;
+          }
         } else {
           c.tile_rows = int64_t{c.mr} * 4;
         }
