@@ -165,7 +165,11 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
     const int64_t extent[2] = {k.grid[0].Evaluate(values), k.grid[1].Evaluate(values)};
     if (extent[0] > 0 && extent[1] > 0) {
       const int64_t work = extent[0] * extent[1] * k.work_per_cell.Evaluate(values);
-      if (threads != nullptr && threads->threads() > 1 && work >= parallel_threshold) {
+      // A grid of one grain is one task: the caller runs it without entering the arena.
+      const bool one_task = (k.grain[0] <= 0 || extent[0] <= k.grain[0]) &&
+                            (k.grain[1] <= 0 || extent[1] <= k.grain[1]);
+      if (threads != nullptr && threads->threads() > 1 && work >= parallel_threshold &&
+          !one_task) {
         threads->ParallelFor2D(extent, k.grain, [&](const int64_t lo[2], const int64_t hi[2]) {
           k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
         });
