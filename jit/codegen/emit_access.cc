@@ -44,11 +44,9 @@ llvm::Value* AccessEmitter::Pointer(int access, llvm::Value* index) {
 llvm::Value* AccessEmitter::LanePointers(int access, llvm::Value* index, llvm::Value* stride,
                                          int width) {
   llvm::IRBuilder<>& b = ec_.b;
-  std::vector<llvm::Constant*> lanes;
-  for (int i = 0; i < width; ++i) lanes.push_back(b.getInt64(static_cast<uint64_t>(i)));
-  llvm::Value* at = b.CreateAdd(
-      b.CreateVectorSplat(width, index),
-      b.CreateMul(llvm::ConstantVector::get(lanes), b.CreateVectorSplat(width, stride)));
+  llvm::Value* at =
+      b.CreateAdd(b.CreateVectorSplat(width, index),
+                  b.CreateMul(ec_.LaneIndices(width), b.CreateVectorSplat(width, stride)));
   const int slot = ec_.kernel.accesses[access].buffer;
   return b.CreateInBoundsGEP(ec_.F32(), ec_.Buffer(slot), at);
 }

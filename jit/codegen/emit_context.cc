@@ -33,10 +33,27 @@ llvm::Value* EmitContext::F32Const(int width, double v) const {
   return llvm::ConstantFP::get(VecType(width), v);
 }
 
-llvm::Value* EmitContext::LaneMask(llvm::Value* count, int width) const {
+llvm::Value* EmitContext::LaneIndices(int width) const {
   std::vector<llvm::Constant*> lanes;
   for (int i = 0; i < width; ++i) lanes.push_back(b.getInt64(static_cast<uint64_t>(i)));
-  return b.CreateICmpSLT(llvm::ConstantVector::get(lanes), b.CreateVectorSplat(width, count));
+  return llvm::ConstantVector::get(lanes);
+}
+
+llvm::Value* EmitContext::LaneMask(llvm::Value* count, int width) const {
+  return b.CreateICmpSLT(LaneIndices(width), b.CreateVectorSplat(width, count));
+}
+
+llvm::Value* EmitContext::LoadLanes(llvm::Type* type, llvm::Value* ptr, llvm::Value* mask) const {
+  if (mask == nullptr) return b.CreateAlignedLoad(type, ptr, llvm::Align(4));
+  return b.CreateMaskedLoad(type, ptr, llvm::Align(4), mask, llvm::ConstantFP::get(type, 0.0));
+}
+
+void EmitContext::StoreLanes(llvm::Value* value, llvm::Value* ptr, llvm::Value* mask) const {
+  if (mask == nullptr) {
+    b.CreateAlignedStore(value, ptr, llvm::Align(4));
+  } else {
+    b.CreateMaskedStore(value, ptr, llvm::Align(4), mask);
+  }
 }
 
 llvm::Value* EmitContext::Sym(const ir::SymExpr& e) {

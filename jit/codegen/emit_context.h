@@ -37,8 +37,14 @@ struct EmitContext {
   llvm::Type* VecType(int width) const;
   llvm::Value* I64Const(int64_t v) const { return b.getInt64(static_cast<uint64_t>(v)); }
   llvm::Value* F32Const(int width, double v) const;
+  // <width x i64> constant 0, 1, ..., width - 1.
+  llvm::Value* LaneIndices(int width) const;
   // <width x i1>: lanes [0, count) set (count an i64 value; lanes past it clear).
   llvm::Value* LaneMask(llvm::Value* count, int width) const;
+  // A load of `type` at `ptr` (4-byte aligned), or with `mask` (may be null) a masked load whose
+  // masked-off lanes are 0; and the matching store.
+  llvm::Value* LoadLanes(llvm::Type* type, llvm::Value* ptr, llvm::Value* mask) const;
+  void StoreLanes(llvm::Value* value, llvm::Value* ptr, llvm::Value* mask) const;
 
   // Value of a symbolic expression; symbols are loaded at entry (see LoadSymbols).
   llvm::Value* Sym(const ir::SymExpr& e);

@@ -230,28 +230,17 @@ class MatMulEmitter {
           [&](llvm::Value* n) { body(n, kSingleRowVectors, lanes); }, false);
       EmitChunkLoop(
           ec_, col, ec_.hi[1], lanes, [&](llvm::Value* n) { body(n, 1, lanes); }, true);
-      if (lanes > 1) {
-        llvm::Value* n = b.CreateLoad(ec_.I64(), col);
-        llvm::Value* count = b.CreateSub(ec_.hi[1], n);
-        IfElse(b.CreateICmpSGT(count, ec_.I64Const(0)),
-               [&]() { Masked(count, lanes, [&]() { body(n, 1, lanes); }); });
-      }
+      if (lanes > 1) MaskedRemainder(col, ec_.hi[1], [&](llvm::Value* n) { body(n, 1, lanes); });
     };
     auto partial_at = [&](llvm::Value* n) {
       return b.CreateInBoundsGEP(ec_.F32(), partial, b.CreateSub(n, ec_.lo[1]));
     };
     // The partial sums of `vt` at column n (only the masked tile's lanes, see Masked).
-    auto load_partial = [&](llvm::Type* vt, llvm::Value* n) -> llvm::Value* {
-      if (lane_mask_ == nullptr) return b.CreateAlignedLoad(vt, partial_at(n), llvm::Align(4));
-      return b.CreateMaskedLoad(vt, partial_at(n), llvm::Align(4), lane_mask_,
-                                llvm::ConstantFP::get(vt, 0.0));
+    auto load_partial = [&](llvm::Type* vt, llvm::Value* n) {
+      return ec_.LoadLanes(vt, partial_at(n), access_.lane_mask());
     };
     auto store_partial = [&](llvm::Value* v, llvm::Value* n) {
-      if (lane_mask_ == nullptr) {
-        b.CreateAlignedStore(v, partial_at(n), llvm::Align(4));
-      } else {
-        b.CreateMaskedStore(v, partial_at(n), llvm::Align(4), lane_mask_);
-      }
+      ec_.StoreLanes(v, partial_at(n), access_.lane_mask());
     };
     EmitForLoop(
         ec_, ec_.I64Const(0), kblocks,
@@ -620,24 +609,30 @@ class MatMulEmitter {
           true);
     }
     if (lanes > 1) {
-      // The last columns (fewer than a vector): one vector with the lanes past them masked off.
-      llvm::Value* n = ec_.b.CreateLoad(ec_.I64(), col);
-      llvm::Value* count = ec_.b.CreateSub(col_hi_, n);
-      IfElse(ec_.b.CreateICmpSGT(count, ec_.I64Const(0)),
-             [&]() { Masked(count, lanes, [&]() { MicroKernel(idx, n, rows, 1, lanes); }); });
+      MaskedRemainder(col, col_hi_, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); });
     }
+  }
+
+  // The last columns [*col, hi) (fewer than a vector), if any: body(n) once with n = *col, its
+  // vectors masked to those columns (Masked).
+  void MaskedRemainder(llvm::AllocaInst* col, llvm::Value* hi,
+                       const std::function<void(llvm::Value* n)>& body) {
+    llvm::IRBuilder<>& b = ec_.b;
+    llvm::Value* n = b.CreateLoad(ec_.I64(), col);
+    llvm::Value* count = b.CreateSub(hi, n);
+    IfElse(b.CreateICmpSGT(count, ec_.I64Const(0)),
+           [&]() { Masked(count, ec_.lanes, [&]() { body(n); }); });
   }
 
   // Emits body() with its vectors of `width` limited to their first `count` lanes: the
   // accesses' loads and stores along N are masked (AccessEmitter::MaskLanes), and so is a
   // heavy epilogue's call (CallEpilogue).
   void Masked(llvm::Value* count, int width, const std::function<void()>& body) {
-    lane_mask_ = ec_.LaneMask(count, width);
-    access_.MaskLanes(lane_mask_);
+    access_.MaskLanes(ec_.LaneMask(count, width));
     lane_count_ = count;
     body();
     access_.MaskLanes(nullptr);
-    lane_count_ = lane_mask_ = nullptr;
+    lane_count_ = nullptr;
   }
 
   void MicroKernel(std::vector<llvm::Value*> idx, llvm::Value* n0, int rows, int nv, int width) {
@@ -1000,7 +995,6 @@ class MatMulEmitter {
   bool heavy_epilogue_ = false;        // emitted as a function (see StoreResult)
   std::map<std::pair<int, bool>, llvm::Function*> epilogue_fns_;  // by width, masked
   llvm::Value* lane_count_ = nullptr;  // while emitting a masked tile: its lanes (see Masked)
-  llvm::Value* lane_mask_ = nullptr;   // ... and their mask
   bool kblock_ = false;                // K blocking is possible (see the ctor)
   int unroll_ = 1;                     // of the micro-kernel's K loop
   int out_access_ = -1;                // the single store's access (K blocking's partial sums)

@@ -75,9 +75,7 @@ class ReduceEmitter {
         [&](llvm::Value* at, int width, int slot) {
           idx[k_.axis] = at;
           llvm::Value* x = Input(idx, k_.axis, width);
-          if (llvm::Value* mask = access_.lane_mask()) {  // the masked tail: identities past it
-            x = b.CreateSelect(mask, x, CombineIdentity(combine_, x->getType()));
-          }
+          x = IdentityOutsideMask(b, combine_, x, access_.lane_mask());
           b.CreateStore(CombineValues(b, combine_, b.CreateLoad(vt, accs[slot]), x), accs[slot]);
         },
         /*fused=*/false, &access_);

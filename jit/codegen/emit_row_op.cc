@@ -109,7 +109,7 @@ class RowOpEmitter {
           llvm::Value* v = f(X(at, width), width);
           if (also) also(at, width, v);
           llvm::AllocaInst* acc = acc_for(width);
-          v = IdentityOutsideMask(c, v);
+          v = IdentityOutsideMask(b, c, v, access_.lane_mask());
           b.CreateStore(CombineValues(b, c, b.CreateLoad(acc->getAllocatedType(), acc), v), acc);
         },
         /*fused=*/true, &access_);
@@ -121,31 +121,10 @@ class RowOpEmitter {
     return total;
   }
 
-  // `v` in the lanes of the masked tail (AccessEmitter::lane_mask), c's identity in the others.
-  llvm::Value* IdentityOutsideMask(Combine c, llvm::Value* v) {
-    llvm::Value* mask = access_.lane_mask();
-    if (mask == nullptr) return v;
-    return ec_.b.CreateSelect(mask, v, CombineIdentity(c, v->getType()));
-  }
-
-  // The kept exp row in the scratch at column `at`: loads and stores of `w` lanes (masked in
-  // the masked tail: the row ends there).
-  llvm::Value* LoadKept(llvm::Value* at, int w) {
-    llvm::IRBuilder<>& b = ec_.b;
-    llvm::Type* vt = ec_.VecType(w);
-    llvm::Value* p = b.CreateInBoundsGEP(ec_.F32(), row_scratch_, at);
-    if (access_.lane_mask() == nullptr) return b.CreateAlignedLoad(vt, p, llvm::Align(4));
-    return b.CreateMaskedLoad(vt, p, llvm::Align(4), access_.lane_mask(),
-                              llvm::ConstantFP::get(vt, 0.0));
-  }
-  void StoreKept(llvm::Value* at, llvm::Value* v) {
-    llvm::IRBuilder<>& b = ec_.b;
-    llvm::Value* p = b.CreateInBoundsGEP(ec_.F32(), row_scratch_, at);
-    if (access_.lane_mask() == nullptr) {
-      b.CreateAlignedStore(v, p, llvm::Align(4));
-    } else {
-      b.CreateMaskedStore(v, p, llvm::Align(4), access_.lane_mask());
-    }
+  // The kept exp row in the scratch at column `at` (masked in the masked tail: the row ends
+  // there).
+  llvm::Value* KeptAt(llvm::Value* at) {
+    return ec_.b.CreateInBoundsGEP(ec_.F32(), row_scratch_, at);
   }
 
   // Prefetches (into the L2) the next row's elements of every input the `input` program loads
@@ -248,9 +227,7 @@ class RowOpEmitter {
     llvm::Value* last_mask = tail > 0 ? ec_.LaneMask(ec_.I64Const(tail), lanes) : nullptr;
     auto mask_for = [&](int i) { access_.MaskLanes(i == nv - 1 ? last_mask : nullptr); };
     auto reduce = [&](Combine c, std::vector<llvm::Value*> v) {
-      if (last_mask != nullptr) {
-        v.back() = b.CreateSelect(last_mask, v.back(), CombineIdentity(c, v.back()->getType()));
-      }
+      v.back() = IdentityOutsideMask(b, c, v.back(), last_mask);
       return TreeReduce(c, std::move(v));
     };
     std::vector<llvm::Value*> x(nv), y(nv);
@@ -327,7 +304,7 @@ class RowOpEmitter {
           if (row_scratch_ == nullptr) {
             StoreOutput(at, w, e);
           } else {
-            StoreKept(at, e);
+            ec_.StoreLanes(e, KeptAt(at), access_.lane_mask());
           }
         };
         llvm::Value* s = RowReduce(
@@ -343,8 +320,9 @@ class RowOpEmitter {
           FinalSpan([&](llvm::Value* at, int w, int) {
             if (w > 1) PrefetchNextRow(at, w);
             idx_[rank_ - 1] = at;
-            llvm::Value* e =
-                row_scratch_ == nullptr ? access_.Load(out, idx_, rank_ - 1, w) : LoadKept(at, w);
+            llvm::Value* e = row_scratch_ == nullptr
+                                 ? access_.Load(out, idx_, rank_ - 1, w)
+                                 : ec_.LoadLanes(ec_.VecType(w), KeptAt(at), access_.lane_mask());
             access_.Store(out, idx_, rank_ - 1, w, b.CreateFMul(e, S(inv, w)));
           });
         } else if (k_.row_op == ir::RowOpKind::kSoftmax) {

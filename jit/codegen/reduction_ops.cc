@@ -15,6 +15,12 @@ llvm::Value* CombineValues(llvm::IRBuilderBase& b, Combine c, llvm::Value* x, ll
   return c == Combine::kSum ? b.CreateFAdd(x, y) : EmitMax(b, x, y);
 }
 
+llvm::Value* IdentityOutsideMask(llvm::IRBuilderBase& b, Combine c, llvm::Value* v,
+                                 llvm::Value* mask) {
+  if (mask == nullptr) return v;
+  return b.CreateSelect(mask, v, CombineIdentity(c, v->getType()));
+}
+
 llvm::Value* CombineLanes(llvm::IRBuilderBase& b, Combine c, llvm::Value* v) {
   if (!v->getType()->isVectorTy()) return v;
   if (c == Combine::kMax) {

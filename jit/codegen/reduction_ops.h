@@ -11,6 +11,10 @@ enum class Combine { kSum, kMax };
 // 0 for sums, -inf for max; `type` may be a vector type (splat).
 llvm::Value* CombineIdentity(Combine c, llvm::Type* type);
 llvm::Value* CombineValues(llvm::IRBuilderBase& b, Combine c, llvm::Value* x, llvm::Value* y);
+// `v` in the lanes set in `mask`, c's identity in the others (a masked tail's lanes past the
+// row); `v` itself when mask is null.
+llvm::Value* IdentityOutsideMask(llvm::IRBuilderBase& b, Combine c, llvm::Value* v,
+                                 llvm::Value* mask);
 // Horizontal reduction of a vector to a scalar (a scalar passes through).
 llvm::Value* CombineLanes(llvm::IRBuilderBase& b, Combine c, llvm::Value* v);
 // Splat of a scalar to `width` lanes (width 1: the scalar).

@@ -19,6 +19,7 @@ constexpr int64_t kWholeRows = 1024;
 constexpr int64_t kRowTaskRows = 384;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // A Function output of at least this many times the private caches (L2 x cores) is written
 // with streaming stores. The reported L3 is not a measure: a VM reports the host's whole L3
 // (300 MiB on this 2-core guest).
@@ -125,8 +126,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
           // takes 16 * mr.
           const int64_t mr = c.mr;
           const int64_t cores = std::max(1, device.cores);
-          ir::SymExpr rows = m;
-          for (size_t d = 0; d + 2 < k.domain.size(); ++d) rows = rows * k.domain[d];
+          const ir::SymExpr rows = ir::KernelGrid(k)[0];
           if (rows.IsConstant()) {
             const int64_t r = std::max<int64_t>(1, rows.constant());
             int64_t tasks = std::max(cores, std::min(2 * cores, r / (8 * mr)));
