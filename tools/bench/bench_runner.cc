@@ -44,8 +44,7 @@ double Rate(const CaseSpec& spec, const Timing& t) {
 
 }  // namespace
 
-Row RunCase(const CaseSpec& spec, Runtime& runtime, const MachineLimits& limits,
-            const RunOptions& options) {
+Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options) {
   Row row;
   row.group = spec.group;
   row.name = spec.name;
@@ -104,7 +103,6 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const MachineLimits& limits,
       row.pto_spread = timing.spread();
       row.pto_seconds = timing.median;
       row.pto_intermediate_bytes = intermediate_bytes;
-      row.roofline_share = RooflineSeconds(limits, spec.flops, spec.bytes) / timing.median;
       if (!reference.empty()) {
         row.max_rel_error = MaxRelativeError(outputs, reference);
         row.error_failed = !(row.max_rel_error <= options.tolerance);

@@ -7,7 +7,6 @@
 
 #include "pto/pto.h"
 #include "tools/bench/bench_case.h"
-#include "tools/bench/roofline.h"
 #include "tools/bench/table.h"
 #include "tools/bench/timing.h"
 
@@ -24,9 +23,9 @@ struct RunOptions {
   double tolerance = 1e-3;
 };
 
-// `runtime` must have been opened with intra_op_threads = options.threads.
-Row RunCase(const CaseSpec& spec, Runtime& runtime, const MachineLimits& limits,
-            const RunOptions& options);
+// `runtime` must have been opened with intra_op_threads = options.threads. The row's
+// roofline_share is left to the caller (the limits are measured after all the cases too).
+Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options);
 
 }  // namespace pto::bench
 

@@ -47,6 +47,9 @@
 namespace pto::bench {
 namespace {
 
+// The bandwidth copy's buffers (PrintLimits says 256 MiB): beyond any real L3 share.
+constexpr int64_t kLimitBufferBytes = int64_t{256} << 20;
+
 struct Flags {
   bool quick = false;
   std::string filter;
@@ -220,7 +223,7 @@ int Main(int argc, char** argv) {
   if (tuned) std::printf("pto      : %s\n", pto_column.c_str());
   int failures = 0;
   for (int threads : flags.threads) {
-    const MachineLimits limits = MeasureLimits(device, threads, int64_t{256} << 20);
+    const MachineLimits limits = MeasureLimits(device, threads, kLimitBufferBytes);
     PrintLimits(limits);
     absl::StatusOr<std::unique_ptr<Runtime>> runtime =
         Runtime::Open(PtoRuntimeOptions(threads, flags.tuning));
@@ -237,7 +240,7 @@ int Main(int argc, char** argv) {
     std::string tuning_lines;
     for (const CaseSpec& c : cases) {
       std::fprintf(stderr, "[%d thread%s] %s\n", threads, threads == 1 ? "" : "s", c.name.c_str());
-      rows.push_back(RunCase(c, **runtime, limits, run));
+      rows.push_back(RunCase(c, **runtime, run));
       failures += static_cast<int>(rows.back().failures.size());
       if (!tuned) continue;
       const std::string lines = TuningSummary((*runtime)->tuning_results(), c.name);
@@ -249,7 +252,7 @@ int Main(int argc, char** argv) {
     // The machine's speed drifts: the limits are measured again after the cases, and the
     // roofline column uses the higher of each (a slow moment at the start would otherwise
     // inflate every share).
-    const MachineLimits end = MeasureLimits(device, threads, int64_t{256} << 20);
+    const MachineLimits end = MeasureLimits(device, threads, kLimitBufferBytes);
     MachineLimits best = limits;
     best.peak_gflops = std::max(limits.peak_gflops, end.peak_gflops);
     best.bandwidth_gbs = std::max(limits.bandwidth_gbs, end.bandwidth_gbs);
