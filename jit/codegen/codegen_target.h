@@ -20,7 +20,8 @@ namespace pto::jit {
 // 6: masked vectors for the last columns of matmul rows (were scalar code).
 // 7: masked vectors for the last elements of elementwise, reduce and row-op spans, and for
 //    the last vector of a register row.
-inline constexpr int kCodegenRevision = 7;
+// 8: exp's 2^n by vscalefps on AVX-512; softmax's row max by plain maxps.
+inline constexpr int kCodegenRevision = 8;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

@@ -247,7 +247,7 @@ class RowOpEmitter {
     switch (k_.row_op) {
       case ir::RowOpKind::kSoftmax:
       case ir::RowOpKind::kLogSoftmax: {
-        llvm::Value* m = S(reduce(Combine::kMax, x), lanes);
+        llvm::Value* m = S(reduce(Combine::kRowMax, x), lanes);
         const std::vector<llvm::Value*> e = map(
             [&](llvm::Value* v) { return EmitExp(b, b.CreateFSub(v, m), kSoftmaxFlushBelow); }, x);
         llvm::Value* s = reduce(Combine::kSum, e);
@@ -296,7 +296,7 @@ class RowOpEmitter {
     switch (k_.row_op) {
       case ir::RowOpKind::kSoftmax:
       case ir::RowOpKind::kLogSoftmax: {
-        llvm::Value* m = RowReduce(Combine::kMax, [](llvm::Value* x, int) { return x; });
+        llvm::Value* m = RowReduce(Combine::kRowMax, [](llvm::Value* x, int) { return x; });
         const bool keep = KeepsExp(k_);
         // exp(x - max) is kept in the output, or with streaming stores in the scratch row (so
         // the output is written once, by the final pass, without being read into the cache).

@@ -11,8 +11,23 @@ llvm::Value* CombineIdentity(Combine c, llvm::Type* type) {
   return llvm::ConstantFP::get(type, c == Combine::kSum ? 0.0 : -INFINITY);
 }
 
+namespace {
+// x > y ? x : y: one maxps (y when either is NaN).
+llvm::Value* RowMax(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) {
+  return b.CreateSelect(b.CreateFCmpOGT(x, y), x, y);
+}
+}  // namespace
+
 llvm::Value* CombineValues(llvm::IRBuilderBase& b, Combine c, llvm::Value* x, llvm::Value* y) {
-  return c == Combine::kSum ? b.CreateFAdd(x, y) : EmitMax(b, x, y);
+  switch (c) {
+    case Combine::kSum:
+      return b.CreateFAdd(x, y);
+    case Combine::kMax:
+      return EmitMax(b, x, y);
+    case Combine::kRowMax:
+      return RowMax(b, x, y);
+  }
+  return nullptr;
 }
 
 llvm::Value* IdentityOutsideMask(llvm::IRBuilderBase& b, Combine c, llvm::Value* v,
@@ -23,8 +38,8 @@ llvm::Value* IdentityOutsideMask(llvm::IRBuilderBase& b, Combine c, llvm::Value*
 
 llvm::Value* CombineLanes(llvm::IRBuilderBase& b, Combine c, llvm::Value* v) {
   if (!v->getType()->isVectorTy()) return v;
-  if (c == Combine::kMax) {
-    // A shuffle tree of EmitMax (NaN-propagating; llvm.vector.reduce.fmax ignores NaN and
+  if (c != Combine::kSum) {
+    // A shuffle tree of CombineValues (llvm.vector.reduce.fmax ignores NaN and
     // llvm.vector.reduce.fmaximum expands to long sequences on x86). For an odd width the two
     // halves overlap by one lane, which max tolerates.
     int w = static_cast<int>(llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements());
@@ -35,7 +50,7 @@ llvm::Value* CombineLanes(llvm::IRBuilderBase& b, Combine c, llvm::Value* v) {
         lo[i] = i;
         hi[i] = w - h + i;
       }
-      v = EmitMax(b, b.CreateShuffleVector(v, lo), b.CreateShuffleVector(v, hi));
+      v = CombineValues(b, c, b.CreateShuffleVector(v, lo), b.CreateShuffleVector(v, hi));
       w = h;
     }
     return b.CreateExtractElement(v, uint64_t{0});

@@ -6,9 +6,13 @@
 
 namespace pto::jit {
 
-enum class Combine { kSum, kMax };
+// kMax propagates NaN (the reduce op's max, as the ops/ reference's). kRowMax is x86's maxps,
+// which may drop a NaN operand: for statistics that a NaN ruins anyway (softmax's row max: a
+// NaN element's exp(x - max) is NaN, and so are the row's sum and every output, whichever max
+// was taken), at a quarter of kMax's instructions.
+enum class Combine { kSum, kMax, kRowMax };
 
-// 0 for sums, -inf for max; `type` may be a vector type (splat).
+// 0 for sums, -inf for maxima; `type` may be a vector type (splat).
 llvm::Value* CombineIdentity(Combine c, llvm::Type* type);
 llvm::Value* CombineValues(llvm::IRBuilderBase& b, Combine c, llvm::Value* x, llvm::Value* y);
 // `v` in the lanes set in `mask`, c's identity in the others (a masked tail's lanes past the

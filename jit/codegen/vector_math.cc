@@ -5,7 +5,10 @@
 #include <initializer_list>
 #include <vector>
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Analysis/VectorUtils.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsX86.h"
 
 namespace pto::jit {
 namespace {
@@ -86,20 +89,66 @@ llvm::Value* DivFiniteDenominator(llvm::IRBuilderBase& b, llvm::Value* num, llvm
   return q;
 }
 
-// exp(xc) = p * 2^n with xc already clamped: n = round(xc / ln2) (its integer bits in *ni),
-// r = xc - n ln2 in two parts (Cody-Waite), p = 1 + r + r^2 y(r) by Estrin's scheme.
-llvm::Value* ExpReduced(llvm::IRBuilderBase& b, llvm::Value* xc, llvm::Value** ni) {
+// exp(xc) = p * 2^n with xc already clamped: n = round(xc / ln2) (as a float in *n, its integer
+// bits in *ni), r = xc - n ln2 in two parts (Cody-Waite), p = 1 + r + r^2 y(r) by Estrin's scheme.
+llvm::Value* ExpReduced(llvm::IRBuilderBase& b, llvm::Value* xc, llvm::Value** n,
+                        llvm::Value** ni) {
   llvm::Value* x = xc;
   const double magic = 12582912.0;  // 1.5 * 2^23: adding it rounds to an integer
   llvm::Value* t = EmitFMulAdd(b, xc, F(x, 1.44269504088896341), F(x, magic));
-  llvm::Value* n = b.CreateFSub(t, F(x, magic));
+  *n = b.CreateFSub(t, F(x, magic));
   *ni = b.CreateSub(b.CreateBitCast(t, IntType(x)), I(x, 0x4B400000));
-  llvm::Value* r = EmitFMulAdd(b, n, F(x, -0.693359375), xc);
-  r = EmitFMulAdd(b, n, F(x, 2.12194440e-4), r);
+  llvm::Value* r = EmitFMulAdd(b, *n, F(x, -0.693359375), xc);
+  r = EmitFMulAdd(b, *n, F(x, 2.12194440e-4), r);
   llvm::Value* y = PolyEstrin(b, r,
                               {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
                                1.6666665459E-1, 5.0000001201E-1});
   return b.CreateFAdd(EmitFMulAdd(b, y, b.CreateFMul(r, r), r), F(x, 1.0));
+}
+
+// Whether the function being emitted targets AVX-512 (its "target-features" list "+avx512f";
+// with "+avx512vl" too when `vl` is set).
+bool TargetsAvx512(llvm::IRBuilderBase& b, bool vl) {
+  const llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::SmallVector<llvm::StringRef, 32> features;
+  fn->getFnAttribute("target-features").getValueAsString().split(features, ',');
+  bool f = false, has_vl = false;
+  for (llvm::StringRef feature : features) {
+    f |= feature == "+avx512f";
+    has_vl |= feature == "+avx512vl";
+  }
+  return f && (has_vl || !vl);
+}
+
+// p * 2^n (n integral, as a float) by AVX-512's vscalefps, one instruction for what takes
+// four to eight from exponent bits, with no range limit on n (so no split). Null when `p` is
+// not a float vector of 4, 8 or a multiple of 16 lanes or the target is not AVX-512: the
+// callers build 2^n from exponent bits then. Wide vectors (a span's fused unroll) go 16 lanes
+// at a time.
+llvm::Value* ScalefPow2(llvm::IRBuilderBase& b, llvm::Value* p, llvm::Value* n) {
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(p->getType());
+  if (vt == nullptr || !vt->getElementType()->isFloatTy()) return nullptr;
+  const int lanes = static_cast<int>(vt->getNumElements());
+  if (lanes == 4 || lanes == 8) {
+    if (!TargetsAvx512(b, /*vl=*/true)) return nullptr;
+    const llvm::Intrinsic::ID id = lanes == 4 ? llvm::Intrinsic::x86_avx512_mask_scalef_ps_128
+                                              : llvm::Intrinsic::x86_avx512_mask_scalef_ps_256;
+    return b.CreateIntrinsic(id, {}, {p, n, p, b.getInt8(0xff)});
+  }
+  if (lanes % 16 != 0 || !TargetsAvx512(b, /*vl=*/false)) return nullptr;
+  auto scalef = [&](llvm::Value* pp, llvm::Value* nn) {
+    return b.CreateIntrinsic(
+        llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+        {pp, nn, pp, b.getInt16(0xffff), b.getInt32(4 /* current rounding */)});
+  };
+  if (lanes == 16) return scalef(p, n);
+  std::vector<llvm::Value*> parts;
+  for (int part = 0; part < lanes / 16; ++part) {
+    std::vector<int> idx(16);
+    for (int i = 0; i < 16; ++i) idx[i] = part * 16 + i;
+    parts.push_back(scalef(b.CreateShuffleVector(p, idx), b.CreateShuffleVector(n, idx)));
+  }
+  return llvm::concatenateVectors(b, parts);
 }
 
 // exp(x) for x <= 0.35 where results below FLT_MIN (x < -87.3) may come out as about
@@ -107,8 +156,9 @@ llvm::Value* ExpReduced(llvm::IRBuilderBase& b, llvm::Value* xc, llvm::Value** n
 // Relative error as EmitExp's (<= 3e-7) for x >= -87; NaN propagates through the arithmetic.
 llvm::Value* ExpNormalRange(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* xc = Select(b, b.CreateFCmpOLT(x, F(x, -87.0)), F(x, -87.0), x);
-  llvm::Value* ni = nullptr;
-  llvm::Value* p = ExpReduced(b, xc, &ni);
+  llvm::Value *n = nullptr, *ni = nullptr;
+  llvm::Value* p = ExpReduced(b, xc, &n, &ni);
+  if (llvm::Value* scaled = ScalefPow2(b, p, n)) return scaled;
   llvm::Value* scale =
       b.CreateBitCast(b.CreateShl(b.CreateAdd(ni, I(x, 127)), I(x, 23)), x->getType());
   return b.CreateFMul(p, scale);
@@ -171,15 +221,18 @@ llvm::Value* EmitExp(llvm::IRBuilderBase& b, llvm::Value* x, double flush_below)
   llvm::Value* xc = Select(b, b.CreateFCmpOGT(x, F(x, 89.0)), F(x, 89.0), x);
   llvm::Value* tiny = b.CreateFCmpOLT(xc, F(x, flush_below));
   xc = Select(b, tiny, F(x, flush_below), xc);
-  llvm::Value* ni = nullptr;
-  llvm::Value* p = ExpReduced(b, xc, &ni);
-  // n in [-126, 128]: 2^n = 2^n1 * 2^n2 with n1, n2 in [-63, 64].
-  llvm::Value* n1 = b.CreateAShr(ni, I(x, 1));
-  llvm::Value* n2 = b.CreateSub(ni, n1);
-  auto pow2 = [&](llvm::Value* e) {
-    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, I(x, 127)), I(x, 23)), x->getType());
-  };
-  llvm::Value* r = b.CreateFMul(b.CreateFMul(p, pow2(n1)), pow2(n2));
+  llvm::Value *n = nullptr, *ni = nullptr;
+  llvm::Value* p = ExpReduced(b, xc, &n, &ni);
+  llvm::Value* r = ScalefPow2(b, p, n);
+  if (r == nullptr) {
+    // n in [-126, 128]: 2^n = 2^n1 * 2^n2 with n1, n2 in [-63, 64].
+    llvm::Value* n1 = b.CreateAShr(ni, I(x, 1));
+    llvm::Value* n2 = b.CreateSub(ni, n1);
+    auto pow2 = [&](llvm::Value* e) {
+      return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, I(x, 127)), I(x, 23)), x->getType());
+    };
+    r = b.CreateFMul(b.CreateFMul(p, pow2(n1)), pow2(n2));
+  }
   return Select(b, tiny, F(x, 0.0), r);
 }
 

@@ -20,7 +20,8 @@
 //   silu       x * sigmoid(x): relative <= 1e-6 [1.7e-7] where |result| >= 1e-36.
 //   sqrt       llvm.sqrt (correctly rounded); rsqrt = 1/sqrt (two roundings, <= 1 ulp).
 // Approximations: exp: Cody-Waite ln2 split + Cephes degree-6 polynomial (Estrin's scheme, for
-// a short dependency chain), 2^n from exponent bits in two halves; log: Cephes logf (mantissa in
+// a short dependency chain), 2^n by vscalefps on AVX-512 (1 instruction; exp was throughput
+// bound) and from exponent bits in two halves elsewhere; log: Cephes logf (mantissa in
 // [sqrt(1/2), sqrt(2)), degree-9 polynomial); tanh: Cephes tanhf odd polynomial below 0.625, 1 -
 // 2/(exp(2|x|)+1) above; erf: Taylor series below 0.5, 1 - erfc above with Numerical Recipes' erfc
 // Chebyshev fit (relative error 1.2e-7; its degree-9 polynomial by Estrin's scheme; erfc(z) for

@@ -201,6 +201,18 @@ TEST(RowOpTest, SoftmaxRowsWithNaN) {
   }
 }
 
+// Softmax's row max is maxps, which may drop a NaN (the test above shows a NaN row is NaN
+// throughout all the same): no unordered compare is left in the kernel, in registers or not.
+TEST(RowOpTest, SoftmaxRowMaxIsPlainMaxps) {
+  for (int64_t cols : {int64_t{0}, int64_t{128}}) {
+    ir::Kernel k = RowKernel(ir::RowOpKind::kSoftmax, 4, absl::StrCat("row_max_asm_", cols));
+    if (cols > 0) MakeRowLengthStatic(k, cols);
+    const std::string avx2 = KernelAssembly(k, TargetFor(Isa::kAvx2));
+    EXPECT_NE(avx2.find("vmaxps"), std::string::npos) << avx2;
+    EXPECT_EQ(avx2.find("vcmpunordps"), std::string::npos) << avx2;
+  }
+}
+
 // Static rows of up to 16 vectors stay in registers (one load of the row): every op on every
 // vector ISA, rows of 1 to 16 vectors, whole or with a masked last vector (1 to lanes - 1 of
 // its lanes), one row NaN-poisoned (softmax and log_softmax rows with a NaN are NaN

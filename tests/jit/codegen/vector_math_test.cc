@@ -273,5 +273,29 @@ TEST(VectorMathTest, NoSubnormalResults) {
   }
 }
 
+// On AVX-512, exp scales by 2^n with vscalefps (one instruction for what takes eight from
+// exponent bits: exp was throughput bound); other targets build 2^n from exponent bits.
+TEST(VectorMathTest, ExpScalesWithScalefOnAvx512) {
+  ir::Kernel k;
+  k.kind = ir::KernelKind::kElementwise;
+  k.name = "vm_exp_asm";
+  k.num_buffers = 2;
+  k.domain = {ir::SymExpr::Symbol(0)};
+  k.accesses = {MakeAccess(0, {1}), MakeAccess(1, {1})};
+  Program p;
+  int v = p.Un(ExprOp::kExp, p.Load(0));
+  k.output = p.nodes();
+  k.stores = {{1, v}};
+  k.config.unroll = 2;
+  const std::string avx2 = KernelAssembly(k, TargetFor(Isa::kAvx2));
+  EXPECT_EQ(avx2.find("vscalefps"), std::string::npos);
+  EXPECT_NE(avx2.find("vpslld"), std::string::npos);
+  if (HostTarget().isa == Isa::kAvx512) {
+    const std::string avx512 = KernelAssembly(k, TargetFor(Isa::kAvx512));
+    EXPECT_NE(avx512.find("vscalefps\t%zmm"), std::string::npos) << avx512;
+    EXPECT_EQ(avx512.find("vpslld"), std::string::npos) << avx512;
+  }
+}
+
 }  // namespace
 }  // namespace pto::jit::testing
