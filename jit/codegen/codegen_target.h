@@ -21,7 +21,8 @@ namespace pto::jit {
 // 7: masked vectors for the last elements of elementwise, reduce and row-op spans, and for
 //    the last vector of a register row.
 // 8: exp's 2^n by vscalefps on AVX-512; softmax's row max by plain maxps.
-inline constexpr int kCodegenRevision = 8;
+// 9: short matmul epilogues (a scale, a bias, a residual) inline at each accumulator.
+inline constexpr int kCodegenRevision = 9;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

@@ -69,7 +69,10 @@ ir::Kernel MatMulKernel(const MatMulOptions& o, const std::string& name) {
   k.b = 1;
   Program p;
   int v = p.Acc();
-  if (o.epilogue) {
+  if (o.epilogue && o.light_epilogue) {
+    v = p.Bin(ExprOp::kAdd, p.Bin(ExprOp::kAdd, p.Bin(ExprOp::kMul, v, p.Const(0.5f)), p.Load(3)),
+              p.Load(4));
+  } else if (o.epilogue) {
     v = p.Bin(ExprOp::kAdd, p.Un(ExprOp::kGeluTanh, p.Bin(ExprOp::kAdd, v, p.Load(3))), p.Load(4));
   }
   k.output = p.nodes();
@@ -117,7 +120,11 @@ void CheckMatMul(pto_kernel_fn fn, const MatMulCase& c, bool epilogue, int64_t t
           const float bv = b[BIndex(c, x, l, j)];
           acc += static_cast<double>(av) * bv;
         }
-        if (epilogue) acc = GeluTanh(acc + bias[j]) + res[x * m * n + i * n + j];
+        if (epilogue && c.light_epilogue) {
+          acc = acc * 0.5 + bias[j] + res[x * m * n + i * n + j];
+        } else if (epilogue) {
+          acc = GeluTanh(acc + bias[j]) + res[x * m * n + i * n + j];
+        }
         ASSERT_NEAR(out[x * m * n + i * n + j], acc, 1e-5 * (4 + kk))
             << what << " at " << x << "," << i << "," << j << " of " << bn << "x" << m << "x" << n
             << " k " << kk;

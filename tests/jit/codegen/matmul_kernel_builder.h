@@ -24,6 +24,7 @@ struct MatMulCase {
   bool transpose_a = false;
   bool broadcast_b = false;  // B shared by all batch entries (batch stride 0)
   BLayout b_layout = BLayout::kKN;
+  bool light_epilogue = false;  // with an epilogue: the light one (see MatMulOptions)
 };
 
 struct MatMulOptions {
@@ -31,6 +32,9 @@ struct MatMulOptions {
   bool broadcast_b = false;
   BLayout b_layout = BLayout::kKN;
   bool epilogue = false;
+  // The epilogue without the activation: out = acc * 0.5 + bias[n] + residual[b,m,n] (inlined
+  // at each accumulator, where the gelu one is a function the micro-tiles call).
+  bool light_epilogue = false;
   int mr = 4, nrv = 2, vw = 0;
   // When set, the kernel's whole TileConfig (mr, nrv and vw above are then ignored).
   std::optional<ir::TileConfig> config;
@@ -43,7 +47,7 @@ int64_t BIndex(const MatMulCase& c, int64_t x, int64_t l, int64_t j);
 
 // C[b,m,n] = epilogue(sum_k A[b,m,k] B[b,k,n]); domain [s0, s1, s2] (batch, M, N), K = s3.
 // A is [b][m][k] (or [b][k][m] when transposed), B per `b_layout`.
-// With `epilogue`: out = gelu_tanh(acc + bias[n]) + residual[b,m,n].
+// With `epilogue`: out = gelu_tanh(acc + bias[n]) + residual[b,m,n], or the light epilogue.
 ir::Kernel MatMulKernel(const MatMulOptions& o, const std::string& name);
 ir::Kernel MatMulKernel(bool transpose_a, bool broadcast_b, bool epilogue, int mr, int nrv, int vw,
                         const std::string& name);

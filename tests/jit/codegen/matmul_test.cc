@@ -2,6 +2,7 @@
 #include <regex>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 #include "matmul_kernel_builder.h"
@@ -167,6 +168,37 @@ TEST(MatMulTest, TransposedAndStridedBWithEpilogue) {
             CheckMatMul(c->entry, mc, true, 3, 8, name + " split");
           }
         }
+      }
+    }
+  }
+}
+
+// A short epilogue (a scale, a bias, a residual) is inlined at every accumulator; an activation
+// is a function the micro-tiles call. Both on row and column tails, K blocks and tile splits.
+TEST(MatMulTest, ShortEpiloguesInlineActivationsCalled) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    for (const bool light : {true, false}) {
+      ir::TileConfig config;
+      config.mr = 6;
+      config.nr_vectors = 4;
+      config.pack_b = true;
+      config.kc = 16;
+      config.unroll = 4;
+      MatMulOptions o;
+      o.epilogue = true;
+      o.light_epilogue = light;
+      o.config = config;
+      const std::string name =
+          absl::StrCat("mm_epi_", light ? "light_" : "gelu_", device::IsaName(isa));
+      const ir::Kernel k = MatMulKernel(o, name);
+      const std::string assembly = KernelAssembly(k, TargetFor(isa));
+      EXPECT_EQ(assembly.find("call") != std::string::npos, !light) << name;
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (MatMulCase mc : std::vector<MatMulCase>{{2, 13, 70, 37}, {1, 24, 128, 32}}) {
+        mc.light_epilogue = light;
+        CheckMatMul(c->entry, mc, true, 0, 0, name);
+        CheckMatMul(c->entry, mc, true, 7, 33, name + " split 7x33");
       }
     }
   }
