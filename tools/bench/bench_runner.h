@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "device/device_info.h"
 #include "pto/pto.h"
 #include "tools/bench/bench_case.h"
 #include "tools/bench/table.h"
@@ -21,6 +22,9 @@ struct RunOptions {
   TimingOptions timing;
   // pto's output counts as wrong above this normwise relative error against the baseline.
   double tolerance = 1e-3;
+  // When set, a compute-bound case also times an FMA burst (PeakBurstGflops) in turn with its
+  // backends, for Row::case_peak_gflops.
+  const device::DeviceInfo* device = nullptr;
 };
 
 // `runtime` must have been opened with intra_op_threads = options.threads. The row's

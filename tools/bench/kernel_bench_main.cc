@@ -236,6 +236,7 @@ int Main(int argc, char** argv) {
     run.rotate_bytes = 2 * device.l3_bytes;
     run.timing.max_reps = flags.reps;
     run.timing.budget_seconds = flags.budget;
+    run.device = &device;
     std::vector<Row> rows;
     std::string tuning_lines;
     for (const CaseSpec& c : cases) {

@@ -22,6 +22,11 @@ struct MachineLimits {
 // Best of a few runs of `threads` threads each running the FMA loop (AVX-512 when the device
 // has it, else AVX2+FMA; SSE2 mul+add otherwise).
 double MeasurePeakGflops(const device::DeviceInfo& device, int threads);
+// One run of the FMA loop, `iterations` on each of `threads` threads released together: its
+// FLOPs over the time from the release to the last thread's end (thread start-up excluded).
+double PeakBurstGflops(const device::DeviceInfo& device, int threads, int64_t iterations);
+// Iterations of a burst the bench times in turn with a case's backends: about a millisecond.
+inline constexpr int64_t kPeakBurstIterations = 400'000;
 // Best of a few passes of dst[i] = src[i] * s over two buffers of `buffer_bytes` each, split
 // across `threads` threads, once with ordinary stores and once with streaming ones (x86 only;
 // elsewhere ordinary ones again), which bypass the caches and skip the write-allocate read: the

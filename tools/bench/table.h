@@ -18,8 +18,12 @@ struct Row {
   double baseline[kNumColumns] = {-1, -1, -1};
   std::string baseline_note[kNumColumns];  // why a baseline has no rate: "-", "missing", "error"
   double roofline_share = -1;              // roofline time / pto time
-  double flops = 0, bytes = 0;             // of one call (the roofline's inputs)
-  double pto_seconds = -1;                 // per call, the median
+  // The fp32 peak measured in turn with this case's backends (median of the bursts), and pto's
+  // rate over it; -1 for memory-bound cases.
+  double case_peak_gflops = -1;
+  double case_peak_share = -1;
+  double flops = 0, bytes = 0;                   // of one call (the roofline's inputs)
+  double pto_seconds = -1;                       // per call, the median
   double pto_spread = -1, baseline_spread = -1;  // the latter: the best baseline's
   double max_rel_error = -1;  // pto vs the first baseline that ran: max|d| / max|ref|
   bool error_failed = false;
