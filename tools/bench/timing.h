@@ -9,7 +9,7 @@
 namespace pto::bench {
 
 struct TimingOptions {
-  int max_reps = 15;            // repetitions at most (--reps)
+  int max_reps = 31;            // repetitions at most (--reps)
   int min_reps = 3;             // and at least
   double budget_seconds = 1.0;  // repetitions stop early past this (never below min_reps)
   double warmup_seconds = 0.05;
