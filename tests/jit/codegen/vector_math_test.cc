@@ -62,11 +62,11 @@ std::vector<float> RunErf(Isa isa, const std::vector<float>& x) {
   return out;
 }
 
-std::vector<float> RunOp(Isa isa, ExprOp op, const std::vector<float>& x) {
-  if (op == ExprOp::kConst) return RunErf(isa, x);  // kConst stands for erf in these tests
+// out[i] = op(in[i]) over a symbolic length, unrolled twice.
+ir::Kernel UnaryKernel(ExprOp op, const std::string& name) {
   ir::Kernel k;
   k.kind = ir::KernelKind::kElementwise;
-  k.name = std::string("vm_") + ir::ExprOpName(op) + "_" + device::IsaName(isa);
+  k.name = name;
   k.num_buffers = 2;
   k.domain = {ir::SymExpr::Symbol(0)};
   k.accesses = {MakeAccess(0, {1}), MakeAccess(1, {1})};
@@ -75,6 +75,13 @@ std::vector<float> RunOp(Isa isa, ExprOp op, const std::vector<float>& x) {
   k.output = p.nodes();
   k.stores = {{1, v}};
   k.config.unroll = 2;
+  return k;
+}
+
+std::vector<float> RunOp(Isa isa, ExprOp op, const std::vector<float>& x) {
+  if (op == ExprOp::kConst) return RunErf(isa, x);  // kConst stands for erf in these tests
+  const ir::Kernel k =
+      UnaryKernel(op, std::string("vm_") + ir::ExprOpName(op) + "_" + device::IsaName(isa));
   absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
   EXPECT_TRUE(c.ok()) << c.status();
   std::vector<float> out(x.size(), 0.f);
@@ -276,17 +283,7 @@ TEST(VectorMathTest, NoSubnormalResults) {
 // On AVX-512, exp scales by 2^n with vscalefps (one instruction for what takes eight from
 // exponent bits: exp was throughput bound); other targets build 2^n from exponent bits.
 TEST(VectorMathTest, ExpScalesWithScalefOnAvx512) {
-  ir::Kernel k;
-  k.kind = ir::KernelKind::kElementwise;
-  k.name = "vm_exp_asm";
-  k.num_buffers = 2;
-  k.domain = {ir::SymExpr::Symbol(0)};
-  k.accesses = {MakeAccess(0, {1}), MakeAccess(1, {1})};
-  Program p;
-  int v = p.Un(ExprOp::kExp, p.Load(0));
-  k.output = p.nodes();
-  k.stores = {{1, v}};
-  k.config.unroll = 2;
+  const ir::Kernel k = UnaryKernel(ExprOp::kExp, "vm_exp_asm");
   const std::string avx2 = KernelAssembly(k, TargetFor(Isa::kAvx2));
   EXPECT_EQ(avx2.find("vscalefps"), std::string::npos);
   EXPECT_NE(avx2.find("vpslld"), std::string::npos);
