@@ -30,8 +30,9 @@ Timing TimeCalls(const std::function<void(int)>& run, int num_sets, const Timing
 
 // Times several `runs` side by side: after each one's warm-up, rounds in which every run takes
 // one repetition in turn (after an untimed call when a repetition is several calls), so a
-// machine whose speed drifts (shared, noisy) drifts for all of them alike. Stops after max_reps
-// rounds, or past budget_seconds times the number of runs.
+// machine whose speed drifts (shared, noisy) drifts for all of them alike. The runs share one
+// rotation through the sets: every call takes the next set, whichever run makes it. Stops
+// after max_reps rounds, or past budget_seconds times the number of runs.
 std::vector<Timing> TimeInterleaved(const std::vector<std::function<void(int)>>& runs, int num_sets,
                                     const TimingOptions& options);
 
