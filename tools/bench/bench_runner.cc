@@ -88,20 +88,22 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options) {
   }
   std::vector<std::function<void(int)>> runs;
   for (const Backend& backend : backends) runs.push_back(backend.prepared.run);
-  // The peak drifts as much as the backends do (a run's peak before and after its cases: 189
-  // and 283 GFLOP/s), so a compute-bound case's share of it is taken against bursts timed in
-  // the same rounds.
-  std::vector<double> peaks;
+  // The limits drift as much as the backends do (a run's peak before and after its cases: 189
+  // and 283 GFLOP/s; its bandwidth 24.4 and 30.3 GB/s), so a case's share of its limit is also
+  // taken against bursts timed in the same rounds.
+  std::vector<double> limits;
   if (options.device != nullptr && !spec.memory_bound) {
     runs.push_back([&](int) {
-      peaks.push_back(PeakBurstGflops(*options.device, options.threads, kPeakBurstIterations));
+      limits.push_back(PeakBurstGflops(*options.device, options.threads, kPeakBurstIterations));
     });
+  } else if (options.bandwidth != nullptr && spec.memory_bound) {
+    runs.push_back([&](int) { limits.push_back(options.bandwidth->Gbs(options.threads)); });
   }
   const std::vector<Timing> timings =
       TimeInterleaved(runs, static_cast<int>(operands.sets().size()), options.timing);
-  if (!peaks.empty()) {
-    std::sort(peaks.begin(), peaks.end());
-    row.case_peak_gflops = peaks[peaks.size() / 2];
+  if (!limits.empty()) {
+    std::sort(limits.begin(), limits.end());
+    row.case_limit = limits[limits.size() / 2];
   }
 
   std::vector<std::vector<float>> reference;
@@ -114,7 +116,7 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options) {
     const int64_t intermediate_bytes = backend.prepared.intermediate_bytes;
     if (backend.column < 0) {
       row.pto = Rate(spec, timing);
-      if (row.case_peak_gflops > 0) row.case_peak_share = row.pto / row.case_peak_gflops;
+      if (row.case_limit > 0) row.case_limit_share = row.pto / row.case_limit;
       row.pto_spread = timing.spread();
       row.pto_seconds = timing.median;
       row.pto_intermediate_bytes = intermediate_bytes;

@@ -8,6 +8,7 @@
 #include "device/device_info.h"
 #include "pto/pto.h"
 #include "tools/bench/bench_case.h"
+#include "tools/bench/roofline.h"
 #include "tools/bench/table.h"
 #include "tools/bench/timing.h"
 
@@ -23,8 +24,9 @@ struct RunOptions {
   // pto's output counts as wrong above this normwise relative error against the baseline.
   double tolerance = 1e-3;
   // When set, a compute-bound case also times an FMA burst (PeakBurstGflops) in turn with its
-  // backends, for Row::case_peak_gflops.
+  // backends, and a memory-bound one a bandwidth burst, for Row::case_limit.
   const device::DeviceInfo* device = nullptr;
+  BandwidthBurst* bandwidth = nullptr;
 };
 
 // `runtime` must have been opened with intra_op_threads = options.threads. The row's

@@ -225,6 +225,7 @@ int Main(int argc, char** argv) {
       flags.tuning.trials_per_kernel, flags.tuning.seconds_per_kernel);
   if (tuned) std::printf("pto      : %s\n", pto_column.c_str());
   int failures = 0;
+  BandwidthBurst bandwidth_burst(kBandwidthBurstBytes);
   for (int threads : flags.threads) {
     const MachineLimits limits = MeasureLimits(device, threads, kLimitBufferBytes);
     PrintLimits(limits);
@@ -240,6 +241,7 @@ int Main(int argc, char** argv) {
     run.timing.max_reps = flags.reps;
     run.timing.budget_seconds = flags.budget;
     run.device = &device;
+    run.bandwidth = &bandwidth_burst;
     std::vector<Row> rows;
     std::string tuning_lines;
     for (const CaseSpec& c : cases) {

@@ -30,6 +30,37 @@ double RunThreads(int threads, F body) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Runs body(t) on `threads` threads released together, the calling thread being thread 0 (a
+// waiting caller would be one more runnable thread than cores: a preempted worker then
+// stretched a burst by a scheduler tick). Returns the seconds from the release to the last
+// thread's end, thread start-up excluded.
+template <typename F>
+double TimeReleased(int threads, F body) {
+  std::vector<Clock::time_point> ends(threads);
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      body(t);
+      ends[t] = Clock::now();
+    });
+  }
+  while (ready.load() < threads - 1) {
+  }
+  const auto start = Clock::now();
+  go.store(true, std::memory_order_release);
+  body(0);
+  ends[0] = Clock::now();
+  for (std::thread& th : pool) th.join();
+  Clock::time_point last = start;
+  for (const Clock::time_point& end : ends) last = std::max(last, end);
+  return std::chrono::duration<double>(last - start).count();
+}
+
 }  // namespace
 
 double PeakBurstGflops(const device::DeviceInfo& device, int threads, int64_t iterations) {
@@ -38,38 +69,10 @@ double PeakBurstGflops(const device::DeviceInfo& device, int threads, int64_t it
                                                                    : &MulAddLoopSse2;
   std::vector<float> sinks(threads * 16);
   std::vector<double> flops(threads);
-  std::vector<Clock::time_point> ends(threads);
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
-  auto body = [&](int t) {
-    flops[t] = loop(iterations, &sinks[t * 16]);
-    ends[t] = Clock::now();
-  };
-  // The calling thread is thread 0, so that no more threads than `threads` are runnable: a
-  // waiting caller would be one more on a machine with that many cores, and a burst thread
-  // preempted by it would stretch the burst by a scheduler tick.
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      ready.fetch_add(1);
-      while (!go.load(std::memory_order_acquire)) {
-      }
-      body(t);
-    });
-  }
-  while (ready.load() < threads - 1) {
-  }
-  const auto start = Clock::now();
-  go.store(true, std::memory_order_release);
-  body(0);
-  for (std::thread& th : pool) th.join();
+  const double seconds =
+      TimeReleased(threads, [&](int t) { flops[t] = loop(iterations, &sinks[t * 16]); });
   double total = 0;
-  Clock::time_point last = start;
-  for (int t = 0; t < threads; ++t) {
-    total += flops[t];
-    last = std::max(last, ends[t]);
-  }
-  const double seconds = std::chrono::duration<double>(last - start).count();
+  for (double f : flops) total += f;
   return seconds > 0 ? total / seconds * 1e-9 : 0;
 }
 
@@ -116,7 +119,7 @@ Bandwidth MeasureBandwidth(int threads, int64_t buffer_bytes) {
     double best = 0;
     for (int pass = 0; pass < 4; ++pass) {
       const float s = 1.0f + 1e-6f * pass;
-      const double seconds = RunThreads(threads, [&](int t) {
+      const double seconds = TimeReleased(threads, [&](int t) {
         const int64_t lo = std::min(n, t * chunk), hi = std::min(n, lo + chunk);
         const float* __restrict in = src.data();
         float* __restrict out = dst.data();
@@ -144,6 +147,22 @@ MachineLimits MeasureLimits(const device::DeviceInfo& device, int threads, int64
   limits.bandwidth_ordinary_stores_gbs = bandwidth.ordinary_stores_gbs;
   limits.bandwidth_gbs = std::max(bandwidth.ordinary_stores_gbs, bandwidth.streaming_stores_gbs);
   return limits;
+}
+
+BandwidthBurst::BandwidthBurst(int64_t buffer_bytes)
+    : n_(buffer_bytes / static_cast<int64_t>(sizeof(float))), src_(n_), dst_(n_) {
+  FillUniform(src_.data(), n_, -1, 1, 7);
+  std::memset(dst_.data(), 0, static_cast<size_t>(n_) * sizeof(float));
+}
+
+double BandwidthBurst::Gbs(int threads) {
+  const int64_t chunk = (n_ + threads - 1) / threads;
+  const float s = 1.0f + 1e-6f * static_cast<float>(++passes_ % 16);
+  const double seconds = TimeReleased(threads, [&](int t) {
+    const int64_t lo = std::min(n_, t * chunk), hi = std::min(n_, lo + chunk);
+    ScaleStreaming(src_.data(), dst_.data(), lo, hi, s);
+  });
+  return seconds > 0 ? 2.0 * static_cast<double>(n_) * sizeof(float) / seconds * 1e-9 : 0;
 }
 
 double RooflineSeconds(const MachineLimits& limits, double flops, double bytes) {

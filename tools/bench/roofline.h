@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "device/device_info.h"
+#include "tools/bench/buffers.h"
 
 namespace pto::bench {
 
@@ -40,6 +41,25 @@ struct Bandwidth {
 Bandwidth MeasureBandwidth(int threads, int64_t buffer_bytes);
 
 MachineLimits MeasureLimits(const device::DeviceInfo& device, int threads, int64_t buffer_bytes);
+
+// One pass of MeasureBandwidth's streaming-store copy over two buffers allocated and touched
+// once (so a burst costs only its copy), for timing in turn with a memory-bound case's
+// backends.
+class BandwidthBurst {
+ public:
+  explicit BandwidthBurst(int64_t buffer_bytes);
+  // Read + written bytes per second of one pass split across `threads` threads released
+  // together.
+  double Gbs(int threads);
+
+ private:
+  int64_t n_;
+  AlignedFloats src_, dst_;
+  int passes_ = 0;
+};
+// The buffers of a burst the bench times in turn with a memory-bound case: 2 x 128 MiB, about
+// 11 ms of copying here (beyond the process's share of any real L3).
+inline constexpr int64_t kBandwidthBurstBytes = int64_t{128} << 20;
 
 // The fastest a call of `flops` and `bytes` can run: max(flops / peak, bytes / bandwidth).
 double RooflineSeconds(const MachineLimits& limits, double flops, double bytes);

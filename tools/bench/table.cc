@@ -38,7 +38,7 @@ void PrintTable(std::FILE* out, int threads, const std::vector<Row>& rows) {
                threads, threads == 1 ? "" : "s");
   const char* header = "%-30s %-6s %8s %8s %9s %8s %8s %6s %6s %13s %9s\n";
   std::fprintf(out, header, "case", "unit", "pto", "oneDNN", "oneDNN+po", "OpenBLAS", "pto/best",
-               "%roof", "%peak", "spread pto/bl", "max rel err");
+               "%roof", "%lim", "spread pto/bl", "max rel err");
   std::string group;
   for (const Row& r : rows) {
     if (r.group != group) {
@@ -59,14 +59,14 @@ void PrintTable(std::FILE* out, int threads, const std::vector<Row>& rows) {
                  Rate(r.pto, "FAIL").c_str(), Rate(r.baseline[0], r.baseline_note[0]).c_str(),
                  Rate(r.baseline[1], r.baseline_note[1]).c_str(),
                  Rate(r.baseline[2], r.baseline_note[2]).c_str(), ratio,
-                 Percent(r.roofline_share).c_str(), Percent(r.case_peak_share).c_str(), spread,
+                 Percent(r.roofline_share).c_str(), Percent(r.case_limit_share).c_str(), spread,
                  error);
   }
   std::fprintf(out,
                "%%roof: the roofline's time over pto's, from this run's peak and bandwidth "
-               "(the higher of before and after the cases). %%peak: pto's rate over the fp32 "
-               "peak measured in turn with the case's backends (the median of one FMA burst "
-               "per round; compute-bound cases).\n");
+               "(the higher of before and after the cases). %%lim: pto's rate over the limit "
+               "measured in turn with the case's backends (the median of one burst per round): "
+               "the fp32 peak (GF/s cases), the streaming bandwidth (GB/s cases).\n");
   bool any_memory = false;
   for (const Row& r : rows) any_memory |= r.report_memory;
   if (any_memory) {

@@ -18,10 +18,11 @@ struct Row {
   double baseline[kNumColumns] = {-1, -1, -1};
   std::string baseline_note[kNumColumns];  // why a baseline has no rate: "-", "missing", "error"
   double roofline_share = -1;              // roofline time / pto time
-  // The fp32 peak measured in turn with this case's backends (median of the bursts), and pto's
-  // rate over it; -1 for memory-bound cases.
-  double case_peak_gflops = -1;
-  double case_peak_share = -1;
+  // The limit measured in turn with this case's backends (the median of one burst per round):
+  // the fp32 peak in GFLOP/s, or for a memory-bound case the streaming bandwidth in GB/s; and
+  // pto's rate over it (-1: not measured).
+  double case_limit = -1;
+  double case_limit_share = -1;
   double flops = 0, bytes = 0;                   // of one call (the roofline's inputs)
   double pto_seconds = -1;                       // per call, the median
   double pto_spread = -1, baseline_spread = -1;  // the latter: the best baseline's
