@@ -23,8 +23,8 @@ struct RunOptions {
   TimingOptions timing;
   // pto's output counts as wrong above this normwise relative error against the baseline.
   double tolerance = 1e-3;
-  // When set, a compute-bound case also times an FMA burst (PeakBurstGflops) in turn with its
-  // backends, and a memory-bound one a bandwidth burst, for Row::case_limit.
+  // When set, a compute-bound case also times FMA bursts (PeakBurstGflops) before and after
+  // its backends, and a memory-bound one bandwidth bursts, for Row::case_limit.
   const device::DeviceInfo* device = nullptr;
   BandwidthBurst* bandwidth = nullptr;
 };

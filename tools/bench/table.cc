@@ -65,7 +65,7 @@ void PrintTable(std::FILE* out, int threads, const std::vector<Row>& rows) {
   std::fprintf(out,
                "%%roof: the roofline's time over pto's, from this run's peak and bandwidth "
                "(the higher of before and after the cases). %%lim: pto's rate over the limit "
-               "measured in turn with the case's backends (the median of one burst per round): "
+               "measured in bursts right before and after the case's timing (their median): "
                "the fp32 peak (GF/s cases), the streaming bandwidth (GB/s cases).\n");
   bool any_memory = false;
   for (const Row& r : rows) any_memory |= r.report_memory;

@@ -18,7 +18,7 @@ struct Row {
   double baseline[kNumColumns] = {-1, -1, -1};
   std::string baseline_note[kNumColumns];  // why a baseline has no rate: "-", "missing", "error"
   double roofline_share = -1;              // roofline time / pto time
-  // The limit measured in turn with this case's backends (the median of one burst per round):
+  // The limit measured in bursts right before and after this case's timing (their median):
   // the fp32 peak in GFLOP/s, or for a memory-bound case the streaming bandwidth in GB/s; and
   // pto's rate over it (-1: not measured).
   double case_limit = -1;
