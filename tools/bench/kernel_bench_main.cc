@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -225,7 +226,12 @@ int Main(int argc, char** argv) {
       flags.tuning.trials_per_kernel, flags.tuning.seconds_per_kernel);
   if (tuned) std::printf("pto      : %s\n", pto_column.c_str());
   int failures = 0;
-  BandwidthBurst bandwidth_burst(kBandwidthBurstBytes);
+  // The bandwidth bursts' 256 MiB only when a memory-bound case runs.
+  std::optional<BandwidthBurst> bandwidth_burst;
+  for (const CaseSpec& c : cases) {
+    if (c.memory_bound && !bandwidth_burst.has_value())
+      bandwidth_burst.emplace(kBandwidthBurstBytes);
+  }
   for (int threads : flags.threads) {
     const MachineLimits limits = MeasureLimits(device, threads, kLimitBufferBytes);
     PrintLimits(limits);
@@ -241,7 +247,7 @@ int Main(int argc, char** argv) {
     run.timing.max_reps = flags.reps;
     run.timing.budget_seconds = flags.budget;
     run.device = &device;
-    run.bandwidth = &bandwidth_burst;
+    run.bandwidth = bandwidth_burst.has_value() ? &*bandwidth_burst : nullptr;
     std::vector<Row> rows;
     std::string tuning_lines;
     for (const CaseSpec& c : cases) {

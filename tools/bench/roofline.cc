@@ -102,6 +102,24 @@ void ScaleStreaming(const float* __restrict src, float* __restrict dst, int64_t 
 #endif
 }
 
+// One pass of dst = src * s over n floats split across `threads` threads released together,
+// with streaming or ordinary stores: read + written bytes per second.
+double ScalePassGbs(const float* src, float* dst, int64_t n, int threads, float s,
+                    bool streaming_stores) {
+  const int64_t chunk = (n + threads - 1) / threads;
+  const double seconds = TimeReleased(threads, [&](int t) {
+    const int64_t lo = std::min(n, t * chunk), hi = std::min(n, lo + chunk);
+    if (streaming_stores) {
+      ScaleStreaming(src, dst, lo, hi, s);
+      return;
+    }
+    const float* __restrict in = src;
+    float* __restrict out = dst;
+    for (int64_t i = lo; i < hi; ++i) out[i] = in[i] * s;
+  });
+  return seconds > 0 ? 2.0 * static_cast<double>(n) * sizeof(float) / seconds * 1e-9 : 0;
+}
+
 }  // namespace
 
 Bandwidth MeasureBandwidth(int threads, int64_t buffer_bytes) {
@@ -119,17 +137,7 @@ Bandwidth MeasureBandwidth(int threads, int64_t buffer_bytes) {
     double best = 0;
     for (int pass = 0; pass < 4; ++pass) {
       const float s = 1.0f + 1e-6f * pass;
-      const double seconds = TimeReleased(threads, [&](int t) {
-        const int64_t lo = std::min(n, t * chunk), hi = std::min(n, lo + chunk);
-        const float* __restrict in = src.data();
-        float* __restrict out = dst.data();
-        if (streaming_stores) {
-          ScaleStreaming(in, out, lo, hi, s);
-          return;
-        }
-        for (int64_t i = lo; i < hi; ++i) out[i] = in[i] * s;
-      });
-      best = std::max(best, 2.0 * static_cast<double>(n) * sizeof(float) / seconds * 1e-9);
+      best = std::max(best, ScalePassGbs(src.data(), dst.data(), n, threads, s, streaming_stores));
     }
     return best;
   };
@@ -156,13 +164,8 @@ BandwidthBurst::BandwidthBurst(int64_t buffer_bytes)
 }
 
 double BandwidthBurst::Gbs(int threads) {
-  const int64_t chunk = (n_ + threads - 1) / threads;
   const float s = 1.0f + 1e-6f * static_cast<float>(++passes_ % 16);
-  const double seconds = TimeReleased(threads, [&](int t) {
-    const int64_t lo = std::min(n_, t * chunk), hi = std::min(n_, lo + chunk);
-    ScaleStreaming(src_.data(), dst_.data(), lo, hi, s);
-  });
-  return seconds > 0 ? 2.0 * static_cast<double>(n_) * sizeof(float) / seconds * 1e-9 : 0;
+  return ScalePassGbs(src_.data(), dst_.data(), n_, threads, s, /*streaming_stores=*/true);
 }
 
 double RooflineSeconds(const MachineLimits& limits, double flops, double bytes) {

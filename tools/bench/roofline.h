@@ -26,7 +26,8 @@ double MeasurePeakGflops(const device::DeviceInfo& device, int threads);
 // One run of the FMA loop, `iterations` on each of `threads` threads released together: its
 // FLOPs over the time from the release to the last thread's end (thread start-up excluded).
 double PeakBurstGflops(const device::DeviceInfo& device, int threads, int64_t iterations);
-// Iterations of a burst the bench times in turn with a case's backends: about a millisecond.
+// Iterations of a burst the bench times before and after a case's backends: about a
+// millisecond.
 inline constexpr int64_t kPeakBurstIterations = 400'000;
 // Best of a few passes of dst[i] = src[i] * s over two buffers of `buffer_bytes` each, split
 // across `threads` threads, once with ordinary stores and once with streaming ones (x86 only;
@@ -43,7 +44,7 @@ Bandwidth MeasureBandwidth(int threads, int64_t buffer_bytes);
 MachineLimits MeasureLimits(const device::DeviceInfo& device, int threads, int64_t buffer_bytes);
 
 // One pass of MeasureBandwidth's streaming-store copy over two buffers allocated and touched
-// once (so a burst costs only its copy), for timing in turn with a memory-bound case's
+// once (so a burst costs only its copy), timed before and after a memory-bound case's
 // backends.
 class BandwidthBurst {
  public:
@@ -57,8 +58,8 @@ class BandwidthBurst {
   AlignedFloats src_, dst_;
   int passes_ = 0;
 };
-// The buffers of a burst the bench times in turn with a memory-bound case: 2 x 128 MiB, about
-// 11 ms of copying here (beyond the process's share of any real L3).
+// The buffers of a bandwidth burst: 2 x 128 MiB, about 11 ms of copying here (beyond the
+// process's share of any real L3).
 inline constexpr int64_t kBandwidthBurstBytes = int64_t{128} << 20;
 
 // The fastest a call of `flops` and `bytes` can run: max(flops / peak, bytes / bandwidth).
