@@ -1,5 +1,6 @@
 // MatMul: domain [batch..., M, N], contraction K. Grid {rows = prod(batch)*M, cols = N}.
-// Rows are taken in blocks of config.mr within one batch entry (1-row blocks for the M tail).
+// Rows are taken in blocks of config.mr within one batch entry; the M tail in one block of
+// M mod mr rows (2 for a symbolic M) where that many remain, then single rows.
 // Two micro-kernel forms, chosen from b's constant strides:
 //  - broadcast form (the default): columns in blocks of config.nr_vectors vectors (then single
 //    vectors, then one vector masked to the last columns); mr x nr vector accumulators over the
@@ -581,6 +582,7 @@ class MatMulEmitter {
     llvm::BasicBlock* header = llvm::BasicBlock::Create(ec_.ctx, "rows", ec_.fn);
     llvm::BasicBlock* body = llvm::BasicBlock::Create(ec_.ctx, "rows.body", ec_.fn);
     llvm::BasicBlock* full = llvm::BasicBlock::Create(ec_.ctx, "rows.full", ec_.fn);
+    llvm::BasicBlock* tail = llvm::BasicBlock::Create(ec_.ctx, "rows.tail", ec_.fn);
     llvm::BasicBlock* single = llvm::BasicBlock::Create(ec_.ctx, "rows.single", ec_.fn);
     llvm::BasicBlock* latch = llvm::BasicBlock::Create(ec_.ctx, "rows.latch", ec_.fn);
     llvm::BasicBlock* exit = llvm::BasicBlock::Create(ec_.ctx, "rows.exit", ec_.fn);
@@ -596,12 +598,28 @@ class MatMulEmitter {
     idx[rank_ - 2] = m;
     llvm::Value* avail = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateSub(row_hi, r),
                                                  b.CreateSub(m_extent, m));
-    b.CreateCondBr(b.CreateICmpSGE(avail, ec_.I64Const(mr_)), full, single);
+    b.CreateCondBr(b.CreateICmpSGE(avail, ec_.I64Const(mr_)), full, tail);
 
     b.SetInsertPoint(full);
     RowBlock(idx, mr_);
     b.CreateStore(b.CreateAdd(r, ec_.I64Const(mr_)), pos);
     b.CreateBr(latch);
+
+    // The M tail: a block of TailRows() rows where that many remain, then single rows. A single
+    // row's nr_vectors accumulators expose the FMA latency and load B once per row (M = 128
+    // with mr = 6: its last 2 rows took 6% of the time, 1 thread).
+    b.SetInsertPoint(tail);
+    const int tail_rows = TailRows();
+    if (tail_rows > 1) {
+      llvm::BasicBlock* block = llvm::BasicBlock::Create(ec_.ctx, "rows.tailblock", ec_.fn);
+      b.CreateCondBr(b.CreateICmpSGE(avail, ec_.I64Const(tail_rows)), block, single);
+      b.SetInsertPoint(block);
+      RowBlock(idx, tail_rows);
+      b.CreateStore(b.CreateAdd(r, ec_.I64Const(tail_rows)), pos);
+      b.CreateBr(latch);
+    } else {
+      b.CreateBr(single);
+    }
 
     b.SetInsertPoint(single);
     RowBlock(idx, 1);
@@ -615,6 +633,13 @@ class MatMulEmitter {
   }
 
  private:
+  // Rows of the M tail's one multi-row block: M mod mr for a static M (each batch entry's
+  // tail, and every tile's when the plan's row grain is a multiple of mr), else 2.
+  int TailRows() const {
+    const std::optional<int64_t> m = ConstantValue(dims_[rank_ - 2]);
+    return m.has_value() ? static_cast<int>(*m % mr_) : std::min(2, mr_ - 1);
+  }
+
   // Rows idx[rank-2] .. +rows-1 of one batch entry, all columns of the tile range.
   void RowBlock(const std::vector<llvm::Value*>& idx, int rows) {
     if (dot_) {

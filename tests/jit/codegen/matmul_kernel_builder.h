@@ -36,6 +36,8 @@ struct MatMulOptions {
   // at each accumulator, where the gelu one is a function the micro-tiles call).
   bool light_epilogue = false;
   int mr = 4, nrv = 2, vw = 0;
+  // A static M (the domain's dim 1 a constant; the case's m must equal it), else symbol 1.
+  std::optional<int64_t> static_m;
   // When set, the kernel's whole TileConfig (mr, nrv and vw above are then ignored).
   std::optional<ir::TileConfig> config;
 };

@@ -204,6 +204,52 @@ TEST(MatMulTest, ShortEpiloguesInlineActivationsCalled) {
   }
 }
 
+// The M tail (fewer than mr rows of a batch entry or a tile) runs as one block of M mod mr
+// rows for a static M (2 for a symbolic one, the other shapes above), then single rows: the
+// block's code is there only when M mod mr > 1. Batch entries and tile ranges that end inside
+// a block of mr rows, with the tail block, single rows and both.
+TEST(MatMulTest, StaticMTailRunsAsOneBlock) {
+  const Isa isa = HostTarget().isa == Isa::kAvx512 ? Isa::kAvx512 : Isa::kAvx2;
+  std::vector<size_t> fmas;
+  for (const int64_t m : {18, 17, 16, 1}) {
+    ir::TileConfig config;
+    config.mr = 6;
+    config.nr_vectors = 2;
+    config.pack_b = true;
+    config.panel_bytes = 8192;
+    config.kc = 16;
+    config.unroll = 2;
+    MatMulOptions o;
+    o.epilogue = true;
+    o.light_epilogue = true;
+    o.config = config;
+    o.static_m = m;
+    const std::string name = absl::StrCat("mm_static_m", m, "_", device::IsaName(isa));
+    const ir::Kernel k = MatMulKernel(o, name);
+    const std::string assembly = KernelAssembly(k, TargetFor(isa));
+    size_t count = 0;
+    for (size_t at = assembly.find("vfmadd"); at != std::string::npos;
+         at = assembly.find("vfmadd", at + 1)) {
+      ++count;
+    }
+    fmas.push_back(count);
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (int64_t kk : {37, 8}) {
+      MatMulCase mc{2, m, 70, kk};
+      mc.light_epilogue = true;
+      CheckMatMul(c->entry, mc, true, 0, 0, name);
+      CheckMatMul(c->entry, mc, true, 5, 33, name + " split 5x33", config.panel_bytes);
+      CheckMatMul(c->entry, mc, true, 7, 16, name + " split 7x16", config.panel_bytes);
+      CheckMatMul(c->entry, mc, true, 12, 70, name + " split 12x70", config.panel_bytes);
+    }
+  }
+  // M = 17 and 16 have a tail block (5 and 4 rows), M = 18 none.
+  EXPECT_GT(fmas[1], fmas[0]);
+  EXPECT_GT(fmas[2], fmas[0]);
+  EXPECT_GT(fmas[1], fmas[2]);
+}
+
 // B stored [N, K] and moving with the batch (attention's q.k^T), packed: the tile's rows are
 // taken one batch entry at a time and each entry's panel is packed from its own B. Tile ranges
 // that start, end and span batch boundaries; K blocks; rows too few to pack; with the epilogue.
