@@ -1,7 +1,6 @@
 #include "jit/passes/schedule_blocks.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace pto::jit {
 
@@ -48,7 +47,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
     c.vector_width = lanes;
     switch (k.kind) {
       case ir::KernelKind::kElementwise:
-        c.unroll = getenv("PTO_EW_UNROLL") ? atoi(getenv("PTO_EW_UNROLL")) : 4;
+        c.unroll = 4;
         c.tile_rows = 1;
         c.tile_cols = kColumnGrain;  // so that one long row still splits across threads
         c.streaming_stores = StreamsOutput(tiles, call, device);
@@ -61,7 +60,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         call.work_per_cell = k.domain.empty() ? ir::SymExpr(1) : k.domain[k.axis];
         break;
       case ir::KernelKind::kRowOp:
-        c.unroll = getenv("PTO_ROW_UNROLL") ? atoi(getenv("PTO_ROW_UNROLL")) : 4;
+        c.unroll = 4;
         c.tile_rows = 1;
         c.tile_cols = 0;
         c.streaming_stores = StreamsOutput(tiles, call, device);
