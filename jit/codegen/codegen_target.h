@@ -22,7 +22,7 @@ namespace pto::jit {
 //    the last vector of a register row.
 // 8: exp's 2^n by vscalefps on AVX-512; softmax's row max by plain maxps.
 // 9: short matmul epilogues (a scale, a bias, a residual) inline at each accumulator.
-inline constexpr int kCodegenRevision = 10;
+inline constexpr int kCodegenRevision = 11;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

@@ -1,8 +1,10 @@
 #include "matmul_kernel_builder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "device/aligned_buffer.h"
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
@@ -77,6 +79,10 @@ ir::Kernel MatMulKernel(const MatMulOptions& o, const std::string& name) {
   }
   k.output = p.nodes();
   k.stores = {{2, v}};
+  if (o.prepacked_block > 0) {
+    k.b_packed = k.num_buffers++;
+    k.b_packed_block = o.prepacked_block;
+  }
   return k;
 }
 
@@ -109,8 +115,19 @@ void CheckMatMul(pto_kernel_fn fn, const MatMulCase& c, bool epilogue, int64_t t
                      b = RandomVector(bn * BSize(c.b_layout, n, kk) + 1, 32);
   std::vector<float> bias = RandomVector(n + 1, 33), res = RandomVector(bn * m * n + 1, 34);
   std::vector<float> out(bn * m * n + 1, kSentinel);
-  RunGrid(fn, {a.data(), b.data(), out.data(), bias.data(), res.data()}, {bn, m, n, kk}, bn * m, n,
-          tile0, tile1, scratch_bytes);
+  // ir::PackedB: the full column blocks, (k, n) at ((n / block) * K + k) * block + n % block,
+  // aligned as the plan's copy is (the kernel reads it with aligned vector loads).
+  const int64_t block = c.prepacked_block;
+  const int64_t packed_elements = block > 0 ? n / block * block * kk : 0;
+  device::AlignedBuffer packed_buffer(static_cast<size_t>(packed_elements + 1) * sizeof(float));
+  float* packed = static_cast<float*>(packed_buffer.data());
+  for (int64_t j = 0; j < packed_elements / std::max<int64_t>(kk, 1); ++j) {
+    for (int64_t l = 0; l < kk; ++l) {
+      packed[((j / block) * kk + l) * block + j % block] = b[BIndex(c, 0, l, j)];
+    }
+  }
+  RunGrid(fn, {a.data(), b.data(), out.data(), bias.data(), res.data(), packed}, {bn, m, n, kk},
+          bn * m, n, tile0, tile1, scratch_bytes);
   for (int64_t x = 0; x < bn; ++x) {
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {

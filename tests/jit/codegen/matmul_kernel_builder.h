@@ -25,6 +25,8 @@ struct MatMulCase {
   bool broadcast_b = false;  // B shared by all batch entries (batch stride 0)
   BLayout b_layout = BLayout::kKN;
   bool light_epilogue = false;  // with an epilogue: the light one (see MatMulOptions)
+  // B also passed prepacked in column blocks of this (ir::PackedB) as buffer 5; 0: not.
+  int prepacked_block = 0;
 };
 
 struct MatMulOptions {
@@ -38,6 +40,9 @@ struct MatMulOptions {
   int mr = 4, nrv = 2, vw = 0;
   // A static M (the domain's dim 1 a constant; the case's m must equal it), else symbol 1.
   std::optional<int64_t> static_m;
+  // B prepacked in column blocks of this (buffer 5, as the plan passes a constant weight);
+  // B must then be shared by the batch entries (broadcast_b) and stored [K, N]. 0: not.
+  int prepacked_block = 0;
   // When set, the kernel's whole TileConfig (mr, nrv and vw above are then ignored).
   std::optional<ir::TileConfig> config;
 };

@@ -12,6 +12,14 @@ namespace {
 
 using device::Isa;
 
+size_t CountOf(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
 TEST(MatMulTest, ShapesTilesAndMicroKernels) {
   const std::vector<MatMulCase> cases = {{1, 1, 1, 1},     {1, 3, 17, 5}, {1, 17, 33, 9},
                                          {1, 33, 100, 17}, {1, 4, 16, 1}, {2, 5, 19, 7},
@@ -227,12 +235,7 @@ TEST(MatMulTest, StaticMTailRunsAsOneBlock) {
     const std::string name = absl::StrCat("mm_static_m", m, "_", device::IsaName(isa));
     const ir::Kernel k = MatMulKernel(o, name);
     const std::string assembly = KernelAssembly(k, TargetFor(isa));
-    size_t count = 0;
-    for (size_t at = assembly.find("vfmadd"); at != std::string::npos;
-         at = assembly.find("vfmadd", at + 1)) {
-      ++count;
-    }
-    fmas.push_back(count);
+    fmas.push_back(CountOf(assembly, "vfmadd"));
     absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
     ASSERT_TRUE(c.ok()) << c.status();
     for (int64_t kk : {37, 8}) {
@@ -277,6 +280,56 @@ TEST(MatMulTest, BatchedTransposedBPackedPerBatchEntry) {
         CheckMatMul(c->entry, mc, epilogue, 0, 0, name, config.panel_bytes);
         CheckMatMul(c->entry, mc, epilogue, 5, 11, name + " split 5x11", config.panel_bytes);
         CheckMatMul(c->entry, mc, epilogue, 13, 0, name + " split 13 rows", config.panel_bytes);
+      }
+    }
+  }
+}
+
+// A prepacked B (a constant weight) over every kind of range: column ranges on a block (the
+// plan's, which read the packed blocks), off a block (read B directly with the lean
+// micro-tiles), one-row tiles (matrix-vector over the blocks, the last columns lean), K blocks,
+// both epilogues. The lean fallback is not a second full set of micro-tiles: the kernel has
+// fewer FMAs than the same kernel packing panels itself (its packed and direct rows).
+TEST(MatMulTest, PrepackedBEveryRangeWithOneFullSetOfMicroTiles) {
+  std::vector<Isa> isas = {Isa::kAvx2};
+  if (HostTarget().isa == Isa::kAvx512) isas.push_back(Isa::kAvx512);
+  for (Isa isa : isas) {
+    const int block = 2 * (isa == Isa::kAvx512 ? 16 : 8);
+    for (const bool light : {true, false}) {
+      ir::TileConfig config;
+      config.mr = 6;
+      config.nr_vectors = 2;
+      config.pack_b = true;
+      config.panel_bytes = 8192;
+      config.kc = 16;
+      config.unroll = 4;
+      MatMulOptions o;
+      o.broadcast_b = true;
+      o.epilogue = true;
+      o.light_epilogue = light;
+      o.config = config;
+      const std::string name =
+          absl::StrCat("mm_prepacked_", light ? "light_" : "gelu_", device::IsaName(isa));
+      const ir::Kernel panels = MatMulKernel(o, name + "_panels");
+      o.prepacked_block = block;
+      const ir::Kernel k = MatMulKernel(o, name);
+      if (light) {
+        EXPECT_LT(CountOf(KernelAssembly(k, TargetFor(isa)), "vfmadd"),
+                  CountOf(KernelAssembly(panels, TargetFor(isa)), "vfmadd"))
+            << name;
+      }
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (MatMulCase mc : std::vector<MatMulCase>{
+               {1, 1, 70, 37}, {1, 1, 64, 8}, {2, 13, 70, 37}, {1, 40, 100, 5}, {2, 3, 20, 16}}) {
+        mc.broadcast_b = true;
+        mc.light_epilogue = light;
+        mc.prepacked_block = block;
+        CheckMatMul(c->entry, mc, true, 0, 0, name, config.panel_bytes);
+        CheckMatMul(c->entry, mc, true, 5, block, name + " split 5 x block", config.panel_bytes);
+        CheckMatMul(c->entry, mc, true, 7, 11, name + " split 7x11", config.panel_bytes);
+        CheckMatMul(c->entry, mc, true, 1, 0, name + " one-row tiles", config.panel_bytes);
+        CheckMatMul(c->entry, mc, true, 1, 33, name + " one-row tiles x33", config.panel_bytes);
       }
     }
   }
