@@ -54,6 +54,7 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
   // Level 3: block schedule.
   ScheduleBlocks(p.tiles, *options.device);
   PrepackConstantWeights(p.tiles, options.constant_inputs, options.device->f32_lanes());
+  ReadShortRowsOfBInPlace(p.tiles);
   LogStage(options, "prepack_constant_weights", p.tiles.ToString());
   // Level 4: execution graph.
   MarkInPlace(p.tiles);

@@ -40,11 +40,12 @@ TEST_P(MatMulPanels, MatchReference) {
   EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kMatMul, c.k)), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    LongK, MatMulPanels,
-    ::testing::Values(PanelCase{13, 4096, 100, false, 1}, PanelCase{13, 4096, 100, true, 1},
-                      PanelCase{50, 3000, 77, false, 2}, PanelCase{50, 3000, 77, true, 2},
-                      PanelCase{7, 8192, 40, false, 1}));
+INSTANTIATE_TEST_SUITE_P(LongK, MatMulPanels,
+                         ::testing::Values(PanelCase{13, 4096, 100, false, 1},
+                                           PanelCase{13, 4096, 100, true, 1},
+                                           PanelCase{50, 3000, 77, false, 2},
+                                           PanelCase{50, 3000, 77, true, 2},
+                                           PanelCase{7, 8192, 40, false, 1}));
 
 // One row (matrix-vector) and single-row M tails take wider micro-tiles.
 INSTANTIATE_TEST_SUITE_P(
@@ -52,6 +53,36 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(PanelCase{1, 4096, 300, false, 1}, PanelCase{1, 4096, 300, true, 2},
                       PanelCase{1, 100, 71, false, 2}, PanelCase{1, 100, 71, true, 1},
                       PanelCase{7, 512, 130, true, 1}, PanelCase{13, 300, 200, false, 2}));
+
+// B [K, N] with rows of at most 512 bytes (N <= 128) is read in place, not packed; longer rows
+// and constant weights (prepacked) keep packing. Both forms match the reference.
+TEST(MatMulShortRowsOfB, ReadInPlaceUnlessConstantOrLong) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime({.intra_op_threads = 2});
+  TraceFn f = [](std::span<const Value> v) { return std::vector<Value>{matmul(v[0], v[1])}; };
+  struct Case {
+    int64_t n;
+    bool constant;
+    const char* pack;
+  };
+  for (const Case& c : {Case{128, false, "pack 0"}, Case{64, false, "pack 0"},
+                        Case{256, false, "pack 1"}, Case{128, true, "pack 1"}}) {
+    FunctionOptions options;
+    if (c.constant) options.constant_inputs = {1};
+    auto fn = rt->JitTraced("mm", 2, f, options);
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    auto tiles = (*fn)->Dump(Stage::kTile, {{300, 256}, {256, c.n}});
+    ASSERT_TRUE(tiles.ok()) << tiles.status();
+    EXPECT_NE(tiles->find(c.pack), std::string::npos) << "N " << c.n << "\n" << *tiles;
+    const std::vector<HostTensor> in = {HostTensor::Random({300, 256}, 1),
+                                        HostTensor::Random({256, c.n}, 2)};
+    auto got = testing::RunPto(**fn, in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    auto want = testing::RunReference(f, in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kMatMul, 256)), "")
+        << "N " << c.n;
+  }
+}
 
 }  // namespace
 }  // namespace pto
