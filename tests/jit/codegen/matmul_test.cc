@@ -12,6 +12,18 @@ namespace {
 
 using device::Isa;
 
+// A 6-row tile with pack_b (B packed in panels of panel_bytes; none when 0), K in blocks of 16.
+ir::TileConfig SixRowConfig(int nr_vectors, int64_t panel_bytes, int unroll) {
+  ir::TileConfig config;
+  config.mr = 6;
+  config.nr_vectors = nr_vectors;
+  config.pack_b = true;
+  config.panel_bytes = panel_bytes;
+  config.kc = 16;
+  config.unroll = unroll;
+  return config;
+}
+
 size_t CountOf(const std::string& text, const std::string& what) {
   size_t count = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
@@ -186,12 +198,7 @@ TEST(MatMulTest, TransposedAndStridedBWithEpilogue) {
 TEST(MatMulTest, ShortEpiloguesInlineActivationsCalled) {
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
     for (const bool light : {true, false}) {
-      ir::TileConfig config;
-      config.mr = 6;
-      config.nr_vectors = 4;
-      config.pack_b = true;
-      config.kc = 16;
-      config.unroll = 4;
+      const ir::TileConfig config = SixRowConfig(4, 0, 4);
       MatMulOptions o;
       o.epilogue = true;
       o.light_epilogue = light;
@@ -220,13 +227,7 @@ TEST(MatMulTest, StaticMTailRunsAsOneBlock) {
   const Isa isa = HostTarget().isa == Isa::kAvx512 ? Isa::kAvx512 : Isa::kAvx2;
   std::vector<size_t> fmas;
   for (const int64_t m : {18, 17, 16, 1}) {
-    ir::TileConfig config;
-    config.mr = 6;
-    config.nr_vectors = 2;
-    config.pack_b = true;
-    config.panel_bytes = 8192;
-    config.kc = 16;
-    config.unroll = 2;
+    const ir::TileConfig config = SixRowConfig(2, 8192, 2);
     MatMulOptions o;
     o.epilogue = true;
     o.light_epilogue = true;
@@ -296,13 +297,7 @@ TEST(MatMulTest, PrepackedBEveryRangeWithOneFullSetOfMicroTiles) {
   for (Isa isa : isas) {
     const int block = 2 * (isa == Isa::kAvx512 ? 16 : 8);
     for (const bool light : {true, false}) {
-      ir::TileConfig config;
-      config.mr = 6;
-      config.nr_vectors = 2;
-      config.pack_b = true;
-      config.panel_bytes = 8192;
-      config.kc = 16;
-      config.unroll = 4;
+      const ir::TileConfig config = SixRowConfig(2, 8192, 4);
       MatMulOptions o;
       o.broadcast_b = true;
       o.epilogue = true;
