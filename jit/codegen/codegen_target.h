@@ -22,6 +22,8 @@ namespace pto::jit {
 //    the last vector of a register row.
 // 8: exp's 2^n by vscalefps on AVX-512; softmax's row max by plain maxps.
 // 9: short matmul epilogues (a scale, a bias, a residual) inline at each accumulator.
+// 10: the matmul's M tail in one block of M mod mr rows (2 for a symbolic M).
+// 11: lean micro-tiles for a prepacked B's off-block ranges and one-row remainder.
 inline constexpr int kCodegenRevision = 11;
 
 struct CodegenTarget {

@@ -20,16 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs body(t) on `threads` threads at once; returns the wall time in seconds.
-template <typename F>
-double RunThreads(int threads, F body) {
-  std::vector<std::thread> pool;
-  const auto start = Clock::now();
-  for (int t = 0; t < threads; ++t) pool.emplace_back([&body, t] { body(t); });
-  for (std::thread& th : pool) th.join();
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 // Runs body(t) on `threads` threads released together, the calling thread being thread 0 (a
 // waiting caller would be one more runnable thread than cores: a preempted worker then
 // stretched a burst by a scheduler tick). Returns the seconds from the release to the last
@@ -127,7 +117,7 @@ Bandwidth MeasureBandwidth(int threads, int64_t buffer_bytes) {
   AlignedFloats src(n), dst(n);
   // First touch from the threads that stream them, so pages are mapped before timing.
   const int64_t chunk = (n + threads - 1) / threads;
-  RunThreads(threads, [&](int t) {
+  TimeReleased(threads, [&](int t) {
     const int64_t lo = std::min(n, t * chunk), hi = std::min(n, lo + chunk);
     FillUniform(src.data() + lo, hi - lo, -1, 1, t);
     std::memset(dst.data() + lo, 0, (hi - lo) * sizeof(float));

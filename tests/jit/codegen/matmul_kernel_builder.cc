@@ -1,6 +1,5 @@
 #include "matmul_kernel_builder.h"
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -118,10 +117,10 @@ void CheckMatMul(pto_kernel_fn fn, const MatMulCase& c, bool epilogue, int64_t t
   // ir::PackedB: the full column blocks, (k, n) at ((n / block) * K + k) * block + n % block,
   // aligned as the plan's copy is (the kernel reads it with aligned vector loads).
   const int64_t block = c.prepacked_block;
-  const int64_t packed_elements = block > 0 ? n / block * block * kk : 0;
-  device::AlignedBuffer packed_buffer(static_cast<size_t>(packed_elements + 1) * sizeof(float));
+  const int64_t packed_cols = block > 0 ? n / block * block : 0;
+  device::AlignedBuffer packed_buffer(static_cast<size_t>(packed_cols * kk + 1) * sizeof(float));
   float* packed = static_cast<float*>(packed_buffer.data());
-  for (int64_t j = 0; j < packed_elements / std::max<int64_t>(kk, 1); ++j) {
+  for (int64_t j = 0; j < packed_cols; ++j) {
     for (int64_t l = 0; l < kk; ++l) {
       packed[((j / block) * kk + l) * block + j % block] = b[BIndex(c, 0, l, j)];
     }
