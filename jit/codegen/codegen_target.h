@@ -24,7 +24,8 @@ namespace pto::jit {
 // 9: short matmul epilogues (a scale, a bias, a residual) inline at each accumulator.
 // 10: the matmul's M tail in one block of M mod mr rows (2 for a symbolic M).
 // 11: lean micro-tiles for a prepacked B's off-block ranges and one-row remainder.
-inline constexpr int kCodegenRevision = 11;
+// 12: register rows of up to 8 vectors 2 to 4 at a time.
+inline constexpr int kCodegenRevision = 12;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

@@ -216,7 +216,9 @@ TEST(RowOpTest, SoftmaxRowMaxIsPlainMaxps) {
 // Static rows of up to 16 vectors stay in registers (one load of the row): every op on every
 // vector ISA, rows of 1 to 16 vectors, whole or with a masked last vector (1 to lanes - 1 of
 // its lanes), one row NaN-poisoned (softmax and log_softmax rows with a NaN are NaN
-// throughout); nothing is written past the output.
+// throughout); nothing is written past the output. Rows of up to 8 vectors run 2 to 4 at a
+// time, then one at a time: 7 rows as one task and as tasks of 3 rows (groups that start at
+// an odd row, and a one-row task).
 TEST(RowOpTest, ShortStaticRowsInRegisters) {
   const std::pair<ir::RowOpKind, const char*> ops[] = {{ir::RowOpKind::kSoftmax, "softmax"},
                                                        {ir::RowOpKind::kLogSoftmax, "logsm"},
@@ -232,17 +234,20 @@ TEST(RowOpTest, ShortStaticRowsInRegisters) {
         MakeRowLengthStatic(k, cols);
         absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
         ASSERT_TRUE(c.ok()) << c.status();
-        const int64_t rows = 5, n = rows * cols;
+        const int64_t rows = 7, n = rows * cols;
         std::vector<float> x = RandomVector(n, 41, -3.f, 3.f);
         const bool nan_row = op == ir::RowOpKind::kSoftmax || op == ir::RowOpKind::kLogSoftmax;
-        if (nan_row) x[2 * cols + cols / 2] = NAN;
+        if (nan_row) x[4 * cols + cols / 2] = NAN;
         std::vector<float> w = RandomVector(cols, 42, 0.5f, 1.5f), b = RandomVector(cols, 43);
-        std::vector<float> out(n + 1, kSentinel);
-        RunGrid(c->entry, {x.data(), w.data(), b.data(), out.data()}, {1, rows, cols}, rows, 1);
-        ExpectRowsMatchReference(
-            op, x, w, b, out.data(), rows, cols, [&](int64_t r) { return nan_row && r == 2; },
-            k.name);
-        ASSERT_EQ(out[n], kSentinel);
+        for (int64_t tile : {0, 3}) {
+          std::vector<float> out(n + 1, kSentinel);
+          RunGrid(c->entry, {x.data(), w.data(), b.data(), out.data()}, {1, rows, cols}, rows, 1,
+                  tile);
+          ExpectRowsMatchReference(
+              op, x, w, b, out.data(), rows, cols, [&](int64_t r) { return nan_row && r == 4; },
+              absl::StrCat(k.name, " tile ", tile));
+          ASSERT_EQ(out[n], kSentinel);
+        }
       }
     }
   }
