@@ -90,7 +90,11 @@ llvm::Value* DivFiniteDenominator(llvm::IRBuilderBase& b, llvm::Value* num, llvm
 }
 
 // exp(xc) = p * 2^n with xc already clamped: n = round(xc / ln2) (as a float in *n, its integer
-// bits in *ni), r = xc - n ln2 in two parts (Cody-Waite), p = 1 + r + r^2 y(r) by Estrin's scheme.
+// bits in *ni), r = xc - n ln2 in two parts (Cody-Waite), p = 1 + r y(r) with y of degree 5 by
+// Horner's scheme (minimax for relative error on |r| <= ln2/2: 2e-9). Horner, not Estrin: six
+// FMAs instead of Cephes' nine operations (the longer chain is hidden: the fused spans give the
+// out-of-order window independent vectors); exp, softmax, tanh and sigmoid ran 1.07-1.13x
+// faster (Emerald Rapids, 1 thread, interleaved).
 llvm::Value* ExpReduced(llvm::IRBuilderBase& b, llvm::Value* xc, llvm::Value** n,
                         llvm::Value** ni) {
   llvm::Value* x = xc;
@@ -100,10 +104,10 @@ llvm::Value* ExpReduced(llvm::IRBuilderBase& b, llvm::Value* xc, llvm::Value** n
   *ni = b.CreateSub(b.CreateBitCast(t, IntType(x)), I(x, 0x4B400000));
   llvm::Value* r = EmitFMulAdd(b, *n, F(x, -0.693359375), xc);
   r = EmitFMulAdd(b, *n, F(x, 2.12194440e-4), r);
-  llvm::Value* y = PolyEstrin(b, r,
-                              {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
-                               1.6666665459E-1, 5.0000001201E-1});
-  return b.CreateFAdd(EmitFMulAdd(b, y, b.CreateFMul(r, r), r), F(x, 1.0));
+  llvm::Value* y = Poly(b, r,
+                        {1.384355972834e-03, 8.374236507382e-03, 4.166800745426e-02,
+                         1.666643033038e-01, 4.999999417392e-01, 1.000000032354e+00});
+  return EmitFMulAdd(b, r, y, F(x, 1.0));
 }
 
 // Whether the function being emitted targets AVX-512 (its "target-features" list "+avx512f";
@@ -151,17 +155,22 @@ llvm::Value* ScalefPow2(llvm::IRBuilderBase& b, llvm::Value* p, llvm::Value* n) 
   return llvm::concatenateVectors(b, parts);
 }
 
-// exp(x) for x <= 0.35 where results below FLT_MIN (x < -87.3) may come out as about
-// 1.6e-38 instead of a denormal: x is clamped at -87 and 2^n built in one step (n >= -126).
-// Relative error as EmitExp's (<= 3e-7) for x >= -87; NaN propagates through the arithmetic.
-llvm::Value* ExpNormalRange(llvm::IRBuilderBase& b, llvm::Value* x) {
-  llvm::Value* xc = Select(b, b.CreateFCmpOLT(x, F(x, -87.0)), F(x, -87.0), x);
+// exp(x) for x in [-87, 0.35] (the caller's range): 2^n built in one step (n >= -126).
+// Relative error as EmitExp's (<= 3e-7); NaN propagates through the arithmetic.
+llvm::Value* ExpInNormalRange(llvm::IRBuilderBase& b, llvm::Value* xc) {
+  llvm::Value* x = xc;
   llvm::Value *n = nullptr, *ni = nullptr;
   llvm::Value* p = ExpReduced(b, xc, &n, &ni);
   if (llvm::Value* scaled = ScalefPow2(b, p, n)) return scaled;
   llvm::Value* scale =
       b.CreateBitCast(b.CreateShl(b.CreateAdd(ni, I(x, 127)), I(x, 23)), x->getType());
   return b.CreateFMul(p, scale);
+}
+
+// exp(x) for x <= 0.35 where results below FLT_MIN (x < -87.3) may come out as about
+// 1.6e-38 instead of a denormal: x is clamped at -87.
+llvm::Value* ExpNormalRange(llvm::IRBuilderBase& b, llvm::Value* x) {
+  return ExpInNormalRange(b, Select(b, b.CreateFCmpOLT(x, F(x, -87.0)), F(x, -87.0), x));
 }
 
 // erfc(z) for z >= 0 (Numerical Recipes erfcc, Chebyshev fit: fractional error < 1.2e-7),
@@ -307,13 +316,32 @@ llvm::Value* EmitGeluTanh(llvm::IRBuilderBase& b, llvm::Value* x) {
   return b.CreateFDiv(x, b.CreateFAdd(F(x, 1.0), e));
 }
 
+// gelu(x) = x Phi(x) = max(x, 0) - |x|/2 erfc(|x|/sqrt2): no cancellation on either side, and
+// one erfc of |x| >= 0 for both. erfc(z) = t P(t) exp(-z^2) with t = 1/(1 + 0.42 z) and P of
+// degree 7 (by Horner), fitted for relative error (minimax, iteratively reweighted least
+// squares) over z in [0, 9]: 3e-8 for z <= 3.6, 9e-7 beyond. |x| is clamped at 9 sqrt2, where
+// the erfc term is 2.6e-36: no result is subnormal, and exp needs no clamp (-z^2 >= -81).
+// 30 vector operations, where 0.5x erfc(-x/sqrt2) by Numerical Recipes' erfc took 42:
+// elementwise gelu 1.15-1.35x faster, a linear with a gelu epilogue 1.14x (Emerald Rapids,
+// interleaved). Error against the double reference: 7e-7 relative for x >= -5, 5e-6 down to
+// -11.5 (below, |gelu| < 1e-30), 2.4e-7 absolute.
 llvm::Value* EmitGeluErf(llvm::IRBuilderBase& b, llvm::Value* x) {
-  // 0.5x(1 + erf(z)) = 0.5x erfc(-z), z = x/sqrt2: erfc(|z|) for z < 0, 2 - erfc(z) for z >= 0
-  // (in [1, 2], so erfc's absolute error 1.2e-7 is relative). No erf branch for small |z|.
-  llvm::Value* z = b.CreateFMul(x, F(x, M_SQRT1_2));
-  llvm::Value* e = ErfcNonNegative(b, Abs(b, z));
-  llvm::Value* erfc_neg_z = Select(b, b.CreateFCmpOLT(z, F(x, 0.0)), e, b.CreateFSub(F(x, 2.0), e));
-  return b.CreateFMul(b.CreateFMul(x, F(x, 0.5)), erfc_neg_z);
+  constexpr double kClampAbove = 9.0 * M_SQRT2;
+  constexpr double kT = 0.42 * M_SQRT1_2;  // t = 1/(1 + 0.42 z) = 1/(1 + kT |x|)
+  llvm::Value* a = Abs(b, x);
+  // NaN stays NaN (the compare is false), as it does through the rest.
+  a = Select(b, b.CreateFCmpOGT(a, F(x, kClampAbove)), F(x, kClampAbove), a);
+  llvm::Value* t = DivFiniteDenominator(b, F(x, 1.0), EmitFMulAdd(b, a, F(x, kT), F(x, 1.0)));
+  // P(t) / 2, highest degree first.
+  llvm::Value* half_p =
+      Poly(b, t,
+           {0.5 * 7.556237897781e-02, 0.5 * -3.428474822385e-01, 0.5 * 4.803530044247e-01,
+            0.5 * -1.678438797225e-01, 0.5 * 2.889577066854e-01, 0.5 * 1.884456405995e-01,
+            0.5 * 2.406170959615e-01, 0.5 * 2.367555652482e-01});
+  llvm::Value* u = b.CreateFMul(b.CreateFMul(a, t), half_p);
+  llvm::Value* e = ExpInNormalRange(b, b.CreateFMul(b.CreateFMul(a, F(x, -0.5)), a));
+  llvm::Value* relu = Select(b, b.CreateFCmpOGT(x, F(x, 0.0)), x, F(x, 0.0));
+  return EmitFMulAdd(b, b.CreateFNeg(u), e, relu);
 }
 
 llvm::Value* EmitSilu(llvm::IRBuilderBase& b, llvm::Value* x) {

@@ -251,6 +251,12 @@ TEST(VectorMathTest, GeluAndSilu) {
         isa, ExprOp::kGeluErf, Join(Sweep(-0.8, 0.8, 1e-5), {1e-30f, -1e-30f, 1e-20f, -1e-20f}),
         [](double v) { return 0.5 * v * std::erfc(-v / std::sqrt(2.0)); }, 0.0);
     EXPECT_LE(ge0.max_rel, 1e-6);
+    // NaN stays NaN; gelu(inf) = inf, and gelu(-inf) is the clamped tail's 2.6e-36 (not inf * 0).
+    const std::vector<float> special = RunOp(isa, ExprOp::kGeluErf, {NAN, INFINITY, -INFINITY});
+    EXPECT_TRUE(std::isnan(special[0]));
+    EXPECT_EQ(special[1], INFINITY);
+    EXPECT_LE(std::abs(special[2]), 1e-35f);
+    EXPECT_GE(std::abs(special[2]), FLT_MIN);
     Errors si = Measure(
         isa, ExprOp::kSilu, finite, [](double v) { return v / (1 + std::exp(-v)); }, 1e-36);
     EXPECT_LE(si.max_rel, 1e-6);
