@@ -26,7 +26,8 @@ namespace pto::jit {
 // 11: lean micro-tiles for a prepacked B's off-block ranges and one-row remainder.
 // 12: register rows of up to 8 vectors 2 to 4 at a time.
 // 13: exp's polynomial by Horner (degree 6); gelu (erf) as max(x, 0) - |x|/2 erfc(|x|/sqrt2).
-inline constexpr int kCodegenRevision = 13;
+// 14: TileConfig::prefetch_b (a prepacked B prefetched ahead of the micro-tiles' loads).
+inline constexpr int kCodegenRevision = 14;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

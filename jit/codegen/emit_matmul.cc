@@ -773,6 +773,7 @@ class MatMulEmitter {
                                             ec_.I64Const(int64_t{j} * width));
               bv[j] = b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(ec_.F32(), pack_rows, at),
                                           llvm::Align(width * 4));
+              if (prepacked_) PrefetchPackedB(pack_rows, at, j, width);
               continue;
             }
             idx[ndim] = n[j];
@@ -810,6 +811,19 @@ class MatMulEmitter {
         }
       }
     });
+  }
+
+  // config.prefetch_b bytes ahead of the prepacked B's vector j of width `width` at element
+  // `at` of its block: one prefetcht0 per 64-byte line the loads cover.
+  void PrefetchPackedB(llvm::Value* block, llvm::Value* at, int j, int width) {
+    const int64_t ahead = k_.config.prefetch_b / 4;
+    const int64_t line = 16;  // floats
+    if (ahead <= 0 || (int64_t{j} * width) % line != 0) return;
+    llvm::IRBuilder<>& b = ec_.b;
+    // A GEP without inbounds: the address may lie past the buffer (prefetches never fault).
+    llvm::Value* p = b.CreateGEP(ec_.F32(), block, b.CreateAdd(at, ec_.I64Const(ahead)));
+    b.CreateIntrinsic(llvm::Intrinsic::prefetch, {p->getType()},
+                      {p, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
   }
 
   // An array of `n` values of `type` in the entry block.

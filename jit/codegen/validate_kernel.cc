@@ -88,6 +88,10 @@ absl::Status ValidateKernel(const ir::Kernel& k) {
     return Invalid(k, absl::StrCat("config.kc ", c.kc, " / mc ", c.mc, " / panel_bytes ",
                                    c.panel_bytes, " must not be negative"));
   }
+  if (c.prefetch_b < 0 || c.prefetch_b > ir::TileConfig::kMaxPrefetchBytes) {
+    return Invalid(k, absl::StrCat("config.prefetch_b ", c.prefetch_b, " not in [0, ",
+                                   ir::TileConfig::kMaxPrefetchBytes, "]"));
+  }
   if (c.loop_order != ir::LoopOrder::kPanelsOuter &&
       c.loop_order != ir::LoopOrder::kRowBlocksOuter) {
     return Invalid(k, absl::StrCat("config.loop_order ", static_cast<int>(c.loop_order),

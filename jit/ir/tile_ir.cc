@@ -177,7 +177,9 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
          std::to_string(c.mr) + " nr " + std::to_string(c.nr_vectors) + " panel " +
          std::to_string(c.panel_bytes) + " pack " + std::to_string(c.pack_b) + " kc " +
          std::to_string(c.kc) + " mc " + std::to_string(c.mc) + " order " +
-         LoopOrderName(c.loop_order) + (c.streaming_stores ? " streaming" : "") + "\n";
+         LoopOrderName(c.loop_order) +
+         (c.prefetch_b > 0 ? " prefetch " + std::to_string(c.prefetch_b) : "") +
+         (c.streaming_stores ? " streaming" : "") + "\n";
   for (size_t i = 0; i < kernel.accesses.size(); ++i) {
     const Access& a = kernel.accesses[i];
     std::vector<SymExpr> strides(a.strides.begin(), a.strides.end());

@@ -100,6 +100,12 @@ struct TileConfig {
   int64_t kc = 0;
   // Matmul with kRowBlocksOuter: rows per outer block (0: all of the tile's rows).
   int64_t mc = 0;
+  // Matmul over a prepacked B (ir::PackedB): the micro-tiles prefetch the packed stream this
+  // many bytes ahead of their loads, a line per 64 bytes loaded (0: none). A constant weight
+  // streams from memory once per call; the hardware prefetchers stop at each 4 KiB page, so a
+  // kernel with few rows per load (M = 8, 32) waits on every page without it.
+  int64_t prefetch_b = 0;
+  static constexpr int64_t kMaxPrefetchBytes = 1 << 20;
   LoopOrder loop_order = LoopOrder::kPanelsOuter;
   // Elementwise and row ops with one store: its vector stores bypass the caches (non-temporal,
   // after a scalar peel to the vector's alignment, with an sfence at the end), for outputs

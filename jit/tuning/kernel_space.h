@@ -49,7 +49,8 @@ namespace pto::jit {
 
 // Bump when parameters, candidates or rules change meaning.
 // 3: streaming_stores for elementwise and row ops; batched dot-form matmuls may pack B.
-inline constexpr int kKernelSpaceVersion = 3;
+// 4: prefetch_b for matmuls over a prepacked B.
+inline constexpr int kKernelSpaceVersion = 4;
 
 // "elementwise", "reduce", "row_op", "matmul".
 const char* SpaceKind(ir::KernelKind kind);

@@ -16,6 +16,7 @@ constexpr int64_t kNrVectors[] = {1, 2, 3, 4, 6};
 constexpr int64_t kUnroll[] = {1, 2, 4, 8};
 constexpr int64_t kKc[] = {128, 256, 512};  // and 0: K in one block
 constexpr int64_t kMc[] = {48, 96, 192};    // and 0: no row blocks (multiples of every mr)
+constexpr int64_t kPrefetchB[] = {0, 4096, 8192};  // bytes ahead in a prepacked B
 // Row grains: multiples of most micro-tile heights; the whole M is added when small.
 constexpr int64_t kRowGrains[] = {24, 48, 96, 192, 384};
 constexpr int64_t kWholeRowsMax = 1024;
@@ -65,7 +66,8 @@ std::vector<tuner::Parameter> Parameters(const KernelFacts& f, const device::Dev
             {"mc", mc},
             {"loop_order", {0, 1}},
             {"pack_b", {0, 1}},
-            {"panel_bytes", SortedUnique(panels)}};
+            {"panel_bytes", SortedUnique(panels)},
+            {"prefetch_b", Concat(kPrefetchB, {})}};
   }
   const std::optional<int64_t> rows = f.rows, n = f.n;
   std::optional<int64_t> whole_rows;
@@ -109,7 +111,9 @@ std::vector<tuner::Parameter> Parameters(const KernelFacts& f, const device::Dev
           {"mc", SortedUnique(mc)},
           {"loop_order", SortedUnique(loop_order)},
           {"pack_b", f.can_pack ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}},
-          {"panel_bytes", SortedUnique(panels)}};
+          {"panel_bytes", SortedUnique(panels)},
+          {"prefetch_b",
+           f.b_prepacked ? Concat(kPrefetchB, {cur.prefetch_b}) : std::vector<int64_t>{0}}};
 }
 
 tuner::Constraint Rule(std::string name, std::string reason, std::vector<std::string> parameters,

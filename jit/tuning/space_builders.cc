@@ -29,6 +29,8 @@ constexpr TileConfigField kFields[] = {
      [](ir::TileConfig& c, int64_t v) { c.kc = v; }},
     {"mc", [](const ir::TileConfig& c) { return c.mc; },
      [](ir::TileConfig& c, int64_t v) { c.mc = v; }},
+    {"prefetch_b", [](const ir::TileConfig& c) { return c.prefetch_b; },
+     [](ir::TileConfig& c, int64_t v) { c.prefetch_b = v; }},
     {"loop_order", [](const ir::TileConfig& c) { return int64_t{static_cast<int>(c.loop_order)}; },
      [](ir::TileConfig& c, int64_t v) { c.loop_order = static_cast<ir::LoopOrder>(v); }},
     {"streaming_stores",

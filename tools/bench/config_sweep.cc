@@ -31,7 +31,8 @@ std::string ConfigText(const ir::TileConfig& c) {
   return absl::StrCat("mr=", c.mr, ",nr_vectors=", c.nr_vectors, ",unroll=", c.unroll, ",kc=", c.kc,
                       ",pack_b=", c.pack_b ? 1 : 0, ",panel_bytes=", c.panel_bytes,
                       ",loop_order=", ir::LoopOrderName(c.loop_order), ",mc=", c.mc,
-                      ",tile_rows=", c.tile_rows, ",tile_cols=", c.tile_cols);
+                      ",prefetch_b=", c.prefetch_b, ",tile_rows=", c.tile_rows,
+                      ",tile_cols=", c.tile_cols);
 }
 
 // One --sweep-configs entry ("mr=12,nr_vectors=2") applied over `config`.
@@ -68,6 +69,8 @@ absl::Status ApplyFields(absl::string_view text, ir::TileConfig& config) {
       config.panel_bytes = v;
     } else if (kv[0] == "mc") {
       config.mc = v;
+    } else if (kv[0] == "prefetch_b") {
+      config.prefetch_b = v;
     } else if (kv[0] == "tile_rows") {
       config.tile_rows = v;
     } else if (kv[0] == "tile_cols") {
@@ -295,14 +298,15 @@ int RunConfigSweep(const SweepOptions& o) {
     std::ofstream csv(o.csv_path);
     csv << "# pto_bench_kernels --sweep: matmul " << o.m << "x" << o.k << "x" << o.n << ", "
         << o.threads << " thread(s), " << device.cpu_name << "\n";
-    csv << "mr,nr_vectors,unroll,kc,pack_b,panel_bytes,loop_order,mc,default,seconds,gflops,"
+    csv << "mr,nr_vectors,unroll,kc,pack_b,panel_bytes,loop_order,mc,prefetch_b,default,seconds,"
+           "gflops,"
            "status\n";
     for (const Row& row : rows) {
       const ir::TileConfig& c = row.config;
       csv << c.mr << "," << c.nr_vectors << "," << c.unroll << "," << c.kc << ","
           << (c.pack_b ? 1 : 0) << "," << c.panel_bytes << "," << ir::LoopOrderName(c.loop_order)
-          << "," << c.mc << "," << (row.is_default ? 1 : 0) << "," << row.seconds << ","
-          << (row.seconds > 0 ? flops / row.seconds / 1e9 : 0) << ","
+          << "," << c.mc << "," << c.prefetch_b << "," << (row.is_default ? 1 : 0) << ","
+          << row.seconds << "," << (row.seconds > 0 ? flops / row.seconds / 1e9 : 0) << ","
           << (row.failure.empty() ? "ok" : "failed") << "\n";
     }
     if (!csv) {

@@ -330,6 +330,54 @@ TEST(MatMulTest, PrepackedBEveryRangeWithOneFullSetOfMicroTiles) {
   }
 }
 
+// prefetch_b prefetches a prepacked B's stream (one prefetcht0 per 64 bytes a K step loads);
+// B packed by the kernel itself (in the scratch, in cache) is not prefetched. Results are the
+// same with and without.
+TEST(MatMulTest, PrefetchBOnlyForAPrepackedB) {
+  if (HostTarget().isa != Isa::kAvx512) GTEST_SKIP() << "prefetch counts checked on AVX-512";
+  const int block = 2 * 16;
+  ir::TileConfig config = SixRowConfig(2, 8192, 4);
+  config.prefetch_b = 4096;
+  MatMulOptions o;
+  o.broadcast_b = true;
+  o.config = config;
+  const ir::Kernel panels = MatMulKernel(o, "mm_prefetch_panels");
+  o.prepacked_block = block;
+  const ir::Kernel k = MatMulKernel(o, "mm_prefetch_prepacked");
+  config.prefetch_b = 0;
+  o.config = config;
+  const ir::Kernel none = MatMulKernel(o, "mm_prefetch_none");
+  const CodegenTarget avx512 = TargetFor(Isa::kAvx512);
+  EXPECT_EQ(CountOf(KernelAssembly(panels, avx512), "prefetcht0"), 0);
+  EXPECT_EQ(CountOf(KernelAssembly(none, avx512), "prefetcht0"), 0);
+  const std::string with = KernelAssembly(k, avx512);
+  // The full micro-tiles of 2 vectors, K unrolled 4 times: 8 per copy of the K loop.
+  EXPECT_GE(CountOf(with, "prefetcht0"), 8) << with;
+  EXPECT_EQ(CountOf(with, "prefetcht0") % 2, 0) << with;
+  for (const ir::Kernel* kernel : {&k, &none}) {
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), *kernel);
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (MatMulCase mc : std::vector<MatMulCase>{{1, 13, 300, 70}, {2, 6, 64, 64}}) {
+      mc.broadcast_b = true;
+      mc.prepacked_block = block;
+      CheckMatMul(c->entry, mc, false, 0, 0, kernel->name, config.panel_bytes);
+      CheckMatMul(c->entry, mc, false, 5, block, kernel->name + " split", config.panel_bytes);
+    }
+  }
+}
+
+TEST(MatMulTest, NegativeOrHugePrefetchIsInvalidArgument) {
+  for (int64_t bytes : {int64_t{-1}, ir::TileConfig::kMaxPrefetchBytes + 1}) {
+    ir::Kernel k = MatMulKernel(MatMulOptions{}, "mm_bad_prefetch");
+    k.config.prefetch_b = bytes;
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(c.status().message(), absl::StrCat("kernel 'mm_bad_prefetch': config.prefetch_b ",
+                                                 bytes, " not in [0, 1048576]"));
+  }
+}
+
 // A kernel whose prepacked B has other column blocks than its micro-tile is refused, not run.
 TEST(MatMulTest, PrepackedBlockOtherThanTheMicroTileIsInvalidArgument) {
   ir::Kernel k = MatMulKernel(MatMulOptions{}, "mm_packed_mismatch");

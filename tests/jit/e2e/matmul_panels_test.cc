@@ -84,5 +84,37 @@ TEST(MatMulShortRowsOfB, ReadInPlaceUnlessConstantOrLong) {
   }
 }
 
+// A constant weight larger than any L2 (10 MiB) is prefetched ahead of the micro-tiles
+// (TileConfig::prefetch_b: prefetcht0 in the kernel); a small one (128 KiB) and a non-constant
+// B (packed by the kernel into its scratch) are not. The prefetched kernel matches the
+// reference (M = 8, the memory-bound case the prefetch is for).
+TEST(MatMulPrefetchB, ConstantWeightsBeyondTheL2) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime({.intra_op_threads = 2});
+  TraceFn f = [](std::span<const Value> v) { return std::vector<Value>{matmul(v[0], v[1])}; };
+  struct Case {
+    int64_t k, n;
+    bool constant, prefetch;
+  };
+  for (const Case& c : {Case{1024, 2560, true, true}, Case{256, 128, true, false},
+                        Case{1024, 2560, false, false}}) {
+    FunctionOptions options;
+    if (c.constant) options.constant_inputs = {1};
+    auto fn = rt->JitTraced("mm", 2, f, options);
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    auto assembly = (*fn)->Dump(Stage::kAsm, {{8, c.k}, {c.k, c.n}});
+    ASSERT_TRUE(assembly.ok()) << assembly.status();
+    EXPECT_EQ(assembly->find("prefetcht0") != std::string::npos, c.prefetch)
+        << c.k << "x" << c.n << (c.constant ? " constant" : "");
+    if (!c.prefetch) continue;
+    const std::vector<HostTensor> in = {HostTensor::Random({8, c.k}, 1),
+                                        HostTensor::Random({c.k, c.n}, 2)};
+    auto got = testing::RunPto(**fn, in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    auto want = testing::RunReference(f, in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kMatMul, c.k)), "");
+  }
+}
+
 }  // namespace
 }  // namespace pto

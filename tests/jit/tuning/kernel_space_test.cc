@@ -326,14 +326,18 @@ TEST(KernelSpace, PrepackedMatMulKeepsItsBlock) {
     EXPECT_THAT(Candidates(*space, "vector_width"),
                 ::testing::ElementsAre(kernel.config.vector_width));
     EXPECT_GT(Candidates(*space, "mr").size(), 2u);
+    EXPECT_THAT(Candidates(*space, "prefetch_b"), ::testing::Contains(0));
+    EXPECT_THAT(Candidates(*space, "prefetch_b"), ::testing::Contains(4096));
   }
-  // Not prepacked: the same shape tunes nr_vectors.
+  // Not prepacked: the same shape tunes nr_vectors, and prefetch_b (which only a prepacked B
+  // reads) is ignored.
   const device::DeviceInfo host = device::DetectHost();
   Case plain = Cases()[0];
   plain.constant_inputs = {};
   absl::StatusOr<tuner::SearchSpace> free = KernelSearchSpace(KernelOf(plain, host), host);
   ASSERT_TRUE(free.ok()) << free.status();
   EXPECT_GT(Candidates(*free, "nr_vectors").size(), 2u);
+  EXPECT_THAT(Candidates(*free, "prefetch_b"), ::testing::ElementsAre(0));
 }
 
 TEST(KernelSpace, IgnoredFieldsHaveOnlyZero) {
@@ -463,7 +467,7 @@ TEST(KernelSpace, ValidateRejectsWithReasons) {
   auto matmul = [&](const std::string& mr, const std::string& nr) {
     return absl::StrCat("tile_rows=48,tile_cols=128,vector_width=", lanes, ",mr=", mr,
                         ",nr_vectors=", nr, ",unroll=1,kc=256,mc=0,loop_order=0,pack_b=1,",
-                        "panel_bytes=", panel);
+                        "panel_bytes=", panel, ",prefetch_b=0");
   };
   EXPECT_TRUE(ValidateSpaceConfig("matmul", kKernelSpaceVersion, matmul("4", "2"), host).ok());
   // Any grain: they come from a kernel's extents.
