@@ -135,6 +135,12 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         c.prefetch_b = b_beyond_l2 ? kPrefetchBBytes : 0;
         c.pack_b = true;
         c.tile_cols = int64_t{c.nr_vectors} * lanes * (wide_regs ? 2 : 4);
+        // Few rows, but at least 16 of them, on 32 registers: one block of columns per task
+        // (interleaved sweeps, 2 threads, constant weights: M of 16 to 40 over 768 x 768,
+        // 768 x 3072 and 3072 x 768 1.00-1.09x, M = 8 0.97-1.01x so it keeps 2 blocks).
+        if (few_rows && wide_regs && m.constant() >= 16) {
+          c.tile_cols = int64_t{c.nr_vectors} * lanes;
+        }
         // Row tasks repeat the packing of B's panels: an unbatched static M of up to kWholeRows
         // rows over columns enough for every thread is split along the columns only, and a
         // longer or symbolic M in tasks of kRowTaskRows.

@@ -315,6 +315,28 @@ TEST(KernelSpace, RulesPrune) {
   EXPECT_GT(Violations(*dot, "dot_unroll_needs_packing"), 0);
 }
 
+// schedule_blocks' matmul defaults for constant weights on a 32-register AVX-512 device with a
+// 1 MiB L2: few rows (16 to 48) take one column block per task, 8 rows and long M two; a
+// weight larger than the L2 is prefetched 4096 bytes ahead, one within it not at all.
+TEST(KernelSpace, MatMulDefaultsForFewRowsAndLargeWeights) {
+  const device::DeviceInfo avx512 = Avx512Device();
+  struct Expect {
+    int64_t m, k, n;
+    int blocks_per_task;
+    int64_t prefetch_b;
+  };
+  for (const Expect& e :
+       {Expect{32, 768, 768, 1, 4096}, Expect{16, 768, 3072, 1, 4096}, Expect{8, 768, 768, 2, 4096},
+        Expect{512, 768, 3072, 2, 4096}, Expect{32, 128, 512, 1, 0}, Expect{8, 256, 256, 2, 0}}) {
+    const Case c = LinearCase(e.m, e.k, e.n);
+    SCOPED_TRACE(c.name);
+    const ir::Kernel kernel = KernelOf(c, avx512);
+    ASSERT_GE(kernel.b_packed, 0) << "a constant B is read prepacked";
+    EXPECT_EQ(kernel.config.tile_cols, e.blocks_per_task * kernel.config.nr_vectors * 16);
+    EXPECT_EQ(kernel.config.prefetch_b, e.prefetch_b);
+  }
+}
+
 TEST(KernelSpace, PrepackedMatMulKeepsItsBlock) {
   for (const NamedDevice& d : Devices()) {
     SCOPED_TRACE(d.name);
