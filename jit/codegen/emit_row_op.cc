@@ -28,8 +28,8 @@ constexpr double kSoftmaxFlushBelow = -64.0;
 constexpr int kRegisterRowVectors = 16;
 // Register rows run side by side (EmitRegisterRows) while they have at most this many vectors
 // together, and at most kRegisterRowsInFlight rows. Softmax at 1 thread, Emerald Rapids,
-// interleaved against one row at a time: 8 to 48 columns 1.23-1.44x, 64 columns in two rows
-// 1.04x; more vectors than 8 spill (two rows of 128 columns 0.72x, three of 64 0.79x).
+// interleaved against one row at a time: 4 to 48 columns 1.15-1.48x, 64 columns in two rows
+// 1.02x; more vectors than 8 spill (two rows of 128 columns 0.72x, three of 64 0.79x).
 constexpr int kRowsInFlightVectors = 8;
 constexpr int kRegisterRowsInFlight = 4;
 
