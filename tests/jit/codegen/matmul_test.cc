@@ -334,34 +334,39 @@ TEST(MatMulTest, PrepackedBEveryRangeWithOneFullSetOfMicroTiles) {
 // B packed by the kernel itself (in the scratch, in cache) is not prefetched. Results are the
 // same with and without.
 TEST(MatMulTest, PrefetchBOnlyForAPrepackedB) {
-  if (HostTarget().isa != Isa::kAvx512) GTEST_SKIP() << "prefetch counts checked on AVX-512";
-  const int block = 2 * 16;
-  ir::TileConfig config = SixRowConfig(2, 8192, 4);
-  config.prefetch_b = 4096;
-  MatMulOptions o;
-  o.broadcast_b = true;
-  o.config = config;
-  const ir::Kernel panels = MatMulKernel(o, "mm_prefetch_panels");
-  o.prepacked_block = block;
-  const ir::Kernel k = MatMulKernel(o, "mm_prefetch_prepacked");
-  config.prefetch_b = 0;
-  o.config = config;
-  const ir::Kernel none = MatMulKernel(o, "mm_prefetch_none");
-  const CodegenTarget avx512 = TargetFor(Isa::kAvx512);
-  EXPECT_EQ(CountOf(KernelAssembly(panels, avx512), "prefetcht0"), 0);
-  EXPECT_EQ(CountOf(KernelAssembly(none, avx512), "prefetcht0"), 0);
-  const std::string with = KernelAssembly(k, avx512);
-  // The full micro-tiles of 2 vectors, K unrolled 4 times: 8 per copy of the K loop.
-  EXPECT_GE(CountOf(with, "prefetcht0"), 8) << with;
-  EXPECT_EQ(CountOf(with, "prefetcht0") % 2, 0) << with;
-  for (const ir::Kernel* kernel : {&k, &none}) {
-    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), *kernel);
-    ASSERT_TRUE(c.ok()) << c.status();
-    for (MatMulCase mc : std::vector<MatMulCase>{{1, 13, 300, 70}, {2, 6, 64, 64}}) {
-      mc.broadcast_b = true;
-      mc.prepacked_block = block;
-      CheckMatMul(c->entry, mc, false, 0, 0, kernel->name, config.panel_bytes);
-      CheckMatMul(c->entry, mc, false, 5, block, kernel->name + " split", config.panel_bytes);
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    const CodegenTarget target = TargetFor(isa);
+    const int lanes = target.f32_lanes();
+    const int block = 2 * lanes;
+    ir::TileConfig config = SixRowConfig(2, 8192, 4);
+    config.prefetch_b = 4096;
+    MatMulOptions o;
+    o.broadcast_b = true;
+    o.config = config;
+    const std::string name = absl::StrCat("mm_prefetch_", device::IsaName(isa));
+    const ir::Kernel panels = MatMulKernel(o, name + "_panels");
+    o.prepacked_block = block;
+    const ir::Kernel k = MatMulKernel(o, name + "_prepacked");
+    config.prefetch_b = 0;
+    o.config = config;
+    const ir::Kernel none = MatMulKernel(o, name + "_none");
+    EXPECT_EQ(CountOf(KernelAssembly(panels, target), "prefetcht0"), 0) << name;
+    EXPECT_EQ(CountOf(KernelAssembly(none, target), "prefetcht0"), 0) << name;
+    // A K step of the full micro-tiles loads 2 vectors (2 x lanes x 4 bytes: lanes / 8 lines),
+    // and the K loop is unrolled 4 times.
+    const std::string with = KernelAssembly(k, target);
+    EXPECT_GE(CountOf(with, "prefetcht0"), 4 * lanes / 8) << name << "\n" << with;
+    // Run where the host can: AVX2 code runs on AVX-512 hosts too.
+    if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
+    for (const ir::Kernel* kernel : {&k, &none}) {
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), *kernel);
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (MatMulCase mc : std::vector<MatMulCase>{{1, 13, 300, 70}, {2, 6, 64, 64}}) {
+        mc.broadcast_b = true;
+        mc.prepacked_block = block;
+        CheckMatMul(c->entry, mc, false, 0, 0, kernel->name, config.panel_bytes);
+        CheckMatMul(c->entry, mc, false, 5, block, kernel->name + " split", config.panel_bytes);
+      }
     }
   }
 }
