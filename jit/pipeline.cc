@@ -8,6 +8,7 @@
 #include "jit/passes/dce.h"
 #include "jit/passes/mark_in_place.h"
 #include "jit/passes/prepack_constant_weights.h"
+#include "jit/passes/read_short_rows_in_place.h"
 #include "jit/passes/schedule_blocks.h"
 #include "jit/passes/specialize_shapes.h"
 #include "jit/passes/split_matmul_columns.h"

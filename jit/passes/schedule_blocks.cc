@@ -46,23 +46,6 @@ bool StreamsOutput(const ir::TileGraph& tiles, const ir::KernelCall& call,
   return bytes >= kStreamingCacheMultiple * device.l2_bytes * std::max(1, device.cores);
 }
 
-// B read in the broadcast form (N stride 1) with rows of at most kInPlaceRowBytes: a packed
-// panel saves no cache traffic and its copy is pure cost (interleaved sweeps, Emerald Rapids,
-// 2 threads, unpacked over packed: 128^3 1.03x, 256x256x128 1.15x, 2048x128x128 1.07x,
-// 4096x128x128 1.08x, 512x512x128 1.01x, 1024x128x64 1.03x; at 1 KiB rows 0.95-1.08x by
-// shape, at 2 KiB 0.81x).
-constexpr int64_t kInPlaceRowBytes = 512;
-bool ShortRowsOfB(const ir::Kernel& k) {
-  if (k.b < 0) return false;
-  const std::vector<ir::SymExpr>& strides = k.accesses[k.b].strides;
-  const size_t rank = k.domain.size();
-  if (strides.size() != rank + 1) return false;
-  const ir::SymExpr& n_stride = strides[rank - 1];
-  const ir::SymExpr& k_stride = strides[rank];
-  return n_stride.IsConstant() && n_stride.constant() == 1 && k_stride.IsConstant() &&
-         k_stride.constant() * 4 <= kInPlaceRowBytes;
-}
-
 }  // namespace
 
 void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
@@ -178,15 +161,6 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         call.work_per_cell = ir::SymExpr(2) * k.k;
         break;
       }
-    }
-  }
-}
-
-void ReadShortRowsOfBInPlace(ir::TileGraph& tiles) {
-  for (ir::KernelCall& call : tiles.calls) {
-    ir::Kernel& k = call.kernel;
-    if (k.kind == ir::KernelKind::kMatMul && k.b_packed < 0 && ShortRowsOfB(k)) {
-      k.config.pack_b = false;
     }
   }
 }

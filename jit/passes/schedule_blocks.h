@@ -11,11 +11,6 @@ namespace pto::jit {
 
 void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device);
 
-// After PrepackConstantWeights: a matmul whose B is not prepacked and is read in the broadcast
-// form with rows of at most 512 bytes (N <= 128 f32) reads it in place (pack_b = false): a
-// packed panel of such rows saves nothing its copy costs.
-void ReadShortRowsOfBInPlace(ir::TileGraph& tiles);
-
 }  // namespace pto::jit
 
 #endif  // PTO_JIT_PASSES_SCHEDULE_BLOCKS_H_
