@@ -136,9 +136,7 @@ class MatMulEmitter {
             llvm::Value* lo1 = ec_.lo[1];
             ec_.lo[1] = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, lo1, full_end);
             // The last columns (fewer than a block) of the one row: the lean micro-tiles.
-            lean_ = true;
-            IfElse(b.CreateICmpSLT(ec_.lo[1], ec_.hi[1]), [&]() { EmitTiles(); });
-            lean_ = false;
+            Lean([&]() { IfElse(b.CreateICmpSLT(ec_.lo[1], ec_.hi[1]), [&]() { EmitTiles(); }); });
             ec_.lo[1] = lo1;
           },
           [&]() { EmitTiles(); });
@@ -491,12 +489,7 @@ class MatMulEmitter {
             packed_ = nullptr;
           });
         },
-        [&]() {
-          const bool lean = lean_;
-          lean_ = true;
-          direct_rows();
-          lean_ = lean;
-        });
+        [&]() { Lean(direct_rows); });
   }
 
   // An index into B for packing: the current batch entry's (EmitBatchSegments), M unset.
@@ -648,6 +641,14 @@ class MatMulEmitter {
   }
 
  private:
+  // body() emitted with the lean micro-tiles (lean_).
+  void Lean(const std::function<void()>& body) {
+    const bool was = lean_;
+    lean_ = true;
+    body();
+    lean_ = was;
+  }
+
   // Rows of the M tail's one multi-row block: M mod mr for a static M (each batch entry's
   // tail, and every tile's when the plan's row grain is a multiple of mr), else 2.
   int TailRows() const {
