@@ -236,6 +236,12 @@ class RowOpEmitter {
     return CombineLanes(b, c, v[0]);
   }
 
+  // 1 / sqrt(ss / cols + eps): layernorm's and rmsnorm's scale from a row's sum of squares.
+  llvm::Value* InvRootMean(llvm::Value* ss) {
+    llvm::Value* eps = llvm::ConstantFP::get(ec_.F32(), k_.eps);
+    return EmitRsqrt(ec_.b, ec_.b.CreateFAdd(ec_.b.CreateFDiv(ss, cols_f_), eps));
+  }
+
   // The index of row `row` (flattened over the dims before the last), the last dim unset.
   std::vector<llvm::Value*> RowIndex(llvm::Value* row) {
     std::vector<llvm::Value*> idx =
@@ -301,7 +307,6 @@ class RowOpEmitter {
     }
     access_.MaskLanes(nullptr);
     llvm::Value* one = llvm::ConstantFP::get(ec_.F32(), 1.0);
-    llvm::Value* eps = llvm::ConstantFP::get(ec_.F32(), k_.eps);
     switch (k_.row_op) {
       case ir::RowOpKind::kSoftmax:
       case ir::RowOpKind::kLogSoftmax: {
@@ -330,18 +335,14 @@ class RowOpEmitter {
             map([&](size_t r, llvm::Value* v) { return b.CreateFSub(v, mean[r]); }, x);
         const Row ss = reduce(Combine::kSum,
                               map([&](size_t, llvm::Value* v) { return b.CreateFMul(v, v); }, d));
-        const Row rstd = splat(per_row([&](size_t r) {
-          return EmitRsqrt(b, b.CreateFAdd(b.CreateFDiv(ss[r], cols_f_), eps));
-        }));
+        const Row rstd = splat(per_row([&](size_t r) { return InvRootMean(ss[r]); }));
         y = map([&](size_t r, llvm::Value* v) { return b.CreateFMul(v, rstd[r]); }, d);
         break;
       }
       case ir::RowOpKind::kRmsNorm: {
         const Row ss = reduce(Combine::kSum,
                               map([&](size_t, llvm::Value* v) { return b.CreateFMul(v, v); }, x));
-        const Row rinv = splat(per_row([&](size_t r) {
-          return EmitRsqrt(b, b.CreateFAdd(b.CreateFDiv(ss[r], cols_f_), eps));
-        }));
+        const Row rinv = splat(per_row([&](size_t r) { return InvRootMean(ss[r]); }));
         y = map([&](size_t r, llvm::Value* v) { return b.CreateFMul(v, rinv[r]); }, x);
         break;
       }
@@ -359,7 +360,6 @@ class RowOpEmitter {
   void EmitRow() {
     llvm::IRBuilder<>& b = ec_.b;
     llvm::Value* one = llvm::ConstantFP::get(ec_.F32(), 1.0);
-    llvm::Value* eps = llvm::ConstantFP::get(ec_.F32(), k_.eps);
     switch (k_.row_op) {
       case ir::RowOpKind::kSoftmax:
       case ir::RowOpKind::kLogSoftmax: {
@@ -413,8 +413,7 @@ class RowOpEmitter {
           llvm::Value* d = b.CreateFSub(x, S(mean, w));
           return b.CreateFMul(d, d);
         });
-        llvm::Value* var = b.CreateFDiv(ss, cols_f_);
-        llvm::Value* rstd = EmitRsqrt(b, b.CreateFAdd(var, eps));
+        llvm::Value* rstd = InvRootMean(ss);
         Normalize([&](llvm::Value* x, int w) {
           return b.CreateFMul(b.CreateFSub(x, S(mean, w)), S(rstd, w));
         });
@@ -423,7 +422,7 @@ class RowOpEmitter {
       case ir::RowOpKind::kRmsNorm: {
         llvm::Value* ss =
             RowReduce(Combine::kSum, [&](llvm::Value* x, int) { return b.CreateFMul(x, x); });
-        llvm::Value* rinv = EmitRsqrt(b, b.CreateFAdd(b.CreateFDiv(ss, cols_f_), eps));
+        llvm::Value* rinv = InvRootMean(ss);
         Normalize([&](llvm::Value* x, int w) { return b.CreateFMul(x, S(rinv, w)); });
         break;
       }
