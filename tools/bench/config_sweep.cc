@@ -298,9 +298,8 @@ int RunConfigSweep(const SweepOptions& o) {
     std::ofstream csv(o.csv_path);
     csv << "# pto_bench_kernels --sweep: matmul " << o.m << "x" << o.k << "x" << o.n << ", "
         << o.threads << " thread(s), " << device.cpu_name << "\n";
-    csv << "mr,nr_vectors,unroll,kc,pack_b,panel_bytes,loop_order,mc,prefetch_b,default,seconds,"
-           "gflops,"
-           "status\n";
+    csv << "mr,nr_vectors,unroll,kc,pack_b,panel_bytes,loop_order,mc,prefetch_b,default,"
+           "seconds,gflops,status\n";
     for (const Row& row : rows) {
       const ir::TileConfig& c = row.config;
       csv << c.mr << "," << c.nr_vectors << "," << c.unroll << "," << c.kc << ","

@@ -25,8 +25,9 @@ struct SweepOptions {
   std::string csv_path;  // --sweep-csv
   // --sweep-configs "mr=12,nr_vectors=2;kc=512": these configs, each a change of the default's
   // fields (names as printed: mr, nr_vectors, unroll, kc, pack_b, panel_bytes, loop_order
-  // (panels_outer|row_blocks_outer), mc, prefetch_b, tile_rows, tile_cols), instead of the grid, timed
-  // interleaved with the default (a repetition of each in turn; see TimeInterleaved).
+  // (panels_outer|row_blocks_outer), mc, prefetch_b, tile_rows, tile_cols), instead of the
+  // grid, timed interleaved with the default (a repetition of each in turn; see
+  // TimeInterleaved).
   std::string configs;
   TimingOptions timing;
 };

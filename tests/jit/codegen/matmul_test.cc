@@ -295,7 +295,7 @@ TEST(MatMulTest, PrepackedBEveryRangeWithOneFullSetOfMicroTiles) {
   std::vector<Isa> isas = {Isa::kAvx2};
   if (HostTarget().isa == Isa::kAvx512) isas.push_back(Isa::kAvx512);
   for (Isa isa : isas) {
-    const int block = 2 * (isa == Isa::kAvx512 ? 16 : 8);
+    const int block = 2 * TargetFor(isa).f32_lanes();
     for (const bool light : {true, false}) {
       const ir::TileConfig config = SixRowConfig(2, 8192, 4);
       MatMulOptions o;
