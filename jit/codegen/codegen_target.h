@@ -27,7 +27,8 @@ namespace pto::jit {
 // 12: register rows of up to 8 vectors 2 to 4 at a time.
 // 13: exp's polynomial by Horner (degree 6); gelu (erf) as max(x, 0) - |x|/2 erfc(|x|/sqrt2).
 // 14: TileConfig::prefetch_b (a prepacked B prefetched ahead of the micro-tiles' loads).
-inline constexpr int kCodegenRevision = 14;
+// 15: tiles of several row blocks prefetch the next K block's panel, spread over the blocks.
+inline constexpr int kCodegenRevision = 15;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

@@ -100,8 +100,10 @@ struct TileConfig {
   int64_t kc = 0;
   // Matmul with kRowBlocksOuter: rows per outer block (0: all of the tile's rows).
   int64_t mc = 0;
-  // Matmul over a prepacked B (ir::PackedB): the micro-tiles prefetch the packed stream this
-  // many bytes ahead of their loads, a line per 64 bytes loaded (0: none). A constant weight
+  // Matmul over a prepacked B (ir::PackedB), 0: no prefetch. Tiles of one row block
+  // (tile_rows <= mr) prefetch the packed stream this many bytes ahead of their loads, a line
+  // per 64 bytes loaded; tiles of several row blocks instead prefetch the next K block's panel
+  // into the L2, each row block a share (the value only enables it). A constant weight
   // streams from memory once per call; the hardware prefetchers stop at each 4 KiB page, so a
   // kernel with few rows per load (M = 8, 32) waits on every page without it.
   int64_t prefetch_b = 0;

@@ -14,8 +14,8 @@ namespace {
 constexpr int64_t kMr[] = {1, 2, 4, 6, 8, 12};
 constexpr int64_t kNrVectors[] = {1, 2, 3, 4, 6};
 constexpr int64_t kUnroll[] = {1, 2, 4, 8};
-constexpr int64_t kKc[] = {128, 256, 512};  // and 0: K in one block
-constexpr int64_t kMc[] = {48, 96, 192};    // and 0: no row blocks (multiples of every mr)
+constexpr int64_t kKc[] = {128, 256, 512};         // and 0: K in one block
+constexpr int64_t kMc[] = {48, 96, 192};           // and 0: no row blocks (multiples of every mr)
 constexpr int64_t kPrefetchB[] = {0, 4096, 8192};  // bytes ahead in a prepacked B
 // Row grains: multiples of most micro-tile heights; the whole M is added when small.
 constexpr int64_t kRowGrains[] = {24, 48, 96, 192, 384};
@@ -235,6 +235,22 @@ void AddKernelRules(const KernelFacts& f, const device::DeviceInfo& device,
               v[2] == 1 && v[3] > 0 && task_rows == 1 && span.has_value() && *span * kF32 <= v[3];
           return !sweep || std::equal(micro.begin(), micro.end(), v.begin() + 4);
         }));
+  }
+  if (prepacked) {
+    // emit_matmul.cc's NextKBlockPrefetch: a task of several row blocks prefetches the next K
+    // block, whatever prefetch_b's distance.
+    const int64_t def_prefetch = ValueOf(spec, def, "prefetch_b");
+    const int64_t distance = def_prefetch > 0 ? def_prefetch : kPrefetchB[1];
+    rules.push_back(
+        Rule("several_row_blocks_ignore_prefetch_distance",
+             absl::StrCat("a task of several row blocks prefetches the next K block's panel, not "
+                          "prefetch_b bytes ahead: any prefetch_b > 0 repeats ",
+                          distance),
+             {"prefetch_b", "tile_rows", "mr"}, [rows, distance](std::span<const int64_t> v) {
+               const std::optional<int64_t> task_rows = TaskSpan(v[1], rows);
+               const bool several = !task_rows.has_value() || *task_rows > v[2];
+               return !several || v[0] == 0 || v[0] == distance;
+             }));
   }
   if (dot) {
     const int64_t unroll = ValueOf(spec, def, "unroll");

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/jit/e2e/test_util.h"
 
@@ -84,29 +85,36 @@ TEST(MatMulShortRowsOfB, ReadInPlaceUnlessConstantOrLong) {
   }
 }
 
-// A constant weight larger than any L2 (10 MiB) is prefetched ahead of the micro-tiles
-// (TileConfig::prefetch_b: prefetcht0 in the kernel); a small one (128 KiB) and a non-constant
-// B (packed by the kernel into its scratch) are not. The prefetched kernel matches the
-// reference (M = 8, the memory-bound case the prefetch is for).
+// A constant weight larger than any L2 (10 MiB) is prefetched (TileConfig::prefetch_b): at
+// M = 8 (one row block per task) ahead of the micro-tiles' loads into the L1 (prefetcht0), at
+// M = 32 (four row blocks of 8) the next K block into the L2 (prefetcht1). A small weight
+// (128 KiB) and a non-constant B (packed by the kernel into its scratch) are not prefetched.
+// The prefetched kernels match the reference.
 TEST(MatMulPrefetchB, ConstantWeightsBeyondTheL2) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime({.intra_op_threads = 2});
   TraceFn f = [](std::span<const Value> v) { return std::vector<Value>{matmul(v[0], v[1])}; };
   struct Case {
-    int64_t k, n;
-    bool constant, prefetch;
+    int64_t m, k, n;
+    bool constant;
+    const char* prefetch;  // the instruction expected, or null: none
   };
-  for (const Case& c : {Case{1024, 2560, true, true}, Case{256, 128, true, false},
-                        Case{1024, 2560, false, false}}) {
+  for (const Case& c :
+       {Case{8, 1024, 2560, true, "prefetcht0"}, Case{32, 1024, 2560, true, "prefetcht1"},
+        Case{8, 256, 128, true, nullptr}, Case{8, 1024, 2560, false, nullptr}}) {
     FunctionOptions options;
     if (c.constant) options.constant_inputs = {1};
     auto fn = rt->JitTraced("mm", 2, f, options);
     ASSERT_TRUE(fn.ok()) << fn.status();
-    auto assembly = (*fn)->Dump(Stage::kAsm, {{8, c.k}, {c.k, c.n}});
+    auto assembly = (*fn)->Dump(Stage::kAsm, {{c.m, c.k}, {c.k, c.n}});
     ASSERT_TRUE(assembly.ok()) << assembly.status();
-    EXPECT_EQ(assembly->find("prefetcht0") != std::string::npos, c.prefetch)
-        << c.k << "x" << c.n << (c.constant ? " constant" : "");
-    if (!c.prefetch) continue;
-    const std::vector<HostTensor> in = {HostTensor::Random({8, c.k}, 1),
+    const std::string what = absl::StrCat(c.m, "x", c.k, "x", c.n, c.constant ? " constant" : "");
+    for (const char* instruction : {"prefetcht0", "prefetcht1"}) {
+      const bool expected = c.prefetch != nullptr && std::string(c.prefetch) == instruction;
+      EXPECT_EQ(assembly->find(instruction) != std::string::npos, expected)
+          << what << ": " << instruction;
+    }
+    if (c.prefetch == nullptr) continue;
+    const std::vector<HostTensor> in = {HostTensor::Random({c.m, c.k}, 1),
                                         HostTensor::Random({c.k, c.n}, 2)};
     auto got = testing::RunPto(**fn, in);
     ASSERT_TRUE(got.ok()) << got.status();
