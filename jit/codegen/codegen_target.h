@@ -28,7 +28,8 @@ namespace pto::jit {
 // 13: exp's polynomial by Horner (degree 6); gelu (erf) as max(x, 0) - |x|/2 erfc(|x|/sqrt2).
 // 14: TileConfig::prefetch_b (a prepacked B prefetched ahead of the micro-tiles' loads).
 // 15: tiles of several row blocks prefetch the next K block's panel, spread over the blocks.
-inline constexpr int kCodegenRevision = 15;
+// 16: softmax rows of 5 to 8 vectors take the next row's max beside this row's exps.
+inline constexpr int kCodegenRevision = 16;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

@@ -30,6 +30,22 @@ void EmitForLoop(EmitContext& ec, llvm::Value* begin, llvm::Value* end,
   b.SetInsertPoint(exit);
 }
 
+void EmitIfElse(EmitContext& ec, llvm::Value* cond, const std::function<void()>& then,
+                const std::function<void()>& otherwise) {
+  llvm::IRBuilder<>& b = ec.b;
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ec.ctx, "if.then", ec.fn);
+  llvm::BasicBlock* else_bb = llvm::BasicBlock::Create(ec.ctx, "if.else", ec.fn);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ec.ctx, "if.done", ec.fn);
+  b.CreateCondBr(cond, then_bb, else_bb);
+  b.SetInsertPoint(then_bb);
+  then();
+  b.CreateBr(done);
+  b.SetInsertPoint(else_bb);
+  if (otherwise) otherwise();
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+}
+
 void EmitChunkLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end, int64_t chunk,
                    const std::function<void(llvm::Value* at)>& body, bool disable_unroll) {
   llvm::IRBuilder<>& b = ec.b;

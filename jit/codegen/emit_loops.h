@@ -17,6 +17,10 @@ void EmitForLoop(EmitContext& ec, llvm::Value* begin, llvm::Value* end,
 void EmitForLoop(EmitContext& ec, llvm::Value* begin, llvm::Value* end,
                  const std::function<void(llvm::Value* iv)>& body, llvm::MDNode* loop_metadata);
 
+// if (cond) then(); else otherwise();   (otherwise may be null.) The builder ends after both.
+void EmitIfElse(EmitContext& ec, llvm::Value* cond, const std::function<void()>& then,
+                const std::function<void()>& otherwise = nullptr);
+
 // while (*pos + chunk <= end) { body(*pos); *pos += chunk; }   (`pos` is an i64 alloca)
 void EmitChunkLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end, int64_t chunk,
                    const std::function<void(llvm::Value* at)>& body, bool disable_unroll);

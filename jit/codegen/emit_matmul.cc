@@ -132,14 +132,16 @@ class MatMulEmitter {
       const int64_t block = k_.b_packed_block;
       llvm::Value* aligned =
           b.CreateICmpEQ(b.CreateSRem(ec_.lo[1], ec_.I64Const(block)), ec_.I64Const(0));
-      IfElse(
-          b.CreateAnd(one_row, aligned),
+      EmitIfElse(
+          ec_, b.CreateAnd(one_row, aligned),
           [&]() {
             llvm::Value* full_end = SingleRowPacked();
             llvm::Value* lo1 = ec_.lo[1];
             ec_.lo[1] = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, lo1, full_end);
             // The last columns (fewer than a block) of the one row: the lean micro-tiles.
-            Lean([&]() { IfElse(b.CreateICmpSLT(ec_.lo[1], ec_.hi[1]), [&]() { EmitTiles(); }); });
+            Lean([&]() {
+              EmitIfElse(ec_, b.CreateICmpSLT(ec_.lo[1], ec_.hi[1]), [&]() { EmitTiles(); });
+            });
             ec_.lo[1] = lo1;
           },
           [&]() { EmitTiles(); });
@@ -153,8 +155,8 @@ class MatMulEmitter {
           b.CreateICmpSLE(b.CreateMul(b.CreateSub(ec_.hi[1], ec_.lo[1]), ec_.I64Const(4)),
                           ec_.I64Const(k_.config.panel_bytes));
       llvm::Value* go = b.CreateAnd(b.CreateAnd(one_row, fits), b.CreateIsNotNull(scratch));
-      IfElse(
-          go, [&]() { SingleRowKBlocked(scratch); }, [&]() { EmitTiles(); });
+      EmitIfElse(
+          ec_, go, [&]() { SingleRowKBlocked(scratch); }, [&]() { EmitTiles(); });
       return;
     }
     EmitTiles();
@@ -462,8 +464,8 @@ class MatMulEmitter {
         direct_rows();
         return;
       }
-      IfElse(
-          pack, [&]() { k_blocks(packed_rows); }, direct_rows);
+      EmitIfElse(
+          ec_, pack, [&]() { k_blocks(packed_rows); }, direct_rows);
     };
     if (k_.b_packed < 0 || !pack_) {
       panel_rows();
@@ -478,8 +480,8 @@ class MatMulEmitter {
     const int64_t block = int64_t{nrv_} * ec_.lanes;
     llvm::Value* aligned =
         b.CreateICmpEQ(b.CreateSRem(ec_.lo[1], ec_.I64Const(block)), ec_.I64Const(0));
-    IfElse(
-        aligned,
+    EmitIfElse(
+        ec_, aligned,
         [&]() {
           k_blocks([&]() {
             packed_ = ec_.Buffer(k_.b_packed);
@@ -706,8 +708,8 @@ class MatMulEmitter {
     llvm::IRBuilder<>& b = ec_.b;
     llvm::Value* n = b.CreateLoad(ec_.I64(), col);
     llvm::Value* count = b.CreateSub(hi, n);
-    IfElse(b.CreateICmpSGT(count, ec_.I64Const(0)),
-           [&]() { Masked(count, ec_.lanes, [&]() { body(n); }); });
+    EmitIfElse(ec_, b.CreateICmpSGT(count, ec_.I64Const(0)),
+               [&]() { Masked(count, ec_.lanes, [&]() { body(n); }); });
   }
 
   // Emits body() with its vectors of `width` limited to their first `count` lanes: the
@@ -741,7 +743,7 @@ class MatMulEmitter {
     };
     if (kblock_) {
       // A later K block continues the partial sums the previous one left in the output.
-      IfElse(b.CreateNot(first_), [&]() {
+      EmitIfElse(ec_, b.CreateNot(first_), [&]() {
         for (int i = 0; i < rows; ++i) {
           for (int j = 0; j < nv; ++j) {
             at_output(i, j);
@@ -985,7 +987,7 @@ class MatMulEmitter {
       b.CreateStore(row, dots[i]);
     }
     if (kblock_) {
-      IfElse(b.CreateNot(first_), [&]() {
+      EmitIfElse(ec_, b.CreateNot(first_), [&]() {
         for (int i = 0; i < rows; ++i) {
           idx[mdim] = m[i];
           llvm::Value* partial = access_.Load(out_access_, idx, ndim, cols);
@@ -1120,27 +1122,11 @@ class MatMulEmitter {
       store(true);
       return;
     }
-    IfElse(
-        last_, [&]() { store(true); }, [&]() { store(false); });
+    EmitIfElse(
+        ec_, last_, [&]() { store(true); }, [&]() { store(false); });
   }
 
   // if (cond) then() else otherwise(); the builder ends after both.
-  void IfElse(llvm::Value* cond, const std::function<void()>& then,
-              const std::function<void()>& otherwise = nullptr) {
-    llvm::IRBuilder<>& b = ec_.b;
-    llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ec_.ctx, "if.then", ec_.fn);
-    llvm::BasicBlock* else_bb = llvm::BasicBlock::Create(ec_.ctx, "if.else", ec_.fn);
-    llvm::BasicBlock* done = llvm::BasicBlock::Create(ec_.ctx, "if.done", ec_.fn);
-    b.CreateCondBr(cond, then_bb, else_bb);
-    b.SetInsertPoint(then_bb);
-    then();
-    b.CreateBr(done);
-    b.SetInsertPoint(else_bb);
-    if (otherwise) otherwise();
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-  }
-
   EmitContext& ec_;
   AccessEmitter& access_;
   const ir::Kernel& k_;
