@@ -4,6 +4,10 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <map>
+
+#include "absl/synchronization/mutex.h"
+
 namespace pto::device {
 
 struct ThreadArena::Impl {
@@ -15,6 +19,19 @@ ThreadArena::ThreadArena(int threads)
     : threads_(threads < 1 ? 1 : threads), impl_(std::make_unique<Impl>(threads_)) {}
 
 ThreadArena::~ThreadArena() = default;
+
+std::shared_ptr<ThreadArena> ThreadArena::Shared(int threads) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* arenas = new std::map<int, std::weak_ptr<ThreadArena>>();
+  absl::MutexLock lock(&mu);
+  std::weak_ptr<ThreadArena>& slot = (*arenas)[threads < 1 ? 1 : threads];
+  std::shared_ptr<ThreadArena> arena = slot.lock();
+  if (arena == nullptr) {
+    arena = std::make_shared<ThreadArena>(threads);
+    slot = arena;
+  }
+  return arena;
+}
 
 void ThreadArena::ParallelFor2D(
     const int64_t extent[2], const int64_t grain[2],

@@ -26,7 +26,7 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, device::DeviceInfo device,
       compiler_(std::move(compiler)),
       logger_(options_.log_sink, options_.log_level) {
   int threads = options_.intra_op_threads > 0 ? options_.intra_op_threads : device_.cores;
-  if (threads > 1) threads_ = std::make_unique<device::ThreadArena>(threads);
+  if (threads > 1) threads_ = device::ThreadArena::Shared(threads);
   intra_op_threads_ = std::max(1, threads);
   performance_fingerprint_ = device_.PerformanceFingerprint(intra_op_threads_);
   if (options_.tuning.mode != TuningMode::kOff && !options_.deterministic) {

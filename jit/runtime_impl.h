@@ -73,7 +73,8 @@ class RuntimeImpl {
   device::DeviceInfo device_;
   std::unique_ptr<cache::CacheStore> store_;  // outlives the compiler that uses it
   std::unique_ptr<jit::KernelCompiler> compiler_;
-  std::unique_ptr<device::ThreadArena> threads_;  // null when intra_op_threads == 1
+  // The process's arena of intra_op_threads (ThreadArena::Shared); null when that is 1.
+  std::shared_ptr<device::ThreadArena> threads_;
   jit::Logger logger_;
   int intra_op_threads_ = 1;
   std::string performance_fingerprint_;

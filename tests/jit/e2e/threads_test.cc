@@ -1,6 +1,7 @@
 // One Function called from many threads at once, including while its first compilation is
-// under way (run it under the tsan preset too).
+// under way, and two Runtimes called at once (run it under the tsan preset too).
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -16,7 +17,8 @@ TEST(Threads, EightCallersDuringFirstCompile) {
   auto fn = rt->Jit("mlp", [](Value x, Value w, Value b) { return relu(linear(x, w, b)) * 2.0f; },
                     {.dynamic = {{0, 0, Dim("batch", 1, 256)}}});
   ASSERT_TRUE(fn.ok());
-  const ops::HostTensor w = ops::HostTensor::Random({16, 32}, 1), b = ops::HostTensor::Random({16}, 2);
+  const ops::HostTensor w = ops::HostTensor::Random({16, 32}, 1),
+                        b = ops::HostTensor::Random({16}, 2);
   constexpr int kThreads = 8;
   // Two shape classes, raced for: a multiple of the vector width and the size after it.
   const int64_t lanes = device::DetectHost().f32_lanes();
@@ -47,6 +49,49 @@ TEST(Threads, EightCallersDuringFirstCompile) {
   EXPECT_EQ((*fn)->stats().compiles, 2);
   EXPECT_EQ((*fn)->stats().traces, 1);
   EXPECT_EQ((*fn)->stats().calls, kThreads * 20);
+}
+
+// Two Runtimes of 2 threads share the process's arena (ThreadArena::Shared); called at once
+// from two threads, each gets its own results, its kernels split across the arena's threads.
+TEST(Threads, TwoRuntimesCalledAtOnce) {
+  TraceFn f = [](std::span<const Value> v) {
+    return std::vector<Value>{softmax(matmul(v[0], v[1]))};
+  };
+  constexpr int kRuntimes = 2, kCalls = 30;
+  std::vector<std::unique_ptr<Runtime>> runtimes;
+  std::vector<std::unique_ptr<Function>> fns;
+  for (int r = 0; r < kRuntimes; ++r) {
+    runtimes.push_back(testing::OpenRuntime({.intra_op_threads = 2}));
+    auto fn = runtimes.back()->JitTraced("mm_softmax", 2, f, {});
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    fns.push_back(*std::move(fn));
+  }
+  std::atomic<int> go{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRuntimes; ++r) {
+    threads.emplace_back([&, r] {
+      const std::vector<ops::HostTensor> in = {ops::HostTensor::Random({192, 64}, 20 + r),
+                                               ops::HostTensor::Random({64, 160}, 30 + r)};
+      absl::StatusOr<std::vector<ops::HostTensor>> want = testing::RunReference(f, in);
+      if (!want.ok()) {
+        failures.fetch_add(1);
+        return;
+      }
+      go.fetch_add(1);
+      while (go.load() < kRuntimes) {
+      }
+      for (int c = 0; c < kCalls; ++c) {
+        absl::StatusOr<std::vector<ops::HostTensor>> got = testing::RunPto(*fns[r], in);
+        if (!got.ok() ||
+            !testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kMatMul, 64)).empty()) {
+          failures.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  for (const auto& fn : fns) EXPECT_EQ(fn->stats().calls, kCalls);
 }
 
 }  // namespace
