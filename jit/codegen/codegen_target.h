@@ -29,7 +29,8 @@ namespace pto::jit {
 // 14: TileConfig::prefetch_b (a prepacked B prefetched ahead of the micro-tiles' loads).
 // 15: tiles of several row blocks prefetch the next K block's panel, spread over the blocks.
 // 16: softmax rows of 5 to 8 vectors take the next row's max beside this row's exps.
-inline constexpr int kCodegenRevision = 16;
+// 17: tiles of 2 to 4 row blocks prefetch ahead of their loads as well as the next K block.
+inline constexpr int kCodegenRevision = 17;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

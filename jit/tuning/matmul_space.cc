@@ -29,6 +29,8 @@ constexpr int64_t kPanelDivisors[] = {8, 4, 2};
 constexpr int64_t kMinAccumulators = 8;
 // Packing B pays for a tile with at least this many row blocks (emit_matmul.cc).
 constexpr int64_t kPackMinRowBlocks = 2;
+// A tile of more row blocks prefetches only the next K block (emit_matmul.cc's kAheadToo).
+constexpr int64_t kAheadTooRowBlocks = 4;
 constexpr int64_t kF32 = 4;
 
 std::vector<int64_t> Concat(std::span<const int64_t> list, std::vector<int64_t> more) {
@@ -237,19 +239,20 @@ void AddKernelRules(const KernelFacts& f, const device::DeviceInfo& device,
         }));
   }
   if (prepacked) {
-    // emit_matmul.cc's NextKBlockPrefetch: a task of several row blocks prefetches the next K
-    // block, whatever prefetch_b's distance.
+    // emit_matmul.cc's NextKBlockPrefetch: a task of more than kAheadTooRowBlocks row blocks
+    // prefetches the next K block only, whatever prefetch_b's distance.
     const int64_t def_prefetch = ValueOf(spec, def, "prefetch_b");
     const int64_t distance = def_prefetch > 0 ? def_prefetch : kPrefetchB[1];
     rules.push_back(
-        Rule("several_row_blocks_ignore_prefetch_distance",
-             absl::StrCat("a task of several row blocks prefetches the next K block's panel, not "
-                          "prefetch_b bytes ahead: any prefetch_b > 0 repeats ",
+        Rule("many_row_blocks_ignore_prefetch_distance",
+             absl::StrCat("a task of more than ", kAheadTooRowBlocks,
+                          " row blocks prefetches the next K block's panel, not prefetch_b "
+                          "bytes ahead: any prefetch_b > 0 repeats ",
                           distance),
              {"prefetch_b", "tile_rows", "mr"}, [rows, distance](std::span<const int64_t> v) {
                const std::optional<int64_t> task_rows = TaskSpan(v[1], rows);
-               const bool several = !task_rows.has_value() || *task_rows > v[2];
-               return !several || v[0] == 0 || v[0] == distance;
+               const bool many = !task_rows.has_value() || *task_rows > kAheadTooRowBlocks * v[2];
+               return !many || v[0] == 0 || v[0] == distance;
              }));
   }
   if (dot) {

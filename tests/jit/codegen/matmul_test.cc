@@ -371,35 +371,40 @@ TEST(MatMulTest, PrefetchBOnlyForAPrepackedB) {
   }
 }
 
-// Tiles of several row blocks (tile_rows 24 over mr 6) spread the prefetch of the next K
-// block's panel over their row blocks, into the L2 (prefetcht1), instead of prefetching ahead
-// of their own loads. K = 70 over kc = 16 has a short last K block, after which the next
-// column block's first one is fetched; M = 13 ends in a one-row tail.
+// Tiles of several row blocks prefetch the next K block's panel into the L2 (prefetcht1),
+// spread over their row blocks; those of at most 4 (tile_rows 24 over mr 6) also prefetch
+// ahead of their loads (prefetcht0), those of more (48 rows) do not. K = 70 over kc = 16 has a
+// short last K block, after which the next column block's first one is fetched; M = 13 ends
+// in a one-row tail.
 TEST(MatMulTest, SeveralRowBlocksPrefetchTheNextKBlock) {
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
     const CodegenTarget target = TargetFor(isa);
     const int block = 2 * target.f32_lanes();
-    ir::TileConfig config = SixRowConfig(2, 8192, 4);
-    config.prefetch_b = 4096;
-    config.tile_rows = 24;
-    MatMulOptions o;
-    o.broadcast_b = true;
-    o.config = config;
-    o.prepacked_block = block;
-    const std::string name = absl::StrCat("mm_prefetch_next_", device::IsaName(isa));
-    const ir::Kernel k = MatMulKernel(o, name);
-    const std::string assembly = KernelAssembly(k, target);
-    EXPECT_GE(CountOf(assembly, "prefetcht1"), 1) << name << "\n" << assembly;
-    EXPECT_EQ(CountOf(assembly, "prefetcht0"), 0) << name;
-    if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
-    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
-    ASSERT_TRUE(c.ok()) << c.status();
-    for (MatMulCase mc : std::vector<MatMulCase>{{1, 13, 300, 70}, {1, 48, 64, 64}}) {
-      mc.broadcast_b = true;
-      mc.prepacked_block = block;
-      CheckMatMul(c->entry, mc, false, 0, 0, name, config.panel_bytes);
-      CheckMatMul(c->entry, mc, false, 24, block, name + " split 24 x block", config.panel_bytes);
-      CheckMatMul(c->entry, mc, false, 7, 11, name + " split 7x11", config.panel_bytes);
+    for (int64_t tile_rows : {24, 48}) {
+      ir::TileConfig config = SixRowConfig(2, 8192, 4);
+      config.prefetch_b = 4096;
+      config.tile_rows = tile_rows;
+      MatMulOptions o;
+      o.broadcast_b = true;
+      o.config = config;
+      o.prepacked_block = block;
+      const std::string name =
+          absl::StrCat("mm_prefetch_next_", device::IsaName(isa), "_", tile_rows);
+      const ir::Kernel k = MatMulKernel(o, name);
+      const std::string assembly = KernelAssembly(k, target);
+      EXPECT_GE(CountOf(assembly, "prefetcht1"), 1) << name << "\n" << assembly;
+      EXPECT_EQ(CountOf(assembly, "prefetcht0") > 0, tile_rows == 24) << name;
+      if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (MatMulCase mc : std::vector<MatMulCase>{{1, 13, 300, 70}, {1, 48, 64, 64}}) {
+        mc.broadcast_b = true;
+        mc.prepacked_block = block;
+        CheckMatMul(c->entry, mc, false, 0, 0, name, config.panel_bytes);
+        CheckMatMul(c->entry, mc, false, tile_rows, block, name + " split rows x block",
+                    config.panel_bytes);
+        CheckMatMul(c->entry, mc, false, 7, 11, name + " split 7x11", config.panel_bytes);
+      }
     }
   }
 }

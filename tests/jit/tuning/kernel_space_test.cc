@@ -337,29 +337,29 @@ TEST(KernelSpace, MatMulDefaultsForFewRowsAndLargeWeights) {
   }
 }
 
-// prefetch_b's distance serves only tasks of one row block; a task of several prefetches the
-// next K block whatever the distance, so the space keeps one nonzero value for it.
-TEST(KernelSpace, SeveralRowBlocksKeepOnePrefetchDistance) {
+// prefetch_b's distance serves only tasks of at most 4 row blocks; a task of more prefetches
+// the next K block only, so the space keeps one nonzero value for it.
+TEST(KernelSpace, ManyRowBlocksKeepOnePrefetchDistance) {
   const device::DeviceInfo avx512 = Avx512Device();
-  for (int64_t m : {8, 32}) {
+  for (int64_t m : {32, 128}) {
     const Case c = LinearCase(m, 4096, 4096);
     SCOPED_TRACE(c.name);
     absl::StatusOr<tuner::SearchSpace> space = KernelSearchSpace(KernelOf(c, avx512), avx512);
     ASSERT_TRUE(space.ok()) << space.status();
-    EXPECT_GT(Violations(*space, "several_row_blocks_ignore_prefetch_distance"), 0);
+    EXPECT_GT(Violations(*space, "many_row_blocks_ignore_prefetch_distance"), 0);
     const int prefetch = space->ParameterIndex("prefetch_b");
     const int tile_rows = space->ParameterIndex("tile_rows");
     const int mr = space->ParameterIndex("mr");
-    int64_t one_block_far = 0, several_far = 0;
+    int64_t few_far = 0, many_far = 0;
     for (const tuner::Config& config : space->Enumerate()) {
       const int64_t task_rows = config[tile_rows] > 0 ? std::min(config[tile_rows], m) : m;
-      const bool several = task_rows > config[mr];
-      if (config[prefetch] == 8192) ++(several ? several_far : one_block_far);
+      const bool many = task_rows > 4 * config[mr];
+      if (config[prefetch] == 8192) ++(many ? many_far : few_far);
     }
-    EXPECT_EQ(several_far, 0);
-    // mr = 8 over M = 8 is one row block per task: its distance is still searched.
-    if (m == 8) {
-      EXPECT_GT(one_block_far, 0);
+    EXPECT_EQ(many_far, 0);
+    // M = 32 in blocks of 8 is 4 row blocks per task: its distance is still searched.
+    if (m == 32) {
+      EXPECT_GT(few_far, 0);
     }
   }
 }
