@@ -89,7 +89,8 @@ struct RuntimeOptions {
   // Least-recently-used kernels are evicted past this many bytes of object code.
   int64_t cache_capacity_bytes = int64_t{1} << 30;
   // Threads a parallel kernel launch may use: 0 = every core this process may run on
-  // (affinity and cgroup quota), 1 = the caller's thread only.
+  // (affinity and cgroup quota), 1 = the caller's thread only. Runtimes with the same count
+  // share the process's one thread pool for it.
   int intra_op_threads = 0;
   TargetIsa isa = TargetIsa::kHost;
   LogSink log_sink;
