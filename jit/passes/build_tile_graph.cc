@@ -1,5 +1,6 @@
 #include "jit/passes/build_tile_graph.h"
 
+#include <algorithm>
 #include <cassert>
 #include <map>
 #include <optional>
@@ -159,18 +160,25 @@ class Builder {
 
   // One elementwise kernel computing `node` (over its shape) into the window `out`.
   absl::Status BuildElementwise(int node, const View& out, const std::string& kind);
-  absl::Status BuildGroup(int anchor, int root, int buffer);
+  absl::Status BuildGroup(int anchor, int root, const View& out);
+  // The strided view a matmul root is stored through when its one use is a transpose whose
+  // one use is a reshape that needs the transposed values contiguous (attention's heads
+  // merged back, [b, h, s, d] -> [b, s, h * d]): storing in that layout spares the copy.
+  std::optional<View> MergedStoreView(int root);
+  std::vector<int> UsersOf(int node) const;  // nodes with `node` as an input, once per input
   absl::Status BuildConcat(int node, int buffer);
 
   const ir::Graph& g_;
   const FusionGroups& groups_;
   ir::TileGraph tiles_;
-  std::vector<int> node_buffer_;   // buffer holding the node's values, contiguous
-  std::map<int, int> copies_;      // node -> buffer of its materialized contiguous copy
+  std::vector<int> node_buffer_;  // buffer holding the node's values, contiguous
+  std::map<int, int> copies_;     // node -> buffer of its materialized contiguous copy
+  std::map<int, View> views_;     // node -> the strided view it was stored through
 };
 
 View Builder::ResolveView(int node) {
   if (node_buffer_[node] >= 0) return ContiguousView(node_buffer_[node], g_.nodes[node].shape);
+  if (auto it = views_.find(node); it != views_.end()) return it->second;
   if (auto it = copies_.find(node); it != copies_.end()) {
     return ContiguousView(it->second, g_.nodes[node].shape);
   }
@@ -313,11 +321,13 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
   kb.op_names.emplace_back(ir::OpName(n.op));
   ExprNode e;
   e.op = *op;
-  absl::StatusOr<int> a = Expr(kb, prog, n.inputs[0], BroadcastMap(g_.nodes[n.inputs[0]].shape, n.shape, map));
+  absl::StatusOr<int> a =
+      Expr(kb, prog, n.inputs[0], BroadcastMap(g_.nodes[n.inputs[0]].shape, n.shape, map));
   if (!a.ok()) return a.status();
   e.a = *a;
   if (n.inputs.size() > 1) {
-    absl::StatusOr<int> b = Expr(kb, prog, n.inputs[1], BroadcastMap(g_.nodes[n.inputs[1]].shape, n.shape, map));
+    absl::StatusOr<int> b =
+        Expr(kb, prog, n.inputs[1], BroadcastMap(g_.nodes[n.inputs[1]].shape, n.shape, map));
     if (!b.ok()) return b.status();
     e.b = *b;
   }
@@ -348,7 +358,48 @@ absl::Status Builder::BuildElementwise(int node, const View& out, const std::str
   return absl::OkStatus();
 }
 
-absl::Status Builder::BuildGroup(int anchor, int root, int buffer) {
+std::vector<int> Builder::UsersOf(int node) const {
+  std::vector<int> users;
+  for (int u = 0; u < static_cast<int>(g_.nodes.size()); ++u) {
+    for (int in : g_.nodes[u].inputs) {
+      if (in == node) users.push_back(u);
+    }
+  }
+  return users;
+}
+
+std::optional<View> Builder::MergedStoreView(int root) {
+  const ir::Node& mm = g_.nodes[root];
+  if (g_.nodes[groups_.anchor[root]].op != OpKind::kMatMul ||
+      std::find(g_.outputs.begin(), g_.outputs.end(), root) != g_.outputs.end()) {
+    return std::nullopt;
+  }
+  const std::vector<int> users = UsersOf(root);
+  if (users.size() != 1 || g_.nodes[users[0]].op != OpKind::kTranspose ||
+      groups_.role[users[0]] != NodeRole::kView) {
+    return std::nullopt;
+  }
+  const ir::Node& t = g_.nodes[users[0]];
+  const std::vector<int> next = UsersOf(users[0]);
+  if (next.size() != 1 || g_.nodes[next[0]].op != OpKind::kReshape ||
+      groups_.role[next[0]] != NodeRole::kView) {
+    return std::nullopt;
+  }
+  // A reshape that the transposed contiguous result allows is a view already.
+  const std::vector<SymExpr> contiguous = ir::ContiguousStrides(mm.shape);
+  std::vector<SymExpr> transposed(t.shape.size());
+  for (size_t i = 0; i < transposed.size(); ++i) transposed[i] = contiguous[t.attrs.ints[i]];
+  if (ReshapeStrides(t.shape, transposed, g_.nodes[next[0]].shape)) return std::nullopt;
+  // Stored so that the transpose reads contiguous values: the result's dim t.attrs.ints[i]
+  // takes the stride of the transpose's dim i.
+  const std::vector<SymExpr> merged = ir::ContiguousStrides(t.shape);
+  View v{NewBuffer(ir::BufferKind::kTemp, 0, t.shape, Label(users[0])), SymExpr(0),
+         std::vector<SymExpr>(t.shape.size())};
+  for (size_t i = 0; i < merged.size(); ++i) v.strides[t.attrs.ints[i]] = merged[i];
+  return v;
+}
+
+absl::Status Builder::BuildGroup(int anchor, int root, const View& out) {
   const ir::Node& a = g_.nodes[anchor];
   const ir::Node& r = g_.nodes[root];
   KernelBuilder kb;
@@ -438,7 +489,7 @@ absl::Status Builder::BuildGroup(int anchor, int root, int buffer) {
   }
   absl::StatusOr<int> v = Expr(kb, k.output, root, out_map);
   if (!v.ok()) return v.status();
-  Store(kb, *v, ContiguousView(buffer, r.shape), out_map);
+  Store(kb, *v, out, out_map);
   Finish(std::move(kb), kind);
   return absl::OkStatus();
 }
@@ -478,11 +529,19 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
   }
   for (int i = 0; i < n; ++i) {
     if (groups_.role[i] != NodeRole::kRoot) continue;
-    int buffer = output_buffer[i] >= 0 ? output_buffer[i]
-                                       : NewBuffer(ir::BufferKind::kTemp, 0, g_.nodes[i].shape, Label(i));
+    if (output_buffer[i] < 0 && groups_.anchor[i] >= 0) {
+      if (std::optional<View> merged = MergedStoreView(i)) {
+        if (absl::Status s = BuildGroup(groups_.anchor[i], i, *merged); !s.ok()) return s;
+        views_[i] = *merged;
+        continue;
+      }
+    }
+    int buffer = output_buffer[i] >= 0
+                     ? output_buffer[i]
+                     : NewBuffer(ir::BufferKind::kTemp, 0, g_.nodes[i].shape, Label(i));
     absl::Status s;
     if (groups_.anchor[i] >= 0) {
-      s = BuildGroup(groups_.anchor[i], i, buffer);
+      s = BuildGroup(groups_.anchor[i], i, ContiguousView(buffer, g_.nodes[i].shape));
     } else if (g_.nodes[i].op == OpKind::kConcat) {
       s = BuildConcat(i, buffer);
     } else {

@@ -59,6 +59,30 @@ TEST(Fusion, ProducerFusesIntoRowOp) {
   EXPECT_EQ(KernelCount(scaled_masked_softmax, {{4, 9, 9}, {9, 9}}), 1);
 }
 
+// Attention's heads merged back: p.v [b, h, s, d] transposed to [b, s, h, d] and reshaped to
+// [b, s, h * d] for the output projection. The p.v matmul stores straight into the merged
+// layout, so no copy kernel runs between the two matmuls.
+const TraceFn kHeadsMerge = [](std::span<const Value> v) {
+  // p [2, 3, 5, 5]; v [2, 3, 5, 4]; w [12, 7]
+  Value merged = reshape(transpose(matmul(v[0], v[1]), {0, 2, 1, 3}), {0, 0, 12});
+  return std::vector<Value>{matmul(merged, v[2])};
+};
+const std::vector<std::vector<int64_t>> kHeadsMergeShapes = {{2, 3, 5, 5}, {2, 3, 5, 4}, {12, 7}};
+
+TEST(Fusion, HeadsMergeIsStoredByTheMatmul) {
+  EXPECT_EQ(KernelCount(kHeadsMerge, kHeadsMergeShapes), 2);
+  // The p.v result used a second time, or a graph output itself, keeps its contiguous buffer
+  // and the copy (FusedGraphsMatchComposedReference checks the values of all three).
+  EXPECT_EQ(KernelCount(
+                [](std::span<const Value> v) {
+                  Value pv = matmul(v[0], v[1]);
+                  Value merged = reshape(transpose(pv, {0, 2, 1, 3}), {0, 0, 12});
+                  return std::vector<Value>{matmul(merged, v[2]), pv};
+                },
+                kHeadsMergeShapes),
+            3);
+}
+
 TEST(Fusion, FusedGraphsMatchComposedReference) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime();
   struct Case {
@@ -71,6 +95,28 @@ TEST(Fusion, FusedGraphsMatchComposedReference) {
       {"mlp_nk", kMlp, {{9, 64}, {256, 64}, {256}, {64, 256}, {64}}, 256},
       {"mlp_kn", kMlpKn, {{9, 64}, {64, 256}, {256}, {256, 64}, {64}}, 256},
       {"attention", kAttention, {{2, 10, 16}, {2, 10, 16}, {2, 10, 16}}, 16},
+      {"heads_merge", kHeadsMerge, kHeadsMergeShapes, 12},
+      {"heads_merge_pv_out",
+       [](std::span<const Value> v) {
+         Value pv = matmul(v[0], v[1]);
+         Value merged = reshape(transpose(pv, {0, 2, 1, 3}), {0, 0, 12});
+         return std::vector<Value>{matmul(merged, v[2]), pv};
+       },
+       kHeadsMergeShapes, 12},
+      {"heads_merge_twice",
+       [](std::span<const Value> v) {
+         Value pv = matmul(v[0], v[1]);
+         Value a = reshape(transpose(pv, {0, 2, 1, 3}), {0, 0, 12});
+         Value b = reshape(transpose(pv * 2.0f, {0, 2, 1, 3}), {0, 0, 12});
+         return std::vector<Value>{matmul(a, v[2]) + matmul(b, v[2])};
+       },
+       kHeadsMergeShapes, 12},
+      {"heads_merge_merged_out",
+       [](std::span<const Value> v) {
+         return std::vector<Value>{
+             reshape(transpose(matmul(v[0], v[1]), {0, 2, 1, 3}), {0, 0, 12})};
+       },
+       kHeadsMergeShapes, 5},
       {"norm_chain",
        [](std::span<const Value> v) {
          return std::vector<Value>{rms_norm(layer_norm(v[0], v[1], v[2]) * 3.0f + 1.0f, v[1]) -
