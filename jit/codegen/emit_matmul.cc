@@ -1135,7 +1135,6 @@ class MatMulEmitter {
         ec_, last_, [&]() { store(true); }, [&]() { store(false); });
   }
 
-  // if (cond) then() else otherwise(); the builder ends after both.
   EmitContext& ec_;
   AccessEmitter& access_;
   const ir::Kernel& k_;

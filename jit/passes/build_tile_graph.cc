@@ -54,6 +54,14 @@ IndexMap BroadcastMap(const Shape& operand, const Shape& result, const IndexMap&
   return m;
 }
 
+// The strides of a transpose's result: its dim i is its input's dim permutation[i].
+std::vector<SymExpr> TransposedStrides(const std::vector<SymExpr>& strides,
+                                       const std::vector<int64_t>& permutation) {
+  std::vector<SymExpr> out(permutation.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = strides[permutation[i]];
+  return out;
+}
+
 // PyTorch's computeStride: strides for viewing (shape, strides) as new_shape without a copy.
 std::optional<std::vector<SymExpr>> ReshapeStrides(const Shape& shape,
                                                    const std::vector<SymExpr>& strides,
@@ -188,9 +196,7 @@ View Builder::ResolveView(int node) {
     View v = ResolveView(n.inputs[0]);
     switch (n.op) {
       case OpKind::kTranspose: {
-        std::vector<SymExpr> strides(n.shape.size());
-        for (size_t i = 0; i < strides.size(); ++i) strides[i] = v.strides[n.attrs.ints[i]];
-        v.strides = std::move(strides);
+        v.strides = TransposedStrides(v.strides, n.attrs.ints);
         return v;
       }
       case OpKind::kSlice: {
@@ -386,9 +392,8 @@ std::optional<View> Builder::MergedStoreView(int root) {
     return std::nullopt;
   }
   // A reshape that the transposed contiguous result allows is a view already.
-  const std::vector<SymExpr> contiguous = ir::ContiguousStrides(mm.shape);
-  std::vector<SymExpr> transposed(t.shape.size());
-  for (size_t i = 0; i < transposed.size(); ++i) transposed[i] = contiguous[t.attrs.ints[i]];
+  const std::vector<SymExpr> transposed =
+      TransposedStrides(ir::ContiguousStrides(mm.shape), t.attrs.ints);
   if (ReshapeStrides(t.shape, transposed, g_.nodes[next[0]].shape)) return std::nullopt;
   // Stored so that the transpose reads contiguous values: the result's dim t.attrs.ints[i]
   // takes the stride of the transpose's dim i.
