@@ -38,6 +38,19 @@ using BackendFactory =
 enum class Column { kOnednn = 0, kOnednnFused = 1, kOpenblas = 2 };
 inline constexpr int kNumColumns = 3;
 
+// Which of issue 4's targets a case is held to (targets.h lists each target's bar).
+enum class TargetClass {
+  kNone,           // reported, held to no target (batched matmul)
+  kLargeMatmul,    // matmul with M >= 128
+  kOneRowLinear,   // M = 1
+  kFewRowsLinear,  // M = 8 and 32
+  kSmallOdd,       // small odd shapes
+  kMemoryOp,       // memory-bound op
+  kMemoryChain,    // memory-bound chain
+  kComputeChain,   // compute-bound chain
+  kBlock,          // the demo's transformer block
+};
+
 struct InputSpec {
   std::vector<int64_t> shape;
   float lo = -1.0f, hi = 1.0f;  // values uniform in [lo, hi)
@@ -53,6 +66,7 @@ struct CaseSpec {
   bool memory_bound = false;  // reported in GB/s instead of GFLOP/s
   bool quick = false;         // part of the --quick subset
   bool report_memory = false;  // print both sides' peak intermediate memory
+  TargetClass target = TargetClass::kNone;
   pto::TraceFn trace;
   std::vector<int> constant_inputs;       // pto: weights, snapshotted at the first call
   BackendFactory baselines[kNumColumns];  // empty function: no such baseline

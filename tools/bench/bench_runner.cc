@@ -53,6 +53,7 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options) {
   row.group = spec.group;
   row.name = spec.name;
   row.memory_bound = spec.memory_bound;
+  row.target = spec.target;
   row.report_memory = spec.report_memory;
   row.flops = spec.flops;
   row.bytes = spec.bytes;

@@ -13,10 +13,12 @@ namespace {
 
 constexpr double kF = sizeof(float);
 
-CaseSpec Matmul(std::string group, std::string name, MatmulShape s, bool quick) {
+CaseSpec Matmul(std::string group, std::string name, MatmulShape s, bool quick,
+                TargetClass target) {
   CaseSpec c;
   c.group = std::move(group);
   c.name = std::move(name);
+  c.target = target;
   const bool batched = s.batch > 1;
   auto dims = [&](int64_t r, int64_t k) {
     return batched ? std::vector<int64_t>{s.batch, r, k} : std::vector<int64_t>{r, k};
@@ -35,32 +37,41 @@ CaseSpec Matmul(std::string group, std::string name, MatmulShape s, bool quick) 
 
 std::string Mkn(int64_t m, int64_t k, int64_t n) { return absl::StrCat(m, "x", k, "x", n); }
 
+// The target a square matmul or a linear of M rows is held to.
+TargetClass RowsTarget(int64_t m) {
+  if (m == 1) return TargetClass::kOneRowLinear;
+  return m < 128 ? TargetClass::kFewRowsLinear : TargetClass::kLargeMatmul;
+}
+
 void AddMatmuls(std::vector<CaseSpec>& cases) {
   for (int64_t n : {256, 512, 1024, 2048}) {
-    cases.push_back(
-        Matmul("square matmul", "matmul " + Mkn(n, n, n), {1, n, n, n, false}, n == 512));
+    cases.push_back(Matmul("square matmul", "matmul " + Mkn(n, n, n), {1, n, n, n, false}, n == 512,
+                           RowsTarget(n)));
   }
-  cases.push_back(
-      Matmul("square matmul", "matmul " + Mkn(384, 64, 384), {1, 384, 64, 384, false}, false));
+  cases.push_back(Matmul("square matmul", "matmul " + Mkn(384, 64, 384), {1, 384, 64, 384, false},
+                         false, RowsTarget(384)));
   const std::pair<int64_t, int64_t> kn[] = {{768, 768}, {768, 3072}, {3072, 768}, {4096, 4096}};
   for (auto [k, n] : kn) {
     for (int64_t m : {1, 8, 32, 128, 512}) {
       const bool quick = (m == 1 || m == 128) && k == 768 && n == 3072;
       cases.push_back(Matmul("transformer linear (x·W, W constant)", "linear " + Mkn(m, k, n),
-                             {1, m, k, n, true}, quick));
+                             {1, m, k, n, true}, quick, RowsTarget(m)));
     }
   }
-  cases.push_back(
-      Matmul("small odd matmul", "matmul " + Mkn(23, 29, 31), {1, 23, 29, 31, false}, true));
-  cases.push_back(
-      Matmul("small odd matmul", "matmul " + Mkn(64, 64, 64), {1, 64, 64, 64, false}, false));
-  cases.push_back(Matmul("batched matmul", "bmm 12x128x64x128", {12, 128, 64, 128, false}, true));
+  cases.push_back(Matmul("small odd matmul", "matmul " + Mkn(23, 29, 31), {1, 23, 29, 31, false},
+                         true, TargetClass::kSmallOdd));
+  cases.push_back(Matmul("small odd matmul", "matmul " + Mkn(64, 64, 64), {1, 64, 64, 64, false},
+                         false, TargetClass::kSmallOdd));
+  cases.push_back(Matmul("batched matmul", "bmm 12x128x64x128", {12, 128, 64, 128, false}, true,
+                         TargetClass::kNone));
 }
 
-CaseSpec MemoryCase(std::string group, std::string name, std::vector<InputSpec> inputs,
-                    int64_t rows, int64_t cols, double flops_per_element, TraceFn trace) {
+CaseSpec MemoryCase(std::string group, TargetClass target, std::string name,
+                    std::vector<InputSpec> inputs, int64_t rows, int64_t cols,
+                    double flops_per_element, TraceFn trace) {
   CaseSpec c;
   c.group = std::move(group);
+  c.target = target;
   c.name = std::move(name);
   c.inputs = std::move(inputs);
   c.outputs = {{rows, cols}};
@@ -83,26 +94,26 @@ void AddMemoryBound(std::vector<CaseSpec>& cases) {
   const std::string shape = absl::StrCat(r, "x", n);
   const char* op_group = "memory-bound op";
   CaseSpec gelu =
-      MemoryCase(op_group, "gelu " + shape, {{x, -3, 3}}, r, n, 20,
+      MemoryCase(op_group, TargetClass::kMemoryOp, "gelu " + shape, {{x, -3, 3}}, r, n, 20,
                  [](std::span<const Value> in) { return std::vector<Value>{pto::gelu(in[0])}; });
   gelu.quick = true;
   gelu.baselines[0] = OnednnRowOp(RowOp::kGelu, r, n);
   cases.push_back(std::move(gelu));
   CaseSpec sm =
-      MemoryCase(op_group, "softmax " + shape, {{x, -4, 4}}, r, n, 5,
+      MemoryCase(op_group, TargetClass::kMemoryOp, "softmax " + shape, {{x, -4, 4}}, r, n, 5,
                  [](std::span<const Value> in) { return std::vector<Value>{softmax(in[0])}; });
   sm.baselines[0] = OnednnRowOp(RowOp::kSoftmax, r, n);
   cases.push_back(std::move(sm));
-  CaseSpec ln = MemoryCase(op_group, "layernorm " + shape, {{x}, {v, 0.5f, 1.5f}, {v}}, r, n, 8,
-                           [](std::span<const Value> in) {
+  CaseSpec ln = MemoryCase(op_group, TargetClass::kMemoryOp, "layernorm " + shape,
+                           {{x}, {v, 0.5f, 1.5f}, {v}}, r, n, 8, [](std::span<const Value> in) {
                              return std::vector<Value>{layer_norm(in[0], in[1], in[2])};
                            });
   ln.baselines[0] = OnednnRowOp(RowOp::kLayerNorm, r, n);
   cases.push_back(std::move(ln));
 
   const char* chain_group = "memory-bound chain (oneDNN: unfused | post-ops)";
-  CaseSpec bgr = MemoryCase(chain_group, "bias+gelu+residual " + shape, {{x, -3, 3}, {v}, {x}}, r,
-                            n, 22, [](std::span<const Value> in) {
+  CaseSpec bgr = MemoryCase(chain_group, TargetClass::kMemoryChain, "bias+gelu+residual " + shape,
+                            {{x, -3, 3}, {v}, {x}}, r, n, 22, [](std::span<const Value> in) {
                               return std::vector<Value>{pto::gelu(in[0] + in[1]) + in[2]};
                             });
   bgr.quick = true;
@@ -110,7 +121,7 @@ void AddMemoryBound(std::vector<CaseSpec>& cases) {
   bgr.baselines[1] = OnednnBiasGeluResidual(r, n, true);
   cases.push_back(std::move(bgr));
   CaseSpec lss = MemoryCase(
-      chain_group, "layernorm*scale+shift " + shape,
+      chain_group, TargetClass::kMemoryChain, "layernorm*scale+shift " + shape,
       {{x}, {v, 0.5f, 1.5f}, {v}, {v, 0.5f, 1.5f}, {v}}, r, n, 10, [](std::span<const Value> in) {
         return std::vector<Value>{layer_norm(in[0], in[1], in[2]) * in[3] + in[4]};
       });
@@ -118,8 +129,8 @@ void AddMemoryBound(std::vector<CaseSpec>& cases) {
   lss.baselines[1] = OnednnLayerNormScaleShift(r, n, true);
   cases.push_back(std::move(lss));
   constexpr float kScale = 0.125f;
-  CaseSpec msm = MemoryCase(chain_group, "softmax(x*s+mask) " + shape, {{x, -8, 8}, {x, -4, 0}}, r,
-                            n, 7, [](std::span<const Value> in) {
+  CaseSpec msm = MemoryCase(chain_group, TargetClass::kMemoryChain, "softmax(x*s+mask) " + shape,
+                            {{x, -8, 8}, {x, -4, 0}}, r, n, 7, [](std::span<const Value> in) {
                               return std::vector<Value>{softmax(in[0] * kScale + in[1])};
                             });
   msm.baselines[0] = OnednnScaledMaskedSoftmax(r, n, kScale, false);
@@ -133,6 +144,7 @@ void AddComputeChains(std::vector<CaseSpec>& cases) {
     const int64_t m = 512, k = 768, n = 3072;
     CaseSpec c;
     c.group = group;
+    c.target = TargetClass::kComputeChain;
     c.name = "linear+bias+gelu " + Mkn(m, k, n);
     c.inputs = {{{m, k}}, {{k, n}}, {{n}}};
     c.outputs = {{m, n}};
@@ -152,6 +164,7 @@ void AddComputeChains(std::vector<CaseSpec>& cases) {
     const int64_t b = 12, s = 512, d = 64;
     CaseSpec c;
     c.group = group;
+    c.target = TargetClass::kComputeChain;
     c.name = absl::StrCat("attention ", b, "x", s, "x", d);
     c.inputs = {{{b, s, d}}, {{b, s, d}}, {{b, s, d}}};
     c.outputs = {{b, s, d}};
@@ -177,6 +190,7 @@ void AddBlocks(std::vector<CaseSpec>& cases) {
     CaseSpec c;
     c.group = "transformer block (tools/pto/transformer_block.h; oneDNN: unfused | post-ops)";
     c.name = absl::StrCat("block b", batch, " s", seq, " d", m);
+    c.target = TargetClass::kBlock;
     c.inputs = {{{batch, seq, m}}};
     for (size_t i = 0; i < weights.size(); ++i) {
       const bool norm_weight = i == 0 || i == 6;

@@ -44,6 +44,7 @@
 #include "tools/bench/reference_figures.h"
 #include "tools/bench/roofline.h"
 #include "tools/bench/table.h"
+#include "tools/bench/targets.h"
 
 namespace pto::bench {
 namespace {
@@ -285,7 +286,10 @@ int Main(int argc, char** argv) {
           "interleaved; the table above timed the tuned kernels again):\n%s",
           threads, threads == 1 ? "" : "s", tuning_lines.c_str());
     }
-    if (threads == kReferenceThreads) PrintReferenceCheck(rows);
+    if (threads == kReferenceThreads) {
+      PrintTargets(stdout, threads, EvaluateTargets(rows));
+      PrintReferenceCheck(rows);
+    }
     std::fflush(stdout);
   }
   std::printf("\n%d failure%s\n", failures, failures == 1 ? "" : "s");

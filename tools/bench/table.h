@@ -14,7 +14,8 @@ namespace pto::bench {
 struct Row {
   std::string group, name;
   bool memory_bound = false;  // rates in GB/s, else GFLOP/s
-  double pto = -1;            // rate; -1 when pto failed
+  TargetClass target = TargetClass::kNone;
+  double pto = -1;  // rate; -1 when pto failed
   double baseline[kNumColumns] = {-1, -1, -1};
   std::string baseline_note[kNumColumns];  // why a baseline has no rate: "-", "missing", "error"
   double roofline_share = -1;              // roofline time / pto time

@@ -1,0 +1,162 @@
+// The bench's check of issue 4's targets: which rows each target covers, its bar, the rows
+// below it, and rows without a measurement.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tools/bench/targets.h"
+
+namespace pto::bench {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Row MatmulRow(std::string name, TargetClass target, double pto, double onednn, double limit_share) {
+  Row r;
+  r.name = std::move(name);
+  r.target = target;
+  r.pto = pto;
+  r.baseline[static_cast<int>(Column::kOnednn)] = onednn;
+  r.case_limit_share = limit_share;
+  return r;
+}
+
+const TargetResult* Find(const std::vector<TargetResult>& results, const std::string& text) {
+  for (const TargetResult& r : results) {
+    if (r.text == text) return &r;
+  }
+  return nullptr;
+}
+
+std::string Printed(const std::vector<TargetResult>& results) {
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  PrintTargets(out, 2, results);
+  std::fclose(out);
+  std::string s(text, size);
+  std::free(text);
+  return s;
+}
+
+TEST(BenchTargets, LargeMatmulsAgainstTheirBars) {
+  const std::vector<Row> rows = {
+      MatmulRow("matmul 256x256x256", TargetClass::kLargeMatmul, 94, 100, 0.50),
+      MatmulRow("matmul 1024x1024x1024", TargetClass::kLargeMatmul, 95, 100, 0.70),
+      MatmulRow("matmul 2048x2048x2048", TargetClass::kLargeMatmul, 110, 100, 0.69),
+  };
+  const std::vector<TargetResult> results = EvaluateTargets(rows);
+  // Only the two targets that cover these rows.
+  ASSERT_EQ(results.size(), 2u);
+  const TargetResult* ratio = Find(results, "matmul M >= 128: >= 0.95x oneDNN");
+  ASSERT_NE(ratio, nullptr);
+  EXPECT_EQ(ratio->measured, 3);
+  ASSERT_EQ(ratio->misses.size(), 1u);  // 0.95x exactly holds
+  EXPECT_EQ(ratio->misses[0].first, "matmul 256x256x256");
+  EXPECT_DOUBLE_EQ(ratio->misses[0].second, 0.94);
+  EXPECT_DOUBLE_EQ(ratio->lo, 0.94);
+  EXPECT_DOUBLE_EQ(ratio->hi, 1.10);
+  const TargetResult* peak = Find(results, "matmul M >= 128: >= 70% of the peak (%lim)");
+  ASSERT_NE(peak, nullptr);
+  ASSERT_EQ(peak->misses.size(), 2u);
+  EXPECT_EQ(peak->misses[0].first, "matmul 256x256x256");  // lowest first
+  EXPECT_EQ(peak->misses[1].first, "matmul 2048x2048x2048");
+  const std::string text = Printed(results);
+  EXPECT_THAT(text, HasSubstr("2/3"));
+  EXPECT_THAT(text, HasSubstr("0.94x-1.10x"));
+  EXPECT_THAT(text, HasSubstr("matmul 256x256x256 0.94x"));
+  EXPECT_THAT(text, HasSubstr("1/3"));
+  EXPECT_THAT(text, HasSubstr("matmul 256x256x256 50%, matmul 2048x2048x2048 69%"));
+  EXPECT_THAT(text, Not(HasSubstr("M = 1")));
+  // One value, or several equal, print once.
+  const std::string one = Printed(EvaluateTargets({rows[0]}));
+  EXPECT_THAT(one, HasSubstr(" 0.94x "));
+  EXPECT_THAT(one, Not(HasSubstr("0.94x-")));
+}
+
+TEST(BenchTargets, MissingBaselineOrFailedPtoIsNotMeasured) {
+  const std::vector<Row> rows = {
+      MatmulRow("linear 8x768x768", TargetClass::kFewRowsLinear, 150, -1, 0.5),   // no oneDNN
+      MatmulRow("linear 32x768x768", TargetClass::kFewRowsLinear, -1, 100, 0.5),  // pto failed
+      MatmulRow("linear 8x768x3072", TargetClass::kFewRowsLinear, 130, 100, 0.5),
+      MatmulRow("bmm 12x128x64x128", TargetClass::kNone, 1, 100, 0.1),  // held to nothing
+  };
+  const std::vector<TargetResult> results = EvaluateTargets(rows);
+  ASSERT_EQ(results.size(), 1u);
+  const TargetResult& r = results[0];
+  EXPECT_EQ(r.text, "M = 8 and 32: >= 1.2x oneDNN");
+  EXPECT_EQ(r.measured, 1);
+  EXPECT_TRUE(r.misses.empty());
+  EXPECT_EQ(r.unmeasured, (std::vector<std::string>{"linear 8x768x768", "linear 32x768x768"}));
+  EXPECT_THAT(Printed(results), HasSubstr("1/1"));
+  EXPECT_THAT(Printed(results), HasSubstr("2 not measured (linear 8x768x768, ...)"));
+}
+
+TEST(BenchTargets, MemoryChainsCountTowardBothMemoryTargets) {
+  Row op = MatmulRow("gelu 4096x4096", TargetClass::kMemoryOp, 20, 15, 0.79);
+  Row chain = MatmulRow("softmax(x*s+mask) 4096x4096", TargetClass::kMemoryChain, 20, 11, 0.85);
+  const std::vector<TargetResult> results = EvaluateTargets({op, chain});
+  const TargetResult* bandwidth =
+      Find(results, "memory-bound ops and chains: >= 80% of the bandwidth (%lim)");
+  ASSERT_NE(bandwidth, nullptr);
+  EXPECT_EQ(bandwidth->measured, 2);
+  ASSERT_EQ(bandwidth->misses.size(), 1u);
+  EXPECT_EQ(bandwidth->misses[0].first, "gelu 4096x4096");
+  const TargetResult* unfused =
+      Find(results, "memory-bound chains: >= 2x the unfused oneDNN chain");
+  ASSERT_NE(unfused, nullptr);
+  EXPECT_EQ(unfused->measured, 1);  // the op is not a chain
+  ASSERT_EQ(unfused->misses.size(), 1u);
+  EXPECT_NEAR(unfused->misses[0].second, 20.0 / 11, 1e-12);
+}
+
+TEST(BenchTargets, BlockAgainstTheBestBaselineAndTheUnfusedMemory) {
+  Row small = MatmulRow("block b1 s128 d128", TargetClass::kBlock, 140, 100, 0.4);
+  small.baseline[static_cast<int>(Column::kOnednnFused)] = 105;  // the best baseline
+  small.pto_intermediate_bytes = 7 << 20;
+  small.baseline_intermediate_bytes = 11 << 20;  // 36% less
+  Row large = small;
+  large.name = "block b16 s128 d128";
+  large.pto = 130;                         // 1.24x the best
+  large.pto_intermediate_bytes = 8 << 20;  // 27% less
+  const std::vector<TargetResult> results = EvaluateTargets({small, large});
+  ASSERT_EQ(results.size(), 2u);
+  const TargetResult* speed = Find(results, "demo block: >= 1.3x the best baseline chain");
+  ASSERT_NE(speed, nullptr);
+  ASSERT_EQ(speed->misses.size(), 1u);
+  EXPECT_EQ(speed->misses[0].first, "block b16 s128 d128");
+  EXPECT_NEAR(speed->misses[0].second, 130.0 / 105, 1e-12);
+  const TargetResult* memory =
+      Find(results, "demo block: >= 30% less intermediate memory than unfused");
+  ASSERT_NE(memory, nullptr);
+  ASSERT_EQ(memory->misses.size(), 1u);
+  EXPECT_NEAR(memory->misses[0].second, 1 - 8.0 / 11, 1e-12);
+  EXPECT_THAT(Printed(results), HasSubstr("block b16 s128 d128 27%"));
+}
+
+TEST(BenchTargets, ManyMissesAreCounted) {
+  std::vector<Row> rows;
+  for (int i = 0; i < 6; ++i) {
+    rows.push_back(
+        MatmulRow("matmul " + std::to_string(i), TargetClass::kSmallOdd, 100 + i, 100, 0.5));
+  }
+  const std::string text = Printed(EvaluateTargets(rows));
+  EXPECT_THAT(text, HasSubstr("0/6"));
+  EXPECT_THAT(text, HasSubstr("matmul 0 1.00x, matmul 1 1.01x, matmul 2 1.02x, matmul 3 1.03x "
+                              "and 2 more"));
+}
+
+TEST(BenchTargets, NoCoveredRowsPrintsNothing) {
+  const std::vector<TargetResult> results =
+      EvaluateTargets({MatmulRow("bmm 12x128x64x128", TargetClass::kNone, 1, 100, 0.1)});
+  EXPECT_TRUE(results.empty());
+  EXPECT_EQ(Printed(results), "");
+}
+
+}  // namespace
+}  // namespace pto::bench

@@ -1,0 +1,154 @@
+#include "tools/bench/targets.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace pto::bench {
+namespace {
+
+using Value = std::optional<double>;
+
+Value Over(double pto, double baseline) {
+  if (pto <= 0 || baseline <= 0) return std::nullopt;
+  return pto / baseline;
+}
+
+Value VsOnednn(const Row& r) { return Over(r.pto, r.baseline[static_cast<int>(Column::kOnednn)]); }
+
+Value VsPostOps(const Row& r) {
+  return Over(r.pto, r.baseline[static_cast<int>(Column::kOnednnFused)]);
+}
+
+Value VsBest(const Row& r) { return Over(r.pto, BestBaseline(r)); }
+
+Value Share(double share) { return share >= 0 ? Value(share) : std::nullopt; }
+
+Value LimitShare(const Row& r) { return r.pto > 0 ? Share(r.case_limit_share) : std::nullopt; }
+
+Value RooflineShare(const Row& r) { return r.pto > 0 ? Share(r.roofline_share) : std::nullopt; }
+
+// The share of the unfused chain's peak intermediate memory that pto does without.
+Value MemorySaved(const Row& r) {
+  if (r.pto_intermediate_bytes < 0 || r.baseline_intermediate_bytes <= 0) return std::nullopt;
+  return 1.0 - static_cast<double>(r.pto_intermediate_bytes) /
+                   static_cast<double>(r.baseline_intermediate_bytes);
+}
+
+struct Target {
+  const char* text;
+  std::vector<TargetClass> covers;
+  Value (*value)(const Row&);
+  double bar;
+  bool percent;
+};
+
+// Issue 4, item 3. The peak and bandwidth shares are %lim (the limit measured around the case),
+// M = 1's roofline share is %roof.
+const std::vector<Target>& Targets() {
+  using C = TargetClass;
+  static const auto* targets = new std::vector<Target>{
+      {"matmul M >= 128: >= 0.95x oneDNN", {C::kLargeMatmul}, VsOnednn, 0.95, false},
+      {"matmul M >= 128: >= 70% of the peak (%lim)", {C::kLargeMatmul}, LimitShare, 0.70, true},
+      {"M = 1: >= 1.5x oneDNN", {C::kOneRowLinear}, VsOnednn, 1.5, false},
+      {"M = 1: >= 80% of the roofline (%roof)", {C::kOneRowLinear}, RooflineShare, 0.80, true},
+      {"M = 8 and 32: >= 1.2x oneDNN", {C::kFewRowsLinear}, VsOnednn, 1.2, false},
+      {"small odd shapes: >= 1.2x oneDNN", {C::kSmallOdd}, VsOnednn, 1.2, false},
+      {"memory-bound ops and chains: >= 80% of the bandwidth (%lim)",
+       {C::kMemoryOp, C::kMemoryChain},
+       LimitShare,
+       0.80,
+       true},
+      {"memory-bound chains: >= 2x the unfused oneDNN chain",
+       {C::kMemoryChain},
+       VsOnednn,
+       2.0,
+       false},
+      {"compute-bound chains: >= 1.0x oneDNN with post-ops",
+       {C::kComputeChain},
+       VsPostOps,
+       1.0,
+       false},
+      {"demo block: >= 1.3x the best baseline chain", {C::kBlock}, VsBest, 1.3, false},
+      {"demo block: >= 30% less intermediate memory than unfused",
+       {C::kBlock},
+       MemorySaved,
+       0.30,
+       true},
+  };
+  return *targets;
+}
+
+std::string Format(double value, bool percent) {
+  char text[32];
+  if (percent) {
+    std::snprintf(text, sizeof text, "%.0f%%", value * 100);
+  } else {
+    std::snprintf(text, sizeof text, "%.2fx", value);
+  }
+  return text;
+}
+
+// At most this many misses are named; the rest are counted.
+constexpr size_t kNamedMisses = 4;
+
+}  // namespace
+
+std::vector<TargetResult> EvaluateTargets(const std::vector<Row>& rows) {
+  std::vector<TargetResult> results;
+  for (const Target& t : Targets()) {
+    TargetResult result;
+    result.text = t.text;
+    result.percent = t.percent;
+    result.bar = t.bar;
+    bool covers_any = false;
+    for (const Row& r : rows) {
+      if (std::find(t.covers.begin(), t.covers.end(), r.target) == t.covers.end()) continue;
+      covers_any = true;
+      const Value v = t.value(r);
+      if (!v.has_value()) {
+        result.unmeasured.push_back(r.name);
+        continue;
+      }
+      result.lo = result.measured == 0 ? *v : std::min(result.lo, *v);
+      result.hi = result.measured == 0 ? *v : std::max(result.hi, *v);
+      ++result.measured;
+      if (*v < t.bar) result.misses.emplace_back(r.name, *v);
+    }
+    if (!covers_any) continue;
+    std::stable_sort(result.misses.begin(), result.misses.end(),
+                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+void PrintTargets(std::FILE* out, int threads, const std::vector<TargetResult>& results) {
+  if (results.empty()) return;
+  std::fprintf(out, "\nissue 4's targets at %d thread%s, this run (set at 2 threads):\n", threads,
+               threads == 1 ? "" : "s");
+  const char* row = "  %-62s %-7s %-15s %s\n";
+  std::fprintf(out, row, "target", "holds", "range", "below the bar");
+  for (const TargetResult& r : results) {
+    const int holds = r.measured - static_cast<int>(r.misses.size());
+    const std::string count = std::to_string(holds) + "/" + std::to_string(r.measured);
+    std::string range = r.measured == 0 ? "-" : Format(r.lo, r.percent);
+    if (r.measured > 0 && r.hi > r.lo) range += "-" + Format(r.hi, r.percent);
+    std::string below;
+    for (size_t i = 0; i < r.misses.size() && i < kNamedMisses; ++i) {
+      if (i > 0) below += ", ";
+      below += r.misses[i].first + " " + Format(r.misses[i].second, r.percent);
+    }
+    if (r.misses.size() > kNamedMisses) {
+      below += " and " + std::to_string(r.misses.size() - kNamedMisses) + " more";
+    }
+    if (!r.unmeasured.empty()) {
+      if (!below.empty()) below += "; ";
+      below += std::to_string(r.unmeasured.size()) + " not measured (" + r.unmeasured.front() +
+               (r.unmeasured.size() > 1 ? ", ..." : "") + ")";
+    }
+    if (below.empty()) below = "-";
+    std::fprintf(out, row, r.text.c_str(), count.c_str(), range.c_str(), below.c_str());
+  }
+}
+
+}  // namespace pto::bench

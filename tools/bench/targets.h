@@ -1,0 +1,33 @@
+// Issue 4's targets (docs/performance.md), checked on one run's rows: which cases each target
+// covers, the bar it sets, and which cases fall short of it. The targets are set at 2 threads.
+#ifndef PTO_TOOLS_BENCH_TARGETS_H_
+#define PTO_TOOLS_BENCH_TARGETS_H_
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tools/bench/table.h"
+
+namespace pto::bench {
+
+// One target over this run's rows.
+struct TargetResult {
+  std::string text;       // "matmul M >= 128: >= 0.95x oneDNN"
+  bool percent = false;   // values are shares (printed as %), else ratios (printed as x)
+  double bar = 0;         // a case holds when its value is at least this
+  int measured = 0;       // rows covered that have the value
+  double lo = 0, hi = 0;  // the values' range (when measured > 0)
+  std::vector<std::pair<std::string, double>> misses;  // below the bar, lowest first
+  std::vector<std::string> unmeasured;  // covered, without the value (pto or baseline failed)
+};
+
+// The targets that cover at least one of `rows`, in the issue's order.
+std::vector<TargetResult> EvaluateTargets(const std::vector<Row>& rows);
+
+void PrintTargets(std::FILE* out, int threads, const std::vector<TargetResult>& results);
+
+}  // namespace pto::bench
+
+#endif  // PTO_TOOLS_BENCH_TARGETS_H_
