@@ -30,7 +30,8 @@ namespace pto::jit {
 // 15: tiles of several row blocks prefetch the next K block's panel, spread over the blocks.
 // 16: softmax rows of 5 to 8 vectors take the next row's max beside this row's exps.
 // 17: tiles of 2 to 4 row blocks prefetch ahead of their loads as well as the next K block.
-inline constexpr int kCodegenRevision = 17;
+// 18: K blocks of 64 to 256 floats prefetch the next row block's A rows.
+inline constexpr int kCodegenRevision = 18;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

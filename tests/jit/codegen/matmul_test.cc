@@ -409,6 +409,43 @@ TEST(MatMulTest, SeveralRowBlocksPrefetchTheNextKBlock) {
   }
 }
 
+// K blocks of 64 to 256 floats in tasks of several row blocks prefetch the next row block's A
+// rows (prefetcht0; nothing else here prefetches: B is not prepacked). K blocks of 512 or 32,
+// and tasks of one row block, do not. The prefetching kernels match the reference, the last
+// row block's prefetches falling past A.
+TEST(MatMulTest, ShortKBlocksPrefetchTheNextRowBlockOfA) {
+  struct Variant {
+    int64_t kc, tile_rows;
+    bool prefetch;
+  };
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    const CodegenTarget target = TargetFor(isa);
+    for (const Variant& v : {Variant{256, 24, true}, Variant{64, 24, true}, Variant{512, 24, false},
+                             Variant{32, 24, false}, Variant{256, 6, false}}) {
+      ir::TileConfig config = SixRowConfig(2, 0, 4);
+      config.kc = v.kc;
+      config.tile_rows = v.tile_rows;
+      MatMulOptions o;
+      o.config = config;
+      const std::string name =
+          absl::StrCat("mm_prefetch_a_", device::IsaName(isa), "_kc", v.kc, "_rows", v.tile_rows);
+      const ir::Kernel k = MatMulKernel(o, name);
+      const std::string assembly = KernelAssembly(k, target);
+      EXPECT_EQ(CountOf(assembly, "prefetcht0") > 0, v.prefetch) << name << "\n" << assembly;
+      if (!v.prefetch || (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512)) continue;
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (const MatMulCase& mc :
+           std::vector<MatMulCase>{{1, 29, 70, 300}, {2, 48, 64, 256}, {1, 13, 40, 64}}) {
+        CheckMatMul(c->entry, mc, false, 0, 0, name, 1 << 20);
+        CheckMatMul(c->entry, mc, false, v.tile_rows, 2 * target.f32_lanes(),
+                    name + " split rows x block", 1 << 20);
+        CheckMatMul(c->entry, mc, false, 7, 11, name + " split 7x11", 1 << 20);
+      }
+    }
+  }
+}
+
 TEST(MatMulTest, NegativeOrHugePrefetchIsInvalidArgument) {
   for (int64_t bytes : {int64_t{-1}, ir::TileConfig::kMaxPrefetchBytes + 1}) {
     ir::Kernel k = MatMulKernel(MatMulOptions{}, "mm_bad_prefetch");
