@@ -903,14 +903,12 @@ class MatMulEmitter {
   }
 
   // Whether the micro-tiles prefetch the next row block's A rows (PrefetchNextRowBlockA): the
-  // broadcast form over rows of A contiguous along K, in K blocks of kShortARowMin to
-  // kShortARowMax floats, in tasks of more than one row block. A tile's first column block reads
-  // each row block's A rows from wherever the caller left them, often memory, and rows of at most
-  // 16 lines interleaved row by row are streams too short for the hardware prefetchers to run ahead
-  // of. 256^3 with A rotated through memory, 2 threads, against none
-  // (interleaved): 1.13-1.21x, 1.09x at 1 thread; A in cache 1.00x; 512x256x256, 192x256x384,
-  // 384x256x384, 256x512x256, 128x256x128 0.98-1.03x; K blocks of 512 and more gain nothing (512^3
-  // 0.97-0.99x).
+  // broadcast form over rows of A contiguous along K, K blocks of kShortARowMin to
+  // kShortARowMax floats, tasks of more than one row block. A task's first column block reads
+  // each row block's A rows from wherever the caller left them, often memory; rows of at most
+  // 16 lines read side by side are streams too short for the hardware prefetchers. 256^3 with
+  // A rotated through memory, against none (interleaved): 1.16x at 2 threads, 1.21x at 1; A in
+  // cache 1.00-1.04x; 512x256x256 1.04x; 512^3 and other shapes 0.99-1.00x.
   bool ShortARows() const {
     if (dot_ || TaskRows() <= mr_ || ConstantValue(access_.Stride(k_.a, rank_)) != 1) {
       return false;
