@@ -7,6 +7,11 @@ std::optional<int64_t> ConstantValue(llvm::Value* v) {
   return std::nullopt;
 }
 
+void EmitPrefetch(llvm::IRBuilderBase& b, llvm::Value* address, int locality) {
+  b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
+                    {address, b.getInt32(0), b.getInt32(locality), b.getInt32(1)});
+}
+
 AccessEmitter::AccessEmitter(EmitContext& ec) : ec_(ec) {
   for (const ir::Access& a : ec.kernel.accesses) {
     offsets_.push_back(ec.Sym(a.offset));

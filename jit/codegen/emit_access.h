@@ -57,6 +57,11 @@ class AccessEmitter {
 // The constant value of `v`, if it is a ConstantInt.
 std::optional<int64_t> ConstantValue(llvm::Value* v);
 
+// A read prefetch of the line at `address` (locality 3: into the L1, prefetcht0; 2: the L2,
+// prefetcht1). Prefetches never fault: the address may lie past its buffer (a GEP without
+// inbounds).
+void EmitPrefetch(llvm::IRBuilderBase& b, llvm::Value* address, int locality);
+
 }  // namespace pto::jit
 
 #endif  // PTO_JIT_CODEGEN_EMIT_ACCESS_H_

@@ -897,8 +897,7 @@ class MatMulEmitter {
       // A GEP without inbounds: the address may lie past the buffer (prefetches never fault).
       llvm::Value* p =
           b.CreateGEP(ec_.F32(), plan.next, b.CreateAdd(off, ec_.I64Const(kLineFloats * i)));
-      b.CreateIntrinsic(llvm::Intrinsic::prefetch, {p->getType()},
-                        {p, b.getInt32(0), b.getInt32(2), b.getInt32(1)});
+      EmitPrefetch(b, p, 2);
     }
   }
 
@@ -941,8 +940,7 @@ class MatMulEmitter {
               idx[mdim] = b.CreateAdd(m0, ec_.I64Const(rows + i));
               // A GEP without inbounds: the address may lie past the buffer.
               llvm::Value* p = b.CreateGEP(ec_.F32(), a, access_.Index(k_.a, idx));
-              b.CreateIntrinsic(llvm::Intrinsic::prefetch, {p->getType()},
-                                {p, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+              EmitPrefetch(b, p, 3);
             }
           },
           /*disable_unroll=*/true);
@@ -957,8 +955,7 @@ class MatMulEmitter {
     llvm::IRBuilder<>& b = ec_.b;
     // A GEP without inbounds: the address may lie past the buffer (prefetches never fault).
     llvm::Value* p = b.CreateGEP(ec_.F32(), block, b.CreateAdd(at, ec_.I64Const(ahead)));
-    b.CreateIntrinsic(llvm::Intrinsic::prefetch, {p->getType()},
-                      {p, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+    EmitPrefetch(b, p, 3);
   }
 
   // An array of `n` values of `type` in the entry block.

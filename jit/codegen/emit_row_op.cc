@@ -182,8 +182,7 @@ class RowOpEmitter {
       for (int off = 0; off < width; off += 16) {  // one prefetch per 64-byte line
         llvm::Value* p =
             b.CreateGEP(ec_.F32(), ec_.Buffer(a.buffer), b.CreateAdd(index, ec_.I64Const(off)));
-        b.CreateIntrinsic(llvm::Intrinsic::prefetch, {p->getType()},
-                          {p, b.getInt32(0), b.getInt32(2), b.getInt32(1)});
+        EmitPrefetch(b, p, 2);
       }
     }
   }

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "jit/passes/graph_rewrite.h"
 #include "ops/lowering.h"
 
 namespace pto::jit {
@@ -98,7 +99,10 @@ std::optional<std::vector<SymExpr>> ReshapeStrides(const Shape& shape,
 class Builder {
  public:
   Builder(const ir::Graph& graph, const FusionGroups& groups)
-      : g_(graph), groups_(groups), node_buffer_(graph.nodes.size(), -1) {
+      : g_(graph),
+        groups_(groups),
+        consumers_(Consumers(graph)),
+        node_buffer_(graph.nodes.size(), -1) {
     tiles_.symbols = graph.symbols;
   }
 
@@ -173,11 +177,11 @@ class Builder {
   // one use is a reshape that needs the transposed values contiguous (attention's heads
   // merged back, [b, h, s, d] -> [b, s, h * d]): storing in that layout spares the copy.
   std::optional<View> MergedStoreView(int root);
-  std::vector<int> UsersOf(int node) const;  // nodes with `node` as an input, once per input
   absl::Status BuildConcat(int node, int buffer);
 
   const ir::Graph& g_;
   const FusionGroups& groups_;
+  const std::vector<std::vector<int>> consumers_;  // Consumers(g_)
   ir::TileGraph tiles_;
   std::vector<int> node_buffer_;  // buffer holding the node's values, contiguous
   std::map<int, int> copies_;     // node -> buffer of its materialized contiguous copy
@@ -364,29 +368,19 @@ absl::Status Builder::BuildElementwise(int node, const View& out, const std::str
   return absl::OkStatus();
 }
 
-std::vector<int> Builder::UsersOf(int node) const {
-  std::vector<int> users;
-  for (int u = 0; u < static_cast<int>(g_.nodes.size()); ++u) {
-    for (int in : g_.nodes[u].inputs) {
-      if (in == node) users.push_back(u);
-    }
-  }
-  return users;
-}
-
 std::optional<View> Builder::MergedStoreView(int root) {
   const ir::Node& mm = g_.nodes[root];
   if (g_.nodes[groups_.anchor[root]].op != OpKind::kMatMul ||
       std::find(g_.outputs.begin(), g_.outputs.end(), root) != g_.outputs.end()) {
     return std::nullopt;
   }
-  const std::vector<int> users = UsersOf(root);
+  const std::vector<int>& users = consumers_[root];
   if (users.size() != 1 || g_.nodes[users[0]].op != OpKind::kTranspose ||
       groups_.role[users[0]] != NodeRole::kView) {
     return std::nullopt;
   }
   const ir::Node& t = g_.nodes[users[0]];
-  const std::vector<int> next = UsersOf(users[0]);
+  const std::vector<int>& next = consumers_[users[0]];
   if (next.size() != 1 || g_.nodes[next[0]].op != OpKind::kReshape ||
       groups_.role[next[0]] != NodeRole::kView) {
     return std::nullopt;

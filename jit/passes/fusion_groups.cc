@@ -32,10 +32,7 @@ FusionGroups FormFusionGroups(const ir::Graph& graph) {
   std::vector<int> uses = CountUses(graph);
   std::vector<bool> is_output(n, false);
   for (int o : graph.outputs) is_output[o] = true;
-  std::vector<std::vector<int>> consumers(n);
-  for (int i = 0; i < n; ++i) {
-    for (int in : graph.nodes[i].inputs) consumers[in].push_back(i);
-  }
+  const std::vector<std::vector<int>> consumers = Consumers(graph);
 
   // Uses seen through transposes and slices (which recompute their input per use), and whether
   // some consumer, through such views, needs the value in memory (matmul operands and reshapes).

@@ -22,4 +22,12 @@ std::vector<int> CountUses(const ir::Graph& graph) {
   return uses;
 }
 
+std::vector<std::vector<int>> Consumers(const ir::Graph& graph) {
+  std::vector<std::vector<int>> consumers(graph.nodes.size());
+  for (int i = 0; i < static_cast<int>(graph.nodes.size()); ++i) {
+    for (int in : graph.nodes[i].inputs) consumers[in].push_back(i);
+  }
+  return consumers;
+}
+
 }  // namespace pto::jit

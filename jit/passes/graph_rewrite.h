@@ -15,6 +15,9 @@ void ApplyReplacements(ir::Graph& graph, const std::vector<int>& replacement);
 // Number of uses of each node: one per input slot that names it, plus one per graph output.
 std::vector<int> CountUses(const ir::Graph& graph);
 
+// Each node's consumers: one entry per input slot that names it (x * x lists its node twice).
+std::vector<std::vector<int>> Consumers(const ir::Graph& graph);
+
 }  // namespace pto::jit
 
 #endif  // PTO_JIT_PASSES_GRAPH_REWRITE_H_

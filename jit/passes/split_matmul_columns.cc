@@ -3,6 +3,8 @@
 #include <optional>
 #include <vector>
 
+#include "jit/passes/graph_rewrite.h"
+
 namespace pto::jit {
 namespace {
 
@@ -54,10 +56,7 @@ std::optional<Split> FindSplit(const ir::Graph& g, int m,
 
 void SplitMatMulColumns(ir::Graph& graph) {
   const int n = static_cast<int>(graph.nodes.size());
-  std::vector<std::vector<int>> consumers(n);
-  for (int i = 0; i < n; ++i) {
-    for (int in : graph.nodes[i].inputs) consumers[in].push_back(i);
-  }
+  const std::vector<std::vector<int>> consumers = Consumers(graph);
   std::vector<bool> is_output(n, false);
   for (int o : graph.outputs) is_output[o] = true;
   // The split that each slice node belongs to.
