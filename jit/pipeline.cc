@@ -53,7 +53,7 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
   p.tiles = *std::move(tiles);
   LogStage(options, "build_tile_graph", p.tiles.ToString());
   // Level 3: block schedule.
-  ScheduleBlocks(p.tiles, *options.device);
+  ScheduleBlocks(p.tiles, *options.device, options.constant_inputs);
   PrepackConstantWeights(p.tiles, options.constant_inputs, options.device->f32_lanes());
   ReadShortRowsOfBInPlace(p.tiles);
   LogStage(options, "prepack_constant_weights", p.tiles.ToString());

@@ -6,6 +6,14 @@
 
 namespace pto::jit {
 
+bool ReadsConstantInput(const ir::TileGraph& tiles, const ir::KernelCall& call, int access,
+                        const std::vector<bool>& constant_inputs) {
+  if (access < 0) return false;
+  const ir::Buffer& input = tiles.buffers[call.buffers[call.kernel.accesses[access].buffer]];
+  return input.kind == ir::BufferKind::kInput && input.index >= 0 &&
+         input.index < static_cast<int>(constant_inputs.size()) && constant_inputs[input.index];
+}
+
 void PrepackConstantWeights(ir::TileGraph& tiles, const std::vector<bool>& constant_inputs,
                             int lanes) {
   int packed_buffers = 0;
@@ -17,13 +25,10 @@ void PrepackConstantWeights(ir::TileGraph& tiles, const std::vector<bool>& const
       continue;
     }
     const ir::Access& b = k.accesses[k.b];
-    const int source = call.buffers[b.buffer];
-    const ir::Buffer& input = tiles.buffers[source];
-    if (input.kind != ir::BufferKind::kInput || input.index < 0 ||
-        input.index >= static_cast<int>(constant_inputs.size()) || !constant_inputs[input.index] ||
-        b.dtype != ir::DType::kF32) {
+    if (!ReadsConstantInput(tiles, call, k.b, constant_inputs) || b.dtype != ir::DType::kF32) {
       continue;
     }
+    const ir::Buffer& input = tiles.buffers[call.buffers[b.buffer]];
     const int rank = static_cast<int>(k.domain.size());
     // Strides: one per domain dim, then K. B must not move with the batch dims or M.
     bool plain = static_cast<int>(b.strides.size()) == rank + 1 && b.offset.IsConstant() &&

@@ -12,6 +12,10 @@
 
 namespace pto::jit {
 
+// Whether `call`'s access `access` reads an input declared constant.
+bool ReadsConstantInput(const ir::TileGraph& tiles, const ir::KernelCall& call, int access,
+                        const std::vector<bool>& constant_inputs);
+
 // `constant_inputs[i]`: input i is constant. `lanes`: the target's f32 lanes (for a config
 // with vector_width 0).
 void PrepackConstantWeights(ir::TileGraph& tiles, const std::vector<bool>& constant_inputs,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "jit/passes/prepack_constant_weights.h"
+
 namespace pto::jit {
 
 namespace {
@@ -28,6 +30,20 @@ constexpr int64_t kRowTaskRows = 384;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Vectors of columns of the 8-row few-rows tile (32 registers) over a constant B (prepacked;
+// B packed per call keeps 8 x 3: 1.21-1.26x 8 x 2 at M = 8 and 1.07x at M = 16, as the packing
+// dominates). 8 x 3 loads fewer B vectors
+// per FMA, which pays once B is reused by 3 or more row blocks (M >= 24: 1.02-1.03x 8 x 2 at
+// M = 32 over 768 x 768 and 768 x 3072) and only when its blocks cover N: columns past the
+// last full block read B in place, a cache line per K row (N = 4096 is 85 blocks of 48 and 16
+// columns). Interleaved sweeps, 2 threads, Xeon with 2 MiB L2, constant weights, 8 x 2
+// against 8 x 3: M = 8 1.00-1.16x (8x4096x4096 1.21x with whole K), M = 16 1.06x (768 x 3072)
+// and 1.38x (4096 x 4096), 32x4096x4096 1.02x.
+int EightRowVectors(int64_t m, const ir::SymExpr& n, int lanes) {
+  if (m < 24) return 2;
+  return !n.IsConstant() || n.constant() % (int64_t{3} * lanes) == 0 ? 3 : 2;
+}
+
 // A Function output of at least this many times the private caches (L2 x cores) is written
 // with streaming stores. The reported L3 is not a measure: a VM reports the host's whole L3
 // (300 MiB on this 2-core guest).
@@ -48,7 +64,8 @@ bool StreamsOutput(const ir::TileGraph& tiles, const ir::KernelCall& call,
 
 }  // namespace
 
-void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
+void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device,
+                    const std::vector<bool>& constant_inputs) {
   const int lanes = device.f32_lanes();
   for (ir::KernelCall& call : tiles.calls) {
     ir::Kernel& k = call.kernel;
@@ -82,8 +99,8 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         // a 6-row tile would leave most rows to the single-row tail (config sweeps of 8x768x768
         // and 32x768x3072 with B stored [N, K]: 1.5-1.7x the 6 x 2 tile).
         // With 32 registers (AVX-512; config sweeps on Emerald Rapids, 2 threads, interleaved
-        // with the previous default): the few-rows tile is 8 x 3 when M is a multiple of 8
-        // (28 registers, 11 loads per 24 FMAs; 1.11-1.28x the 4 x 4 tile at M = 8 and
+        // with the previous default): the few-rows tile has 8 rows when M is a multiple of 8
+        // (8 x 3 or 8 x 2: EightRowVectors; 8 x 3 ran 1.11-1.28x the 4 x 4 tile at M = 8 and
         // 1.03-1.09x at M = 32 with constant weights in cache, equal with 4096^2 weights), else
         // 4 x 4 (21 registers; 1.2-1.5x the 2 x 4 tile at M = 8 and 32); other matmuls over 4
         // vectors of columns take 6 x 4 (29 registers: 10 loads per 24 FMAs instead of 10 per
@@ -97,8 +114,9 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         const ir::SymExpr& n = k.domain.back();
         const bool wide = !n.IsConstant() || n.constant() >= int64_t{8} * lanes;
         const bool few_rows = m.IsConstant() && m.constant() <= kFewRows;
+        const bool constant_b = ReadsConstantInput(tiles, call, k.b, constant_inputs);
         if (few_rows && wide && wide_regs && m.constant() % 8 == 0) {
-          c.nr_vectors = 3;
+          c.nr_vectors = constant_b ? EightRowVectors(m.constant(), n, lanes) : 3;
           c.mr = 8;
         } else if (few_rows && wide) {
           c.nr_vectors = std::min(4, (regs - 1) / 3);
@@ -131,6 +149,15 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device) {
         const bool long_rows = k.domain.size() == 2 && many_cols;
         const bool whole_rows = long_rows && m.IsConstant() && m.constant() <= kWholeRows;
         c.kc = wide_regs && long_rows ? 512 : 256;
+        // One row block (M <= mr) reads B once: K blocks would only send the partial sums
+        // through the output and restart B's stream (interleaved sweeps, 2 threads, Xeon with
+        // 2 MiB L2, constant weights, kc 0 against 512: 8x4096x4096 1.09x, 4x4096x4096 1.08x,
+        // 4x768x3072 1.10x, M of 4 and 8 over 768 x 768 and 3072 x 768 1.00-1.02x; 1 thread
+        // 8x4096x4096 1.32x). The panel must still hold K rows of a block.
+        if (constant_b && few_rows && m.constant() <= c.mr && k.k.IsConstant() &&
+            k.k.constant() * ir::MatMulColumnBlock(c, lanes) * 4 <= c.panel_bytes) {
+          c.kc = 0;
+        }
         if (whole_rows) {
           c.tile_rows = std::max<int64_t>(1, m.constant());
         } else if (long_rows) {

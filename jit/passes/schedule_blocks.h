@@ -4,12 +4,16 @@
 #ifndef PTO_JIT_PASSES_SCHEDULE_BLOCKS_H_
 #define PTO_JIT_PASSES_SCHEDULE_BLOCKS_H_
 
+#include <vector>
+
 #include "device/device_info.h"
 #include "jit/ir/tile_graph.h"
 
 namespace pto::jit {
 
-void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device);
+// `constant_inputs[i]`: input i is constant (its matmuls' B will be read prepacked).
+void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device,
+                    const std::vector<bool>& constant_inputs);
 
 }  // namespace pto::jit
 

@@ -324,16 +324,25 @@ TEST(KernelSpace, MatMulDefaultsForFewRowsAndLargeWeights) {
     int64_t m, k, n;
     int blocks_per_task;
     int64_t prefetch_b;
+    int nr_vectors;
+    int64_t kc;
   };
+  // 8 x 3 needs M >= 24 and N a multiple of 48; one row block (M <= mr) takes K whole while
+  // K rows of a column block fit the panel (512 KiB here: not 16384 x 32 floats).
   for (const Expect& e :
-       {Expect{32, 768, 768, 1, 4096}, Expect{16, 768, 3072, 1, 4096}, Expect{8, 768, 768, 2, 4096},
-        Expect{512, 768, 3072, 2, 4096}, Expect{32, 128, 512, 1, 0}, Expect{8, 256, 256, 2, 0}}) {
+       {Expect{32, 768, 768, 1, 4096, 3, 512}, Expect{16, 768, 3072, 1, 4096, 2, 512},
+        Expect{8, 768, 768, 2, 4096, 2, 0}, Expect{512, 768, 3072, 2, 4096, 4, 512},
+        Expect{32, 128, 512, 1, 0, 2, 512}, Expect{8, 256, 256, 2, 0, 2, 0},
+        Expect{32, 4096, 4096, 1, 4096, 2, 512}, Expect{8, 4096, 4096, 2, 4096, 2, 0},
+        Expect{8, 16384, 256, 2, 4096, 2, 512}, Expect{4, 768, 3072, 2, 4096, 4, 0}}) {
     const Case c = LinearCase(e.m, e.k, e.n);
     SCOPED_TRACE(c.name);
     const ir::Kernel kernel = KernelOf(c, avx512);
     ASSERT_GE(kernel.b_packed, 0) << "a constant B is read prepacked";
+    EXPECT_EQ(kernel.config.nr_vectors, e.nr_vectors);
     EXPECT_EQ(kernel.config.tile_cols, e.blocks_per_task * kernel.config.nr_vectors * 16);
     EXPECT_EQ(kernel.config.prefetch_b, e.prefetch_b);
+    EXPECT_EQ(kernel.config.kc, e.kc);
   }
 }
 
