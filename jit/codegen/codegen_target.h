@@ -31,7 +31,9 @@ namespace pto::jit {
 // 16: softmax rows of 5 to 8 vectors take the next row's max beside this row's exps.
 // 17: tiles of 2 to 4 row blocks prefetch ahead of their loads as well as the next K block.
 // 18: K blocks of 64 to 256 floats prefetch the next row block's A rows.
-inline constexpr int kCodegenRevision = 18;
+// 19: TileConfig::prefetch_inputs (elementwise inputs prefetched into the L2 ahead of loads);
+//     softmax keeping exp prefetches the next row in its exp pass (was: the final pass).
+inline constexpr int kCodegenRevision = 19;
 
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";

@@ -1,5 +1,7 @@
 #include "jit/codegen/emit_access.h"
 
+#include <algorithm>
+
 namespace pto::jit {
 
 std::optional<int64_t> ConstantValue(llvm::Value* v) {
@@ -33,6 +35,33 @@ llvm::Value* AccessEmitter::Index(int access, std::span<llvm::Value* const> idx)
     index = b.CreateAdd(index, term);
   }
   return index;
+}
+
+std::vector<int> AccessEmitter::StreamedLoads(std::span<const ir::ExprNode> program,
+                                              int vec_dim) const {
+  std::vector<int> streams;
+  for (const ir::ExprNode& n : program) {
+    if (n.op != ir::ExprOp::kLoad) continue;
+    if (std::find(streams.begin(), streams.end(), n.access) != streams.end()) continue;
+    if (ConstantValue(StrideOrZero(n.access, vec_dim)) != 1) continue;
+    bool same_every_row = vec_dim > 0;
+    for (int d = 0; d < vec_dim; ++d) {
+      same_every_row &= ConstantValue(StrideOrZero(n.access, d)) == 0;
+    }
+    if (!same_every_row) streams.push_back(n.access);
+  }
+  return streams;
+}
+
+void AccessEmitter::PrefetchAhead(int access, std::span<llvm::Value* const> idx, int width,
+                                  int64_t bytes) {
+  llvm::IRBuilder<>& b = ec_.b;
+  const int slot = ec_.kernel.accesses[access].buffer;
+  llvm::Value* index = b.CreateAdd(Index(access, idx), ec_.I64Const(bytes / 4));
+  for (int off = 0; off == 0 || off < width; off += 16) {  // 16 floats: a 64-byte line
+    EmitPrefetch(b, b.CreateGEP(ec_.F32(), ec_.Buffer(slot), b.CreateAdd(index, ec_.I64Const(off))),
+                 2);
+  }
 }
 
 llvm::Value* AccessEmitter::StrideOrZero(int access, int dim) const {

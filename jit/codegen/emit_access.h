@@ -40,6 +40,13 @@ class AccessEmitter {
   }
   // The stride of `access` along `dim` (an i64 value, constant when known).
   llvm::Value* Stride(int access, int dim) const { return strides_[access][dim]; }
+  // The accesses `program` loads along a unit stride in `vec_dim` whose elements change with
+  // the dims before it (not, say, a bias that every row reads again): the streams worth
+  // prefetching, each once.
+  std::vector<int> StreamedLoads(std::span<const ir::ExprNode> program, int vec_dim) const;
+  // Prefetches into the L2 the lines of `access` at [idx, idx + width) along vec_dim, moved
+  // `bytes` ahead: one prefetch per 64 bytes (at least one).
+  void PrefetchAhead(int access, std::span<llvm::Value* const> idx, int width, int64_t bytes);
 
  private:
   llvm::Value* Pointer(int access, llvm::Value* index);

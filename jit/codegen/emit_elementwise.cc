@@ -1,6 +1,7 @@
 // Elementwise kernels: grid {rows = prod(domain[0..rank-2]), cols = domain[rank-1]}; the body is
 // vectorized along the last dim (config.unroll vectors per iteration, then single vectors, then
-// one masked vector for the last elements).
+// one masked vector for the last elements). With config.prefetch_inputs, each vector body first
+// prefetches its streamed inputs that many bytes ahead.
 #include <vector>
 
 #include "jit/codegen/emit_expr.h"
@@ -23,11 +24,16 @@ absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access) {
   // Streaming stores: one store, unit stride along the vectorized dim.
   const bool streaming = k.config.streaming_stores && k.stores.size() == 1 &&
                          ConstantValue(access.Stride(k.stores[0].access, vec_dim)) == 1;
+  const std::vector<int> prefetched =
+      k.config.prefetch_inputs > 0 ? access.StreamedLoads(k.output, vec_dim) : std::vector<int>{};
   EmitForLoop(ec, ec.lo[0], ec.hi[0], [&](llvm::Value* row) {
     std::vector<llvm::Value*> idx = ec.Unflatten(row, row_dims);
     idx.resize(rank, nullptr);
     const SpanBody body = [&](llvm::Value* col, int width, int /*slot*/) {
       idx[vec_dim] = col;
+      if (width > 1) {
+        for (int a : prefetched) access.PrefetchAhead(a, idx, width, k.config.prefetch_inputs);
+      }
       auto load = [&](int a) { return access.Load(a, idx, vec_dim, width); };
       std::vector<llvm::Value*> v =
           EmitProgram(ec.b, k.output, roots, ec.VecType(width), load, nullptr);

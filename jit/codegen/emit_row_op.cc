@@ -4,9 +4,9 @@
 // evaluates `output` with kAcc = the normalized value. Softmax whose output program only stores
 // kAcc keeps exp(x - max) in the output during the sum pass and scales it in place after, so
 // exp runs once per element. Passes run config.unroll vectors per iteration as one wide vector
-// (EmitVectorSpan's fused form); the last pass prefetches the next row's inputs into the L2, so
-// that row's memory traffic overlaps this row's arithmetic (the row's later passes hit the
-// cache and would otherwise leave memory idle).
+// (EmitVectorSpan's fused form); the last pass (softmax keeping exp: its exp pass) prefetches the
+// next row's inputs into the L2, so that row's memory traffic overlaps this row's arithmetic
+// (the row's later passes hit the cache and would otherwise leave memory idle).
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -162,28 +162,9 @@ class RowOpEmitter {
   // with unit stride along the row, for columns [at, at + width).
   void PrefetchNextRow(llvm::Value* at, int width) {
     if (next_idx_.empty()) return;
-    llvm::IRBuilder<>& b = ec_.b;
-    std::vector<int> done;
-    for (const ir::ExprNode& n : k_.input) {
-      if (n.op != ir::ExprOp::kLoad) continue;
-      if (std::find(done.begin(), done.end(), n.access) != done.end()) continue;
-      done.push_back(n.access);
-      const ir::Access& a = k_.accesses[n.access];
-      if (a.strides.size() != static_cast<size_t>(rank_)) continue;
-      std::optional<int64_t> unit = ConstantValue(ec_.Sym(a.strides[rank_ - 1]));
-      if (unit != 1) continue;
-      bool same_every_row = true;  // e.g. layernorm's weight: nothing new to fetch
-      for (int d = 0; d + 1 < rank_; ++d) {
-        same_every_row &= ConstantValue(ec_.Sym(a.strides[d])) == 0;
-      }
-      if (same_every_row) continue;
-      next_idx_[rank_ - 1] = at;
-      llvm::Value* index = access_.Index(n.access, next_idx_);
-      for (int off = 0; off < width; off += 16) {  // one prefetch per 64-byte line
-        llvm::Value* p =
-            b.CreateGEP(ec_.F32(), ec_.Buffer(a.buffer), b.CreateAdd(index, ec_.I64Const(off)));
-        EmitPrefetch(b, p, 2);
-      }
+    next_idx_[rank_ - 1] = at;
+    for (int a : access_.StreamedLoads(k_.input, rank_ - 1)) {
+      access_.PrefetchAhead(a, next_idx_, width, /*bytes=*/0);
     }
   }
 
@@ -425,7 +406,10 @@ class RowOpEmitter {
         const bool keep = KeepsExp(k_);
         // exp(x - max) is kept in the output, or with streaming stores in the scratch row (so
         // the output is written once, by the final pass, without being read into the cache).
+        // The exp pass is the row's long one: the next row streams in during it (against the
+        // final pass: 4096x4096 1.07x at 2 threads, 1.09x at 1; Xeon, 2 MiB L2).
         auto keep_exp = [&](llvm::Value* at, int w, llvm::Value* e) {
+          if (w > 1) PrefetchNextRow(at, w);
           if (row_scratch_ == nullptr) {
             StoreOutput(at, w, e);
           } else {
@@ -443,7 +427,6 @@ class RowOpEmitter {
           llvm::Value* inv = b.CreateFDiv(one, s);
           const int out = k_.stores[0].access;
           FinalSpan([&](llvm::Value* at, int w, int) {
-            if (w > 1) PrefetchNextRow(at, w);
             idx_[rank_ - 1] = at;
             llvm::Value* e = row_scratch_ == nullptr
                                  ? access_.Load(out, idx_, rank_ - 1, w)

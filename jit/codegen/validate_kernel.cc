@@ -92,6 +92,10 @@ absl::Status ValidateKernel(const ir::Kernel& k) {
     return Invalid(k, absl::StrCat("config.prefetch_b ", c.prefetch_b, " not in [0, ",
                                    ir::TileConfig::kMaxPrefetchBytes, "]"));
   }
+  if (c.prefetch_inputs < 0 || c.prefetch_inputs > ir::TileConfig::kMaxPrefetchBytes) {
+    return Invalid(k, absl::StrCat("config.prefetch_inputs ", c.prefetch_inputs, " not in [0, ",
+                                   ir::TileConfig::kMaxPrefetchBytes, "]"));
+  }
   if (c.loop_order != ir::LoopOrder::kPanelsOuter &&
       c.loop_order != ir::LoopOrder::kRowBlocksOuter) {
     return Invalid(k, absl::StrCat("config.loop_order ", static_cast<int>(c.loop_order),

@@ -64,6 +64,21 @@ const char* ExprOpName(ExprOp op) {
 
 bool IsBinary(ExprOp op) { return op >= ExprOp::kAdd && op <= ExprOp::kMin; }
 
+bool IsTranscendental(ExprOp op) {
+  switch (op) {
+    case ExprOp::kExp:
+    case ExprOp::kLog:
+    case ExprOp::kTanh:
+    case ExprOp::kSigmoid:
+    case ExprOp::kGeluTanh:
+    case ExprOp::kGeluErf:
+    case ExprOp::kSilu:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::array<SymExpr, 2> KernelGrid(const Kernel& kernel) {
   const Shape& d = kernel.domain;
   const int rank = static_cast<int>(d.size());
@@ -179,7 +194,9 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
          std::to_string(c.kc) + " mc " + std::to_string(c.mc) + " order " +
          LoopOrderName(c.loop_order) +
          (c.prefetch_b > 0 ? " prefetch " + std::to_string(c.prefetch_b) : "") +
-         (c.streaming_stores ? " streaming" : "") + "\n";
+         (c.streaming_stores ? " streaming" : "") +
+         (c.prefetch_inputs > 0 ? " prefetch_inputs " + std::to_string(c.prefetch_inputs) : "") +
+         "\n";
   for (size_t i = 0; i < kernel.accesses.size(); ++i) {
     const Access& a = kernel.accesses[i];
     std::vector<SymExpr> strides(a.strides.begin(), a.strides.end());

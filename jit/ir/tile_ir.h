@@ -52,6 +52,8 @@ enum class ExprOp : uint8_t {
 };
 const char* ExprOpName(ExprOp op);
 bool IsBinary(ExprOp op);
+// exp, log, tanh, sigmoid, gelu and silu: polynomial approximations of tens of instructions.
+bool IsTranscendental(ExprOp op);
 
 struct ExprNode {
   ExprOp op = ExprOp::kConst;
@@ -113,6 +115,11 @@ struct TileConfig {
   // after a scalar peel to the vector's alignment, with an sfence at the end), for outputs
   // larger than the caches that nothing reads soon: no write-allocate read of each line.
   bool streaming_stores = false;
+  // Elementwise: each vector of an input streamed along the row (AccessEmitter::StreamedLoads)
+  // prefetches its line this many bytes ahead into the L2 (prefetcht1, one per 64 bytes), so
+  // memory keeps streaming while a long body (a transcendental) computes. 0: none. Row ops
+  // prefetch the next row whatever this says.
+  int64_t prefetch_inputs = 0;
 
   friend bool operator==(const TileConfig&, const TileConfig&) = default;
 };

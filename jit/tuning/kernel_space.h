@@ -50,7 +50,8 @@ namespace pto::jit {
 // Bump when parameters, candidates or rules change meaning.
 // 3: streaming_stores for elementwise and row ops; batched dot-form matmuls may pack B.
 // 4: prefetch_b for matmuls over a prepacked B.
-inline constexpr int kKernelSpaceVersion = 4;
+// 5: prefetch_inputs for elementwise kernels.
+inline constexpr int kKernelSpaceVersion = 5;
 
 // "elementwise", "reduce", "row_op", "matmul".
 const char* SpaceKind(ir::KernelKind kind);

@@ -1,6 +1,6 @@
-// Spaces of the vectorized-loop kinds (elementwise, reduce, row_op): vector width, unroll and
-// the plan's grain. Their codegen reads config.vector_width and config.unroll only; the plan
-// splits the grid by tile_rows and tile_cols.
+// Spaces of the vectorized-loop kinds (elementwise, reduce, row_op): vector width, unroll,
+// streaming stores, the elementwise prefetch distance and the plan's grain. The plan splits the
+// grid by tile_rows and tile_cols.
 #include <algorithm>
 #include <functional>
 #include <utility>
@@ -20,6 +20,8 @@ constexpr int64_t kWholeRowsMax = 1024;
 constexpr int64_t kColGrains[] = {1024, 2048, 4096, 8192, 16384, 32768, 65536};
 // A task split off a row does at least this many elements: launching one costs about 0.4 us.
 constexpr int64_t kMinTaskElements = 4096;
+// Elementwise inputs prefetched this many bytes ahead (TileConfig::prefetch_inputs); 0: none.
+constexpr int64_t kPrefetchInputs[] = {0, 4096, 16384};
 
 }  // namespace
 
@@ -34,12 +36,17 @@ tuner::SearchSpaceSpec LoopSpaceSpec(const KernelFacts& f, const device::DeviceI
   const std::vector<int64_t> streaming =
       f.kind != ir::KernelKind::kReduce && (f.wide || f.one_store) ? std::vector<int64_t>{0, 1}
                                                                    : std::vector<int64_t>{0};
+  std::vector<int64_t> prefetch = {0};
+  if (f.kind == ir::KernelKind::kElementwise) {
+    prefetch.assign(std::begin(kPrefetchInputs), std::end(kPrefetchInputs));
+  }
   if (f.wide) {
     spec.parameters.push_back({"tile_rows", {0}});
     if (has_cols) spec.parameters.push_back({"tile_cols", {0}});
     spec.parameters.push_back({"vector_width", widths});
     spec.parameters.push_back({"unroll", unroll});
     spec.parameters.push_back({"streaming_stores", streaming});
+    spec.parameters.push_back({"prefetch_inputs", prefetch});
     return spec;
   }
   std::optional<int64_t> whole_rows;
@@ -56,6 +63,8 @@ tuner::SearchSpaceSpec LoopSpaceSpec(const KernelFacts& f, const device::DeviceI
   spec.parameters.push_back({"vector_width", SortedUnique(widths)});
   spec.parameters.push_back({"unroll", SortedUnique(unroll)});
   spec.parameters.push_back({"streaming_stores", streaming});
+  if (f.kind == ir::KernelKind::kElementwise) prefetch.push_back(cur.prefetch_inputs);
+  spec.parameters.push_back({"prefetch_inputs", SortedUnique(prefetch)});
   spec.default_config = ConfigFromFields(spec.parameters, cur);
 
   const std::optional<int64_t> rows = f.rows, cols = f.cols, step = f.step;

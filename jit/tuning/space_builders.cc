@@ -33,6 +33,8 @@ constexpr TileConfigField kFields[] = {
      [](ir::TileConfig& c, int64_t v) { c.prefetch_b = v; }},
     {"loop_order", [](const ir::TileConfig& c) { return int64_t{static_cast<int>(c.loop_order)}; },
      [](ir::TileConfig& c, int64_t v) { c.loop_order = static_cast<ir::LoopOrder>(v); }},
+    {"prefetch_inputs", [](const ir::TileConfig& c) { return c.prefetch_inputs; },
+     [](ir::TileConfig& c, int64_t v) { c.prefetch_inputs = v; }},
     {"streaming_stores",
      [](const ir::TileConfig& c) { return int64_t{c.streaming_stores ? 1 : 0}; },
      [](ir::TileConfig& c, int64_t v) { c.streaming_stores = v != 0; }},

@@ -99,7 +99,7 @@ class CacheCli : public ::testing::Test {
 
 // A config of every elementwise kernel's space (jit/tuning/kernel_space.h) on any machine.
 constexpr char kElementwiseConfig[] =
-    "tile_rows=4,tile_cols=16384,vector_width=4,unroll=2,streaming_stores=0";
+    "tile_rows=4,tile_cols=16384,vector_width=4,unroll=2,streaming_stores=0,prefetch_inputs=0";
 
 // A tuning record of `kind`'s search space at this pto's version (jit/tuning/kernel_space.h).
 proto::TuningRecord Tuning(const std::string& group, const std::string& kind,
@@ -287,7 +287,7 @@ TEST_F(CacheCli, ImportRejectsTuningOutsideItsSpaceWithTheReason) {
     std::unique_ptr<cache::CacheStore> store = OpenStore(cache);
     ASSERT_TRUE(store->PutTuning(Tuning("ok", "elementwise", kElementwiseConfig)).ok());
     const std::string odd =
-        "tile_rows=4,tile_cols=16384,vector_width=4,unroll=3,streaming_stores=0";
+        "tile_rows=4,tile_cols=16384,vector_width=4,unroll=3,streaming_stores=0,prefetch_inputs=0";
     ASSERT_TRUE(store->PutTuning(Tuning("odd", "elementwise", odd)).ok());
     ASSERT_TRUE(store->PutTuning(Tuning("what", "convolution", "tile_rows=4")).ok());
     // mr=8 x nr_vectors=4: 8*4 + 4 + 1 vector registers, more than any x86 CPU has.

@@ -400,5 +400,49 @@ TEST(ElementwiseTest, StreamingStoresAtEveryAlignment) {
   }
 }
 
+// prefetch_inputs: every vector of x (a stream along the rows) prefetches its line that far
+// ahead into the L2 (prefetcht1); y (stride 0 along the row) and b (the same for every row) are
+// in cache already and are not prefetched, so a second streamed input doubles the count.
+// Results are the same with and without, on every tile split.
+TEST(ElementwiseTest, PrefetchInputsOnlyTheStreamedOnes) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    SCOPED_TRACE(device::IsaName(isa));
+    ir::Kernel k = BroadcastKernel(SymExpr::Symbol(0), SymExpr::Symbol(1),
+                                   std::string("ew_prefetch_") + device::IsaName(isa));
+    ir::Kernel none = k;
+    none.name += "_none";
+    k.config.prefetch_inputs = 4096;
+    ir::Kernel two = k;
+    two.name += "_two";
+    two.accesses[2].strides = {SymExpr::Symbol(1), 1};  // b a whole matrix too
+    const size_t one_stream = CountOf(KernelAssembly(k, TargetFor(isa)), "prefetcht1");
+    EXPECT_GT(one_stream, 0u);
+    EXPECT_EQ(CountOf(KernelAssembly(two, TargetFor(isa)), "prefetcht1"), 2 * one_stream);
+    EXPECT_EQ(CountOf(KernelAssembly(none, TargetFor(isa)), "prefetcht1"), 0u);
+    EXPECT_EQ(CountOf(KernelAssembly(none, TargetFor(isa)), "prefetcht"), 0u);
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (int64_t rows : {1, 5}) {
+      for (int64_t cols : {3, 17, 100, 257}) {
+        CheckBroadcast(c->entry, rows, cols, {rows, cols}, 0, 0);
+        CheckBroadcast(c->entry, rows, cols, {rows, cols}, 2, 48);
+      }
+    }
+  }
+}
+
+TEST(ElementwiseTest, PrefetchDistanceOutOfRangeIsInvalid) {
+  for (int64_t bytes : {int64_t{-1}, ir::TileConfig::kMaxPrefetchBytes + 1}) {
+    ir::Kernel k = BroadcastKernel(4, 4, "ew_bad_prefetch");
+    k.config.prefetch_inputs = bytes;
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
+    ASSERT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(c.status().message().find("config.prefetch_inputs " + std::to_string(bytes) +
+                                        " not in [0, 1048576]"),
+              std::string::npos)
+        << c.status();
+  }
+}
+
 }  // namespace
 }  // namespace pto::jit::testing

@@ -64,6 +64,14 @@ OrcEngine& EngineFor(device::Isa isa) {
   return *e;
 }
 
+size_t CountOf(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
 std::string KernelAssembly(const ir::Kernel& kernel, const CodegenTarget& target) {
   llvm::LLVMContext context;
   absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(kernel, target, context);

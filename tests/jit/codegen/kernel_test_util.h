@@ -48,6 +48,8 @@ absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel
 OrcEngine& EngineFor(device::Isa isa);
 // Assembly text of `kernel` for `target`.
 std::string KernelAssembly(const ir::Kernel& kernel, const CodegenTarget& target);
+// Occurrences of `what` in `text` (instructions in an assembly listing).
+size_t CountOf(const std::string& text, const std::string& what);
 // Textual LLVM IR of `kernel` as emitted (before optimization).
 std::string KernelIr(const ir::Kernel& kernel, const CodegenTarget& target);
 

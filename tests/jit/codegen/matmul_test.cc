@@ -24,14 +24,6 @@ ir::TileConfig SixRowConfig(int nr_vectors, int64_t panel_bytes, int unroll) {
   return config;
 }
 
-size_t CountOf(const std::string& text, const std::string& what) {
-  size_t count = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
-    ++count;
-  }
-  return count;
-}
-
 TEST(MatMulTest, ShapesTilesAndMicroKernels) {
   const std::vector<MatMulCase> cases = {{1, 1, 1, 1},     {1, 3, 17, 5}, {1, 17, 33, 9},
                                          {1, 33, 100, 17}, {1, 4, 16, 1}, {2, 5, 19, 7},

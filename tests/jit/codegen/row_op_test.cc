@@ -321,5 +321,28 @@ TEST(RowOpTest, StreamingStoresAtEveryAlignment) {
   }
 }
 
+// Each row prefetches the next row of its streamed input into the L2 (prefetcht1): softmax
+// keeping exp in its exp pass, layernorm in its final pass. An input every row reads the same
+// (row stride 0) is in cache already and is not prefetched.
+TEST(RowOpTest, NextRowPrefetchedFromTheStreamedInputOnly) {
+  for (auto [op, name] : {std::pair{ir::RowOpKind::kSoftmax, "softmax"},
+                          std::pair{ir::RowOpKind::kLayerNorm, "ln"}}) {
+    for (const bool same_every_row : {false, true}) {
+      ir::Kernel k = RowKernel(op, 4, absl::StrCat("row_prefetch_", name, same_every_row));
+      MakeRowLengthStatic(k, 4096);
+      if (op == ir::RowOpKind::kSoftmax) {  // out = acc: the exp row is kept
+        Program p;
+        const int v = p.Acc();
+        k.output = p.nodes();
+        k.stores = {{3, v}};
+      }
+      k.config.streaming_stores = true;
+      if (same_every_row) k.accesses[0].strides = {0, 0, 1};
+      const std::string assembly = KernelAssembly(k, TargetFor(Isa::kAvx512));
+      EXPECT_EQ(CountOf(assembly, "prefetcht1") > 0, !same_every_row) << k.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pto::jit::testing

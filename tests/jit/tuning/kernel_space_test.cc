@@ -346,6 +346,27 @@ TEST(KernelSpace, MatMulDefaultsForFewRowsAndLargeWeights) {
   }
 }
 
+// Elementwise kernels with a transcendental prefetch their inputs 4096 bytes ahead by default;
+// the distance is a parameter of elementwise spaces only (row ops prefetch the next row always).
+TEST(KernelSpace, ElementwisePrefetchDefaultsAndCandidates) {
+  const device::DeviceInfo avx512 = Avx512Device();
+  const std::vector<Case> cases = Cases();
+  for (const Case& c : cases) {
+    if (c.kind != ir::KernelKind::kElementwise && c.kind != ir::KernelKind::kRowOp) continue;
+    SCOPED_TRACE(c.name);
+    const ir::Kernel kernel = KernelOf(c, avx512);
+    const bool gelu = c.name == "elementwise batch x1000";
+    EXPECT_EQ(kernel.config.prefetch_inputs, gelu ? 4096 : 0);
+    absl::StatusOr<tuner::SearchSpace> space = KernelSearchSpace(kernel, avx512);
+    ASSERT_TRUE(space.ok()) << space.status();
+    if (c.kind == ir::KernelKind::kRowOp) {
+      EXPECT_THAT(Candidates(*space, "prefetch_inputs"), ::testing::ElementsAre(0));
+    } else {
+      EXPECT_THAT(Candidates(*space, "prefetch_inputs"), ::testing::ElementsAre(0, 4096, 16384));
+    }
+  }
+}
+
 // prefetch_b's distance serves only tasks of at most 4 row blocks; a task of more prefetches
 // the next K block only, so the space keeps one nonzero value for it.
 TEST(KernelSpace, ManyRowBlocksKeepOnePrefetchDistance) {
@@ -529,9 +550,10 @@ TEST(KernelSpace, ValidateRejectsWithReasons) {
   };
   EXPECT_TRUE(ValidateSpaceConfig("matmul", kKernelSpaceVersion, matmul("4", "2"), host).ok());
   // Any grain: they come from a kernel's extents.
-  EXPECT_TRUE(ValidateSpaceConfig(
-                  "elementwise", kKernelSpaceVersion,
-                  "tile_rows=4097,tile_cols=12345,vector_width=4,unroll=2,streaming_stores=1", host)
+  EXPECT_TRUE(ValidateSpaceConfig("elementwise", kKernelSpaceVersion,
+                                  "tile_rows=4097,tile_cols=12345,vector_width=4,unroll=2,"
+                                  "streaming_stores=1,prefetch_inputs=4096",
+                                  host)
                   .ok());
 
   absl::Status s = ValidateSpaceConfig("matmul", kKernelSpaceVersion, matmul("12", "6"), host);
