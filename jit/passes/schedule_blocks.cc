@@ -43,6 +43,21 @@ bool HasTranscendental(const std::vector<ir::ExprNode>& program) {
                      [](const ir::ExprNode& n) { return ir::IsTranscendental(n.op); });
 }
 
+// Whether a matmul whose rows are the split (few columns: see ScheduleBlocks) takes one task
+// per core over all of N. Each task packs its own panels of B, so every row task copies B once
+// more and every column task reads A once more: with K >= kWholeColumnsMinK, B not prepacked
+// and unbatched, one task per core over all columns beat 2 per core over 2 column blocks each
+// (Xeon with 2 MiB L2, 2 threads, interleaved sweeps: 256^3 1.15x, 256x2048x256 1.16x,
+// 256x768x256 1.13x, 512x256x256 1.09x, 256x512x384 1.09x, 300^3 1.08x, 1024x128x256 1.06x,
+// 768x256x256 1.04x; 1 thread 0.98-1.01x). K = 64 packs little and keeps the column split
+// (384x64x384 0.95x with all of N).
+constexpr int64_t kWholeColumnsMinK = 128;
+bool OneTaskPerCore(const ir::Kernel& k, bool constant_b) {
+  const ir::SymExpr& n = k.domain.back();
+  return !constant_b && k.config.pack_b && k.domain.size() == 2 && n.IsConstant() &&
+         k.k.IsConstant() && k.k.constant() >= kWholeColumnsMinK;
+}
+
 // Vectors of columns of the 8-row few-rows tile (32 registers) over a constant B (prepacked;
 // B packed per call keeps 8 x 3: 1.21-1.26x 8 x 2 at M = 8 and 1.07x at M = 16, as the packing
 // dominates). 8 x 3 loads fewer B vectors
@@ -190,6 +205,10 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device,
           if (rows.IsConstant()) {
             const int64_t r = std::max<int64_t>(1, rows.constant());
             int64_t tasks = std::max(cores, std::min(2 * cores, r / (8 * mr)));
+            if (OneTaskPerCore(k, constant_b)) {
+              c.tile_cols = n.constant();
+              tasks = cores;
+            }
             tasks = std::max(tasks, CeilDiv(r, kRowTaskRows));
             tasks = CeilDiv(tasks, cores) * cores;
             c.tile_rows = CeilDiv(CeilDiv(r, tasks), mr) * mr;

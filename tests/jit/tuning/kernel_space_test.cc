@@ -346,6 +346,30 @@ TEST(KernelSpace, MatMulDefaultsForFewRowsAndLargeWeights) {
   }
 }
 
+// A matmul whose rows are the split packs B per task: with K >= 128 and B not prepacked, one
+// task per core (16 here) over all of N; K = 64 and a constant B keep two column blocks.
+TEST(KernelSpace, MatMulRowSplitTakesAllColumnsWhenBIsPackedPerTask) {
+  const device::DeviceInfo avx512 = Avx512Device();
+  struct Expect {
+    int64_t m, k, n;
+    bool constant_b;
+    int64_t tile_rows, tile_cols;
+  };
+  for (const Expect& e :
+       {Expect{256, 256, 256, false, 18, 256}, Expect{300, 128, 300, false, 24, 300},
+        Expect{384, 64, 384, false, 24, 128}, Expect{256, 256, 256, true, 18, 128}}) {
+    const Case c{absl::StrCat("matmul ", e.m, "x", e.k, "x", e.n, e.constant_b ? " constant" : ""),
+                 kMatMul,
+                 {{e.m, e.k}, {e.k, e.n}},
+                 {false, e.constant_b},
+                 ir::KernelKind::kMatMul};
+    SCOPED_TRACE(c.name);
+    const ir::Kernel kernel = KernelOf(c, avx512);
+    EXPECT_EQ(kernel.config.tile_cols, e.tile_cols);
+    EXPECT_EQ(kernel.config.tile_rows, e.tile_rows);
+  }
+}
+
 // Elementwise kernels with a transcendental prefetch their inputs 4096 bytes ahead by default;
 // the distance is a parameter of elementwise spaces only (row ops prefetch the next row always).
 TEST(KernelSpace, ElementwisePrefetchDefaultsAndCandidates) {
