@@ -370,6 +370,34 @@ TEST(KernelSpace, MatMulRowSplitTakesAllColumnsWhenBIsPackedPerTask) {
   }
 }
 
+// Unbatched matmuls, and batched ones whose entries share B (x [batch, seq, d] times a weight),
+// take K blocks of 512 on 32 registers, and over a constant B of at least 512 rows in all
+// (batch x M) row tasks of 16 row blocks; batch entries with a B of their own keep 256.
+TEST(KernelSpace, MatMulKBlocksAndRowTasksOfSharedB) {
+  const device::DeviceInfo avx512 = Avx512Device();
+  struct Expect {
+    std::string name;
+    std::vector<std::vector<int64_t>> shapes;
+    bool constant_b;
+    int64_t kc, tile_rows;
+  };
+  const Expect cases[] = {
+      {"few columns, constant", {{2048, 512}, {512, 128}}, true, 512, 66},
+      {"many columns, constant", {{2048, 128}, {128, 512}}, true, 512, 96},
+      {"constant, 128 rows", {{128, 768}, {768, 768}}, true, 512, 128},
+      {"shared by the batch, constant", {{16, 128, 128}, {128, 512}}, true, 512, 96},
+      {"shared by the batch", {{16, 128, 128}, {128, 512}}, false, 512, 384},
+      {"a B per batch entry", {{16, 128, 128}, {16, 128, 512}}, false, 256, 66},
+  };
+  for (const Expect& e : cases) {
+    SCOPED_TRACE(e.name);
+    const ir::Kernel kernel = KernelOf(
+        {e.name, kMatMul, e.shapes, {false, e.constant_b}, ir::KernelKind::kMatMul}, avx512);
+    EXPECT_EQ(kernel.config.kc, e.kc);
+    EXPECT_EQ(kernel.config.tile_rows, e.tile_rows);
+  }
+}
+
 // Elementwise kernels with a transcendental prefetch their inputs 4096 bytes ahead by default;
 // the distance is a parameter of elementwise spaces only (row ops prefetch the next row always).
 TEST(KernelSpace, ElementwisePrefetchDefaultsAndCandidates) {
