@@ -8,7 +8,6 @@
 // next row's inputs into the L2, so that row's memory traffic overlaps this row's arithmetic
 // (the row's later passes hit the cache and would otherwise leave memory idle).
 #include <algorithm>
-#include <optional>
 #include <vector>
 
 #include "jit/codegen/emit_access.h"

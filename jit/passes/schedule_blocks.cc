@@ -23,8 +23,8 @@ constexpr int64_t kColumnGrain = 1 << 14;
 // add up. Xeon (2 MiB L2), 2 threads, against none: gelu 4096x4096 (streaming stores) 1.25-1.33x,
 // bias+gelu+residual 1.15-1.26x, gelu 1024x1024 from memory 1.07-1.13x and in cache 1.04x;
 // 4096 to 16384 bytes ahead within 2%, 1024 and 2048 0.91-0.93x of 4096, prefetcht0 0.83x of
-// prefetcht1. A plain add pays the prefetches in cache
-// (64x1024: 0.80x) and gains nothing from memory (4096x4096 0.98x, 1024x1024 1.04x).
+// prefetcht1. A plain add pays the prefetches in cache (64x1024: 0.80x) and gains nothing from
+// memory (4096x4096 0.98x, 1024x1024 1.04x).
 constexpr int64_t kPrefetchInputBytes = 4096;
 // A matmul with at most this many rows (static M) gets the few-rows micro-tile.
 constexpr int64_t kFewRows = 48;
@@ -52,15 +52,6 @@ bool HasTranscendental(const std::vector<ir::ExprNode>& program) {
                      [](const ir::ExprNode& n) { return ir::IsTranscendental(n.op); });
 }
 
-// Whether a matmul whose rows are the split (few columns: see ScheduleBlocks) takes one task
-// per core over all of N. Each task packs its own panels of B, so every row task copies B once
-// more and every column task reads A once more: with K >= kWholeColumnsMinK, B not prepacked
-// and unbatched, one task per core over all columns beat 2 per core over 2 column blocks each
-// (Xeon with 2 MiB L2, 2 threads, interleaved sweeps: 256^3 1.15x, 256x2048x256 1.16x,
-// 256x768x256 1.13x, 512x256x256 1.09x, 256x512x384 1.09x, 300^3 1.08x, 1024x128x256 1.06x,
-// 768x256x256 1.04x; 1 thread 0.98-1.01x). K = 64 packs little and keeps the column split
-// (384x64x384 0.95x with all of N).
-constexpr int64_t kWholeColumnsMinK = 128;
 // Whether every batch entry of a matmul reads the same B (its batch strides are 0).
 bool SharedB(const ir::Kernel& k) {
   if (k.b < 0) return false;
@@ -73,6 +64,15 @@ bool SharedB(const ir::Kernel& k) {
   return true;
 }
 
+// Whether a matmul whose rows are the split (few columns: see ScheduleBlocks) takes one task
+// per core over all of N. Each task packs its own panels of B, so every row task copies B once
+// more and every column task reads A once more: with K >= kWholeColumnsMinK, B not prepacked
+// and unbatched, one task per core over all columns beat 2 per core over 2 column blocks each
+// (Xeon with 2 MiB L2, 2 threads, interleaved sweeps: 256^3 1.15x, 256x2048x256 1.16x,
+// 256x768x256 1.13x, 512x256x256 1.09x, 256x512x384 1.09x, 300^3 1.08x, 1024x128x256 1.06x,
+// 768x256x256 1.04x; 1 thread 0.98-1.01x). K = 64 packs little and keeps the column split
+// (384x64x384 0.95x with all of N).
+constexpr int64_t kWholeColumnsMinK = 128;
 bool OneTaskPerCore(const ir::Kernel& k, bool constant_b) {
   const ir::SymExpr& n = k.domain.back();
   return !constant_b && k.config.pack_b && k.domain.size() == 2 && n.IsConstant() &&
@@ -204,7 +204,7 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device,
         const bool long_rows = flat && many_cols;
         const bool whole_rows =
             long_rows && grid_rows.IsConstant() && grid_rows.constant() <= kWholeRows;
-        // An unbatched matmul whose rows are the split (few columns) runs long row tasks too:
+        // A flat matmul whose rows are the split (few columns) runs long row tasks too:
         // K blocks of 512 as for long rows (Xeon, 2 threads, interleaved, against 256: constant
         // B 2048x512x128 1.07-1.12x, 512x512x128 1.13x, 1024x1024x128 and 2048x2048x256 1.06x,
         // 512x768x256 1.05x; B packed per task 1.01-1.09x).
@@ -236,9 +236,8 @@ void ScheduleBlocks(ir::TileGraph& tiles, const device::DeviceInfo& device,
           // takes 16 * mr.
           const int64_t mr = c.mr;
           const int64_t cores = std::max(1, device.cores);
-          const ir::SymExpr rows = ir::KernelGrid(k)[0];
-          if (rows.IsConstant()) {
-            const int64_t r = std::max<int64_t>(1, rows.constant());
+          if (grid_rows.IsConstant()) {
+            const int64_t r = std::max<int64_t>(1, grid_rows.constant());
             int64_t tasks = std::max(cores, std::min(2 * cores, r / (8 * mr)));
             if (OneTaskPerCore(k, constant_b)) {
               c.tile_cols = n.constant();
