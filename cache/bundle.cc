@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cache/checksum.h"
+#include "cache/record_check.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
@@ -36,23 +37,6 @@ std::string ContentHash(const proto::Bundle& bundle) {
   return absl::StrCat(absl::Hex(h[0], absl::kZeroPad16), absl::Hex(h[1], absl::kZeroPad16));
 }
 
-std::string KeyOf(const proto::KernelRecord& r) { return KernelKey(KeyPartsOf(r)); }
-std::string KeyOf(const proto::PlanRecord& r) { return PlanKey(KeyPartsOf(r)); }
-std::string KeyOf(const proto::TuningRecord& r) { return TuningKey(KeyPartsOf(r)); }
-
-// Parses `payload` into `record` and returns why it is not a sound record under `key` (the
-// checks a Get makes), or "" if it is.
-template <typename Record>
-std::string Problem(const std::string& key, const std::string& payload, Record* record) {
-  if (!record->ParseFromString(payload)) return "the payload does not parse";
-  if (record->schema_version() != kSchemaVersion) {
-    return absl::StrCat("schema version ", record->schema_version(), " (expected ", kSchemaVersion,
-                        ")");
-  }
-  if (KeyOf(*record) != key) return "the record's key parts do not hash to its key";
-  return "";
-}
-
 std::vector<std::string> Sorted(const std::set<std::string>& values) {
   return std::vector<std::string>(values.begin(), values.end());
 }
@@ -71,6 +55,8 @@ absl::Status StoreOrReject(absl::Status put, const proto::BundleRecord& record,
 }
 
 }  // namespace
+
+std::string BundleContentHash(const proto::Bundle& bundle) { return ContentHash(bundle); }
 
 absl::StatusOr<std::string> ExportBundle(CacheStore& store, const ExportOptions& options) {
   proto::Bundle bundle;
@@ -175,7 +161,7 @@ absl::StatusOr<ImportReport> ImportBundle(CacheStore& store, const std::string& 
     absl::Status stored = absl::OkStatus();
     if (record.kind() == RecordKindName(RecordKind::kKernel)) {
       proto::KernelRecord kernel;
-      if (std::string p = Problem(record.key(), record.payload(), &kernel); !p.empty()) {
+      if (std::string p = RecordProblem(record.payload(), record.key(), &kernel); !p.empty()) {
         reject(record, std::move(p));
       } else if (!options.trust_code) {
         ++report.kernels_untrusted;
@@ -187,14 +173,14 @@ absl::StatusOr<ImportReport> ImportBundle(CacheStore& store, const std::string& 
       }
     } else if (record.kind() == RecordKindName(RecordKind::kPlan)) {
       proto::PlanRecord plan;
-      if (std::string p = Problem(record.key(), record.payload(), &plan); !p.empty()) {
+      if (std::string p = RecordProblem(record.payload(), record.key(), &plan); !p.empty()) {
         reject(record, std::move(p));
       } else {
         stored = StoreOrReject(store.PutPlan(plan), record, &report, &report.plans);
       }
     } else if (record.kind() == RecordKindName(RecordKind::kTuning)) {
       proto::TuningRecord tuning;
-      if (std::string p = Problem(record.key(), record.payload(), &tuning); !p.empty()) {
+      if (std::string p = RecordProblem(record.payload(), record.key(), &tuning); !p.empty()) {
         reject(record, std::move(p));
       } else if (absl::Status valid =
                      options.validate_tuning ? options.validate_tuning(tuning) : absl::OkStatus();

@@ -40,6 +40,10 @@ absl::StatusOr<std::string> ExportBundle(CacheStore& store, const ExportOptions&
 // whose manifest counts disagree with its records.
 absl::StatusOr<proto::Bundle> ParseBundle(const std::string& bytes);
 
+// The content hash ParseBundle checks (Bundle.content_hash): a keyed hash of the bundle's
+// deterministic bytes with content_hash cleared. It detects damage, not tampering.
+std::string BundleContentHash(const proto::Bundle& bundle);
+
 struct ImportOptions {
   // Store kernel records (object code). Even then, only those whose fingerprints below match.
   bool trust_code = false;
