@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages pto needs (when missing), configures and builds.
-#   tools/setup.sh [preset]        preset: release (default), debug, asan, tsan
+#   tools/setup.sh [preset [target]]   preset: release (default), debug, asan, tsan;
+#                                      target: only this CMake target (default: the preset's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-release}"
+target="${2:-}"
 packages=(cmake g++ make pkg-config binutils llvm-19-dev libtbb-dev libabsl-dev libprotobuf-dev
           protobuf-compiler librocksdb-dev libgtest-dev libgmock-dev zlib1g-dev libzstd-dev
           libdnnl-dev libopenblas-dev)  # the last two: baselines of pto_bench_kernels
@@ -19,4 +21,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 cmake --preset "$preset" >/dev/null
-cmake --build --preset "$preset" -j "$(nproc)"
+cmake --build --preset "$preset" -j "$(nproc)" ${target:+--target "$target"}
