@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Builds the `fuzz` preset (clang-19: libFuzzer, ASan + UBSan) and runs each fuzz target of
-# tests/fuzz/ for SECONDS (wall clock) on every core, from its checked-in corpus plus what
-# earlier runs found (build/fuzz/corpus/<target>/). Prints a line per target and every crash.
+# tests/fuzz/ for SECONDS (wall clock) with one fuzzing process per core, from its checked-in
+# corpus plus what earlier runs found (build/fuzz/corpus/<target>/, shared by the processes).
+# A process that stops on a finding is restarted until the time is up. Prints a line per target
+# and every finding.
 #   tools/fuzz.sh [SECONDS] [TARGET...]   default: 60 s, every target
 # Findings (crash-*, leak-*, timeout-*, oom-*: the input) are left in
-# build/fuzz/findings/<target>/, each with its stack in <input>.txt. To make one a regression
-# input: build/fuzz/tests/fuzz/fuzz_<target> -minimize_crash=1 -runs=20000 INPUT, then copy the
+# build/fuzz/findings/<target>/, each with its stack in <input>.txt; inputs slower than 10 s
+# (slow-unit-*) are listed but are not failures. To make a finding a regression input:
+# build/fuzz/tests/fuzz/fuzz_<target> -minimize_crash=1 -runs=20000 INPUT, then copy the
 # smallest result to tests/fuzz/regressions/<target>/ (docs/testing.md). Exit status 1 if any
-# target crashed.
+# target had a finding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -19,39 +22,61 @@ workers="$(nproc)"
 tools/setup.sh fuzz
 
 build="$PWD/build/fuzz"
-scratch="$build/tmp"
 export ASAN_OPTIONS="detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
-crashed=0
-for target in "${targets[@]}"; do
-  binary="$build/tests/fuzz/fuzz_$target"
-  corpus="$build/corpus/$target"
-  findings="$build/findings/$target"
-  mkdir -p "$corpus" "$findings" "$scratch"
-  flags=(-fork="$workers" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
-         -max_total_time="$seconds" -timeout=60
-         -artifact_prefix="$findings/" -print_final_stats=1)
-  dict="tests/fuzz/dict/$target.dict"
-  [ -f "$dict" ] && flags+=(-dict="$dict")
-  before="$(ls "$findings" | grep -v '\.txt$' | sort || true)"
-  # The targets' temporary directories go to $scratch (a crashed run cannot remove its own).
-  TMPDIR="$scratch" "$binary" "${flags[@]}" "$corpus" "tests/fuzz/corpus/$target" \
-    > "$findings/fuzz.log" 2>&1 || true
-  rm -rf "$scratch"
-  new="$(comm -13 <(echo "$before") <(ls "$findings" | grep -v '\.txt$' | grep -v '^fuzz.log$' | sort))"
-  # The last status line of fork mode: "#RUNS: cov: ... exec/s: ... oom/timeout/crash: ...".
-  stats="$(grep -E '^#[0-9]+: cov' "$findings/fuzz.log" | tail -1 || true)"
-  echo "fuzz $target: $seconds s x $workers workers, $(ls "$corpus" | wc -l) inputs kept in" \
-       "$corpus; ${stats:-no status line (see $findings/fuzz.log)}"
-  for input in $new; do
-    crashed=1
-    # Rerun the input alone for its stack.
+
+# fuzz_worker TARGET INDEX DEADLINE: runs the target until DEADLINE (in $SECONDS), restarting it
+# after each finding. Its targets' temporary directories go to a scratch directory of its own
+# (a crashed run cannot remove them).
+fuzz_worker() {
+  local target="$1" index="$2" deadline="$3"
+  local findings="$build/findings/$target"
+  local scratch="$build/tmp/$target-$index"
+  local flags=(-timeout=60 -artifact_prefix="$findings/" -print_final_stats=1)
+  if [ -f "tests/fuzz/dict/$target.dict" ]; then flags+=(-dict="tests/fuzz/dict/$target.dict"); fi
+  while [ "$SECONDS" -lt "$deadline" ]; do
     mkdir -p "$scratch"
-    TMPDIR="$scratch" timeout 120 "$binary" "$findings/$input" > "$findings/$input.txt" 2>&1 || true
+    TMPDIR="$scratch" "$build/tests/fuzz/fuzz_$target" "${flags[@]}" \
+      -max_total_time="$((deadline - SECONDS))" "$build/corpus/$target" \
+      "tests/fuzz/corpus/$target" >> "$findings/worker-$index.log" 2>&1 || sleep 1
     rm -rf "$scratch"
+  done
+}
+
+found=0
+for target in "${targets[@]}"; do
+  findings="$build/findings/$target"
+  mkdir -p "$build/corpus/$target" "$findings"
+  before="$(ls "$findings")"
+  rm -f "$findings"/worker-*.log
+  deadline=$((SECONDS + seconds))
+  for ((i = 0; i < workers; i++)); do fuzz_worker "$target" "$i" "$deadline" & done
+  wait
+  runs="$(cat "$findings"/worker-*.log | sed -n 's/^Done \([0-9]*\) runs.*/\1/p' |
+          awk '{ n += $1 } END { print n + 0 }')"
+  coverage="$(cat "$findings"/worker-*.log | grep -oE 'cov: [0-9]+ ft: [0-9]+' | sort -t' ' -k2n |
+              tail -1)"
+  echo "fuzz $target: $seconds s x $workers processes, $runs runs, ${coverage:-no coverage line}," \
+       "$(ls "$build/corpus/$target" | wc -l) inputs kept in build/fuzz/corpus/$target"
+  new="$(comm -13 <(echo "$before") <(ls "$findings") | grep -vE '\.(txt|log)$' || true)"
+  shown=0
+  for input in $new; do
+    if [[ "$input" == slow-unit-* ]]; then
+      echo "  slow (over 10 s): $findings/$input"
+      continue
+    fi
+    found=1
+    shown=$((shown + 1))
+    if [ "$shown" -gt 10 ]; then continue; fi  # the first ten get their stack
+    # Runs the input alone for its stack.
+    mkdir -p "$build/tmp/rerun"
+    TMPDIR="$build/tmp/rerun" timeout 300 "$build/tests/fuzz/fuzz_$target" "$findings/$input" \
+      > "$findings/$input.txt" 2>&1 || true
+    rm -rf "$build/tmp/rerun"
     echo "  FOUND $findings/$input"
     grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|fuzz check failed' \
       "$findings/$input.txt" | sed 's/^/    /' || true
   done
+  if [ "$shown" -gt 10 ]; then echo "  and $((shown - 10)) more in $findings"; fi
 done
-exit "$crashed"
+exit "$found"

@@ -104,33 +104,29 @@ class Importer {
   void FindByGet(cache::RecordKind kind, const std::string& payload) {
     bool found = false;
     switch (kind) {
-      case cache::RecordKind::kKernel: {
-        proto::KernelRecord r;
-        FUZZ_CHECK(r.ParseFromString(payload), "a sound kernel record parses");
-        absl::StatusOr<std::optional<proto::KernelRecord>> got =
-            store_->GetKernel(cache::KeyPartsOf(r));
-        found = got.ok() && got->has_value();
+      case cache::RecordKind::kKernel:
+        found = Found<proto::KernelRecord>(
+            payload, [&](const cache::KernelKeyParts& p) { return store_->GetKernel(p); });
         break;
-      }
-      case cache::RecordKind::kPlan: {
-        proto::PlanRecord r;
-        FUZZ_CHECK(r.ParseFromString(payload), "a sound plan record parses");
-        absl::StatusOr<std::optional<proto::PlanRecord>> got =
-            store_->GetPlan(cache::KeyPartsOf(r));
-        found = got.ok() && got->has_value();
+      case cache::RecordKind::kPlan:
+        found = Found<proto::PlanRecord>(
+            payload, [&](const cache::PlanKeyParts& p) { return store_->GetPlan(p); });
         break;
-      }
-      case cache::RecordKind::kTuning: {
-        proto::TuningRecord r;
-        FUZZ_CHECK(r.ParseFromString(payload), "a sound tuning record parses");
-        absl::StatusOr<std::optional<proto::TuningRecord>> got =
-            store_->GetTuning(cache::KeyPartsOf(r));
-        found = got.ok() && got->has_value();
+      case cache::RecordKind::kTuning:
+        found = Found<proto::TuningRecord>(
+            payload, [&](const cache::TuningKeyParts& p) { return store_->GetTuning(p); });
         break;
-      }
     }
     FUZZ_CHECK(found, std::string("a stored ") + cache::RecordKindName(kind) +
                           " record is found by a Get of its key parts");
+  }
+
+  template <typename Record, typename GetFn>
+  static bool Found(const std::string& payload, const GetFn& get) {
+    Record record;
+    FUZZ_CHECK(record.ParseFromString(payload), "a sound record parses");
+    const auto got = get(cache::KeyPartsOf(record));
+    return got.ok() && got->has_value();
   }
 
   device::DeviceInfo device_;
