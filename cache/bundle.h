@@ -31,8 +31,9 @@ struct ExportOptions {
 };
 
 // The store's sound records as a bundle's bytes; records that fail the store's checks are
-// left out. Exporting the same records twice gives the same bytes. An error only if the
-// store's scan fails.
+// left out. Exporting the same records twice gives the same bytes. FailedPrecondition for
+// with_code from a store whose code is not trusted (code never leaves it); otherwise an error
+// only if the store's scan fails.
 absl::StatusOr<std::string> ExportBundle(CacheStore& store, const ExportOptions& options);
 
 // The bundle in `bytes`, verified: InvalidArgument for bytes that are not a bundle;
