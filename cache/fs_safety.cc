@@ -166,28 +166,21 @@ absl::Status Sync(int fd, const std::string& display) {
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
   std::string temp = path + ".tmp-XXXXXX";
   Fd fd(::mkostemp(temp.data(), O_CLOEXEC));
-  if (fd.get() < 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot create a temporary file next to '", path, "': ", ErrnoText(errno)));
-  }
-  auto fail = [&](std::string what) {
-    const int error = errno;
+  const std::string what = absl::StrCat("cannot write '", path, "'");
+  if (fd.get() < 0) return absl::ErrnoToStatus(errno, what);
+  auto fail = [&](int error) {
     ::unlink(temp.c_str());
-    return absl::UnavailableError(absl::StrCat(what, " '", temp, "': ", ErrnoText(error)));
+    return absl::ErrnoToStatus(error, what);
   };
-  if (::fchmod(fd.get(), kFileMode) != 0) return fail("cannot set the mode of");
+  if (::fchmod(fd.get(), kFileMode) != 0) return fail(errno);
   for (size_t done = 0; done < bytes.size();) {
     const ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("cannot write");
+    if (n <= 0) return fail(n < 0 ? errno : EIO);
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd.get()) != 0) return fail("cannot sync");
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(temp.c_str());
-    return absl::UnavailableError(absl::StrCat("cannot write '", path, "': ", ErrnoText(error)));
-  }
+  if (::fsync(fd.get()) != 0) return fail(errno);
+  if (std::rename(temp.c_str(), path.c_str()) != 0) return fail(errno);
   return absl::OkStatus();
 }
 

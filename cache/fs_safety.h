@@ -82,7 +82,8 @@ absl::Status Sync(int fd, const std::string& display);
 // Replaces the file at `path` with `bytes`: they are written to a new temporary file next to
 // it (created with O_EXCL under a random name, so a planted file or link is never opened),
 // synced, given kFileMode and renamed over `path` (a link at `path` is replaced, not
-// followed). Unavailable with the reason if any step fails; the temporary file is removed.
+// followed). If a step fails, the error of its errno (NotFound for a missing directory, ...)
+// with "cannot write '<path>'", and the temporary file is removed.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
 
 // Removes the subdirectory `name` of `dir` if it is a directory (not a link) this user owns,
