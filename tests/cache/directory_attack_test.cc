@@ -82,14 +82,7 @@ class DirectoryAttackTest : public ::testing::Test {
   void SetUp() override { fs::create_directories(victim_); }
 
   std::unique_ptr<CacheStore> Open(const std::string& path, const std::string& base = "") {
-    CacheOptions options;
-    options.path = path;
-    options.base_path = base;
-    options.log = log_.Sink();
-    options.maintenance_interval_ms = 60000;  // the tests call Maintain() themselves
-    absl::StatusOr<std::unique_ptr<CacheStore>> store = OpenCache(options);
-    EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? std::move(*store) : nullptr;
+    return testing::OpenWithoutMaintenance(path, base, log_);
   }
   // Runs the background chores now, if `store` is a shared database (not a memory stand-in).
   static void Maintain(CacheStore& store) {
@@ -118,6 +111,17 @@ class DirectoryAttackTest : public ::testing::Test {
     return absl::StrCat("'", db_path_, "/", name,
                         "' is a symbolic link, and pto never follows links in a cache directory");
   }
+  // Opens db_path_ (and runs the chores once, as the background thread would), expecting the
+  // memory-only stand-in with one warning giving `reason`, and nothing in the victim changed.
+  void ExpectRefused(const std::string& reason) {
+    const std::vector<std::string> before = Snapshot(victim_);
+    std::unique_ptr<CacheStore> store = Open(db_path_);
+    ASSERT_NE(store, nullptr);
+    Maintain(*store);
+    EXPECT_EQ(Snapshot(victim_), before);
+    EXPECT_EQ(store->Describe(), "memory");
+    EXPECT_EQ(OnlyWarning(), MemoryOnlyWarning(reason));
+  }
   std::string Batch() const {
     const std::vector<inbox::Pending> pending = inbox::List(db_path_);
     EXPECT_EQ(pending.size(), 1u);
@@ -137,14 +141,7 @@ TEST_F(DirectoryAttackTest, PlantedReadersLinkIsRefusedAndItsTargetKept) {
   testing::WriteFile(victim_ / "999999999-0" / "LOG", "precious");
   testing::WriteFile(victim_ / "999999998", "precious");
   fs::create_directory_symlink(victim_, db_path_ + "/readers");
-  const std::vector<std::string> before = Snapshot(victim_);
-
-  std::unique_ptr<CacheStore> store = Open(db_path_);
-  ASSERT_NE(store, nullptr);
-  Maintain(*store);
-  EXPECT_EQ(Snapshot(victim_), before);
-  EXPECT_EQ(store->Describe(), "memory");
-  EXPECT_EQ(OnlyWarning(), MemoryOnlyWarning(LinkReason("readers")));
+  ExpectRefused(LinkReason("readers"));
 }
 
 TEST_F(DirectoryAttackTest, ReadersLinkPlantedWhileRunningIsNotFollowed) {
@@ -168,14 +165,7 @@ TEST_F(DirectoryAttackTest, PlantedInboxLinkIsRefusedAndItsTargetKept) {
   fs::create_directories(victim_ / "b-00000000000000001-999999999-0");
   fs::remove_all(db_path_ + "/inbox");
   fs::create_directory_symlink(victim_, db_path_ + "/inbox");
-  const std::vector<std::string> before = Snapshot(victim_);
-
-  std::unique_ptr<CacheStore> store = Open(db_path_);
-  ASSERT_NE(store, nullptr);
-  Maintain(*store);
-  EXPECT_EQ(Snapshot(victim_), before);
-  EXPECT_EQ(store->Describe(), "memory");
-  EXPECT_EQ(OnlyWarning(), MemoryOnlyWarning(LinkReason("inbox")));
+  ExpectRefused(LinkReason("inbox"));
 }
 
 TEST_F(DirectoryAttackTest, InboxLinkPlantedWhileRunningIsNeitherWrittenNorIngested) {
@@ -209,11 +199,8 @@ TEST_F(DirectoryAttackTest, LockLinkIsRefusedAndNothingIsCreatedThroughIt) {
   MakeDatabase(db_path_);
   fs::remove(db_path_ + "/LOCK");
   fs::create_symlink(victim_ / "made-through-LOCK", db_path_ + "/LOCK");
-  std::unique_ptr<CacheStore> store = Open(db_path_);
-  ASSERT_NE(store, nullptr);
+  ExpectRefused(LinkReason("LOCK"));
   EXPECT_FALSE(fs::exists(victim_ / "made-through-LOCK"));
-  EXPECT_EQ(store->Describe(), "memory");
-  EXPECT_EQ(OnlyWarning(), MemoryOnlyWarning(LinkReason("LOCK")));
 }
 
 TEST_F(DirectoryAttackTest, LostLinkIsRefusedAndRepairWritesNothingThroughIt) {
@@ -223,11 +210,8 @@ TEST_F(DirectoryAttackTest, LostLinkIsRefusedAndRepairWritesNothingThroughIt) {
   ASSERT_EQ(manifests.size(), 1u);
   testing::WriteFile(manifests[0], "");
   fs::create_directory_symlink(victim_, db_path_ + "/lost");
-  std::unique_ptr<CacheStore> store = Open(db_path_);
-  ASSERT_NE(store, nullptr);
+  ExpectRefused(LinkReason("lost"));
   EXPECT_TRUE(fs::is_empty(victim_)) << Snapshot(victim_)[0];
-  EXPECT_EQ(store->Describe(), "memory");
-  EXPECT_EQ(OnlyWarning(), MemoryOnlyWarning(LinkReason("lost")));
 }
 
 TEST_F(DirectoryAttackTest, RocksDbTemporaryFileLinksAreRefused) {
@@ -242,11 +226,8 @@ TEST_F(DirectoryAttackTest, RocksDbTemporaryFileLinksAreRefused) {
     fs::create_symlink(victim_ / absl::StrCat("options-", n),
                        absl::StrFormat("%s/OPTIONS-%06d.dbtmp", db_path_, n));
   }
-  std::unique_ptr<CacheStore> store = Open(db_path_);
-  ASSERT_NE(store, nullptr);
+  ExpectRefused(LinkReason("000001.dbtmp"));
   EXPECT_TRUE(fs::is_empty(victim_)) << Snapshot(victim_)[0];
-  EXPECT_EQ(store->Describe(), "memory");
-  EXPECT_EQ(OnlyWarning(), MemoryOnlyWarning(LinkReason("000001.dbtmp")));
 }
 
 TEST_F(DirectoryAttackTest, NewDirectoriesAndFilesHaveFixedModesWhateverTheUmask) {
@@ -284,14 +265,9 @@ TEST_F(DirectoryAttackTest, InboxOthersCanWriteIsRefusedAtOpen) {
   MakeDatabase(db_path_);
   fs::create_directories(db_path_ + "/inbox");
   ASSERT_EQ(::chmod((db_path_ + "/inbox").c_str(), 0777), 0);
-  std::unique_ptr<CacheStore> store = Open(db_path_);
-  ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->Describe(), "memory");
-  EXPECT_EQ(OnlyWarning(),
-            MemoryOnlyWarning(absl::StrCat(
-                "'", db_path_,
-                "/inbox' can be written by other users (mode 0777), and pto writes only to a "
-                "cache directory that no other user can change")));
+  ExpectRefused(absl::StrCat("'", db_path_,
+                             "/inbox' can be written by other users (mode 0777), and pto writes "
+                             "only to a cache directory that no other user can change"));
 }
 
 TEST_F(DirectoryAttackTest, InboxMadeWritableByOthersWhileRunningIsNotIngested) {
@@ -382,13 +358,9 @@ TEST_F(DirectoryAttackTest, DirectoryOfAnotherUserIsRefused) {
               << " is not permitted (not root): the owner check is not exercised\n";
     GTEST_SKIP();
   }
-  std::unique_ptr<CacheStore> store = Open(db_path_);
-  ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->Describe(), "memory");
-  EXPECT_EQ(OnlyWarning(), MemoryOnlyWarning(absl::StrCat(
-                               "'", db_path_, "' is owned by another user (uid ", kNobody,
-                               "), and pto writes only to a cache directory that no other user "
-                               "can change")));
+  ExpectRefused(absl::StrCat("'", db_path_, "' is owned by another user (uid ", kNobody,
+                             "), and pto writes only to a cache directory that no other user "
+                             "can change"));
 }
 
 TEST_F(DirectoryAttackTest, DirectoryAboveOthersCanWriteIsRefusedUnlessSticky) {
@@ -396,16 +368,10 @@ TEST_F(DirectoryAttackTest, DirectoryAboveOthersCanWriteIsRefusedUnlessSticky) {
   db_path_ = shared + "/cache";
   fs::create_directories(shared);
   ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
-  {
-    std::unique_ptr<CacheStore> store = Open(db_path_);
-    ASSERT_NE(store, nullptr);
-    EXPECT_EQ(store->Describe(), "memory");
-    EXPECT_EQ(OnlyWarning(),
-              MemoryOnlyWarning(absl::StrCat(
-                  "'", shared,
-                  "' can be written by other users (mode 0777) and has no sticky bit, and pto "
-                  "writes only to a cache directory that no other user can change")));
-  }
+  ExpectRefused(absl::StrCat("'", shared,
+                             "' can be written by other users (mode 0777) and has no sticky "
+                             "bit, and pto writes only to a cache directory that no other user "
+                             "can change"));
   // With the sticky bit (as /tmp has), others cannot rename or delete what is in it.
   log_.Clear();
   ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);

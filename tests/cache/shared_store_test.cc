@@ -34,14 +34,7 @@ using testing::TuningParts;
 class SharedStoreTest : public ::testing::Test {
  protected:
   std::unique_ptr<CacheStore> Open(const std::string& path, const std::string& base = "") {
-    CacheOptions options;
-    options.path = path;
-    options.base_path = base;
-    options.log = log_.Sink();
-    options.maintenance_interval_ms = 60000;  // the tests call Maintain() themselves
-    absl::StatusOr<std::unique_ptr<CacheStore>> store = OpenCache(options);
-    EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? std::move(*store) : nullptr;
+    return testing::OpenWithoutMaintenance(path, base, log_);
   }
   static SharedStore& Shared(CacheStore& store) { return dynamic_cast<SharedStore&>(store); }
   std::vector<std::string> Warnings() const { return log_.AtLeast(kLogWarning); }
