@@ -1,6 +1,7 @@
 #include "cache/bundle.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -120,7 +121,8 @@ absl::StatusOr<ParsedBundle> ParseBundle(std::string_view bytes) {
   parsed.content_hash = std::move(frame->content_hash);
   parsed.signer = std::move(frame->signer);
   proto::Bundle& bundle = parsed.bundle;
-  if (!bundle.ParseFromArray(frame->payload.data(), static_cast<int>(frame->payload.size()))) {
+  if (frame->payload.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !bundle.ParseFromArray(frame->payload.data(), static_cast<int>(frame->payload.size()))) {
     return absl::InvalidArgumentError(absl::StrCat("the bundle's payload (", frame->payload.size(),
                                                    " bytes) is not a pto.proto.Bundle"));
   }

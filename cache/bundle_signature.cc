@@ -10,16 +10,10 @@
 namespace pto::cache {
 namespace {
 
-constexpr size_t kMagicBytes = 16;
-constexpr size_t kVersionAt = 16;
-constexpr size_t kAlgorithmAt = 20;
-constexpr size_t kLengthAt = 24;
-constexpr size_t kHashAt = 32;
-constexpr size_t kSignerAt = 64;
-constexpr size_t kSignatureAt = 96;
+constexpr size_t kMagicBytes = kBundleVersionAt;
 static_assert(sizeof(kBundleMagic) - 1 == kMagicBytes);
-static_assert(kSignatureAt == kBundleSignedHeaderBytes);
-static_assert(kSignatureAt + kEd25519SignatureBytes == kBundleHeaderBytes);
+static_assert(kBundleSignerAt + kEd25519PublicKeyBytes == kBundleSignatureAt);
+static_assert(kBundleSignatureAt + kEd25519SignatureBytes == kBundleHeaderBytes);
 
 // How a format 1 bundle begins: protobuf field 1 (magic), length 16, then the magic.
 constexpr std::string_view kFormat1Prefix = "\x0a\x10pto-cache-bundle";
@@ -75,19 +69,19 @@ BundleSigner ClassifySigner(const std::optional<PublicKey>& signer,
 std::string FrameBundle(std::string_view payload, const SecretKey* signer) {
   std::string out(kBundleHeaderBytes, '\0');
   std::memcpy(out.data(), kBundleMagic, kMagicBytes);
-  PutLe32(out, kVersionAt, kBundleFormatVersion);
-  PutLe32(out, kAlgorithmAt,
+  PutLe32(out, kBundleVersionAt, kBundleFormatVersion);
+  PutLe32(out, kBundleAlgorithmAt,
           static_cast<uint32_t>(signer != nullptr ? BundleSignatureAlgorithm::kEd25519
                                                   : BundleSignatureAlgorithm::kNone));
-  PutLe64(out, kLengthAt, payload.size());
+  PutLe64(out, kBundleLengthAt, payload.size());
   const std::array<uint8_t, 32> hash = Blake2b256(payload);
-  std::memcpy(out.data() + kHashAt, hash.data(), hash.size());
+  std::memcpy(out.data() + kBundleHashAt, hash.data(), hash.size());
   out.append(payload);
   if (signer != nullptr) {
     const PublicKey& key = signer->public_key();
-    std::memcpy(out.data() + kSignerAt, key.bytes.data(), key.bytes.size());
+    std::memcpy(out.data() + kBundleSignerAt, key.bytes.data(), key.bytes.size());
     const Ed25519Signature signature = signer->Sign(SignedMessage(out));
-    std::memcpy(out.data() + kSignatureAt, signature.data(), signature.size());
+    std::memcpy(out.data() + kBundleSignatureAt, signature.data(), signature.size());
   }
   return out;
 }
@@ -103,18 +97,18 @@ absl::StatusOr<BundleFrame> OpenBundleFrame(std::string_view bytes) {
                                                    " bytes without the '", kBundleMagic,
                                                    "' header)"));
   }
-  const uint32_t version = GetLe32(bytes, kVersionAt);
+  const uint32_t version = GetLe32(bytes, kBundleVersionAt);
   if (version != kBundleFormatVersion) {
     return absl::InvalidArgumentError(absl::StrCat("bundle format version ", version,
                                                    " is not supported (this pto reads version ",
                                                    kBundleFormatVersion, ")"));
   }
-  const uint32_t algorithm = GetLe32(bytes, kAlgorithmAt);
+  const uint32_t algorithm = GetLe32(bytes, kBundleAlgorithmAt);
   if (algorithm != static_cast<uint32_t>(BundleSignatureAlgorithm::kNone) &&
       algorithm != static_cast<uint32_t>(BundleSignatureAlgorithm::kEd25519)) {
     return Modified(absl::StrCat("unknown bundle signature algorithm ", algorithm));
   }
-  const uint64_t length = GetLe64(bytes, kLengthAt);
+  const uint64_t length = GetLe64(bytes, kBundleLengthAt);
   const size_t actual = bytes.size() - kBundleHeaderBytes;
   if (length != actual) {
     return Modified(
@@ -123,13 +117,14 @@ absl::StatusOr<BundleFrame> OpenBundleFrame(std::string_view bytes) {
   BundleFrame frame;
   frame.payload = bytes.substr(kBundleHeaderBytes);
   frame.content_hash = BundleContentHash(frame.payload);
-  const std::string stated = LowerHex(reinterpret_cast<const uint8_t*>(bytes.data()) + kHashAt, 32);
+  const std::string stated =
+      LowerHex(reinterpret_cast<const uint8_t*>(bytes.data()) + kBundleHashAt, 32);
   if (stated != frame.content_hash) {
     return Modified(absl::StrCat("bundle content hash mismatch: the bundle says '", stated,
                                  "', its contents hash to '", frame.content_hash, "'"));
   }
-  const std::string_view signer = bytes.substr(kSignerAt, kEd25519PublicKeyBytes);
-  const std::string_view signature = bytes.substr(kSignatureAt, kEd25519SignatureBytes);
+  const std::string_view signer = bytes.substr(kBundleSignerAt, kEd25519PublicKeyBytes);
+  const std::string_view signature = bytes.substr(kBundleSignatureAt, kEd25519SignatureBytes);
   if (algorithm == static_cast<uint32_t>(BundleSignatureAlgorithm::kNone)) {
     if (!AllZero(signer) || !AllZero(signature)) {
       return Modified("the bundle header says unsigned but holds a key or a signature");

@@ -32,8 +32,15 @@ namespace pto::cache {
 inline constexpr uint32_t kBundleFormatVersion = 2;
 inline constexpr char kBundleMagic[] = "pto-cache-bundle";
 inline constexpr size_t kBundleHeaderBytes = 160;
+// Where the header's fields start (the table above).
+inline constexpr size_t kBundleVersionAt = 16;
+inline constexpr size_t kBundleAlgorithmAt = 20;
+inline constexpr size_t kBundleLengthAt = 24;
+inline constexpr size_t kBundleHashAt = 32;
+inline constexpr size_t kBundleSignerAt = 64;
+inline constexpr size_t kBundleSignatureAt = 96;
 // The header's bytes the signature covers (with the payload): everything before the signature.
-inline constexpr size_t kBundleSignedHeaderBytes = 96;
+inline constexpr size_t kBundleSignedHeaderBytes = kBundleSignatureAt;
 
 enum class BundleSignatureAlgorithm : uint32_t { kNone = 0, kEd25519 = 1 };
 

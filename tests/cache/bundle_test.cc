@@ -158,28 +158,21 @@ TEST(Bundle, ManifestListsFingerprintsAndCounts) {
   for (const proto::BundleRecord& r : bundle->bundle.records()) EXPECT_NE(r.kind(), "kernel");
 }
 
-// Offsets in a bundle file's header (the layout in cache/bundle_signature.h).
-constexpr size_t kVersionAt = 16;
-constexpr size_t kAlgorithmAt = 20;
-constexpr size_t kLengthAt = 24;
-constexpr size_t kHashAt = 32;
-constexpr size_t kSignerAt = 64;
-constexpr size_t kSignatureAt = 96;
-
 // `bytes` (a bundle file) with its payload replaced by `payload` and the header's length and
 // content hash made to match, as anyone can; the signature block is kept.
 std::string WithPayload(const std::string& bytes, std::string_view payload) {
   std::string out = bytes.substr(0, kBundleHeaderBytes);
-  for (size_t i = 0; i < 8; ++i) out[kLengthAt + i] = static_cast<char>(payload.size() >> (8 * i));
+  for (size_t i = 0; i < 8; ++i)
+    out[kBundleLengthAt + i] = static_cast<char>(payload.size() >> (8 * i));
   const std::array<uint8_t, 32> hash = Blake2b256(payload);
-  std::memcpy(out.data() + kHashAt, hash.data(), hash.size());
+  std::memcpy(out.data() + kBundleHashAt, hash.data(), hash.size());
   return out.append(payload);
 }
 
 // `bytes` made an unsigned bundle: algorithm 0, key and signature zeroed.
 std::string Unsigned(std::string bytes) {
-  bytes[kAlgorithmAt] = 0;
-  std::fill(bytes.begin() + kSignerAt, bytes.begin() + kBundleHeaderBytes, '\0');
+  bytes[kBundleAlgorithmAt] = 0;
+  std::fill(bytes.begin() + kBundleSignerAt, bytes.begin() + kBundleHeaderBytes, '\0');
   return bytes;
 }
 
@@ -248,7 +241,7 @@ TEST(Bundle, ModifiedBundlesAreRejectedAndStoreNothing) {
 
   // One byte of the signature.
   flipped = bytes;
-  flipped[kSignatureAt + 17] ^= 0x08;
+  flipped[kBundleSignatureAt + 17] ^= 0x08;
   s = ImportStoresNothing(flipped);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_EQ(s.message(), signature_fails);
@@ -263,19 +256,19 @@ TEST(Bundle, ModifiedBundlesAreRejectedAndStoreNothing) {
       {3, absl::StatusCode::kInvalidArgument,
        absl::StrCat("not a pto cache bundle (", bytes.size(),
                     " bytes without the 'pto-cache-bundle' header)")},
-      {kVersionAt, absl::StatusCode::kInvalidArgument,
+      {kBundleVersionAt, absl::StatusCode::kInvalidArgument,
        "bundle format version 3 is not supported (this pto reads version 2)"},
-      {kAlgorithmAt, absl::StatusCode::kDataLoss,
+      {kBundleAlgorithmAt, absl::StatusCode::kDataLoss,
        "the bundle header says unsigned but holds a key or a signature (the bundle was modified "
        "or damaged)"},
-      {kAlgorithmAt + 1, absl::StatusCode::kDataLoss,
+      {kBundleAlgorithmAt + 1, absl::StatusCode::kDataLoss,
        "unknown bundle signature algorithm 257 (the bundle was modified or damaged)"},
-      {kLengthAt, absl::StatusCode::kDataLoss,
+      {kBundleLengthAt, absl::StatusCode::kDataLoss,
        absl::StrCat("the bundle header says ", (bytes.size() - kBundleHeaderBytes) ^ 1,
                     " payload bytes, the file has ", bytes.size() - kBundleHeaderBytes,
                     " (the bundle was modified or damaged)")},
-      {kHashAt + 9, absl::StatusCode::kDataLoss, "bundle content hash mismatch"},
-      {kSignerAt + 5, absl::StatusCode::kDataLoss, "the bundle's signature does not verify"},
+      {kBundleHashAt + 9, absl::StatusCode::kDataLoss, "bundle content hash mismatch"},
+      {kBundleSignerAt + 5, absl::StatusCode::kDataLoss, "the bundle's signature does not verify"},
   };
   for (const HeaderEdit& edit : header_edits) {
     flipped = bytes;

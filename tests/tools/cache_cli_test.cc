@@ -68,7 +68,7 @@ void WriteFile(const std::string& path, const std::string& bytes) {
 
 // The bundle file `bytes` with one byte of its first object file changed and the content hash
 // in its header recomputed, as anyone can (cache/bundle_signature.h: BLAKE2b-256 of the
-// payload at header bytes 32..64); the signature block is kept.
+// payload); the signature block is kept.
 std::string WithEditedCode(std::string bytes) {
   const size_t elf = bytes.find(
       "\x7f"
@@ -78,14 +78,15 @@ std::string WithEditedCode(std::string bytes) {
   bytes[elf + 64] ^= 0x20;
   const std::array<uint8_t, 32> hash =
       cache::Blake2b256(std::string_view(bytes).substr(cache::kBundleHeaderBytes));
-  std::copy(hash.begin(), hash.end(), bytes.begin() + 32);
+  std::copy(hash.begin(), hash.end(), bytes.begin() + cache::kBundleHashAt);
   return bytes;
 }
 
 // The same bundle marked unsigned: signature algorithm 0, key and signature zeroed.
 std::string Unsigned(std::string bytes) {
-  bytes[20] = 0;
-  std::fill(bytes.begin() + 64, bytes.begin() + cache::kBundleHeaderBytes, '\0');
+  bytes[cache::kBundleAlgorithmAt] = 0;
+  std::fill(bytes.begin() + cache::kBundleSignerAt, bytes.begin() + cache::kBundleHeaderBytes,
+            '\0');
   return bytes;
 }
 
