@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -27,10 +28,12 @@
 #include "cache/bundle.h"
 #include "cache/cache_key.h"
 #include "cache/kernel_store.h"
+#include "cache/key_file.h"
 #include "cache/merge.h"
 #include "device/device_info.h"
 #include "jit/kernel_compiler.h"
 #include "tools/pto/cache_dir.h"
+#include "tools/pto/cache_keys.h"
 #include "tools/pto/commands.h"
 #include "tools/pto/flags.h"
 #include "tools/pto/tuning_spaces.h"
@@ -47,13 +50,17 @@ constexpr char kCacheUsage[] =
     "  verify                      check every record; exit 1 if any is unsound\n"
     "  gc --max-bytes N            evict least-recently-used kernels down to N bytes (suffixes\n"
     "                              K, M, G: 64M)\n"
-    "  export --out FILE [--with-code]\n"
+    "  export --out FILE [--with-code] [--sign KEYFILE]\n"
     "                              write a bundle: plan and tuning records, object code only\n"
-    "                              with --with-code\n"
-    "  import FILE [--trust-code]  read a bundle: tuning configs validated against the search\n"
-    "                              space, object code only with --trust-code and only when its\n"
-    "                              fingerprints are this machine's\n"
+    "                              with --with-code; signed with the secret key in KEYFILE\n"
+    "  import FILE [--trust-key PUBFILE]... [--trust-unsigned-code]\n"
+    "                              read a bundle: tuning configs validated against the search\n"
+    "                              space; object code only from a bundle signed by a key in a\n"
+    "                              PUBFILE (or unsigned, with --trust-unsigned-code) and only\n"
+    "                              when its fingerprints are this machine's\n"
     "  merge OTHER_DIR             merge the cache at OTHER_DIR into this one\n"
+    "  keygen --out NAME [--comment TEXT]\n"
+    "                              make a signing key pair: NAME (secret) and NAME.pub\n"
     "DIR defaults to $PTO_CACHE_DIR, else $HOME/.cache/pto.\n";
 
 // Stores opened by this command never evict on their own: only `gc` does.
@@ -326,10 +333,12 @@ int Gc(cache::CacheStore& store, int64_t max_bytes) {
   return 0;
 }
 
-int Export(cache::CacheStore& store, const std::string& out, bool with_code) {
-  absl::StatusOr<std::string> bytes = cache::ExportBundle(store, {.with_code = with_code});
+int Export(cache::CacheStore& store, const std::string& out, bool with_code,
+           const cache::SecretKey* sign_with) {
+  absl::StatusOr<std::string> bytes =
+      cache::ExportBundle(store, {.with_code = with_code, .sign_with = sign_with});
   if (!bytes.ok()) return Failure("export", bytes.status().message());
-  absl::StatusOr<proto::Bundle> bundle = cache::ParseBundle(*bytes);
+  absl::StatusOr<cache::ParsedBundle> bundle = cache::ParseBundle(*bytes);
   if (!bundle.ok()) return Failure("export", bundle.status().message());
   const std::string tmp = out + ".tmp";
   {
@@ -340,25 +349,65 @@ int Export(cache::CacheStore& store, const std::string& out, bool with_code) {
   std::error_code ec;
   std::filesystem::rename(tmp, out, ec);
   if (ec) return Failure("export", absl::StrCat("cannot write '", out, "': ", ec.message()));
-  const proto::BundleManifest& m = bundle->manifest();
+  const proto::BundleManifest& m = bundle->bundle.manifest();
   std::printf("wrote %s: %lld kernel, %lld plan, %lld tuning records, %s, content hash %s\n",
               out.c_str(), static_cast<long long>(m.kernel_records()),
               static_cast<long long>(m.plan_records()), static_cast<long long>(m.tuning_records()),
-              HumanBytes(bytes->size()).c_str(), bundle->content_hash().c_str());
+              HumanBytes(bytes->size()).c_str(), bundle->content_hash.c_str());
+  if (bundle->signer.has_value()) {
+    std::printf("signed with key %s\n", bundle->signer->Id().c_str());
+  } else {
+    std::printf("unsigned%s\n", with_code ? ": its object code is imported only with "
+                                            "--trust-unsigned-code (pass --sign KEYFILE)"
+                                          : "");
+  }
   if (!with_code) std::printf("object code left out (pass --with-code to include it)\n");
   return 0;
 }
 
-int Import(cache::CacheStore& store, const std::string& file, bool trust_code) {
+// Why an import left a bundle's object code out, as `pto cache import` says it.
+std::string UntrustedCodeReason(const cache::ImportReport& report) {
+  if (report.kernels_untrusted == 0) return "not trusted";
+  switch (report.signer) {
+    case cache::BundleSigner::kUnsigned:
+      return "not trusted: unsigned, pass --trust-unsigned-code";
+    case cache::BundleSigner::kUntrustedKey:
+      return absl::StrCat("not trusted: signed by ", report.signer_id, ", not a --trust-key key");
+    case cache::BundleSigner::kTrustedKey:
+      break;
+  }
+  return "not trusted";
+}
+
+std::string SignerLine(const cache::ImportReport& report,
+                       const std::vector<cache::PublicKey>& trusted_keys) {
+  switch (report.signer) {
+    case cache::BundleSigner::kUnsigned:
+      return "none (unsigned)";
+    case cache::BundleSigner::kUntrustedKey:
+      return absl::StrCat(report.signer_id, ", not a trusted key: no object code is stored");
+    case cache::BundleSigner::kTrustedKey:
+      break;
+  }
+  std::string comment;
+  for (const cache::PublicKey& key : trusted_keys) {
+    if (key.Id() == report.signer_id && !key.comment.empty()) comment = " (" + key.comment + ")";
+  }
+  return absl::StrCat(report.signer_id, comment, ", trusted");
+}
+
+int Import(cache::CacheStore& store, const std::string& file,
+           const std::vector<cache::PublicKey>& trusted_keys, bool trust_unsigned_code) {
   std::ifstream f(file, std::ios::binary);
   if (!f) return Failure("import", absl::StrCat("cannot read '", file, "'"));
   std::stringstream contents;
   contents << f.rdbuf();
   const device::DeviceInfo device = device::DetectHost();
   cache::ImportOptions options;
-  options.trust_code = trust_code;
+  options.trusted_keys = trusted_keys;
+  options.trust_unsigned_code = trust_unsigned_code;
   options.codegen_fingerprint = device.CodegenFingerprint();
-  if (trust_code) {
+  if (!trusted_keys.empty() || trust_unsigned_code) {
     // The fingerprint the runtime's compiler puts in kernel keys.
     absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
         jit::KernelCompiler::Create(device);
@@ -375,15 +424,16 @@ int Import(cache::CacheStore& store, const std::string& file, bool trust_code) {
   int64_t tuning_rejected = 0;
   for (const cache::RejectedRecord& r : report->rejected) tuning_rejected += r.kind == "tuning";
   std::printf("imported %s\n", file.c_str());
+  std::printf("  signature       %s\n", SignerLine(*report, trusted_keys).c_str());
   std::printf("  tuning records  %lld accepted, %lld rejected\n",
               static_cast<long long>(report->tuning_accepted),
               static_cast<long long>(tuning_rejected));
   std::printf("  plan records    %lld\n", static_cast<long long>(report->plans));
   std::printf(
-      "  kernel records  %lld stored, %lld skipped (not trusted: pass --trust-code), "
+      "  kernel records  %lld stored, %lld skipped (%s), "
       "%lld skipped (built for other hardware or another compiler)\n",
       static_cast<long long>(report->kernels), static_cast<long long>(report->kernels_untrusted),
-      static_cast<long long>(report->kernels_other_machine));
+      UntrustedCodeReason(*report).c_str(), static_cast<long long>(report->kernels_other_machine));
   for (const cache::RejectedRecord& r : report->rejected) {
     std::printf("rejected %s record %s: %s\n", r.kind.c_str(), r.key.c_str(), r.reason.c_str());
   }
@@ -418,6 +468,7 @@ int CacheCommand(const std::vector<std::string>& args) {
     std::fputs(kCacheUsage, stdout);
     return 0;
   }
+  if (sub == "keygen") return CacheKeygen(std::vector<std::string>(args.begin() + 1, args.end()));
   const std::vector<std::string> known = {"ls",     "stats",  "verify", "gc",
                                           "export", "import", "merge"};
   if (std::find(known.begin(), known.end(), sub) == known.end()) {
@@ -428,7 +479,17 @@ int CacheCommand(const std::vector<std::string>& args) {
   std::vector<std::string> positional = flags.positional();
   const bool json = sub == "stats" && BoolFlag(flags, "json", &positional);
   const bool with_code = sub == "export" && BoolFlag(flags, "with-code", &positional);
-  const bool trust_code = sub == "import" && BoolFlag(flags, "trust-code", &positional);
+  const bool trust_unsigned_code =
+      sub == "import" && BoolFlag(flags, "trust-unsigned-code", &positional);
+  const std::vector<std::string> trust_key_files =
+      sub == "import" ? flags.All("trust-key") : std::vector<std::string>{};
+  const std::string sign_file = sub == "export" ? flags.String("sign") : "";
+  if (sub == "import" && !flags.String("trust-code").empty()) {
+    return UsageError(
+        "import: --trust-code is gone: pass --trust-key PUBFILE to store object code from "
+        "bundles signed by that key, or --trust-unsigned-code to store it from unsigned "
+        "bundles");
+  }
   const std::string out = sub == "export" ? flags.String("out") : "";
   const std::string max_bytes_text = sub == "gc" ? flags.String("max-bytes") : "";
   if (!flags.CheckAllUsed("cache " + sub) || !flags.ok()) return flags.Fail("cache " + sub);
@@ -449,11 +510,26 @@ int CacheCommand(const std::vector<std::string>& args) {
     max_bytes = *parsed;
   }
   if (sub == "export" && out.empty()) return UsageError("export: --out FILE is required");
+  if (sign_file == "true") return UsageError("export: --sign expects a secret KEYFILE");
+  for (const std::string& f : trust_key_files) {
+    if (f == "true") return UsageError("import: --trust-key expects a public key PUBFILE");
+  }
   if (dir.empty()) {
     absl::StatusOr<std::string> fallback = DefaultCacheDir();
     if (!fallback.ok()) return UsageError(std::string(fallback.status().message()));
     dir = *fallback;
   }
+
+  // Key files are read before any cache is opened or created.
+  std::optional<cache::SecretKey> signing_key;
+  if (!sign_file.empty()) {
+    absl::StatusOr<cache::SecretKey> key = cache::ReadSecretKeyFile(sign_file);
+    if (!key.ok()) return Failure(sub, key.status().message());
+    signing_key = *std::move(key);
+  }
+  absl::StatusOr<std::vector<cache::PublicKey>> trusted_keys =
+      ReadTrustedKeys(trust_key_files, dir);
+  if (!trusted_keys.ok()) return Failure(sub, trusted_keys.status().message());
 
   // Reading commands need an existing cache; import and merge may create theirs.
   const bool creates = sub == "import" || sub == "merge";
@@ -475,8 +551,10 @@ int CacheCommand(const std::vector<std::string>& args) {
   if (sub == "stats") return Stats(s, dir, json);
   if (sub == "verify") return Verify(s);
   if (sub == "gc") return Gc(s, max_bytes);
-  if (sub == "export") return Export(s, out, with_code);
-  if (sub == "import") return Import(s, positional[0], trust_code);
+  if (sub == "export") {
+    return Export(s, out, with_code, signing_key.has_value() ? &*signing_key : nullptr);
+  }
+  if (sub == "import") return Import(s, positional[0], *trusted_keys, trust_unsigned_code);
   return Merge(s, *other, positional[0]);
 }
 
