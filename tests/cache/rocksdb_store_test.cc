@@ -317,12 +317,14 @@ TEST_F(RocksDbStoreTest, AnotherSchemaVersionIsNotOpened) {
 TEST_F(RocksDbStoreTest, DamagedValuesAreCorruptMissesAndRewritten) {
   const std::string key = KernelKey(KernelParts("a"));
   const std::string good = WrapPayload(MakeKernel("a").SerializeAsString());
-  proto::Envelope bad_sum;
-  ASSERT_TRUE(bad_sum.ParseFromString(good));
-  bad_sum.set_checksum(bad_sum.checksum() ^ 1);
-  proto::Envelope future_envelope;
-  ASSERT_TRUE(future_envelope.ParseFromString(good));
-  future_envelope.set_schema_version(kSchemaVersion + 1);
+  std::string bad_sum = good;
+  bad_sum[16] ^= 1;  // the checksum field
+  std::string future_format = good;
+  future_format[4] = static_cast<char>(kValueFormatVersion + 1);
+  proto::Envelope older;  // value format 1, as an older pto wrote it
+  older.set_schema_version(1);
+  older.set_payload(MakeKernel("a").SerializeAsString());
+  older.set_checksum(Checksum64(older.payload()));
   proto::KernelRecord future_record = MakeKernel("a");
   future_record.set_schema_version(kSchemaVersion + 1);
   proto::KernelRecord other = MakeKernel("b");  // a sound record under the wrong key
@@ -335,8 +337,9 @@ TEST_F(RocksDbStoreTest, DamagedValuesAreCorruptMissesAndRewritten) {
       {"truncated", good.substr(0, good.size() / 2)},
       {"truncated to nothing", ""},
       {"flipped payload byte", flipped},
-      {"bad checksum", bad_sum.SerializeAsString()},
-      {"unknown envelope schema", future_envelope.SerializeAsString()},
+      {"bad checksum", bad_sum},
+      {"unknown value format", future_format},
+      {"older value format 1", older.SerializeAsString()},
       {"unknown record schema", WrapPayload(future_record.SerializeAsString())},
       {"record of another key", WrapPayload(other.SerializeAsString())},
       {"not an envelope", "garbage \xff\xfe\x01"},
