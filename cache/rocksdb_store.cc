@@ -219,6 +219,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOpti
     std::lock_guard<std::mutex> lock(store->mu_);
     if (absl::Status st = store->LoadIndex(/*full_scan=*/store->repaired_); !st.ok()) return st;
   }
+  if (!store->index_damage_.empty()) store->Log(kLogWarning, store->index_damage_);
   if (role == DbRole::kWriter) {
     // Batches left by readers (also by readers that have exited) are ingested at once.
     inbox::RemoveAbandonedTemporaries(options.path);
@@ -448,6 +449,12 @@ absl::Status RocksDbStore::LoadIndex(bool full_scan) {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), family));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       sizes->emplace(it->key().ToString(), static_cast<int64_t>(it->value().size()));
+    }
+    if (it->status().IsCorruption() && index_damage_.empty()) {
+      index_damage_ = absl::StrCat(
+          "pto cache: the ", family->GetName(), " records of '", path_,
+          "' cannot be read past a damaged block (", it->status().ToString(),
+          "); `pto cache verify --repair` rebuilds them from the records still readable");
     }
   }
   if (fixes.Count() > 0 && role_ == DbRole::kWriter) {

@@ -143,6 +143,7 @@ class RocksDbStore final : public CacheStore {
   mutable std::mutex mu_;  // guards everything below and orders kernel writes with eviction
   LruIndex lru_;
   absl::flat_hash_map<std::string, int64_t> plan_sizes_, tuning_sizes_;
+  std::string index_damage_;  // why LoadIndex could not read every plan or tuning record
   int64_t evictions_ = 0;
 
   // Reader: usage of kernels hit since the last FlushPendingUsage; keys this process deleted

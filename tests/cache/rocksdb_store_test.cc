@@ -556,9 +556,16 @@ TEST_F(RocksDbStoreTest, DamagedPlanBlockLosesOnlyItsOwnRecords) {
   EXPECT_EQ(testing::ReadRecord(*store, RecordKind::kPlan, victim), "");
   EXPECT_EQ(store->stats().corrupt, 1);
   std::cerr << "[ log      ]\n" << log_.All();
+  // At open: the plans cannot all be indexed; at the Get: the damage, then the file dropped.
   const std::vector<std::string> warnings = Warnings();
-  ASSERT_EQ(warnings.size(), 2u) << log_.All();
-  EXPECT_TRUE(warnings[1].starts_with("pto cache: dropped the damaged file ")) << warnings[1];
+  ASSERT_EQ(warnings.size(), 3u) << log_.All();
+  EXPECT_TRUE(warnings[0].starts_with("pto cache: the plans records of '" + db_path_ +
+                                      "' cannot be read past a damaged block ("))
+      << warnings[0];
+  EXPECT_TRUE(
+      warnings[1].starts_with("pto cache: corrupt data in '" + db_path_ + "' reading plan "))
+      << warnings[1];
+  EXPECT_TRUE(warnings[2].starts_with("pto cache: dropped the damaged file ")) << warnings[2];
   int hits = 0;
   for (int i = 0; i < kPlans; ++i) {
     const std::string read = testing::ReadRecord(*store, RecordKind::kPlan, i);
@@ -567,10 +574,10 @@ TEST_F(RocksDbStoreTest, DamagedPlanBlockLosesOnlyItsOwnRecords) {
     EXPECT_EQ(read, testing::RecordPayload(RecordKind::kPlan, i));
   }
   EXPECT_GE(hits, kPlans - kPlans / 8);  // all but one data block's records
-  EXPECT_NE(warnings[1].find(absl::StrCat("(", kPlans, " cached records, ", hits,
+  EXPECT_NE(warnings[2].find(absl::StrCat("(", kPlans, " cached records, ", hits,
                                           " of them intact and written again)")),
             std::string::npos)
-      << warnings[1];
+      << warnings[2];
   EXPECT_EQ(testing::ReadRecord(*store, RecordKind::kPlan, keys.back().second),
             testing::RecordPayload(RecordKind::kPlan, keys.back().second));
   EXPECT_TRUE(store->Scan(RecordKind::kPlan, [](const ScannedRecord&) {}).ok());
