@@ -320,4 +320,15 @@ std::string ReadRecord(CacheStore& store, RecordKind kind, int i) {
   return r.ok() && r->has_value() ? (*r)->SerializeAsString() : "";
 }
 
+int CountIntactRecords(CacheStore& store, RecordKind kind, int count) {
+  int hits = 0;
+  for (int i = 0; i < count; ++i) {
+    const std::string read = ReadRecord(store, kind, i);
+    if (read.empty()) continue;
+    ++hits;
+    EXPECT_EQ(read, RecordPayload(kind, i)) << RecordName(kind, i);
+  }
+  return hits;
+}
+
 }  // namespace pto::cache::testing

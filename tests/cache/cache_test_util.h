@@ -91,6 +91,9 @@ void FillFamilyAndCompact(const std::string& db_path, RecordKind kind, int count
 std::filesystem::path DamageSstAt(const std::filesystem::path& dir, std::string_view needle);
 // Reads record `i` of `kind` from `store`: its serialized payload, or "" for a miss.
 std::string ReadRecord(CacheStore& store, RecordKind kind, int i);
+// Reads records 0..count-1 of `kind`, expects every hit to be the record stored, and returns
+// how many were hits.
+int CountIntactRecords(CacheStore& store, RecordKind kind, int count);
 
 }  // namespace pto::cache::testing
 

@@ -54,9 +54,25 @@ int LastRecord(RecordKind kind) {
   return last;
 }
 
-std::unique_ptr<RocksDbStore> OpenStore(const std::string& path) {
+// Rebuilds the database at `path`, expecting exactly one family to have been damaged.
+FamilyRebuild RebuildTheOneDamagedFamily(const std::string& path) {
+  absl::StatusOr<std::vector<FamilyRebuild>> rebuilt = RebuildDamagedFamilies(path);
+  EXPECT_TRUE(rebuilt.ok()) << rebuilt.status();
+  if (!rebuilt.ok() || rebuilt->size() != 1) {
+    ADD_FAILURE() << "expected one rebuilt family";
+    return {};
+  }
+  const FamilyRebuild& r = (*rebuilt)[0];
+  std::cerr << "[ rebuilt  ] " << r.family << ": " << r.kept << " kept, " << r.lost
+            << " lost; damage: " << r.damage << "\n";
+  return r;
+}
+
+std::unique_ptr<RocksDbStore> OpenStore(const std::string& path,
+                                        testing::LogCapture* log = nullptr) {
   CacheOptions options;
   options.path = path;
+  if (log != nullptr) options.log = log->Sink();
   absl::StatusOr<std::unique_ptr<RocksDbStore>> store = RocksDbStore::Open(options);
   EXPECT_TRUE(store.ok()) << store.status();
   return store.ok() ? *std::move(store) : nullptr;
@@ -90,11 +106,8 @@ TEST_P(RebuildFamiliesTest, DamagedBlockIsRebuiltFromTheRecordsStillReadable) {
   // every run).
   {
     testing::LogCapture log;
-    CacheOptions options;
-    options.path = db_path_;
-    options.log = log.Sink();
-    absl::StatusOr<std::unique_ptr<RocksDbStore>> store = RocksDbStore::Open(options);
-    ASSERT_TRUE(store.ok()) << store.status();
+    std::unique_ptr<RocksDbStore> store = OpenStore(db_path_, &log);
+    ASSERT_NE(store, nullptr);
     if (kind == RecordKind::kKernel) {
       EXPECT_TRUE(log.AtLeast(kLogWarning).empty()) << log.All();  // kernels are read on demand
     } else {
@@ -108,18 +121,13 @@ TEST_P(RebuildFamiliesTest, DamagedBlockIsRebuiltFromTheRecordsStillReadable) {
                                          "records still readable"));
     }
     int64_t scanned = 0;
-    absl::Status scan = (*store)->Scan(kind, [&](const ScannedRecord&) { ++scanned; });
+    absl::Status scan = store->Scan(kind, [&](const ScannedRecord&) { ++scanned; });
     EXPECT_EQ(scan.code(), absl::StatusCode::kDataLoss) << scan;
     EXPECT_THAT(scan.message(), HasSubstr("Corruption: block checksum mismatch"));
     EXPECT_LT(scanned, kRecords / 2 + 1);
   }
 
-  absl::StatusOr<std::vector<FamilyRebuild>> rebuilt = RebuildDamagedFamilies(db_path_);
-  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
-  ASSERT_EQ(rebuilt->size(), 1u);
-  const FamilyRebuild& r = (*rebuilt)[0];
-  std::cerr << "[ rebuilt  ] " << r.family << ": " << r.kept << " kept, " << r.lost
-            << " lost; damage: " << r.damage << "\n";
+  const FamilyRebuild r = RebuildTheOneDamagedFamily(db_path_);
   EXPECT_EQ(r.family, family);
   EXPECT_THAT(r.damage, HasSubstr("Corruption: block checksum mismatch"));
   EXPECT_THAT(r.damage, HasSubstr(sst.filename().string()));
@@ -132,14 +140,7 @@ TEST_P(RebuildFamiliesTest, DamagedBlockIsRebuiltFromTheRecordsStillReadable) {
   // records past the damaged block are kept, and scans read everything.
   std::unique_ptr<RocksDbStore> store = OpenStore(db_path_);
   ASSERT_NE(store, nullptr);
-  int64_t hits = 0;
-  for (int i = 0; i < kRecords; ++i) {
-    const std::string read = testing::ReadRecord(*store, kind, i);
-    if (read.empty()) continue;
-    ++hits;
-    EXPECT_EQ(read, testing::RecordPayload(kind, i)) << i;
-  }
-  EXPECT_EQ(hits, r.kept);
+  EXPECT_EQ(testing::CountIntactRecords(*store, kind, kRecords), r.kept);
   EXPECT_EQ(testing::ReadRecord(*store, kind, victim), "");
   EXPECT_EQ(testing::ReadRecord(*store, kind, LastRecord(kind)),
             testing::RecordPayload(kind, LastRecord(kind)));
@@ -207,28 +208,17 @@ TEST(RebuildMetaTest, DamagedUsageBlockIsRebuilt) {
   bytes[100] ^= 0x5a;  // in the first data block
   testing::WriteFile(sst, bytes);
 
-  absl::StatusOr<std::vector<FamilyRebuild>> rebuilt = RebuildDamagedFamilies(db_path);
-  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
-  ASSERT_EQ(rebuilt->size(), 1u);
-  const FamilyRebuild& r = (*rebuilt)[0];
-  std::cerr << "[ rebuilt  ] " << r.family << ": " << r.kept << " kept, " << r.lost
-            << " lost; damage: " << r.damage << "\n";
+  const FamilyRebuild r = RebuildTheOneDamagedFamily(db_path);
   EXPECT_EQ(r.family, kMetaFamily);
   EXPECT_GE(r.lost, 1);
   EXPECT_GE(r.kept, 200);  // the usage entries in the other blocks
   EXPECT_THAT(r.damage, HasSubstr("Corruption"));
 
   testing::LogCapture log;
-  CacheOptions options;
-  options.path = db_path;
-  options.log = log.Sink();
-  absl::StatusOr<std::unique_ptr<RocksDbStore>> store = RocksDbStore::Open(options);
-  ASSERT_TRUE(store.ok()) << store.status();
+  std::unique_ptr<RocksDbStore> store = OpenStore(db_path, &log);
+  ASSERT_NE(store, nullptr);
   EXPECT_TRUE(log.AtLeast(kLogWarning).empty()) << log.All();  // the index reads in full
-  for (int i = 0; i < 400; ++i) {
-    EXPECT_EQ(testing::ReadRecord(**store, RecordKind::kKernel, i),
-              testing::RecordPayload(RecordKind::kKernel, i));
-  }
+  EXPECT_EQ(testing::CountIntactRecords(*store, RecordKind::kKernel, 400), 400);
 }
 
 }  // namespace
