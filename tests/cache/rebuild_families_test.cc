@@ -10,10 +10,13 @@
 #include <vector>
 
 #include "cache/cache_key.h"
+#include "cache/envelope.h"
 #include "cache/rocksdb_options.h"
 #include "cache/rocksdb_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rocksdb/db.h"
+#include "rocksdb/sst_file_writer.h"
 #include "tests/cache/cache_test_util.h"
 
 namespace pto::cache {
@@ -219,6 +222,51 @@ TEST(RebuildMetaTest, DamagedUsageBlockIsRebuilt) {
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(log.AtLeast(kLogWarning).empty()) << log.All();  // the index reads in full
   EXPECT_EQ(testing::CountIntactRecords(*store, RecordKind::kKernel, 400), 400);
+}
+
+// A rebuild killed after it dropped a family and before it ingested the family's file: the
+// next writer to open the database ingests the file and removes it.
+TEST(RebuildInterruptedTest, TheNextWriterIngestsTheFileLeftBehind) {
+  TempDir dir;
+  const std::string db_path = dir.Sub("cache");
+  constexpr int kPlans = 20;
+  testing::FillFamilyAndCompact(db_path, RecordKind::kPlan, kPlans);
+  // What the rebuild had written: the records, in key order, in <path>/rebuild/plans.sst.
+  std::vector<std::pair<std::string, std::string>> records;
+  for (int i = 0; i < kPlans; ++i) {
+    records.emplace_back(PlanKey(testing::PlanParts(testing::RecordName(RecordKind::kPlan, i))),
+                         WrapPayload(testing::RecordPayload(RecordKind::kPlan, i)));
+  }
+  std::sort(records.begin(), records.end());
+  fs::create_directories(fs::path(db_path) / "rebuild");
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(),
+                                rocksdb::Options(DbOptions(), FamilyOptions(kPlansFamily)));
+  ASSERT_TRUE(writer.Open(db_path + "/rebuild/plans.sst").ok());
+  for (const auto& [key, value] : records) ASSERT_TRUE(writer.Put(key, value).ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  // What it had done before it was killed: the family dropped (RocksDB directly).
+  {
+    std::vector<std::string> names;
+    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(DbOptions(), db_path, &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> families;
+    for (const std::string& name : names) families.emplace_back(name, FamilyOptions(name));
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(DbOptions(), db_path, families, &handles, &db).ok());
+    for (rocksdb::ColumnFamilyHandle* h : handles) {
+      if (h->GetName() == kPlansFamily) {
+        EXPECT_TRUE(db->DropColumnFamily(h).ok());
+      }
+      EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+    }
+    EXPECT_TRUE(db->Close().ok());
+    delete db;
+  }
+
+  std::unique_ptr<RocksDbStore> store = OpenStore(db_path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(testing::CountIntactRecords(*store, RecordKind::kPlan, kPlans), kPlans);
+  EXPECT_FALSE(fs::exists(fs::path(db_path) / "rebuild"));
 }
 
 }  // namespace
