@@ -602,8 +602,7 @@ void RocksDbStore::HandleReadCorruption(RecordKind kind, const std::string& key,
       dropped = true;
       Log(kLogWarning, absl::StrCat("pto cache: dropped the damaged file ", f.relative_filename,
                                     " of '", path_, "' (", f.num_entries, " cached records, ",
-                                    salvage.Count(), " of them intact and written again",
-                                    s.ok() ? "" : absl::StrCat(" - failed: ", s.ToString()), ")"));
+                                    salvage.Count(), " of them intact and written again)"));
     } else {
       Log(kLogWarning,
           absl::StrCat("pto cache: could not drop the damaged file ", f.relative_filename, " of '",
