@@ -30,6 +30,7 @@
 #include "cache/kernel_store.h"
 #include "cache/key_file.h"
 #include "cache/merge.h"
+#include "cache/rebuild_families.h"
 #include "device/device_info.h"
 #include "jit/kernel_compiler.h"
 #include "tools/pto/cache_dir.h"
@@ -47,7 +48,10 @@ constexpr char kCacheUsage[] =
     "                              hits, age; plan and tuning counts\n"
     "  stats [--json]              hits, misses, corrupt, compiles, puts, entries, bytes (all\n"
     "                              processes that used the cache)\n"
-    "  verify                      check every record; exit 1 if any is unsound\n"
+    "  verify [--repair]           check every record; exit 1 if any is unsound or a record\n"
+    "                              family has a damaged block. --repair removes the unsound\n"
+    "                              records and rebuilds damaged families from the records still\n"
+    "                              readable (no other process may use the cache meanwhile)\n"
     "  gc --max-bytes N            evict least-recently-used kernels down to N bytes (suffixes\n"
     "                              K, M, G: 64M)\n"
     "  export --out FILE [--with-code] [--sign KEYFILE]\n"
@@ -299,27 +303,95 @@ int Stats(cache::CacheStore& store, const std::string& dir, bool json) {
   return 0;
 }
 
-int Verify(cache::CacheStore& store) {
-  int64_t total = 0, unsound = 0;
-  std::vector<std::string> per_kind;
+struct Findings {
+  int64_t total = 0;
+  std::vector<std::string> per_kind;                               // "2 kernel", ...
+  std::vector<std::pair<cache::RecordKind, std::string>> unsound;  // removable (not the base)
+  int64_t unsound_count = 0;
+  int64_t damaged_families = 0;
+  bool sound() const { return unsound_count == 0 && damaged_families == 0; }
+};
+
+// Scans every record, printing each unsound one and each family whose scan stopped at a
+// damaged block. An error other than damage is returned.
+absl::StatusOr<Findings> CheckRecords(cache::CacheStore& store) {
+  Findings f;
   for (const cache::RecordKind kind :
        {cache::RecordKind::kKernel, cache::RecordKind::kPlan, cache::RecordKind::kTuning}) {
     int64_t n = 0;
     absl::Status s = store.Scan(kind, [&](const cache::ScannedRecord& r) {
       ++n;
       if (r.problem.empty()) return;
-      ++unsound;
+      ++f.unsound_count;
+      if (!r.from_base) f.unsound.emplace_back(kind, r.key);
       std::printf("unsound %s record %s%s: %s\n", cache::RecordKindName(kind), r.key.c_str(),
                   r.from_base ? " (base)" : "", r.problem.c_str());
     });
-    if (!s.ok()) return Failure("verify", s.message());
-    total += n;
-    per_kind.push_back(absl::StrCat(n, " ", cache::RecordKindName(kind)));
+    if (s.code() == absl::StatusCode::kDataLoss) {
+      ++f.damaged_families;
+      std::printf("damaged %s records: %s\n", cache::RecordKindName(kind),
+                  std::string(s.message()).c_str());
+    } else if (!s.ok()) {
+      return s;
+    }
+    f.total += n;
+    f.per_kind.push_back(absl::StrCat(n, " ", cache::RecordKindName(kind)));
   }
-  std::printf("checked %lld records (%s): %s\n", static_cast<long long>(total),
-              absl::StrJoin(per_kind, ", ").c_str(),
-              unsound == 0 ? "all sound" : absl::StrCat(unsound, " unsound").c_str());
-  return unsound == 0 ? 0 : 1;
+  return f;
+}
+
+std::string Summary(const Findings& f) {
+  std::vector<std::string> problems;
+  if (f.unsound_count > 0) problems.push_back(absl::StrCat(f.unsound_count, " unsound"));
+  if (f.damaged_families > 0) {
+    problems.push_back(absl::StrCat(f.damaged_families, " damaged record famil",
+                                    f.damaged_families == 1 ? "y" : "ies",
+                                    " (records past the damage could not be read)"));
+  }
+  return absl::StrFormat("checked %lld records (%s): %s", static_cast<long long>(f.total),
+                         absl::StrJoin(f.per_kind, ", "),
+                         problems.empty() ? "all sound" : absl::StrJoin(problems, ", "));
+}
+
+// `pto cache verify [--repair]`. The repair removes unsound records through the store, then
+// closes it and rebuilds damaged families on the database itself (that needs the writer's
+// lock), and checks again.
+int Verify(std::unique_ptr<cache::CacheStore> store, const std::string& dir, bool repair) {
+  absl::StatusOr<Findings> found = CheckRecords(*store);
+  if (!found.ok()) return Failure("verify", found.status().message());
+  std::printf("%s\n", Summary(*found).c_str());
+  if (found->sound()) return 0;
+  if (!repair) {
+    std::printf(
+        "pto cache verify --repair removes the unsound records and rebuilds damaged record "
+        "families from the records still readable\n");
+    return 1;
+  }
+  int64_t removed = 0;
+  for (const auto& [kind, key] : found->unsound) {
+    absl::Status s = store->Remove(kind, key);
+    if (!s.ok()) return Failure("verify", s.message());
+    ++removed;
+  }
+  if (removed > 0) std::printf("removed %lld unsound records\n", static_cast<long long>(removed));
+  if (found->damaged_families > 0) {
+    store.reset();
+    absl::StatusOr<std::vector<cache::FamilyRebuild>> rebuilt = cache::RebuildDamagedFamilies(dir);
+    if (!rebuilt.ok()) return Failure("verify", rebuilt.status().message());
+    for (const cache::FamilyRebuild& r : *rebuilt) {
+      std::printf(
+          "rebuilt the %s column family from the records still readable: %lld kept, %s lost\n",
+          r.family.c_str(), static_cast<long long>(r.kept),
+          r.lost < 0 ? "an unknown number" : absl::StrCat(r.lost).c_str());
+    }
+    absl::StatusOr<std::unique_ptr<cache::CacheStore>> reopened = OpenDir(dir, true);
+    if (!reopened.ok()) return Failure("verify", reopened.status().message());
+    store = *std::move(reopened);
+  }
+  found = CheckRecords(*store);
+  if (!found.ok()) return Failure("verify", found.status().message());
+  std::printf("after the repair: %s\n", Summary(*found).c_str());
+  return found->sound() ? 0 : 1;
 }
 
 int Gc(cache::CacheStore& store, int64_t max_bytes) {
@@ -490,6 +562,7 @@ int CacheCommand(const std::vector<std::string>& args) {
         "bundles signed by that key, or --trust-unsigned-code to store it from unsigned "
         "bundles");
   }
+  const bool repair = sub == "verify" && BoolFlag(flags, "repair", &positional);
   const std::string out = sub == "export" ? flags.String("out") : "";
   const std::string max_bytes_text = sub == "gc" ? flags.String("max-bytes") : "";
   if (!flags.CheckAllUsed("cache " + sub) || !flags.ok()) return flags.Fail("cache " + sub);
@@ -549,7 +622,7 @@ int CacheCommand(const std::vector<std::string>& args) {
   cache::CacheStore& s = **store;
   if (sub == "ls") return Ls(s);
   if (sub == "stats") return Stats(s, dir, json);
-  if (sub == "verify") return Verify(s);
+  if (sub == "verify") return Verify(*std::move(store), dir, repair);
   if (sub == "gc") return Gc(s, max_bytes);
   if (sub == "export") {
     return Export(s, out, with_code, signing_key.has_value() ? &*signing_key : nullptr);
