@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Subdirectories pto writes into; another user who could change one could plant links in it.
-constexpr const char* kWrittenSubdirectories[] = {"inbox", "readers", "lost"};
+constexpr const char* kWrittenSubdirectories[] = {"inbox", "readers", "lost", "rebuild"};
 
 std::string Resolved(const fs::path& p) {
   std::unique_ptr<char, decltype(&::free)> real(::realpath(p.c_str(), nullptr), &::free);

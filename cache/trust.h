@@ -15,8 +15,8 @@ namespace pto::cache {
 
 struct DirectoryTrust {
   // pto may write into the directory (open it as writer or reader). False when a user other
-  // than this one (and root) could change the directory, its inbox/, readers/ or lost/
-  // subdirectory, or a directory on the way to it (one that others can write is allowed
+  // than this one (and root) could change the directory, its inbox/, readers/, lost/ or
+  // rebuild/ subdirectory, or a directory on the way to it (one that others can write is allowed
   // when it has the sticky bit, as /tmp has).
   bool writable = true;
   // Object code read from it may be loaded. False when it is not writable, or when another

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 preset="${1:-release}"
 packages=(cmake g++ make pkg-config binutils llvm-19-dev libtbb-dev libabsl-dev libprotobuf-dev
           protobuf-compiler librocksdb-dev libgtest-dev libgmock-dev zlib1g-dev libzstd-dev
+          libsodium-dev
           libdnnl-dev libopenblas-dev)  # the last two: baselines of pto_bench_kernels
 missing=()
 for p in "${packages[@]}"; do

@@ -21,11 +21,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cache/envelope.h"
 #include "cache/inbox.h"
 #include "cache/kernel_store.h"
+#include "cache/rocksdb_options.h"
 #include "cache/shared_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rocksdb/options.h"
+#include "rocksdb/sst_file_writer.h"
 #include "tests/cache/cache_test_util.h"
 
 namespace pto::cache {
@@ -402,6 +406,32 @@ TEST_F(DirectoryAttackTest, BaseWithFilesOthersCanWriteGivesDataNotCode) {
                    names[0], "' can be written by other users (mode 0666) (and ", names.size() - 1,
                    " more files); kernels are compiled instead, tuning and plan records "
                    "are still used"));
+}
+
+// A rebuild killed midway leaves <db>/rebuild/<family>.sst, which the next writer ingests. A
+// file there that another user could have written is not ingested (it would be their code).
+TEST_F(DirectoryAttackTest, RebuildFileOthersCanWriteIsNotIngested) {
+  MakeDatabase(db_path_);
+  proto::KernelRecord planted = MakeKernel("planted");
+  planted.set_schema_version(kSchemaVersion);
+  for (const mode_t mode : {mode_t{0666}, mode_t{0644}}) {
+    fs::create_directories(db_path_ + "/rebuild");
+    const std::string file = db_path_ + "/rebuild/kernels.sst";
+    rocksdb::SstFileWriter writer(rocksdb::EnvOptions(),
+                                  rocksdb::Options(DbOptions(), FamilyOptions(kKernelsFamily)));
+    ASSERT_TRUE(writer.Open(file).ok());
+    ASSERT_TRUE(
+        writer.Put(KernelKey(KernelParts("planted")), WrapPayload(planted.SerializeAsString()))
+            .ok());
+    ASSERT_TRUE(writer.Finish().ok());
+    ASSERT_EQ(::chmod(file.c_str(), mode), 0);
+    std::unique_ptr<CacheStore> store = Open(db_path_);
+    ASSERT_EQ(store->Role(), "writer");
+    // Only its owner could write the 0644 file: that one is what a rebuild left, and is taken.
+    EXPECT_EQ(store->GetKernel(KernelParts("planted"))->has_value(), mode == 0644)
+        << std::oct << mode;
+    EXPECT_FALSE(fs::exists(db_path_ + "/rebuild"));
+  }
 }
 
 }  // namespace

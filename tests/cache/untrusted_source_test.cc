@@ -75,11 +75,11 @@ TEST_F(UntrustedSourceTest, ExportWithCodeFailsAndWithoutCodeShipsTheData) {
             "object code is never exported from a cache that is not trusted for code: " + Why());
   absl::StatusOr<std::string> data = ExportBundle(*src_, {.with_code = false});
   ASSERT_TRUE(data.ok()) << data.status();
-  absl::StatusOr<proto::Bundle> bundle = ParseBundle(*data);
+  absl::StatusOr<ParsedBundle> bundle = ParseBundle(*data);
   ASSERT_TRUE(bundle.ok()) << bundle.status();
-  EXPECT_EQ(bundle->manifest().kernel_records(), 0);
-  EXPECT_EQ(bundle->manifest().plan_records(), 1);
-  EXPECT_EQ(bundle->manifest().tuning_records(), 1);
+  EXPECT_EQ(bundle->bundle.manifest().kernel_records(), 0);
+  EXPECT_EQ(bundle->bundle.manifest().plan_records(), 1);
+  EXPECT_EQ(bundle->bundle.manifest().tuning_records(), 1);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ constexpr char kUsage[] =
     "       --example matmul|mlp|attention|demo)  print one level of the pipeline\n"
     "  run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ...\n"
     "                                          run a GraphDef on .npy inputs\n"
-    "  cache ls|stats|verify|gc|export|import|merge [--cache DIR]\n"
+    "  cache ls|stats|verify|gc|export|import|merge|keygen [--cache DIR]\n"
     "                                          inspect and ship the kernel cache\n"
     "                                          (pto cache help)\n"
     "  tune --workload FILE [--cache DIR] [--budget SECONDS] [--trials-per-kernel N] ...\n"

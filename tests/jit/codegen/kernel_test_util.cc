@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "device/aligned_buffer.h"
 #include "gtest/gtest.h"
@@ -50,19 +51,38 @@ absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel
   return compiled;
 }
 
-OrcEngine& EngineFor(device::Isa isa) {
+namespace {
+
+OrcEngine& SharedEngine(const CodegenTarget& target) {
   static std::mutex mu;
-  static std::map<device::Isa, std::unique_ptr<OrcEngine>>* engines =
-      new std::map<device::Isa, std::unique_ptr<OrcEngine>>();
+  static std::map<std::string, std::unique_ptr<OrcEngine>>* engines =
+      new std::map<std::string, std::unique_ptr<OrcEngine>>();
   std::lock_guard<std::mutex> lock(mu);
-  auto& e = (*engines)[isa];
+  auto& e = (*engines)[target.cpu_name + ";" + target.features];
   if (e == nullptr) {
-    absl::StatusOr<std::unique_ptr<OrcEngine>> created = OrcEngine::Create(TargetFor(isa));
+    absl::StatusOr<std::unique_ptr<OrcEngine>> created = OrcEngine::Create(target);
     EXPECT_TRUE(created.ok()) << created.status();
     e = std::move(*created);
   }
   return *e;
 }
+
+}  // namespace
+
+OrcEngine& EngineFor(device::Isa isa) { return SharedEngine(TargetFor(isa)); }
+
+CodegenTarget CompileOnlyTargetFor(device::Isa isa) {
+  device::DeviceInfo host = device::DetectHost();
+  if (static_cast<int>(isa) <= static_cast<int>(host.isa)) return TargetFor(isa);
+  host.isa = isa;  // only AVX-512 is wider than another ISA
+  host.cpu_name = "x86-64-v4";
+  host.vector_bits = 512;
+  host.vector_registers = 32;
+  host.has_fma = true;
+  return CodegenTarget::FromDevice(host);
+}
+
+OrcEngine& CompileOnlyEngineFor(device::Isa isa) { return SharedEngine(CompileOnlyTargetFor(isa)); }
 
 size_t CountOf(const std::string& text, const std::string& what) {
   size_t count = 0;

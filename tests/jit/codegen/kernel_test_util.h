@@ -46,6 +46,11 @@ CodegenTarget HostTarget();
 absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel& kernel);
 // Shared engine per ISA (created once per test process).
 OrcEngine& EngineFor(device::Isa isa);
+// A target of exactly `isa`, wider than the host's if asked: for code that is compiled and
+// inspected, never run (ISA paths above the host are checked this way).
+CodegenTarget CompileOnlyTargetFor(device::Isa isa);
+// Shared engine of CompileOnlyTargetFor(isa): its objects must not be called.
+OrcEngine& CompileOnlyEngineFor(device::Isa isa);
 // Assembly text of `kernel` for `target`.
 std::string KernelAssembly(const ir::Kernel& kernel, const CodegenTarget& target);
 // Occurrences of `what` in `text` (instructions in an assembly listing).
