@@ -803,7 +803,7 @@ TEST_F(CacheCli, ImportByAnotherUserThroughAWritableInboxIsRefused) {
   // The importer's files would name a kernel under this machine's fingerprints only if they
   // came from this machine; the records here are test records, so the plan and tuning records
   // are what would be handed over.
-  Result r = RunPto("cache import " + Path("b") + " --trust-code --cache " + c, as_nobody);
+  Result r = RunPto("cache import " + Path("b") + " --trust-unsigned-code --cache " + c, as_nobody);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("pto cache import: '" + c +
                                   "/inbox' can be written by other users (mode 0777), and pto "
