@@ -62,6 +62,11 @@ absl::Status StoreOrReject(absl::Status put, const proto::BundleRecord& record,
 }  // namespace
 
 absl::StatusOr<std::string> ExportBundle(CacheStore& store, const ExportOptions& options) {
+  if (options.with_code && !store.code_trusted()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("object code is never exported from a cache that is not trusted for code: ",
+                     store.WhyCodeUntrusted()));
+  }
   proto::Bundle bundle;
   proto::BundleManifest& manifest = *bundle.mutable_manifest();
   manifest.set_pto_version(std::string(PtoVersion()));

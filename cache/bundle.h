@@ -35,7 +35,8 @@ struct ExportOptions {
 
 // The store's sound records as a bundle file's bytes; records that fail the store's checks
 // are left out. Exporting the same records twice (with the same key) gives the same bytes.
-// An error only if the store's scan fails.
+// FailedPrecondition for with_code from a store whose code is not trusted (code never leaves
+// it); otherwise an error only if the store's scan fails.
 absl::StatusOr<std::string> ExportBundle(CacheStore& store, const ExportOptions& options);
 
 struct ParsedBundle {

@@ -1,6 +1,7 @@
 #include "cache/rebuild_families.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cache/fs_safety.h"
 #include "cache/readable_records.h"
 #include "cache/rocksdb_options.h"
 #include "rocksdb/db.h"
@@ -35,6 +37,27 @@ absl::Status FromRocks(const rocksdb::Status& s, std::string_view what, const st
   const std::string message = absl::StrCat(std::string(what), " (", path, "): ", s.ToString());
   if (s.IsCorruption()) return absl::DataLossError(message);
   return absl::UnavailableError(message);
+}
+
+// The rebuild directory of the database at `path`, opened (and with `create`, made with a fixed
+// mode) without following a link, and checked: no other user may be able to change it.
+absl::StatusOr<fs_safety::Fd> OpenRebuildDir(const std::string& path, bool create) {
+  absl::StatusOr<fs_safety::Fd> db = fs_safety::OpenDirectory(path);
+  if (!db.ok()) return db.status();
+  const std::string display = (fs::path(path) / kRebuildDir).string();
+  if (create) return fs_safety::MakeSubdirectory(db->get(), kRebuildDir, display);
+  return fs_safety::OpenSubdirectory(db->get(), kRebuildDir, display);
+}
+
+// What a rebuild leaves in its directory: "<family>.sst" and "<family>.sst.tmp".
+bool IsRebuildFile(std::string_view name) {
+  return name.ends_with(".sst") || name.ends_with(".sst.tmp");
+}
+
+// Removes the rebuild directory (only files a rebuild made, this user's).
+void RemoveRebuildDir(const std::string& path) {
+  absl::StatusOr<fs_safety::Fd> db = fs_safety::OpenDirectory(path);
+  if (db.ok()) (void)fs_safety::RemoveOwnDirectory(db->get(), kRebuildDir, IsRebuildFile);
 }
 
 // Makes a rename in `dir` durable.
@@ -130,10 +153,10 @@ class Database {
     const fs::path tmp = dir / (family + ".sst.tmp");
     const fs::path file = dir / (family + ".sst");
     std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) {
+    absl::StatusOr<fs_safety::Fd> made = OpenRebuildDir(path_, /*create=*/true);
+    if (!made.ok()) {
       return absl::UnavailableError(
-          absl::StrCat("cannot create '", dir.string(), "': ", ec.message()));
+          absl::StrCat("cannot create '", dir.string(), "': ", made.status().message()));
     }
     rocksdb::SstFileWriter writer(rocksdb::EnvOptions(),
                                   rocksdb::Options(DbOptions(), FamilyOptions(family)));
@@ -201,12 +224,19 @@ absl::StatusOr<int> FinishInterruptedRebuild(
     rocksdb::DB& db, const std::vector<rocksdb::ColumnFamilyHandle*>& families,
     const std::string& path) {
   const fs::path dir = fs::path(path) / kRebuildDir;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return 0;
+  absl::StatusOr<fs_safety::Fd> opened = OpenRebuildDir(path, /*create=*/false);
+  if (!opened.ok()) return 0;  // none, or one another user could have filled: not read
   int ingested = 0;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    const fs::path& file = entry.path();
+  for (const std::string& name : fs_safety::EntryNames(opened->get())) {
+    const fs::path file = dir / name;
     if (file.extension() != ".sst") continue;  // an unfinished .tmp: its family was not dropped
+    // Only a regular file this user made, that no other user could have changed.
+    struct stat st = {};
+    if (::fstatat(opened->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode) || !fs_safety::NotOwnedByThisUser(st, name).empty() ||
+        !fs_safety::OthersCanChange(st, name).empty()) {
+      continue;
+    }
     rocksdb::ColumnFamilyHandle* family = nullptr;
     for (rocksdb::ColumnFamilyHandle* h : families) {
       if (h->GetName() == file.stem().string()) family = h;
@@ -219,7 +249,7 @@ absl::StatusOr<int> FinishInterruptedRebuild(
     if (!s.ok()) return FromRocks(s, "cannot ingest the rebuilt records", file.string());
     ++ingested;
   }
-  fs::remove_all(dir, ec);
+  RemoveRebuildDir(path);
   return ingested;
 }
 
@@ -278,8 +308,7 @@ absl::StatusOr<std::vector<FamilyRebuild>> RebuildDamagedFamilies(const std::str
     rocksdb::Status s = d.db().Write(sync, &batch);
     if (!s.ok()) return FromRocks(s, "cannot drop the usage of lost kernels", path);
   }
-  std::error_code ec;
-  fs::remove_all(fs::path(path) / kRebuildDir, ec);
+  RemoveRebuildDir(path);
   return rebuilt;
 }
 

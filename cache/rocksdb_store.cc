@@ -11,10 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "cache/add_operator.h"
 #include "cache/envelope.h"
+#include "cache/fs_safety.h"
 #include "cache/inbox.h"
 #include "cache/older_format.h"
 #include "cache/open_recovery.h"
 #include "cache/readable_records.h"
+#include "cache/reader_dirs.h"
 #include "cache/rebuild_families.h"
 #include "cache/rocksdb_options.h"
 #include "rocksdb/db.h"
@@ -138,10 +140,7 @@ RocksDbStore::~RocksDbStore() {
     std::lock_guard<std::mutex> lock(WritersMutex());
     WriterPaths().erase(CanonicalPath(path_));
   }
-  if (!secondary_path_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(secondary_path_, ec);
-  }
+  if (!secondary_path_.empty()) reader_dirs::Remove(path_, secondary_path_);
 }
 
 bool RocksDbStore::WriterOpenInThisProcess(const std::string& path) {
@@ -232,10 +231,10 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOpti
 
 absl::Status RocksDbStore::OpenDatabase(const CacheOptions& options) {
   if (role_ == DbRole::kWriter) {
-    // Like `mkdir -p` (~/.cache may not exist yet); RocksDB itself creates only the last level.
-    // Failures (a regular file in the way, no permission) surface from DB::Open below.
-    std::error_code ec;
-    std::filesystem::create_directories(options.path, ec);
+    // Like `mkdir -p` (~/.cache may not exist yet), with fixed modes; RocksDB itself creates
+    // only the last level. Failures (a regular file in the way, no permission) surface from
+    // DB::Open below.
+    (void)fs_safety::MakeDirectories(options.path);
   }
   rocksdb::DBOptions db_options = DbOptions();
   table_options_ = std::make_unique<rocksdb::Options>(db_options, FamilyOptions(kMetaFamily));
@@ -275,12 +274,9 @@ absl::Status RocksDbStore::OpenDatabase(const CacheOptions& options) {
         break;
       case DbRole::kReader: {
         // Its info log goes to a directory of its own, removed when the store closes.
-        static std::atomic<int> readers{0};
-        secondary_path_ = (std::filesystem::path(options.path) / "readers" /
-                           absl::StrCat(::getpid(), "-", readers.fetch_add(1)))
-                              .string();
-        std::error_code ec;
-        std::filesystem::create_directories(secondary_path_, ec);
+        absl::StatusOr<std::string> dir = reader_dirs::Make(options.path);
+        if (!dir.ok()) return rocksdb::Status::IOError(std::string(dir.status().message()));
+        secondary_path_ = *dir;
         s = rocksdb::DB::OpenAsSecondary(db_options, options.path, secondary_path_, families,
                                          &handles_, &raw);
         break;
@@ -824,6 +820,15 @@ absl::StatusOr<int> RocksDbStore::IngestInbox() {
     return absl::FailedPreconditionError("only the writer ingests the inbox");
   }
   if (degraded_.load()) return 0;
+  const inbox::Refusals refusals = inbox::SetAsideUnsafe(path_);
+  for (const std::string& batch : refusals.batches) Log(kLogWarning, "pto cache: " + batch);
+  bool new_refusal = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    new_refusal = !refusals.inbox.empty() && refusals.inbox != inbox_refusal_;
+    inbox_refusal_ = refusals.inbox;
+  }
+  if (new_refusal) Log(kLogWarning, "pto cache: " + refusals.inbox);  // once, not every round
   int ingested = 0;
   for (const inbox::Pending& batch : inbox::List(path_)) {
     std::vector<rocksdb::IngestExternalFileArg> args;

@@ -153,6 +153,9 @@ class RocksDbStore final : public CacheStore {
   absl::flat_hash_set<std::string> erased_;
   std::mutex catch_up_mu_;
 
+  // Writer: why the inbox was last refused (warned about once), or empty.
+  std::string inbox_refusal_;
+
   std::atomic<bool> degraded_{false};
   // The writer's new records once degraded; a reader's own records until the writer has them.
   std::unique_ptr<MemoryStore> overlay_;

@@ -35,6 +35,18 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+std::unique_ptr<CacheStore> OpenWithoutMaintenance(const std::string& path, const std::string& base,
+                                                   LogCapture& log) {
+  CacheOptions options;
+  options.path = path;
+  options.base_path = base;
+  options.log = log.Sink();
+  options.maintenance_interval_ms = 60000;
+  absl::StatusOr<std::unique_ptr<CacheStore>> store = OpenCache(options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  return store.ok() ? std::move(*store) : nullptr;
+}
+
 std::string RandomBytes(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::string out(n, '\0');

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <string>
@@ -59,6 +60,12 @@ class LogCapture {
   mutable std::mutex mu_;
   std::vector<std::pair<int, std::string>> messages_;
 };
+
+// OpenCache on `path` (over the base `base`, if not empty), logging to `log`, with the
+// background chores left to the test (SharedStore::Maintain). Null, failing the test, if
+// OpenCache fails.
+std::unique_ptr<CacheStore> OpenWithoutMaintenance(const std::string& path, const std::string& base,
+                                                   LogCapture& log);
 
 std::vector<std::filesystem::path> FilesMatching(const std::filesystem::path& dir,
                                                  std::string_view prefix, std::string_view suffix);

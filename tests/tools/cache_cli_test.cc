@@ -4,10 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <regex>
@@ -21,6 +23,7 @@
 #include "cache/ed25519.h"
 #include "cache/envelope.h"
 #include "cache/kernel_store.h"
+#include "cache/shared_store.h"
 #include "device/device_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -627,6 +630,191 @@ TEST_F(CacheCli, ErrorsSayWhatIsWrong) {
   EXPECT_THAT(r.output, HasSubstr("content hash mismatch"));
   EXPECT_THAT(RunPto("cache ls --cache " + Path("c")).output, HasSubstr("0 tuning records"));
   EXPECT_THAT(r.output, Not(HasSubstr("imported")));
+}
+
+// A cache of `kernels` kernel records (fake object code), one plan and one tuning record.
+void FillCache(const std::string& path, int kernels) {
+  cache::CacheOptions options;
+  options.path = path;
+  absl::StatusOr<std::unique_ptr<cache::CacheStore>> store = cache::OpenCache(options);
+  ASSERT_TRUE(store.ok() && (*store)->persistent()) << store.status();
+  for (int i = 0; i < kernels; ++i) {
+    ASSERT_TRUE((*store)->PutKernel(cache::testing::MakeKernel("k" + std::to_string(i))).ok());
+  }
+  ASSERT_TRUE((*store)->PutPlan(cache::testing::MakePlan("p")).ok());
+  ASSERT_TRUE((*store)->PutTuning(Tuning("g", "elementwise", kElementwiseConfig)).ok());
+}
+
+// Every path under `root` with a hash of its contents, for "nothing there changed".
+std::vector<std::string> Snapshot(const std::string& root) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    const size_t hash = e.is_regular_file() ? std::hash<std::string>()(ReadFile(e.path())) : 0;
+    out.push_back(e.path().string() + " " + std::to_string(hash));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Changes the owner of `p` and everything under it to `uid`; false if this process may not.
+bool ChownTree(const std::string& p, uid_t uid) {
+  if (::lchown(p.c_str(), uid, uid) != 0) return false;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(p)) {
+    if (::lchown(e.path().c_str(), uid, uid) != 0) return false;
+  }
+  return true;
+}
+
+constexpr uid_t kNobody = 65534;
+
+TEST_F(CacheCli, ExportWritesNothingThroughAPlantedTemporaryLink) {
+  FillCache(Path("c"), 1);
+  // Another user plants OUT.tmp, where pto used to write the bundle before renaming it.
+  std::ofstream(Path("victim")) << "precious";
+  std::filesystem::create_symlink(Path("victim"), Path("out.bundle.tmp"));
+  Result r = RunPto("cache export --out " + Path("out.bundle") + " --cache " + Path("c"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(ReadFile(Path("victim")), "precious");
+  EXPECT_TRUE(std::filesystem::is_symlink(Path("out.bundle.tmp")));  // left alone
+  EXPECT_FALSE(std::filesystem::is_symlink(Path("out.bundle")));
+  EXPECT_THAT(ReadFile(Path("out.bundle")), HasSubstr("pto-cache-bundle"));
+  struct stat st = {};
+  ASSERT_EQ(::stat(Path("out.bundle").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  // Nothing of pto's is left next to it.
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) entries += !e.is_directory();
+  EXPECT_EQ(entries, 3) << "victim, out.bundle.tmp, out.bundle";
+}
+
+TEST_F(CacheCli, MergeFromADirectoryOthersCanWriteTakesDataButNoCode) {
+  const std::string src = Path("src");
+  FillCache(src, 2);
+  ASSERT_EQ(::chmod(src.c_str(), 0777), 0);
+  const std::vector<std::string> before = Snapshot(src);
+  Result r = RunPto("cache merge " + src + " --cache " + Path("dst"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string why = "'" + src + "' can be written by other users (mode 0777)";
+  EXPECT_THAT(r.output, HasSubstr("  kernel records  0 copied, 0 already present, 2 refused (the "
+                                  "source is not trusted for code: " +
+                                  why + ")\n"));
+  EXPECT_THAT(r.output, HasSubstr("  plan records    1 copied, 0 already present\n"));
+  EXPECT_THAT(r.output, HasSubstr("  tuning records  1 copied,"));
+  EXPECT_EQ(CountLines(r.output, "pto cache: reading '" + src +
+                                     "' as data only (nothing is written to it, and no object "
+                                     "code is taken from it): " +
+                                     why),
+            1)
+      << r.output;
+  EXPECT_EQ(Snapshot(src), before) << "a source others can write is opened read-only";
+  EXPECT_THAT(RunPto("cache ls --cache " + Path("dst")).output,
+              HasSubstr("0 kernel records (0 B), 1 plan records, 1 tuning records"));
+}
+
+TEST_F(CacheCli, MergeFromADirectoryOfAnotherUserTakesDataButNoCode) {
+  const std::string src = Path("src");
+  FillCache(src, 2);
+  if (!ChownTree(src, kNobody)) {
+    std::cout << "[ note     ] chown to uid " << kNobody
+              << " is not permitted (not root): the owner check is not exercised\n";
+    GTEST_SKIP();
+  }
+  Result r = RunPto("cache merge " + src + " --cache " + Path("dst"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("  kernel records  0 copied, 0 already present, 2 refused (the source is "
+                        "not trusted for code: '" +
+                        src + "' is owned by another user (uid 65534))\n"));
+  EXPECT_THAT(r.output, HasSubstr("  tuning records  1 copied,"));
+  EXPECT_THAT(RunPto("cache ls --cache " + Path("dst")).output,
+              HasSubstr("0 kernel records (0 B), 1 plan records, 1 tuning records"));
+}
+
+TEST_F(CacheCli, ExportWithCodeFromAnUntrustedCacheFails) {
+  const std::string c = Path("c");
+  FillCache(c, 2);
+  ASSERT_EQ(::chmod(c.c_str(), 0777), 0);
+  Result r = RunPto("cache export --with-code --out " + Path("a.bundle") + " --cache " + c);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("pto cache export: object code is never exported from a cache that is "
+                        "not trusted for code: '" +
+                        c +
+                        "' can be written by other users (mode 0777); export without --with-code "
+                        "to ship its plan and tuning records\n"));
+  EXPECT_FALSE(std::filesystem::exists(Path("a.bundle")));
+  // Its plain data may still be shipped.
+  r = RunPto("cache export --out " + Path("a.bundle") + " --cache " + c);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("0 kernel, 1 plan, 1 tuning records"));
+}
+
+TEST_F(CacheCli, CommandsRefuseADirectoryTheyCannotTrust) {
+  const std::string c = Path("c");
+  FillCache(c, 1);
+  std::filesystem::remove(c + "/LOCK");
+  std::filesystem::create_symlink(Path("victim"), c + "/LOCK");
+  Result r = RunPto("cache ls --cache " + c);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("pto cache ls: '" + c +
+                                  "/LOCK' is a symbolic link, and pto never follows links in "
+                                  "a cache directory\n"));
+  EXPECT_FALSE(std::filesystem::exists(Path("victim")));
+
+  std::filesystem::remove(c + "/LOCK");
+  ASSERT_EQ(::chmod(c.c_str(), 0777), 0);
+  r = RunPto("cache gc --max-bytes 0 --cache " + c);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("pto cache gc: '" + c +
+                                  "' can be written by other users (mode 0777), and pto writes "
+                                  "only to a cache directory that no other user can change\n"));
+  // Reading commands still show its data.
+  r = RunPto("cache ls --cache " + c);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("1 kernel records"));
+}
+
+// The probe's attack: the owner's cache directory is 0755 but its inbox/ and readers/ are
+// world-writable; another user imports a bundle with code. Before, that user's process handed
+// the code over through the inbox and the owner's writer ingested it.
+TEST_F(CacheCli, ImportByAnotherUserThroughAWritableInboxIsRefused) {
+  const std::string c = Path("c");
+  FillCache(Path("src"), 1);
+  ASSERT_EQ(
+      RunPto("cache export --with-code --out " + Path("b") + " --cache " + Path("src")).exit_code,
+      0);
+  ASSERT_EQ(::chmod(Path("b").c_str(), 0644), 0);
+  cache::CacheOptions options;
+  options.path = c;
+  options.maintenance_interval_ms = 60000;
+  absl::StatusOr<std::unique_ptr<cache::CacheStore>> owner = cache::OpenCache(options);
+  ASSERT_TRUE(owner.ok());
+  ASSERT_EQ((*owner)->Role(), "writer");
+  for (const char* sub : {"/inbox", "/readers"}) {
+    std::filesystem::create_directories(c + sub);
+    ASSERT_EQ(::chmod((c + sub).c_str(), 0777), 0);
+  }
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+  if (::geteuid() != 0 || RunPto("--help", as_nobody).exit_code != 0) {
+    std::cout << "[ note     ] cannot run pto as uid 65534 (needs root and setpriv): the "
+                 "cross-user import is not exercised\n";
+    GTEST_SKIP();
+  }
+  // The importer's files would name a kernel under this machine's fingerprints only if they
+  // came from this machine; the records here are test records, so the plan and tuning records
+  // are what would be handed over.
+  Result r = RunPto("cache import " + Path("b") + " --trust-unsigned-code --cache " + c, as_nobody);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("pto cache import: '" + c +
+                                  "/inbox' can be written by other users (mode 0777), and pto "
+                                  "writes only to a cache directory that no other user can "
+                                  "change\n"));
+  dynamic_cast<cache::SharedStore&>(**owner).Maintain();
+  int64_t records = 0;
+  for (const cache::RecordKind kind : {cache::RecordKind::kPlan, cache::RecordKind::kTuning}) {
+    ASSERT_TRUE((*owner)->Scan(kind, [&](const cache::ScannedRecord&) { ++records; }).ok());
+  }
+  EXPECT_EQ(records, 0) << "nothing of the other user's was ingested";
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "absl/strings/string_view.h"
 #include "cache/bundle.h"
 #include "cache/cache_key.h"
+#include "cache/fs_safety.h"
 #include "cache/kernel_store.h"
 #include "cache/key_file.h"
 #include "cache/merge.h"
@@ -82,10 +83,11 @@ int Failure(const std::string& subcommand, absl::string_view message) {
 }
 
 // Opens the database at `dir`. With `must_exist`, a missing directory is NotFound instead of
-// a new, empty cache. A database that cannot be used (OpenCache fell back to memory: the
-// warning went to stderr) is Unavailable: this command must not report on an empty stand-in.
-absl::StatusOr<std::unique_ptr<cache::CacheStore>> OpenDir(const std::string& dir,
-                                                           bool must_exist) {
+// a new, empty cache. A database that cannot be used is an error (this command must not report
+// on an empty stand-in), and so is a directory pto refuses (docs/cache.md, "Directories and
+// files"); one other users could change is read-only data with kReadDataOnly.
+absl::StatusOr<std::unique_ptr<cache::CacheStore>> OpenDir(const std::string& dir, bool must_exist,
+                                                           cache::UnsafeDirectory unsafe) {
   std::error_code ec;
   if (must_exist && !std::filesystem::is_directory(dir, ec)) {
     return absl::NotFoundError(absl::StrCat("no cache directory at '", dir, "'"));
@@ -99,12 +101,7 @@ absl::StatusOr<std::unique_ptr<cache::CacheStore>> OpenDir(const std::string& di
       std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
     }
   };
-  absl::StatusOr<std::unique_ptr<cache::CacheStore>> store = cache::OpenCache(options);
-  if (!store.ok()) return store.status();
-  if ((*store)->Describe() == "memory") {
-    return absl::UnavailableError(absl::StrCat("cannot use the cache database at '", dir, "'"));
-  }
-  return store;
+  return cache::OpenPersistentCache(options, unsafe);
 }
 
 // A boolean flag given as `--name` followed by a word has swallowed that word (Flags reads
@@ -384,7 +381,8 @@ int Verify(std::unique_ptr<cache::CacheStore> store, const std::string& dir, boo
           r.family.c_str(), static_cast<long long>(r.kept),
           r.lost < 0 ? "an unknown number" : absl::StrCat(r.lost).c_str());
     }
-    absl::StatusOr<std::unique_ptr<cache::CacheStore>> reopened = OpenDir(dir, true);
+    absl::StatusOr<std::unique_ptr<cache::CacheStore>> reopened =
+        OpenDir(dir, /*must_exist=*/true, cache::UnsafeDirectory::kRefuse);
     if (!reopened.ok()) return Failure("verify", reopened.status().message());
     store = *std::move(reopened);
   }
@@ -409,18 +407,17 @@ int Export(cache::CacheStore& store, const std::string& out, bool with_code,
            const cache::SecretKey* sign_with) {
   absl::StatusOr<std::string> bytes =
       cache::ExportBundle(store, {.with_code = with_code, .sign_with = sign_with});
+  if (!bytes.ok() && with_code && !store.code_trusted()) {
+    return Failure("export", absl::StrCat(bytes.status().message(),
+                                          "; export without --with-code to ship its plan and "
+                                          "tuning records"));
+  }
   if (!bytes.ok()) return Failure("export", bytes.status().message());
   absl::StatusOr<cache::ParsedBundle> bundle = cache::ParseBundle(*bytes);
   if (!bundle.ok()) return Failure("export", bundle.status().message());
-  const std::string tmp = out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-    if (!f.good()) return Failure("export", absl::StrCat("cannot write '", tmp, "'"));
+  if (absl::Status s = cache::fs_safety::WriteFileAtomically(out, *bytes); !s.ok()) {
+    return Failure("export", s.message());
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, out, ec);
-  if (ec) return Failure("export", absl::StrCat("cannot write '", out, "': ", ec.message()));
   const proto::BundleManifest& m = bundle->bundle.manifest();
   std::printf("wrote %s: %lld kernel, %lld plan, %lld tuning records, %s, content hash %s\n",
               out.c_str(), static_cast<long long>(m.kernel_records()),
@@ -516,9 +513,14 @@ int Merge(cache::CacheStore& dst, cache::CacheStore& src, const std::string& oth
   absl::StatusOr<cache::MergeReport> r = cache::MergeInto(dst, src);
   if (!r.ok()) return Failure("merge", r.status().message());
   std::printf("merged %s\n", other.c_str());
-  std::printf("  kernel records  %lld copied, %lld already present\n",
-              static_cast<long long>(r->kernels_copied),
-              static_cast<long long>(r->kernels_present));
+  std::printf(
+      "  kernel records  %lld copied, %lld already present%s\n",
+      static_cast<long long>(r->kernels_copied), static_cast<long long>(r->kernels_present),
+      r->kernels_refused == 0
+          ? ""
+          : absl::StrCat(", ", r->kernels_refused, " refused (the source is not trusted for code: ",
+                         r->kernels_refused_why, ")")
+                .c_str());
   std::printf("  plan records    %lld copied, %lld already present\n",
               static_cast<long long>(r->plans_copied), static_cast<long long>(r->plans_present));
   std::printf("  tuning records  %lld copied, %lld replaced (larger speed-up), %lld kept\n",
@@ -613,11 +615,15 @@ int CacheCommand(const std::vector<std::string>& args) {
       return UsageError("merge: OTHER_DIR is the cache itself");
     }
     absl::StatusOr<std::unique_ptr<cache::CacheStore>> opened =
-        OpenDir(positional[0], /*must_exist=*/true);
+        OpenDir(positional[0], /*must_exist=*/true, cache::UnsafeDirectory::kReadDataOnly);
     if (!opened.ok()) return Failure(sub, opened.status().message());
     other = *std::move(opened);
   }
-  absl::StatusOr<std::unique_ptr<cache::CacheStore>> store = OpenDir(dir, !creates);
+  // Commands that write DIR refuse one other users could change; reading ones show its data.
+  const bool writes = creates || sub == "gc" || repair;
+  absl::StatusOr<std::unique_ptr<cache::CacheStore>> store =
+      OpenDir(dir, !creates,
+              writes ? cache::UnsafeDirectory::kRefuse : cache::UnsafeDirectory::kReadDataOnly);
   if (!store.ok()) return Failure(sub, store.status().message());
   cache::CacheStore& s = **store;
   if (sub == "ls") return Ls(s);
