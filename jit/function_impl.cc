@@ -14,6 +14,7 @@
 #include "jit/tuning/kernel_space.h"
 #include "jit/tuning/kernel_tuning_job.h"
 #include "jit/tuning/tuning_record.h"
+#include "ops/derived_symbols.h"
 #include "proto/cache.pb.h"
 
 namespace pto::detail {
@@ -212,6 +213,7 @@ bool FunctionImpl::BindSymbols(const Variant& v, const Shapes& shapes, int64_t* 
       }
     }
   }
+  ops::BindDerivedSymbols(v.symbols, std::span<int64_t>(values, n));
   for (size_t s = 0; s < n; ++s) {
     if (values[s] < v.symbols[s].min || values[s] > v.symbols[s].max) return false;
   }
@@ -311,6 +313,10 @@ absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::VariantFor(const Shap
     // from the same value to the same value share one symbol (x and its residual's batch).
     const Variant& last = *variants_.back();
     *v = Variant{last.inputs, last.symbols, last.declared, {}};
+    while (!v->symbols.empty() && v->symbols.back().derived.has_value()) {  // the trace adds them
+      v->symbols.pop_back();
+      v->declared.pop_back();
+    }
     std::map<std::pair<int64_t, int64_t>, int> groups;
     for (int i = 0; i < num_inputs_; ++i) {
       if (static_cast<int>(last.inputs[i].size()) != shapes.rank[i]) {
@@ -355,6 +361,15 @@ absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::VariantFor(const Shap
   absl::StatusOr<ir::Graph> graph = jit::Trace(fn_, trace_inputs, v->symbols);
   if (!graph.ok()) return graph.status();
   v->graph = *std::move(graph);
+  // The trace appends the symbols its slices derive (after the inputs' symbols).
+  v->symbols = v->graph.symbols;
+  v->declared.resize(v->symbols.size(), false);
+  if (v->symbols.size() > static_cast<size_t>(jit::kMaxSymbols / 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "too many symbolic dims: the program uses ", v->symbols.size(),
+        " symbols (counting those derived by slices of symbolic dims); at most ",
+        jit::kMaxSymbols / 2, " are supported"));
+  }
   v->graph_hash = graph::CanonicalGraphHash(v->graph).Hex();
   variants_.push_back(std::move(v));
   return variants_.back().get();

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ops/derived_symbols.h"
 #include "ops/shape_rules.h"
 #include "ops/shape_rules_internal.h"
 
@@ -140,29 +141,18 @@ absl::StatusOr<ir::Shape> SliceShape(const RuleContext& ctx, const ir::Attrs& at
                                                    : absl::StrCat(end),
         ", step ", step, " on axis ", *axis, " of input 0 shape ", ctx.Shape(x), ": ", why));
   };
-  if (step <= 0) return fail("step must be > 0");
+  if (step <= 0) return fail("step must be >= 1");
   ir::Shape out = x;
   if (std::optional<int64_t> c = dim.AsConstant()) {
     out[*axis] = ResolveSlice(*c, start, end, step).length;
     return out;
   }
-  if (start < 0 || end < start) {
-    return fail(absl::StrCat("the dim ", ctx.Dim(dim),
-                             " is symbolic, so 0 <= start <= end is required (no clamping or "
-                             "negative indices)"));
+  if (ctx.symbols == nullptr) {
+    return absl::InternalError(absl::StrCat(
+        ctx.op, ": slicing the symbolic dim ", ctx.Dim(dim),
+        " needs the graph's symbol table (InferShape was called without one)"));
   }
-  if (end == std::numeric_limits<int64_t>::max()) {
-    if (step != 1) {
-      return fail(absl::StrCat("slicing the symbolic dim ", ctx.Dim(dim), " to the end with step ",
-                               step,
-                               " needs a ceiling division, which a shape polynomial cannot "
-                               "express; only step 1 is supported on symbolic dims (or make "
-                               "the dim constant)"));
-    }
-    out[*axis] = dim - ir::SymExpr(start);
-    return out;
-  }
-  out[*axis] = end == start ? 0 : 1 + (end - start - 1) / step;
+  out[*axis] = ResolveSymbolicSlice(dim, start, end, step, *ctx.symbols).length;
   return out;
 }
 

@@ -3,6 +3,7 @@
 #define PTO_JIT_IR_GRAPH_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,10 +67,23 @@ struct Node {
   std::string name;  // optional, for dumps; never part of the hash
 };
 
+// A symbol whose value is not given by an input dim but computed from other symbols when a
+// call binds its shapes, for a rule whose result is no polynomial of the input dims: the start
+// or the length of a slice of the symbolic dim `dim` (numpy's clamping and ceiling division).
+// ops/derived_symbols.h creates and evaluates them.
+struct DerivedSymbol {
+  enum class Kind : uint8_t { kSliceStart = 0, kSliceLength = 1 };
+  Kind kind = Kind::kSliceLength;
+  SymExpr dim;  // over symbols with smaller ids
+  int64_t start = 0, end = 0, step = 1;
+  friend bool operator==(const DerivedSymbol&, const DerivedSymbol&) = default;
+};
+
 struct SymbolInfo {
   std::string name;
   int64_t min = 1;
   int64_t max = INT64_MAX;
+  std::optional<DerivedSymbol> derived;  // unset: bound from an input dim
 };
 
 struct Graph {
