@@ -222,5 +222,34 @@ TEST_F(SymbolicSlice, OutputShapesFollowTheCall) {
   EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{6, 4}}));
 }
 
+// The tuner checks candidates at sizes it picks per shape class: derived lengths follow them.
+TEST(SymbolicSliceTuning, CandidatesAreCheckedAtDerivedLengths) {
+  RuntimeOptions o;
+  o.tuning.mode = TuningMode::kBlocking;
+  o.tuning.trials_per_kernel = 3;
+  o.tuning.seed = 3;
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime(o);
+  ASSERT_NE(rt, nullptr);
+  const TraceFn trace = [](std::span<const Value> v) {
+    return std::vector<Value>{softmax(matmul(slice(v[0], 0, -40, 37, 3), v[1]))};
+  };
+  Dim rows("rows", 1, 4096);
+  auto fn = rt->JitTraced("tuned_slice", 2, trace, {.dynamic = {{0, 0, rows}}});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const std::vector<HostTensor> in = {HostTensor::Random({50, 8}, 1), HostTensor::Random({8, 24}, 2)};
+  absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, in);
+  ASSERT_TRUE(got.ok()) << got.status();
+  absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(trace, in);
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kMatMul, 8)), "");
+  const std::vector<KernelTuning> results = rt->tuning_results();
+  ASSERT_FALSE(results.empty());
+  for (const KernelTuning& r : results) {
+    EXPECT_EQ(r.ended, "completed") << r.kernel;
+    EXPECT_EQ(r.failed, 0) << r.kernel;
+    EXPECT_GE(r.trials, 1) << r.kernel;
+  }
+}
+
 }  // namespace
 }  // namespace pto
