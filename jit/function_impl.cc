@@ -15,6 +15,7 @@
 #include "jit/tuning/kernel_tuning_job.h"
 #include "jit/tuning/tuning_record.h"
 #include "ops/derived_symbols.h"
+#include "ops/shape_guards.h"
 #include "proto/cache.pb.h"
 
 namespace pto::detail {
@@ -657,6 +658,7 @@ absl::Status FunctionImpl::Run(const Entry& entry, absl::Span<const TensorView> 
                                absl::Span<const TensorView> outputs, const int64_t* values,
                                KernelTimes* kernels) {
   const std::span<const int64_t> vals(values, entry.variant->symbols.size());
+  if (absl::Status s = ops::CheckShapeGuards(entry.variant->graph.guards, vals); !s.ok()) return s;
   if (outputs.size() != entry.output_shapes.size()) {
     return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' produces ",
                                                    entry.output_shapes.size(), " outputs, got ",
@@ -788,6 +790,7 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> FunctionImpl::OutputShapes(
   absl::StatusOr<const Variant*> variant = TracedVariant(input_shapes, values);
   if (!variant.ok()) return variant.status();
   std::span<const int64_t> vals(values, (*variant)->symbols.size());
+  if (absl::Status s = ops::CheckShapeGuards((*variant)->graph.guards, vals); !s.ok()) return s;
   std::vector<std::vector<int64_t>> result;
   for (int o : (*variant)->graph.outputs) {
     std::vector<int64_t> dims;

@@ -101,9 +101,10 @@ absl::Status CheckArity(ir::OpKind op, size_t num_inputs) {
 
 absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
                                      std::span<const ir::Shape> inputs,
-                                     std::vector<ir::SymbolInfo>* symbols) {
+                                     std::vector<ir::SymbolInfo>* symbols,
+                                     std::vector<ir::ShapeGuard>* guards) {
   if (absl::Status s = CheckArity(op, inputs.size()); !s.ok()) return s;
-  RuleContext ctx{std::string(ir::OpName(op)), {}, symbols};
+  RuleContext ctx{std::string(ir::OpName(op)), {}, symbols, guards};
   if (symbols != nullptr) {
     for (const ir::SymbolInfo& info : *symbols) ctx.names.push_back(info.name);
   }

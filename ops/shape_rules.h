@@ -31,7 +31,9 @@ absl::Status CheckArity(ir::OpKind op, size_t num_inputs);
 // The output shape of `op` applied to inputs of shapes `inputs`. `symbols` is the graph's
 // symbol table (by symbol id): its names render shapes in error messages, and the slice rule
 // appends the derived symbols it needs. It may be null for concrete shapes (then a slice of a
-// symbolic dim is an Internal error).
+// symbolic dim is an Internal error). `guards`, when not null, receives the conditions a
+// symbolic shape was accepted under (ir::ShapeGuard: a reshape's -1 inferred by dividing by
+// dims that may be 0); calls check them (ops/shape_guards.h).
 //
 // Rules:
 // - constant: []. input: no rule (its shape comes from the signature): InvalidArgument.
@@ -46,7 +48,9 @@ absl::Status CheckArity(ir::OpKind op, size_t num_inputs);
 //   K must be the same polynomial (no broadcasting of K).
 // - transpose: attrs.ints is a permutation p of [0, rank); out[i] = in[p[i]].
 // - reshape: attrs.ints: positive sizes, 0 = copy input dim i, at most one -1 (inferred by
-//   exact polynomial division); element counts must be equal polynomials.
+//   exact polynomial division); element counts must be equal polynomials. Like numpy, a -1
+//   cannot be inferred when the other sizes multiply to 0 (any size would fit): an error for
+//   constant sizes, a guard for symbolic ones that may be 0.
 // - concat: attrs.axis in [-rank, rank); same rank and equal dims except on the axis (summed).
 // - slice: attrs.axis in [-rank, rank), attrs.start, attrs.end, attrs.step >= 1 on that axis
 //   (end == INT64_MAX means "to the end"), numpy's semantics: a negative start or end counts
@@ -55,10 +59,11 @@ absl::Status CheckArity(ir::OpKind op, size_t num_inputs);
 //   from the dim's runtime size: a polynomial where no clamping can occur over the symbols'
 //   ranges, else a derived symbol (ops/derived_symbols.h).
 // Since symbols are never negative and equal dims are equal polynomials, a shape accepted here
-// stays valid for every value of its symbols: no rule assumes anything about a runtime size.
+// stays valid for every value of its symbols, except where a guard says otherwise.
 absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
                                      std::span<const ir::Shape> inputs,
-                                     std::vector<ir::SymbolInfo>* symbols = nullptr);
+                                     std::vector<ir::SymbolInfo>* symbols = nullptr,
+                                     std::vector<ir::ShapeGuard>* guards = nullptr);
 
 // The output dtype. All inputs must share one dtype (InvalidArgument otherwise), except that
 // cast's result is attrs.dtype. Only f32 is supported today: any other dtype among the inputs

@@ -19,6 +19,7 @@ struct RuleContext {
   std::string op;                                // ir::OpName of the op
   std::vector<std::string> names;                // symbol names for rendering shapes
   std::vector<ir::SymbolInfo>* symbols = nullptr;  // null: concrete shapes only
+  std::vector<ir::ShapeGuard>* guards = nullptr;   // null: guards are not wanted
   std::string Shape(const ir::Shape& s) const { return ir::ShapeToString(s, names); }
   std::string Dim(const ir::SymExpr& d) const { return d.ToString(names); }
 };

@@ -86,10 +86,20 @@ absl::StatusOr<ir::Shape> ReshapeShape(const RuleContext& ctx, const ir::Attrs& 
   }
   const ir::SymExpr count = ir::NumElements(x);
   if (infer_at >= 0) {
+    if (known.AsConstant() == 0) {
+      return fail("cannot infer -1: the other sizes multiply to 0, so any size would fit");
+    }
     std::optional<ir::SymExpr> q = count.DivExact(known);
-    if (!q.has_value() || known.AsConstant() == 0) {
+    if (!q.has_value()) {
       return fail(absl::StrCat("cannot infer -1: the input's ", ctx.Dim(count),
                                " elements are not exactly divisible by ", ctx.Dim(known)));
+    }
+    if (ctx.guards != nullptr && ctx.symbols != nullptr && !known.IsConstant() &&
+        RangeOfDim(known, *ctx.symbols).lo < 1) {
+      ctx.guards->push_back(
+          {known, std::string(fail(absl::StrCat("cannot infer -1 when ", ctx.Dim(known),
+                                                " is 0, since any size would fit"))
+                                  .message())});
     }
     out[infer_at] = *q;
     return out;

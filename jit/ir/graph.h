@@ -86,10 +86,19 @@ struct SymbolInfo {
   std::optional<DerivedSymbol> derived;  // unset: bound from an input dim
 };
 
+// A condition on the symbols that a shape rule accepted only for some of their values: `expr`
+// must be >= 1 at every call, else the call is InvalidArgument with `message` (a reshape's -1
+// inferred by dividing by a product of dims that may be 0: numpy finds any size would fit).
+struct ShapeGuard {
+  SymExpr expr;
+  std::string message;
+};
+
 struct Graph {
   std::vector<Node> nodes;
   std::vector<int> outputs;          // node ids
   std::vector<SymbolInfo> symbols;   // symbol id -> info
+  std::vector<ShapeGuard> guards;    // made by the tracer; not serialized (a replay remakes them)
   int num_inputs = 0;
 
   std::vector<std::string> SymbolNames() const;

@@ -274,6 +274,34 @@ TEST(ShapeRulesTest, ReshapeErrors) {
                 {"reshape: spec [5] for input 0 shape [2, 3] asks for 5 elements"});
 }
 
+// A -1 inferred by dividing by dims that may be 0 holds only where they are not: a guard.
+TEST(ShapeRulesTest, ReshapeGuardsADivisorThatMayBeZero) {
+  std::vector<ir::SymbolInfo> symbols = {{"n", 0, 40}, {"m", 1, 40}};
+  std::vector<ir::ShapeGuard> guards;
+  const SymExpr n = SymExpr::Symbol(0), m = SymExpr::Symbol(1);
+  absl::StatusOr<Shape> out = InferShape(OpKind::kReshape, Ints({0, -1}),
+                                         std::vector<Shape>{{n, 2, 3}}, &symbols, &guards);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, (Shape{n, 6}));
+  ASSERT_EQ(guards.size(), 1u);
+  EXPECT_EQ(guards[0].expr, n);
+  EXPECT_EQ(guards[0].message,
+            "reshape: spec [0, -1] for input 0 shape [n, 2, 3] cannot infer -1 when n is 0, "
+            "since any size would fit");
+  // A divisor >= 1 over its symbols' ranges, or a constant one, needs no guard.
+  out = InferShape(OpKind::kReshape, Ints({0, -1}), std::vector<Shape>{{m, 2, 3}}, &symbols,
+                   &guards);
+  ASSERT_TRUE(out.ok()) << out.status();
+  out = InferShape(OpKind::kReshape, Ints({-1, 3}), std::vector<Shape>{{n, 2, 3}}, &symbols,
+                   &guards);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(guards.size(), 1u);
+  // With constant sizes the same reshape is an error, as in numpy.
+  ExpectInvalid(Infer(OpKind::kReshape, Ints({0, -1}), {{0, 2, 3}}),
+                {"reshape: spec [0, -1] for input 0 shape [0, 2, 3] cannot infer -1: the other "
+                 "sizes multiply to 0, so any size would fit"});
+}
+
 TEST(ShapeRulesTest, Concat) {
   EXPECT_EQ(*Infer(OpKind::kConcat, Axis(1), {{kB, 4}, {kB, kS}, {kB, 4}}), (Shape{kB, kS + 8}));
   EXPECT_EQ(*Infer(OpKind::kConcat, Axis(-2), {{kB, 4}, {kS, 4}}), (Shape{kB + kS, 4}));

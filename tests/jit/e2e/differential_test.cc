@@ -102,6 +102,9 @@ void RunPrograms(const DifferentialFlags& flags, const std::string& program_name
         rt->JitTraced(absl::StrCat("program_", seed), p.num_inputs(), p.trace(),
                       p.function_options());
     std::string failure = fn.ok() ? CheckProgram(**fn, p) : fn.status().ToString();
+    for (const std::string& problem : p.problems()) {
+      absl::StrAppend(&failure, failure.empty() ? "" : "; ", "shape rules: ", problem);
+    }
     calls += p.num_calls();
     if (failure.empty()) continue;
     ++failures;

@@ -218,13 +218,39 @@ class ProgramBuilder {
     v.attrs = std::move(attrs);
     v.args = std::move(args);
     v.shape = *std::move(shape);
-    if (!Fits(v.shape) || !Bound(v) || v.magnitude > kMaxMagnitude || v.error > kMaxError) {
+    if (!Fits(v.shape) || !ValidAtEveryCall(v) || !Bound(v) || v.magnitude > kMaxMagnitude ||
+        v.error > kMaxError) {
       p_.symbols_.resize(known);  // drop what this op derived
       for (std::vector<int64_t>& values : p_.call_values_) values.resize(known);
       return -1;
     }
     p_.values_.push_back(std::move(v));
     return static_cast<int>(p_.values_.size()) - 1;
+  }
+
+  // Whether the rules accept `v`'s op at each call's static shapes (a symbolic rule may hold
+  // under a guard only); a static result that differs from the symbolic one is a bug of the
+  // rules, recorded in the program's problems.
+  bool ValidAtEveryCall(const ProgramValue& v) {
+    for (int call = 0; call < static_cast<int>(p_.call_values_.size()); ++call) {
+      std::vector<ir::Shape> shapes;
+      for (int a : v.args) {
+        ir::Shape s;
+        for (int64_t d : Eval(V(a).shape, call)) s.push_back(SymExpr(d));
+        shapes.push_back(std::move(s));
+      }
+      absl::StatusOr<ir::Shape> shape = ops::InferShape(v.op, v.attrs, shapes);
+      if (!shape.ok()) return false;
+      std::vector<int64_t> dims;
+      for (const SymExpr& d : *shape) dims.push_back(d.constant());
+      if (dims != Eval(v.shape, call)) {
+        p_.problems_.push_back(absl::StrCat(
+            ir::OpName(v.op), " gives ", ir::ShapeToString(*shape), " on static shapes at call ",
+            call + 1, " but its symbolic shape ", ir::ShapeToString(v.shape), " evaluates to [",
+            absl::StrJoin(Eval(v.shape, call), ", "), "]"));
+      }
+    }
+    return true;
   }
 
   // The reduced length of `v` (its op's reduction): the largest over the calls.

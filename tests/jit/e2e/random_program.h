@@ -69,6 +69,9 @@ class RandomProgram {
   std::vector<ops::Tolerance> Tolerances() const;
   // Symbols with their ranges and values per call, inputs, one line per value, outputs.
   std::string ToString() const;
+  // Disagreements of the shape rules found while building (an op whose shape at a call's
+  // static shapes differs from its symbolic shape evaluated there): each is a bug.
+  const std::vector<std::string>& problems() const { return problems_; }
 
  private:
   friend class ProgramBuilder;
@@ -78,6 +81,7 @@ class RandomProgram {
   std::vector<int> inputs_;                          // value id of each Function input
   std::vector<ProgramValue> values_;
   std::vector<int> outputs_;
+  std::vector<std::string> problems_;
 };
 
 }  // namespace pto::testing

@@ -145,6 +145,41 @@ TEST_F(SymbolicDims, DeclaredRangeBounds) {
   }
 }
 
+// reshape's -1 cannot be inferred when the other sizes multiply to 0 (numpy: any size would
+// fit): a symbolic divisor that may be 0 is checked at each call.
+TEST_F(SymbolicDims, ReshapeInferenceRejectsAZeroDivisorAtTheCall) {
+  Dim n("n", 0, 40);
+  const TraceFn trace = [](std::span<const Value> v) {
+    return std::vector<Value>{reshape(v[0], {0, -1}) + 1.0f};
+  };
+  auto fn = rt_->JitTraced("flatten_rows", 1, trace, {.dynamic = {{0, 0, n}}});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const std::string message =
+      "reshape: spec [0, -1] for input 0 shape [n, 2, 3] cannot infer -1 when n is 0, since any "
+      "size would fit (it is 0 at this call)";
+  absl::StatusOr<std::vector<HostTensor>> got =
+      testing::RunPto(**fn, {HostTensor::Random({0, 2, 3}, 1)});
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(got.status().message(), message);
+  std::vector<float> empty;
+  std::vector<float> out;
+  absl::Status s = (*fn)->Call({TensorView::Dense(empty.data(), {0, 2, 3})},
+                               {TensorView::Dense(out.data(), {0, 6})});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), message);
+  // The reference and a static trace reject it too; other sizes run.
+  EXPECT_FALSE(testing::RunReference(trace, {HostTensor::Random({0, 2, 3}, 1)}).ok());
+  for (int64_t value : {1, 3, 40}) {
+    const std::vector<HostTensor> in = {HostTensor::Random({value, 2, 3}, value)};
+    got = testing::RunPto(**fn, in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(trace, in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kAdd, 1)), "");
+  }
+}
+
 // Automatic dynamic dims (range [0, 2^40]) take 0 as well.
 TEST_F(SymbolicDims, AutomaticDynamicDimReachesZero) {
   const TraceFn trace = [](std::span<const Value> v) {

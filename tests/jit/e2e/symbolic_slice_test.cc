@@ -222,6 +222,29 @@ TEST_F(SymbolicSlice, OutputShapesFollowTheCall) {
   EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{6, 4}}));
 }
 
+// A variant traced when an undeclared dim changes derives its slices' symbols afresh.
+TEST_F(SymbolicSlice, AutomaticDynamicVariantDerivesAgain) {
+  const TraceFn trace = [](std::span<const Value> v) {
+    return std::vector<Value>{reduce_sum(slice(v[0], 0, -5, 40, 2), 0, true) + v[0],
+                              slice(v[0], 1, 1, kToEnd, 2)};
+  };
+  Dim rows("rows", 1, 4096);
+  auto fn = rt_->JitTraced("auto_variant", 1, trace, {.dynamic = {{0, 0, rows}}});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{
+           {9, 4}, {3, 4}, {9, 6}, {2, 7}, {60, 2}, {1, 1}}) {
+    SCOPED_TRACE(absl::StrCat(shape[0], "x", shape[1]));
+    const std::vector<HostTensor> in = {HostTensor::Random(shape, shape[0] * 10 + shape[1])};
+    absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(trace, in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kReduceSum, shape[0])),
+              "");
+  }
+  EXPECT_EQ((*fn)->stats().traces, 2);  // cols static at 4, then symbolic
+}
+
 // The tuner checks candidates at sizes it picks per shape class: derived lengths follow them.
 TEST(SymbolicSliceTuning, CandidatesAreCheckedAtDerivedLengths) {
   RuntimeOptions o;
