@@ -366,10 +366,10 @@ absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::VariantFor(const Shap
   v->symbols = v->graph.symbols;
   v->declared.resize(v->symbols.size(), false);
   if (v->symbols.size() > static_cast<size_t>(jit::kMaxSymbols / 2)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "too many symbolic dims: the program uses ", v->symbols.size(),
-        " symbols (counting those derived by slices of symbolic dims); at most ",
-        jit::kMaxSymbols / 2, " are supported"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("too many symbolic dims: the program uses ", v->symbols.size(),
+                     " symbols (counting those derived by slices of symbolic dims); at most ",
+                     jit::kMaxSymbols / 2, " are supported"));
   }
   v->graph_hash = graph::CanonicalGraphHash(v->graph).Hex();
   variants_.push_back(std::move(v));

@@ -79,7 +79,8 @@ Value TraceState::AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value>
     dtypes.push_back(graph_.nodes[v.id()].dtype);
     ids.push_back(v.id());
   }
-  absl::StatusOr<ir::Shape> shape = ops::InferShape(op, attrs, shapes, &graph_.symbols, &graph_.guards);
+  absl::StatusOr<ir::Shape> shape =
+      ops::InferShape(op, attrs, shapes, &graph_.symbols, &graph_.guards);
   if (!shape.ok()) {
     Fail(shape.status());
     return Value();

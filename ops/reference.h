@@ -26,9 +26,10 @@
 namespace pto::ops {
 
 // Applies `op` to concrete inputs. The output shape follows InferShape (slices follow numpy:
-// negative bounds count from the end, both clamp to the size, step >= 1). InvalidArgument for a shape error, an input whose data size does not match its
-// shape, or op kInput (inputs are bound by RunReference); Unimplemented for a non-f32 cast.
-// `yield`, when set, runs between pieces of a long op (a matmul's rows).
+// negative bounds count from the end, both clamp to the size, step >= 1). InvalidArgument for
+// a shape error, an input whose data size does not match its shape, or op kInput (inputs are
+// bound by RunReference); Unimplemented for a non-f32 cast. `yield`, when set, runs between
+// pieces of a long op (a matmul's rows).
 absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
                                       std::span<const HostTensor* const> inputs,
                                       const std::function<void()>& yield = nullptr);

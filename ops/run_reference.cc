@@ -149,10 +149,9 @@ class Runner {
     const ir::DerivedSymbol& d = *graph_.symbols[s].derived;
     for (int used : d.dim.Symbols()) {
       if (used >= static_cast<int>(s) || !bindings_[used].has_value()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("symbol ", SymbolName(static_cast<int>(s)), " is derived from ",
-                         d.dim.ToString(names_), ", whose symbol ", SymbolName(used),
-                         " is not bound before it"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "symbol ", SymbolName(static_cast<int>(s)), " is derived from ", d.dim.ToString(names_),
+            ", whose symbol ", SymbolName(used), " is not bound before it"));
       }
     }
     values_[s] = EvaluateDerivedSymbol(d, values_);

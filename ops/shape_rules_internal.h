@@ -16,8 +16,8 @@ namespace pto::ops::internal {
 // What every rule needs to phrase its errors, and the graph's symbols (the slice rule adds
 // derived symbols to them).
 struct RuleContext {
-  std::string op;                                // ir::OpName of the op
-  std::vector<std::string> names;                // symbol names for rendering shapes
+  std::string op;                                  // ir::OpName of the op
+  std::vector<std::string> names;                  // symbol names for rendering shapes
   std::vector<ir::SymbolInfo>* symbols = nullptr;  // null: concrete shapes only
   std::vector<ir::ShapeGuard>* guards = nullptr;   // null: guards are not wanted
   std::string Shape(const ir::Shape& s) const { return ir::ShapeToString(s, names); }

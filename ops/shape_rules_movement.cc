@@ -158,9 +158,9 @@ absl::StatusOr<ir::Shape> SliceShape(const RuleContext& ctx, const ir::Attrs& at
     return out;
   }
   if (ctx.symbols == nullptr) {
-    return absl::InternalError(absl::StrCat(
-        ctx.op, ": slicing the symbolic dim ", ctx.Dim(dim),
-        " needs the graph's symbol table (InferShape was called without one)"));
+    return absl::InternalError(
+        absl::StrCat(ctx.op, ": slicing the symbolic dim ", ctx.Dim(dim),
+                     " needs the graph's symbol table (InferShape was called without one)"));
   }
   out[*axis] = ResolveSymbolicSlice(dim, start, end, step, *ctx.symbols).length;
   return out;

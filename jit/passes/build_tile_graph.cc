@@ -518,11 +518,11 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
     const ir::Node& node = g_.nodes[i];
     if (node.op != OpKind::kSlice) continue;
     const ir::Attrs& a = node.attrs;
-    std::optional<SymExpr> start = ops::SymbolicSliceStart(
-        g_.nodes[node.inputs[0]].shape[a.axis], a.start, a.end, a.step, g_.symbols);
+    std::optional<SymExpr> start = ops::SymbolicSliceStart(g_.nodes[node.inputs[0]].shape[a.axis],
+                                                           a.start, a.end, a.step, g_.symbols);
     if (!start.has_value()) {
-      return absl::InternalError(absl::StrCat("lowering: slice node %", i,
-                                              " has no symbol for its start"));
+      return absl::InternalError(
+          absl::StrCat("lowering: slice node %", i, " has no symbol for its start"));
     }
     slice_start_[i] = *std::move(start);
   }

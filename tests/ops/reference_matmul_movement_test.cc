@@ -148,23 +148,23 @@ TEST(ReferenceMovementTest, SliceFollowsNumpy) {
     std::vector<double> want;
   };
   const std::vector<Case> cases = {
-      {3, 0, 1000, 1, {0, 1, 2}},           // end past the size
-      {3, 1, 100000000, 1, {1, 2}},         // far past
-      {3, 2, 40, 7, {2}},                   // np.arange(3)[2:40:7]
+      {3, 0, 1000, 1, {0, 1, 2}},    // end past the size
+      {3, 1, 100000000, 1, {1, 2}},  // far past
+      {3, 2, 40, 7, {2}},            // np.arange(3)[2:40:7]
       {10, 2, 40, 7, {2, 9}},
-      {3, -2, kToEnd, 1, {1, 2}},           // negative start counts from the end
-      {3, 0, -1, 1, {0, 1}},                // negative end too
-      {4, -5, -1, 2, {0, 2}},               // start clamps to 0
+      {3, -2, kToEnd, 1, {1, 2}},  // negative start counts from the end
+      {3, 0, -1, 1, {0, 1}},       // negative end too
+      {4, -5, -1, 2, {0, 2}},      // start clamps to 0
       {6, -5, -1, 2, {1, 3}},
-      {8, -5, 3, 1, {}},                    // start 3, end 3
-      {3, 5, 10, 1, {}},                    // past the end: empty
-      {3, 2, 1, 1, {}},                     // end before start: empty
-      {0, 0, kToEnd, 1, {}},                // an empty dim
+      {8, -5, 3, 1, {}},      // start 3, end 3
+      {3, 5, 10, 1, {}},      // past the end: empty
+      {3, 2, 1, 1, {}},       // end before start: empty
+      {0, 0, kToEnd, 1, {}},  // an empty dim
       {5, std::numeric_limits<int64_t>::min(), kToEnd, 3, {0, 3}},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(::testing::Message() << "arange(" << c.n << ")[" << c.start << ":" << c.end
-                                      << ":" << c.step << "]");
+    SCOPED_TRACE(::testing::Message()
+                 << "arange(" << c.n << ")[" << c.start << ":" << c.end << ":" << c.step << "]");
     ir::Attrs s;
     s.start = c.start;
     s.end = c.end;

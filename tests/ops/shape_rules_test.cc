@@ -25,7 +25,8 @@ constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
 
 // Symbols: 0 = batch in [1, 4096], 1 = seq in [1, 512], 2 = heads in [1, 64].
 const std::vector<std::string> kNames = {"batch", "seq", "heads"};
-const std::vector<ir::SymbolInfo> kSymbols = {{"batch", 1, 4096}, {"seq", 1, 512}, {"heads", 1, 64}};
+const std::vector<ir::SymbolInfo> kSymbols = {
+    {"batch", 1, 4096}, {"seq", 1, 512}, {"heads", 1, 64}};
 const SymExpr kB = SymExpr::Symbol(0);
 const SymExpr kS = SymExpr::Symbol(1);
 const SymExpr kH = SymExpr::Symbol(2);
@@ -279,8 +280,8 @@ TEST(ShapeRulesTest, ReshapeGuardsADivisorThatMayBeZero) {
   std::vector<ir::SymbolInfo> symbols = {{"n", 0, 40}, {"m", 1, 40}};
   std::vector<ir::ShapeGuard> guards;
   const SymExpr n = SymExpr::Symbol(0), m = SymExpr::Symbol(1);
-  absl::StatusOr<Shape> out = InferShape(OpKind::kReshape, Ints({0, -1}),
-                                         std::vector<Shape>{{n, 2, 3}}, &symbols, &guards);
+  absl::StatusOr<Shape> out =
+      InferShape(OpKind::kReshape, Ints({0, -1}), std::vector<Shape>{{n, 2, 3}}, &symbols, &guards);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, (Shape{n, 6}));
   ASSERT_EQ(guards.size(), 1u);
@@ -289,11 +290,11 @@ TEST(ShapeRulesTest, ReshapeGuardsADivisorThatMayBeZero) {
             "reshape: spec [0, -1] for input 0 shape [n, 2, 3] cannot infer -1 when n is 0, "
             "since any size would fit");
   // A divisor >= 1 over its symbols' ranges, or a constant one, needs no guard.
-  out = InferShape(OpKind::kReshape, Ints({0, -1}), std::vector<Shape>{{m, 2, 3}}, &symbols,
-                   &guards);
+  out =
+      InferShape(OpKind::kReshape, Ints({0, -1}), std::vector<Shape>{{m, 2, 3}}, &symbols, &guards);
   ASSERT_TRUE(out.ok()) << out.status();
-  out = InferShape(OpKind::kReshape, Ints({-1, 3}), std::vector<Shape>{{n, 2, 3}}, &symbols,
-                   &guards);
+  out =
+      InferShape(OpKind::kReshape, Ints({-1, 3}), std::vector<Shape>{{n, 2, 3}}, &symbols, &guards);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(guards.size(), 1u);
   // With constant sizes the same reshape is an error, as in numpy.
@@ -344,8 +345,7 @@ TEST(ShapeRulesTest, SliceSymbolicDimWithoutClamping) {
 // Elsewhere the length is a derived symbol computed from the runtime size like numpy.
 TEST(ShapeRulesTest, SliceSymbolicDimDerivesItsLength) {
   std::vector<ir::SymbolInfo> symbols;
-  absl::StatusOr<Shape> shape =
-      Infer(OpKind::kSlice, SliceAttrs(1, 2, 40, 7), {{4, kS}}, &symbols);
+  absl::StatusOr<Shape> shape = Infer(OpKind::kSlice, SliceAttrs(1, 2, 40, 7), {{4, kS}}, &symbols);
   ASSERT_TRUE(shape.ok()) << shape.status();
   ASSERT_EQ(symbols.size(), kSymbols.size() + 1);
   const ir::SymbolInfo& len = symbols.back();
@@ -356,7 +356,8 @@ TEST(ShapeRulesTest, SliceSymbolicDimDerivesItsLength) {
   ASSERT_TRUE(len.derived.has_value());
   EXPECT_EQ(*len.derived, (ir::DerivedSymbol{ir::DerivedSymbol::Kind::kSliceLength, kS, 2, 40, 7}));
   // numpy: [2:40:7] of 3, 10 and 500 elements has 1, 2 and 6.
-  for (auto [seq, want] : std::vector<std::pair<int64_t, int64_t>>{{3, 1}, {10, 2}, {500, 6}, {1, 0}}) {
+  for (auto [seq, want] :
+       std::vector<std::pair<int64_t, int64_t>>{{3, 1}, {10, 2}, {500, 6}, {1, 0}}) {
     std::vector<int64_t> values = {1, seq, 1, -1};
     BindDerivedSymbols(symbols, values);
     EXPECT_EQ(values[3], want) << "seq " << seq;
@@ -385,13 +386,15 @@ TEST(ShapeRulesTest, SliceSymbolicDimPastItsSize) {
 TEST(ShapeRulesTest, SliceSymbolicDimNegativeBounds) {
   std::vector<ir::SymbolInfo> symbols = kSymbols;
   const ir::Attrs attrs = SliceAttrs(0, -5, -1, 2);
-  absl::StatusOr<Shape> a = InferShape(OpKind::kSlice, attrs, std::vector<Shape>{{kB, 4}}, &symbols);
+  absl::StatusOr<Shape> a =
+      InferShape(OpKind::kSlice, attrs, std::vector<Shape>{{kB, 4}}, &symbols);
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_EQ(symbols.size(), kSymbols.size() + 2);
   EXPECT_EQ(symbols[3].name, "batch[-5:-1:2].start");
   EXPECT_EQ(symbols[4].name, "batch[-5:-1:2]");
   EXPECT_EQ(a->at(0), SymExpr::Symbol(4));
-  absl::StatusOr<Shape> b = InferShape(OpKind::kSlice, attrs, std::vector<Shape>{{kB, 9}}, &symbols);
+  absl::StatusOr<Shape> b =
+      InferShape(OpKind::kSlice, attrs, std::vector<Shape>{{kB, 9}}, &symbols);
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(a->at(0), b->at(0));
   EXPECT_EQ(symbols.size(), kSymbols.size() + 2);
@@ -410,15 +413,17 @@ TEST(ShapeRulesTest, SliceSymbolicDimNegativeBounds) {
 }
 
 TEST(ShapeRulesTest, SliceErrors) {
-  ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(0, 0, 4, 0), {{8}}),
-                {"slice: start 0, end 4, step 0 on axis 0 of input 0 shape [8]: step must be >= 1"});
+  ExpectInvalid(
+      Infer(OpKind::kSlice, SliceAttrs(0, 0, 4, 0), {{8}}),
+      {"slice: start 0, end 4, step 0 on axis 0 of input 0 shape [8]: step must be >= 1"});
   ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(0, 0, 4, -1), {{kB}}),
                 {"slice: start 0, end 4, step -1 on axis 0 of input 0 shape [batch]: step must be "
                  ">= 1"});
   ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(3, 0, 1), {{kB}}),
                 {"slice: axis 3 is out of range for input 0 shape [batch]"});
   // Without a symbol table a symbolic slice cannot derive its length.
-  absl::StatusOr<Shape> no_table = InferShape(OpKind::kSlice, SliceAttrs(0, 0, 4), std::vector<Shape>{{kB}});
+  absl::StatusOr<Shape> no_table =
+      InferShape(OpKind::kSlice, SliceAttrs(0, 0, 4), std::vector<Shape>{{kB}});
   ASSERT_FALSE(no_table.ok());
   EXPECT_EQ(no_table.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(no_table.status().message()),

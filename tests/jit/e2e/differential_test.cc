@@ -98,9 +98,8 @@ void RunPrograms(const DifferentialFlags& flags, const std::string& program_name
     if (flags.one_seed) std::printf("%s", p.ToString().c_str());
     for (ir::OpKind k : p.op_kinds()) ++kinds[ir::OpName(k)];
     ops += p.num_ops();
-    absl::StatusOr<std::unique_ptr<Function>> fn =
-        rt->JitTraced(absl::StrCat("program_", seed), p.num_inputs(), p.trace(),
-                      p.function_options());
+    absl::StatusOr<std::unique_ptr<Function>> fn = rt->JitTraced(
+        absl::StrCat("program_", seed), p.num_inputs(), p.trace(), p.function_options());
     std::string failure = fn.ok() ? CheckProgram(**fn, p) : fn.status().ToString();
     for (const std::string& problem : p.problems()) {
       absl::StrAppend(&failure, failure.empty() ? "" : "; ", "shape rules: ", problem);
@@ -120,11 +119,12 @@ void RunPrograms(const DifferentialFlags& flags, const std::string& program_name
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string coverage;
   for (const auto& [kind, count] : kinds) absl::StrAppend(&coverage, " ", kind, "=", count);
-  std::printf("[ differential ] %lld programs from seed %llu, %lld calls, %lld ops, %d failed, "
-              "%.1f s\n[ ops          ]%s\n",
-              static_cast<long long>(flags.cases), static_cast<unsigned long long>(flags.first_seed),
-              static_cast<long long>(calls), static_cast<long long>(ops), failures, seconds,
-              coverage.c_str());
+  std::printf(
+      "[ differential ] %lld programs from seed %llu, %lld calls, %lld ops, %d failed, "
+      "%.1f s\n[ ops          ]%s\n",
+      static_cast<long long>(flags.cases), static_cast<unsigned long long>(flags.first_seed),
+      static_cast<long long>(calls), static_cast<long long>(ops), failures, seconds,
+      coverage.c_str());
 }
 
 // Removes this file's flags from argv; false (with a message) for a malformed one.
@@ -138,7 +138,8 @@ bool ParseFlags(int* argc, char** argv, DifferentialFlags* flags) {
     };
     bool ok = true;
     if (auto v = value("--cases=")) {
-      ok = absl::SimpleAtoi(absl::string_view(v->data(), v->size()), &flags->cases) && flags->cases > 0;
+      ok = absl::SimpleAtoi(absl::string_view(v->data(), v->size()), &flags->cases) &&
+           flags->cases > 0;
     } else if (auto v = value("--first_seed=")) {
       ok = absl::SimpleAtoi(absl::string_view(v->data(), v->size()), &flags->first_seed);
     } else if (auto v = value("--seed=")) {
@@ -146,7 +147,8 @@ bool ParseFlags(int* argc, char** argv, DifferentialFlags* flags) {
       flags->cases = 1;
       flags->one_seed = true;
     } else if (auto v = value("--max_ops=")) {
-      ok = absl::SimpleAtoi(absl::string_view(v->data(), v->size()), &flags->max_ops) && flags->max_ops > 0;
+      ok = absl::SimpleAtoi(absl::string_view(v->data(), v->size()), &flags->max_ops) &&
+           flags->max_ops > 0;
     } else {
       argv[out++] = argv[i];
       continue;

@@ -87,11 +87,13 @@ class ProgramBuilder {
       ir::SymbolInfo info;
       info.name = absl::StrCat("n", s);
       info.min = Pick<int64_t>({0, 0, 1, 1, 2, 3});
-      info.max = Chance(25) ? 4096 : Uniform(std::min<int64_t>(info.min + 4, o_.max_size), o_.max_size);
+      info.max =
+          Chance(25) ? 4096 : Uniform(std::min<int64_t>(info.min + 4, o_.max_size), o_.max_size);
       const int64_t top = std::min(info.max, o_.max_size);
       // Mostly sizes whose class is a range (read at run time), also the range's bounds, 0 and 1.
       std::vector<int64_t> choices = {info.min, top};
-      for (int i = 0; i < 4; ++i) choices.push_back(Uniform(std::min<int64_t>(info.min + 2, top), top));
+      for (int i = 0; i < 4; ++i)
+        choices.push_back(Uniform(std::min<int64_t>(info.min + 2, top), top));
       if (info.min <= 1 && top >= 1) choices.push_back(1);
       if (info.min == 0) choices.push_back(0);
       const int64_t first = choices[Uniform(0, static_cast<int64_t>(choices.size()) - 1)];
@@ -155,7 +157,8 @@ class ProgramBuilder {
     return s.has_value() && *s < free_symbols_;
   }
   SymExpr RandomDim() {
-    if (free_symbols_ > 0 && Chance(40)) return SymExpr::Symbol(static_cast<int>(Uniform(0, free_symbols_ - 1)));
+    if (free_symbols_ > 0 && Chance(40))
+      return SymExpr::Symbol(static_cast<int>(Uniform(0, free_symbols_ - 1)));
     if (Chance(4)) return SymExpr(0);
     return SymExpr(Pick<int64_t>({1, 1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 33}));
   }
@@ -195,7 +198,8 @@ class ProgramBuilder {
     std::vector<int> ids;
     for (size_t i = 0; i < p_.values_.size(); ++i) {
       const ProgramValue& v = p_.values_[i];
-      if (v.kind != ProgramValue::Kind::kConstant && !v.terminal) ids.push_back(static_cast<int>(i));
+      if (v.kind != ProgramValue::Kind::kConstant && !v.terminal)
+        ids.push_back(static_cast<int>(i));
     }
     if (ids.empty()) return -1;
     int64_t back = 0;
@@ -260,8 +264,8 @@ class ProgramBuilder {
       case OpKind::kReduceSum:
       case OpKind::kReduceMax:
       case OpKind::kReduceMean:
-        return MaxOf(in[v.attrs.axis < 0 ? v.attrs.axis + static_cast<int64_t>(in.size())
-                                         : v.attrs.axis]);
+        return MaxOf(
+            in[v.attrs.axis < 0 ? v.attrs.axis + static_cast<int64_t>(in.size()) : v.attrs.axis]);
       case OpKind::kMatMul:
         return MaxOf(v.attrs.transpose_a ? in[in.size() - 2] : in.back());
       default:
@@ -363,8 +367,8 @@ class ProgramBuilder {
         // An input error and the row statistics' own rounding (n ulps of the inputs), both
         // amplified by the normalization, then scaled by the weight.
         gain = 3 * g * b->magnitude;
-        v.error = gain * static_cast<double>(n) * FLT_EPSILON * a.magnitude +
-                  rows * b->error + (v.args.size() > 2 ? V(v.args[2]).error : 0);
+        v.error = gain * static_cast<double>(n) * FLT_EPSILON * a.magnitude + rows * b->error +
+                  (v.args.size() > 2 ? V(v.args[2]).error : 0);
         break;
       }
       case OpKind::kMatMul:
@@ -400,23 +404,31 @@ class ProgramBuilder {
     const int a = Operand();
     if (a < 0) return false;
     switch (Uniform(0, 9)) {
-      case 0: return Unary(a);
-      case 1: return Scalar(a);
-      case 2: return Binary(a);
-      case 3: return Reduce(a);
-      case 4: return RowOp(a);
-      case 5: return MatMul(a);
-      case 6: return Chance(50) ? Transpose(a) : Reshape(a);
-      case 7: return Concat(a);
-      default: return Slice(a);
+      case 0:
+        return Unary(a);
+      case 1:
+        return Scalar(a);
+      case 2:
+        return Binary(a);
+      case 3:
+        return Reduce(a);
+      case 4:
+        return RowOp(a);
+      case 5:
+        return MatMul(a);
+      case 6:
+        return Chance(50) ? Transpose(a) : Reshape(a);
+      case 7:
+        return Concat(a);
+      default:
+        return Slice(a);
     }
   }
 
   bool Unary(int a) {
-    const OpKind op = Pick({OpKind::kNeg, OpKind::kAbs, OpKind::kExp, OpKind::kLog,
-                            OpKind::kSqrt, OpKind::kRsqrt, OpKind::kTanh, OpKind::kSigmoid,
-                            OpKind::kRelu, OpKind::kGeluTanh, OpKind::kGeluErf, OpKind::kSilu,
-                            OpKind::kCast});
+    const OpKind op = Pick({OpKind::kNeg, OpKind::kAbs, OpKind::kExp, OpKind::kLog, OpKind::kSqrt,
+                            OpKind::kRsqrt, OpKind::kTanh, OpKind::kSigmoid, OpKind::kRelu,
+                            OpKind::kGeluTanh, OpKind::kGeluErf, OpKind::kSilu, OpKind::kCast});
     if (op == OpKind::kExp && V(a).magnitude > 8) return false;
     if (op == OpKind::kLog || op == OpKind::kSqrt || op == OpKind::kRsqrt) {
       a = AtLeastOne(a);
@@ -427,15 +439,16 @@ class ProgramBuilder {
 
   bool Scalar(int a) {
     const double c = Pick({-2.0, -0.5, 0.5, 1.5, 2.0, 3.0});
-    const OpKind op = Pick({OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax,
-                            OpKind::kMin});
+    const OpKind op =
+        Pick({OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax, OpKind::kMin});
     const int k = AddConstant(c);
     if (op == OpKind::kDiv && Chance(50)) {  // c / (abs(x) + 1)
       const int d = AtLeastOne(a);
       return d >= 0 && Append(op, {}, {k, d}) >= 0;
     }
-    return Append(op, {}, Chance(50) || op == OpKind::kDiv ? std::vector<int>{a, k}
-                                                           : std::vector<int>{k, a}) >= 0;
+    return Append(op, {},
+                  Chance(50) || op == OpKind::kDiv ? std::vector<int>{a, k}
+                                                   : std::vector<int>{k, a}) >= 0;
   }
 
   // An operand that broadcasts with `a`: a new input (a's shape, some dims 1 or dropped), an
@@ -456,7 +469,8 @@ class ProgramBuilder {
       if (v.kind == ProgramValue::Kind::kConstant || v.terminal) continue;
       std::vector<ir::SymbolInfo> symbols = p_.symbols_;
       const std::vector<ir::Shape> both = {s, v.shape};
-      if (ops::InferShape(OpKind::kAdd, {}, both, &symbols).ok()) partners.push_back(static_cast<int>(i));
+      if (ops::InferShape(OpKind::kAdd, {}, both, &symbols).ok())
+        partners.push_back(static_cast<int>(i));
     }
     return partners[Uniform(0, static_cast<int64_t>(partners.size()) - 1)];  // a is one
   }
@@ -464,8 +478,8 @@ class ProgramBuilder {
   bool Binary(int a) {
     int b = BroadcastPartner(a);
     if (b < 0) return false;
-    const OpKind op = Pick({OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax,
-                            OpKind::kMin});
+    const OpKind op =
+        Pick({OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax, OpKind::kMin});
     if (op == OpKind::kDiv) {
       b = AtLeastOne(b);
       if (b < 0) return false;
@@ -514,7 +528,9 @@ class ProgramBuilder {
     if (Chance(60) && InputDim(k)) {
       const SymExpr n = RandomDim();
       ir::Shape shape = attrs.transpose_b ? ir::Shape{n, k} : ir::Shape{k, n};
-      if (s.size() >= 3 && Chance(40)) shape.insert(shape.begin(), InputDim(s[s.size() - 3]) && Chance(60) ? s[s.size() - 3] : SymExpr(1));
+      if (s.size() >= 3 && Chance(40))
+        shape.insert(shape.begin(),
+                     InputDim(s[s.size() - 3]) && Chance(60) ? s[s.size() - 3] : SymExpr(1));
       b = AddInput(std::move(shape));
     } else {
       std::vector<int> partners;
@@ -523,7 +539,8 @@ class ProgramBuilder {
         if (v.kind == ProgramValue::Kind::kConstant || v.terminal || v.shape.size() < 2) continue;
         std::vector<ir::SymbolInfo> symbols = p_.symbols_;
         const std::vector<ir::Shape> both = {s, v.shape};
-        if (ops::InferShape(OpKind::kMatMul, attrs, both, &symbols).ok()) partners.push_back(static_cast<int>(i));
+        if (ops::InferShape(OpKind::kMatMul, attrs, both, &symbols).ok())
+          partners.push_back(static_cast<int>(i));
       }
       if (partners.empty()) return false;
       b = partners[Uniform(0, static_cast<int64_t>(partners.size()) - 1)];
@@ -601,8 +618,7 @@ class ProgramBuilder {
     ir::Attrs attrs;
     attrs.axis = Uniform(-static_cast<int64_t>(s.size()), static_cast<int64_t>(s.size()) - 1);
     attrs.start = Pick<int64_t>({0, 0, 1, 2, 3, 5, -1, -2, -3, -7, -100, 1000});
-    attrs.end = Pick<int64_t>({kToEnd, kToEnd, kToEnd, -1, -2, 0, 1, 2, 3, 7, 40, 1000,
-                               100000000});
+    attrs.end = Pick<int64_t>({kToEnd, kToEnd, kToEnd, -1, -2, 0, 1, 2, 3, 7, 40, 1000, 100000000});
     attrs.step = Pick<int64_t>({1, 1, 1, 2, 3, 7});
     return Append(OpKind::kSlice, attrs, {a}) >= 0;
   }
@@ -680,7 +696,8 @@ FunctionOptions RandomProgram::function_options() const {
       std::optional<int> s = SingleSymbol(v.shape[axis]);
       if (!s.has_value()) continue;
       const ir::SymbolInfo& info = symbols_[*s];
-      options.dynamic.push_back({v.input, static_cast<int>(axis), Dim(info.name, info.min, info.max)});
+      options.dynamic.push_back(
+          {v.input, static_cast<int>(axis), Dim(info.name, info.min, info.max)});
     }
   }
   return options;

@@ -24,8 +24,8 @@
 namespace pto::testing {
 
 struct RandomProgramOptions {
-  int max_ops = 8;                 // ops drawn (not counting the wrappers that keep values in range)
-  int max_symbols = 2;             // symbolic dims (named n0, n1, ...)
+  int max_ops = 8;      // ops drawn (not counting the wrappers that keep values in range)
+  int max_symbols = 2;  // symbolic dims (named n0, n1, ...)
   int64_t max_elements = 1 << 13;  // per value, at every call
   int64_t max_size = 48;           // largest size a dim takes at a call
   // f32 lanes of the target: a call's sizes are chosen so that the program's second call
@@ -76,9 +76,9 @@ class RandomProgram {
  private:
   friend class ProgramBuilder;
   uint64_t seed_ = 0;
-  std::vector<ir::SymbolInfo> symbols_;              // free symbols first, then derived ones
-  std::vector<std::vector<int64_t>> call_values_;    // per call: every symbol's value
-  std::vector<int> inputs_;                          // value id of each Function input
+  std::vector<ir::SymbolInfo> symbols_;            // free symbols first, then derived ones
+  std::vector<std::vector<int64_t>> call_values_;  // per call: every symbol's value
+  std::vector<int> inputs_;                        // value id of each Function input
   std::vector<ProgramValue> values_;
   std::vector<int> outputs_;
   std::vector<std::string> problems_;

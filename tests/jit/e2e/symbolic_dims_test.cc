@@ -37,40 +37,88 @@ std::vector<RuleCase> Cases() {
       {"broadcast_rows", {{kN, 3}, {1, 3}}, [](V v) { return Out{v[0] - v[1]}; }},
       {"broadcast_outer", {{kN, 1}, {1, kN}}, [](V v) { return Out{v[0] + v[1]}; }},
       {"broadcast_scalar", {{kN, 2}}, [](V v) { return Out{2.0f * v[0] + 1.0f}; }},
-      {"reduce_sum_axis1", {{3, kN}}, [](V v) { return Out{reduce_sum(v[0], 1)}; },
+      {"reduce_sum_axis1",
+       {{3, kN}},
+       [](V v) { return Out{reduce_sum(v[0], 1)}; },
        ir::OpKind::kReduceSum},
-      {"reduce_max_axis0_keep", {{kN, 3}}, [](V v) { return Out{reduce_max(v[0], 0, true)}; },
+      {"reduce_max_axis0_keep",
+       {{kN, 3}},
+       [](V v) { return Out{reduce_max(v[0], 0, true)}; },
        ir::OpKind::kReduceMax},
-      {"reduce_mean_axis1_keep", {{2, kN}}, [](V v) { return Out{reduce_mean(v[0], 1, true)}; },
+      {"reduce_mean_axis1_keep",
+       {{2, kN}},
+       [](V v) { return Out{reduce_mean(v[0], 1, true)}; },
        ir::OpKind::kReduceMean},
-      {"reduce_mean_axis0", {{kN, 4}}, [](V v) { return Out{reduce_mean(v[0], 0)}; },
+      {"reduce_mean_axis0",
+       {{kN, 4}},
+       [](V v) { return Out{reduce_mean(v[0], 0)}; },
        ir::OpKind::kReduceMean},
       {"softmax_rows", {{kN, 5}}, [](V v) { return Out{softmax(v[0])}; }, ir::OpKind::kSoftmax},
-      {"softmax_row_length", {{3, kN}}, [](V v) { return Out{softmax(v[0])}; },
+      {"softmax_row_length",
+       {{3, kN}},
+       [](V v) { return Out{softmax(v[0])}; },
        ir::OpKind::kSoftmax},
-      {"log_softmax_row_length", {{2, kN}}, [](V v) { return Out{log_softmax(v[0])}; },
+      {"log_softmax_row_length",
+       {{2, kN}},
+       [](V v) { return Out{log_softmax(v[0])}; },
        ir::OpKind::kLogSoftmax},
-      {"layer_norm_row_length", {{2, kN}, {kN}, {kN}},
-       [](V v) { return Out{layer_norm(v[0], v[1], v[2])}; }, ir::OpKind::kLayerNorm},
-      {"rms_norm_rows", {{kN, 6}, {6}}, [](V v) { return Out{rms_norm(v[0], v[1])}; },
+      {"layer_norm_row_length",
+       {{2, kN}, {kN}, {kN}},
+       [](V v) { return Out{layer_norm(v[0], v[1], v[2])}; },
+       ir::OpKind::kLayerNorm},
+      {"rms_norm_rows",
+       {{kN, 6}, {6}},
+       [](V v) { return Out{rms_norm(v[0], v[1])}; },
        ir::OpKind::kRmsNorm},
-      {"matmul_m", {{kN, 5}, {5, 4}}, [](V v) { return Out{matmul(v[0], v[1])}; },
+      {"matmul_m",
+       {{kN, 5}, {5, 4}},
+       [](V v) { return Out{matmul(v[0], v[1])}; },
        ir::OpKind::kMatMul},
-      {"matmul_k", {{3, kN}, {kN, 4}}, [](V v) { return Out{matmul(v[0], v[1])}; },
+      {"matmul_k",
+       {{3, kN}, {kN, 4}},
+       [](V v) { return Out{matmul(v[0], v[1])}; },
        ir::OpKind::kMatMul},
-      {"matmul_n_transposed", {{3, 5}, {kN, 5}},
-       [](V v) { return Out{matmul(v[0], v[1], {.transpose_b = true})}; }, ir::OpKind::kMatMul},
-      {"matmul_batch", {{kN, 3, 5}, {5, 2}}, [](V v) { return Out{matmul(v[0], v[1]) + 1.0f}; },
+      {"matmul_n_transposed",
+       {{3, 5}, {kN, 5}},
+       [](V v) { return Out{matmul(v[0], v[1], {.transpose_b = true})}; },
        ir::OpKind::kMatMul},
-      {"transpose", {{kN, 3, 2}}, [](V v) { return Out{transpose(v[0], {2, 0, 1}) * 3.0f}; }},
-      {"reshape_infer", {{kN, 6}}, [](V v) { return Out{reshape(v[0], {-1, 3}) + 1.0f}; }},
-      {"reshape_copy_dim", {{kN, 6}}, [](V v) { return Out{reshape(v[0], {0, 2, 3})}; }},
-      {"reshape_of_transpose", {{kN, 2}}, [](V v) { return Out{reshape(transpose(v[0], 0, 1), {-1})}; }},
-      {"concat_symbolic_axis", {{kN, 3}, {2, 3}}, [](V v) { return Out{concat({v[0], v[1]}, 0)}; }},
-      {"concat_other_axis", {{kN, 3}, {kN, 1}}, [](V v) { return Out{concat({v[0], v[1]}, 1)}; }},
+      {"matmul_batch",
+       {{kN, 3, 5}, {5, 2}},
+       [](V v) { return Out{matmul(v[0], v[1]) + 1.0f}; },
+       ir::OpKind::kMatMul},
+      {"transpose",
+       {{kN, 3, 2}},
+       [](V v) {
+         return Out{transpose(v[0], {2, 0, 1}) * 3.0f};
+       }},
+      {"reshape_infer",
+       {{kN, 6}},
+       [](V v) {
+         return Out{reshape(v[0], {-1, 3}) + 1.0f};
+       }},
+      {"reshape_copy_dim",
+       {{kN, 6}},
+       [](V v) {
+         return Out{reshape(v[0], {0, 2, 3})};
+       }},
+      {"reshape_of_transpose",
+       {{kN, 2}},
+       [](V v) { return Out{reshape(transpose(v[0], 0, 1), {-1})}; }},
+      {"concat_symbolic_axis",
+       {{kN, 3}, {2, 3}},
+       [](V v) {
+         return Out{concat({v[0], v[1]}, 0)};
+       }},
+      {"concat_other_axis",
+       {{kN, 3}, {kN, 1}},
+       [](V v) {
+         return Out{concat({v[0], v[1]}, 1)};
+       }},
       {"slice_tail", {{kN, 3}}, [](V v) { return Out{slice(v[0], 0, -2, kToEnd) + 1.0f}; }},
       {"slice_step", {{kN, 3}}, [](V v) { return Out{slice(v[0], 0, 1, 30, 4) + 1.0f}; }},
-      {"slice_columns_softmax", {{2, kN}}, [](V v) { return Out{softmax(slice(v[0], 1, 1, -1))}; },
+      {"slice_columns_softmax",
+       {{2, kN}},
+       [](V v) { return Out{softmax(slice(v[0], 1, 1, -1))}; },
        ir::OpKind::kSoftmax},
   };
 }
@@ -92,7 +140,8 @@ TEST_F(SymbolicDims, EveryRuleAtZeroOneAndItsRangeBounds) {
     FunctionOptions options;
     for (size_t i = 0; i < c.shapes.size(); ++i) {
       for (size_t d = 0; d < c.shapes[i].size(); ++d) {
-        if (c.shapes[i][d] == kN) options.dynamic.push_back({static_cast<int>(i), static_cast<int>(d), n});
+        if (c.shapes[i][d] == kN)
+          options.dynamic.push_back({static_cast<int>(i), static_cast<int>(d), n});
       }
     }
     const TraceFn trace = c.fn;
@@ -105,13 +154,12 @@ TEST_F(SymbolicDims, EveryRuleAtZeroOneAndItsRangeBounds) {
       for (size_t i = 0; i < c.shapes.size(); ++i) {
         std::vector<int64_t> shape = c.shapes[i];
         for (int64_t& d : shape) d = d == kN ? value : d;
-        in.push_back(HostTensor::Random(shape, 100 * value + i, c.kind == ir::OpKind::kLog ? 0.1f : -2.0f, 2.0f));
+        in.push_back(HostTensor::Random(shape, 100 * value + i,
+                                        c.kind == ir::OpKind::kLog ? 0.1f : -2.0f, 2.0f));
       }
-      absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, in);
-      ASSERT_TRUE(got.ok()) << got.status();
-      absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(trace, in);
-      ASSERT_TRUE(want.ok()) << want.status();
-      EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(c.kind, std::max<int64_t>(value, 6))), "");
+      EXPECT_EQ(testing::DiffFromReference(**fn, trace, in,
+                                           ops::OpTolerance(c.kind, std::max<int64_t>(value, 6))),
+                "");
       ++checked;
     }
   }
@@ -128,11 +176,7 @@ TEST_F(SymbolicDims, DeclaredRangeBounds) {
   ASSERT_TRUE(fn.ok()) << fn.status();
   for (int64_t value : {2, 6}) {
     const std::vector<HostTensor> in = {HostTensor::Random({value, 3}, value)};
-    absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, in);
-    ASSERT_TRUE(got.ok()) << got.status();
-    absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(trace, in);
-    ASSERT_TRUE(want.ok()) << want.status();
-    EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kAdd, 1)), "");
+    EXPECT_EQ(testing::DiffFromReference(**fn, trace, in, ops::OpTolerance(ir::OpKind::kAdd, 1)), "");
   }
   for (int64_t value : {0, 1, 7}) {
     absl::StatusOr<std::vector<HostTensor>> got =
@@ -171,12 +215,9 @@ TEST_F(SymbolicDims, ReshapeInferenceRejectsAZeroDivisorAtTheCall) {
   // The reference and a static trace reject it too; other sizes run.
   EXPECT_FALSE(testing::RunReference(trace, {HostTensor::Random({0, 2, 3}, 1)}).ok());
   for (int64_t value : {1, 3, 40}) {
-    const std::vector<HostTensor> in = {HostTensor::Random({value, 2, 3}, value)};
-    got = testing::RunPto(**fn, in);
-    ASSERT_TRUE(got.ok()) << got.status();
-    absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(trace, in);
-    ASSERT_TRUE(want.ok()) << want.status();
-    EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kAdd, 1)), "");
+    EXPECT_EQ(testing::DiffFromReference(**fn, trace, {HostTensor::Random({value, 2, 3}, value)},
+                                         ops::OpTolerance(ir::OpKind::kAdd, 1)),
+              "");
   }
 }
 
@@ -190,11 +231,7 @@ TEST_F(SymbolicDims, AutomaticDynamicDimReachesZero) {
   for (int64_t value : {5, 8, 0, 1, 2, 33}) {
     SCOPED_TRACE(value);
     const std::vector<HostTensor> in = {HostTensor::Random({2, value}, value)};
-    absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, in);
-    ASSERT_TRUE(got.ok()) << got.status();
-    absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(trace, in);
-    ASSERT_TRUE(want.ok()) << want.status();
-    EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kReduceSum, value)), "");
+    EXPECT_EQ(testing::DiffFromReference(**fn, trace, in, ops::OpTolerance(ir::OpKind::kReduceSum, value)), "");
   }
   EXPECT_EQ((*fn)->stats().traces, 2);  // static at 5, then one symbolic variant
 }

@@ -54,100 +54,60 @@ class SymbolicSlice : public ::testing::Test {
     rt_ = testing::OpenRuntime();
     ASSERT_NE(rt_, nullptr);
   }
+  // x[start:end:step] + 1 on x of [rows, 4], one Function called at each {rows, expected rows}.
+  void ExpectSlice(int64_t start, int64_t end, int64_t step,
+                   const std::vector<std::pair<int64_t, int64_t>>& rows_and_expected) {
+    SCOPED_TRACE(absl::StrCat("rows[", start, ":", end, ":", step, "]"));
+    const TraceFn trace = SliceRows(start, end, step);
+    std::unique_ptr<Function> fn = RowsFunction(*rt_, trace);
+    ASSERT_NE(fn, nullptr);
+    for (const auto& [rows, expected] : rows_and_expected) ExpectRows(*fn, trace, rows, expected);
+  }
   std::unique_ptr<Runtime> rt_;
 };
 
 TEST_F(SymbolicSlice, EndPastTheSizeClamps) {
-  const TraceFn trace = SliceRows(0, 1000);
-  std::unique_ptr<Function> fn = RowsFunction(*rt_, trace);
-  ASSERT_NE(fn, nullptr);
-  ExpectRows(*fn, trace, 3, 3);
-  ExpectRows(*fn, trace, 2, 2);
-  ExpectRows(*fn, trace, 1000, 1000);
-  ExpectRows(*fn, trace, 1500, 1000);
+  ExpectSlice(0, 1000, 1, {{3, 3}, {2, 2}, {1000, 1000}, {1500, 1000}});
 }
 
-TEST_F(SymbolicSlice, HugeEndClamps) {
-  const TraceFn trace = SliceRows(1, 100000000);
-  std::unique_ptr<Function> fn = RowsFunction(*rt_, trace);
-  ASSERT_NE(fn, nullptr);
-  ExpectRows(*fn, trace, 3, 2);
-  ExpectRows(*fn, trace, 1, 0);
-}
+TEST_F(SymbolicSlice, HugeEndClamps) { ExpectSlice(1, 100000000, 1, {{3, 2}, {1, 0}}); }
 
 TEST_F(SymbolicSlice, StepCountsFromTheRuntimeSize) {
   // numpy: np.arange(3)[2:40:7] has 1 element; [2:40:7] of 10 rows takes rows 2 and 9.
-  const TraceFn trace = SliceRows(2, 40, 7);
-  std::unique_ptr<Function> fn = RowsFunction(*rt_, trace);
-  ASSERT_NE(fn, nullptr);
-  ExpectRows(*fn, trace, 3, 1);
-  ExpectRows(*fn, trace, 2, 0);
-  ExpectRows(*fn, trace, 9, 1);
-  ExpectRows(*fn, trace, 10, 2);
-  ExpectRows(*fn, trace, 100, 6);
+  ExpectSlice(2, 40, 7, {{3, 1}, {2, 0}, {9, 1}, {10, 2}, {100, 6}});
 }
 
 TEST_F(SymbolicSlice, StepToTheEnd) {
-  const TraceFn trace = SliceRows(1, kToEnd, 3);
-  std::unique_ptr<Function> fn = RowsFunction(*rt_, trace);
-  ASSERT_NE(fn, nullptr);
-  ExpectRows(*fn, trace, 3, 1);
-  ExpectRows(*fn, trace, 4, 1);
-  ExpectRows(*fn, trace, 5, 2);
-  ExpectRows(*fn, trace, 1, 0);
-  ExpectRows(*fn, trace, 70, 23);
+  ExpectSlice(1, kToEnd, 3, {{3, 1}, {4, 1}, {5, 2}, {1, 0}, {70, 23}});
 }
 
 TEST_F(SymbolicSlice, NegativeStartCountsFromTheEnd) {
-  const TraceFn trace = SliceRows(-2, kToEnd);
-  std::unique_ptr<Function> fn = RowsFunction(*rt_, trace);
-  ASSERT_NE(fn, nullptr);
-  ExpectRows(*fn, trace, 3, 2);
-  ExpectRows(*fn, trace, 1, 1);  // -2 clamps to 0
-  ExpectRows(*fn, trace, 9, 2);
+  ExpectSlice(-2, kToEnd, 1, {{3, 2}, {1, 1}, {9, 2}});  // at 1 row, -2 clamps to 0
 }
 
 TEST_F(SymbolicSlice, NegativeEndCountsFromTheEnd) {
-  const TraceFn trace = SliceRows(0, -1);
-  std::unique_ptr<Function> fn = RowsFunction(*rt_, trace);
-  ASSERT_NE(fn, nullptr);
-  ExpectRows(*fn, trace, 3, 2);
-  ExpectRows(*fn, trace, 1, 0);
-  ExpectRows(*fn, trace, 17, 16);
+  ExpectSlice(0, -1, 1, {{3, 2}, {1, 0}, {17, 16}});
 }
 
 TEST_F(SymbolicSlice, NegativeStartAndEndWithStep) {
   // x[-5:-1:2]: rows 0 (after clamping start) and 2 of 4 rows; rows 1 and 3 of 6.
-  const TraceFn trace = SliceRows(-5, -1, 2);
-  std::unique_ptr<Function> fn = RowsFunction(*rt_, trace);
-  ASSERT_NE(fn, nullptr);
-  ExpectRows(*fn, trace, 4, 2);
-  ExpectRows(*fn, trace, 6, 2);
-  ExpectRows(*fn, trace, 2, 1);
-  ExpectRows(*fn, trace, 1, 0);
-  ExpectRows(*fn, trace, 50, 2);
+  ExpectSlice(-5, -1, 2, {{4, 2}, {6, 2}, {2, 1}, {1, 0}, {50, 2}});
 }
 
 TEST_F(SymbolicSlice, NegativeStartWithNonNegativeEnd) {
   // x[-5:3]: its length first grows, then shrinks with the size (numpy clamps both ends).
-  const TraceFn trace = SliceRows(-5, 3);
-  std::unique_ptr<Function> fn = RowsFunction(*rt_, trace);
-  ASSERT_NE(fn, nullptr);
+  std::vector<std::pair<int64_t, int64_t>> cases;
   for (int64_t rows : {1, 2, 3, 5, 6, 7, 8, 9}) {
     const int64_t start = std::max<int64_t>(rows - 5, 0), end = std::min<int64_t>(3, rows);
-    ExpectRows(*fn, trace, rows, std::max<int64_t>(end - start, 0));
+    cases.push_back({rows, std::max<int64_t>(end - start, 0)});
   }
+  ExpectSlice(-5, 3, 1, cases);
 }
 
 TEST_F(SymbolicSlice, EmptyResults) {
-  for (const auto& [start, end] : std::vector<std::pair<int64_t, int64_t>>{{5, 10}, {2, 1}, {3, 3}}) {
-    SCOPED_TRACE(absl::StrCat("slice ", start, ":", end));
-    const TraceFn trace = SliceRows(start, end);
-    std::unique_ptr<Function> fn = RowsFunction(*rt_, trace);
-    ASSERT_NE(fn, nullptr);
-    ExpectRows(*fn, trace, 3, start < 3 ? std::max<int64_t>(std::min<int64_t>(end, 3) - start, 0)
-                                        : 0);
-  }
+  ExpectSlice(5, 10, 1, {{3, 0}, {7, 2}});
+  ExpectSlice(2, 1, 1, {{3, 0}});
+  ExpectSlice(3, 3, 1, {{3, 0}, {9, 0}});
 }
 
 TEST_F(SymbolicSlice, StepZeroAndNegativeAreInvalid) {
@@ -159,9 +119,10 @@ TEST_F(SymbolicSlice, StepZeroAndNegativeAreInvalid) {
         testing::RunPto(*fn, {HostTensor::Random({3, 4}, 1)});
     ASSERT_FALSE(got.ok());
     EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(got.status().message(),
-                HasSubstr(absl::StrCat("slice: start 0, end 2, step ", step,
-                                       " on axis 0 of input 0 shape [rows, 4]: step must be >= 1")));
+    EXPECT_THAT(
+        got.status().message(),
+        HasSubstr(absl::StrCat("slice: start 0, end 2, step ", step,
+                               " on axis 0 of input 0 shape [rows, 4]: step must be >= 1")));
   }
 }
 
@@ -174,25 +135,21 @@ TEST_F(SymbolicSlice, SlicesOfOneSymbolAgree) {
     return std::vector<Value>{a * b + 1.0f, concat({a, tail}, 0)};
   };
   Dim rows("rows", 1, 4096);
-  auto fn = rt_->JitTraced("same_bounds", 2, trace,
-                           {.dynamic = {{0, 0, rows}, {1, 0, rows}}});
+  auto fn = rt_->JitTraced("same_bounds", 2, trace, {.dynamic = {{0, 0, rows}, {1, 0, rows}}});
   ASSERT_TRUE(fn.ok()) << fn.status();
   for (int64_t n : {1, 2, 3, 4, 7, 8, 33}) {
     SCOPED_TRACE(n);
-    const std::vector<HostTensor> in = {HostTensor::Random({n, 5}, n), HostTensor::Random({n, 5}, 2 * n)};
-    absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, in);
-    ASSERT_TRUE(got.ok()) << got.status();
-    absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(trace, in);
-    ASSERT_TRUE(want.ok()) << want.status();
-    EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kMul, 1)), "");
+    const std::vector<HostTensor> in = {HostTensor::Random({n, 5}, n),
+                                        HostTensor::Random({n, 5}, 2 * n)};
+    EXPECT_EQ(testing::DiffFromReference(**fn, trace, in, ops::OpTolerance(ir::OpKind::kMul, 1)), "");
   }
 }
 
 // A sliced symbolic dim as a matmul's rows, a row op's row length and a reduced axis.
 TEST_F(SymbolicSlice, SlicedDimsFeedEveryKernelKind) {
   const TraceFn trace = [](std::span<const Value> v) {
-    Value rows = slice(v[0], 0, 1, 50, 2);        // [ceil((min(n,50)-1)/2), n]
-    Value cols = slice(v[0], 1, -6, kToEnd);      // [n, min(n, 6)]
+    Value rows = slice(v[0], 0, 1, 50, 2);    // [ceil((min(n,50)-1)/2), n]
+    Value cols = slice(v[0], 1, -6, kToEnd);  // [n, min(n, 6)]
     return std::vector<Value>{matmul(rows, v[0]), softmax(cols), reduce_sum(cols, 1),
                               reduce_max(rows, 0)};
   };
@@ -202,11 +159,7 @@ TEST_F(SymbolicSlice, SlicedDimsFeedEveryKernelKind) {
   for (int64_t size : {1, 2, 3, 6, 7, 19, 64, 120}) {
     SCOPED_TRACE(size);
     const std::vector<HostTensor> in = {HostTensor::Random({size, size}, size)};
-    absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, in);
-    ASSERT_TRUE(got.ok()) << got.status();
-    absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(trace, in);
-    ASSERT_TRUE(want.ok()) << want.status();
-    EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kMatMul, size)), "");
+    EXPECT_EQ(testing::DiffFromReference(**fn, trace, in, ops::OpTolerance(ir::OpKind::kMatMul, size)), "");
   }
 }
 
@@ -231,16 +184,11 @@ TEST_F(SymbolicSlice, AutomaticDynamicVariantDerivesAgain) {
   Dim rows("rows", 1, 4096);
   auto fn = rt_->JitTraced("auto_variant", 1, trace, {.dynamic = {{0, 0, rows}}});
   ASSERT_TRUE(fn.ok()) << fn.status();
-  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{
-           {9, 4}, {3, 4}, {9, 6}, {2, 7}, {60, 2}, {1, 1}}) {
+  for (const std::vector<int64_t>& shape :
+       std::vector<std::vector<int64_t>>{{9, 4}, {3, 4}, {9, 6}, {2, 7}, {60, 2}, {1, 1}}) {
     SCOPED_TRACE(absl::StrCat(shape[0], "x", shape[1]));
     const std::vector<HostTensor> in = {HostTensor::Random(shape, shape[0] * 10 + shape[1])};
-    absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, in);
-    ASSERT_TRUE(got.ok()) << got.status();
-    absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(trace, in);
-    ASSERT_TRUE(want.ok()) << want.status();
-    EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kReduceSum, shape[0])),
-              "");
+    EXPECT_EQ(testing::DiffFromReference(**fn, trace, in, ops::OpTolerance(ir::OpKind::kReduceSum, shape[0])), "");
   }
   EXPECT_EQ((*fn)->stats().traces, 2);  // cols static at 4, then symbolic
 }
@@ -259,12 +207,9 @@ TEST(SymbolicSliceTuning, CandidatesAreCheckedAtDerivedLengths) {
   Dim rows("rows", 1, 4096);
   auto fn = rt->JitTraced("tuned_slice", 2, trace, {.dynamic = {{0, 0, rows}}});
   ASSERT_TRUE(fn.ok()) << fn.status();
-  const std::vector<HostTensor> in = {HostTensor::Random({50, 8}, 1), HostTensor::Random({8, 24}, 2)};
-  absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, in);
-  ASSERT_TRUE(got.ok()) << got.status();
-  absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(trace, in);
-  ASSERT_TRUE(want.ok()) << want.status();
-  EXPECT_EQ(testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kMatMul, 8)), "");
+  const std::vector<HostTensor> in = {HostTensor::Random({50, 8}, 1),
+                                      HostTensor::Random({8, 24}, 2)};
+  EXPECT_EQ(testing::DiffFromReference(**fn, trace, in, ops::OpTolerance(ir::OpKind::kMatMul, 8)), "");
   const std::vector<KernelTuning> results = rt->tuning_results();
   ASSERT_FALSE(results.empty());
   for (const KernelTuning& r : results) {
