@@ -8,7 +8,7 @@
 // command that re-runs it alone.
 //
 // Modes (flags are read by this file's main, before gtest's):
-//   differential_test                      ctest: 150 programs from seed 1 (about a minute on
+//   differential_test                      ctest: 120 programs from seed 1 (under a minute on
 //                                          two cores)
 //   differential_test --cases=N [--first_seed=S]   N programs from seed S (the long mode:
 //                                          thousands of programs; docs/architecture.md)
@@ -43,7 +43,7 @@ RuntimeOptions DifferentialRuntimeOptions() {
 
 struct DifferentialFlags {
   uint64_t first_seed = 1;
-  int64_t cases = 150;
+  int64_t cases = 120;
   bool one_seed = false;  // --seed: run first_seed alone and print its program
   int max_ops = 8;
 };
