@@ -14,6 +14,8 @@
 #include "jit/tuning/kernel_space.h"
 #include "jit/tuning/kernel_tuning_job.h"
 #include "jit/tuning/tuning_record.h"
+#include "ops/derived_symbols.h"
+#include "ops/shape_guards.h"
 #include "proto/cache.pb.h"
 
 namespace pto::detail {
@@ -212,6 +214,7 @@ bool FunctionImpl::BindSymbols(const Variant& v, const Shapes& shapes, int64_t* 
       }
     }
   }
+  ops::BindDerivedSymbols(v.symbols, std::span<int64_t>(values, n));
   for (size_t s = 0; s < n; ++s) {
     if (values[s] < v.symbols[s].min || values[s] > v.symbols[s].max) return false;
   }
@@ -311,6 +314,10 @@ absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::VariantFor(const Shap
     // from the same value to the same value share one symbol (x and its residual's batch).
     const Variant& last = *variants_.back();
     *v = Variant{last.inputs, last.symbols, last.declared, {}};
+    while (!v->symbols.empty() && v->symbols.back().derived.has_value()) {  // the trace adds them
+      v->symbols.pop_back();
+      v->declared.pop_back();
+    }
     std::map<std::pair<int64_t, int64_t>, int> groups;
     for (int i = 0; i < num_inputs_; ++i) {
       if (static_cast<int>(last.inputs[i].size()) != shapes.rank[i]) {
@@ -355,6 +362,15 @@ absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::VariantFor(const Shap
   absl::StatusOr<ir::Graph> graph = jit::Trace(fn_, trace_inputs, v->symbols);
   if (!graph.ok()) return graph.status();
   v->graph = *std::move(graph);
+  // The trace appends the symbols its slices derive (after the inputs' symbols).
+  v->symbols = v->graph.symbols;
+  v->declared.resize(v->symbols.size(), false);
+  if (v->symbols.size() > static_cast<size_t>(jit::kMaxSymbols / 2)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("too many symbolic dims: the program uses ", v->symbols.size(),
+                     " symbols (counting those derived by slices of symbolic dims); at most ",
+                     jit::kMaxSymbols / 2, " are supported"));
+  }
   v->graph_hash = graph::CanonicalGraphHash(v->graph).Hex();
   variants_.push_back(std::move(v));
   return variants_.back().get();
@@ -642,6 +658,7 @@ absl::Status FunctionImpl::Run(const Entry& entry, absl::Span<const TensorView> 
                                absl::Span<const TensorView> outputs, const int64_t* values,
                                KernelTimes* kernels) {
   const std::span<const int64_t> vals(values, entry.variant->symbols.size());
+  if (absl::Status s = ops::CheckShapeGuards(entry.variant->graph.guards, vals); !s.ok()) return s;
   if (outputs.size() != entry.output_shapes.size()) {
     return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' produces ",
                                                    entry.output_shapes.size(), " outputs, got ",
@@ -773,6 +790,7 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> FunctionImpl::OutputShapes(
   absl::StatusOr<const Variant*> variant = TracedVariant(input_shapes, values);
   if (!variant.ok()) return variant.status();
   std::span<const int64_t> vals(values, (*variant)->symbols.size());
+  if (absl::Status s = ops::CheckShapeGuards((*variant)->graph.guards, vals); !s.ok()) return s;
   std::vector<std::vector<int64_t>> result;
   for (int o : (*variant)->graph.outputs) {
     std::vector<int64_t> dims;

@@ -9,9 +9,10 @@ namespace pto::detail {
 namespace {
 thread_local TraceState* current_trace = nullptr;
 
-// Stores attributes in one canonical form (non-negative axes, resolved slice bounds), so that
-// lowering and the graph hash never see two spellings of one op. Runs after shape inference
-// accepted the attributes.
+// Stores attributes in one canonical form (non-negative axes, resolved slice bounds of constant
+// dims), so that lowering and the graph hash never see two spellings of one op. A slice of a
+// symbolic dim keeps its bounds: they resolve against each call's size
+// (ops/derived_symbols.h). Runs after shape inference accepted the attributes.
 void CanonicalizeAttrs(ir::OpKind op, const std::vector<ir::Shape>& shapes, ir::Attrs& attrs) {
   using ir::OpKind;
   const int64_t rank = shapes.empty() ? 0 : static_cast<int64_t>(shapes[0].size());
@@ -78,8 +79,8 @@ Value TraceState::AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value>
     dtypes.push_back(graph_.nodes[v.id()].dtype);
     ids.push_back(v.id());
   }
-  std::vector<std::string> names = graph_.SymbolNames();
-  absl::StatusOr<ir::Shape> shape = ops::InferShape(op, attrs, shapes, names);
+  absl::StatusOr<ir::Shape> shape =
+      ops::InferShape(op, attrs, shapes, &graph_.symbols, &graph_.guards);
   if (!shape.ok()) {
     Fail(shape.status());
     return Value();

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "jit/ir/sym_expr.h"
+#include "ops/derived_symbols.h"
 #include "ops/reference.h"
 
 namespace pto::ops {
@@ -105,6 +106,10 @@ class Runner {
     // Ranges of the bound symbols, and every symbol a dim uses must be bound.
     values_.assign(bindings_.size(), 0);
     for (size_t s = 0; s < bindings_.size(); ++s) {
+      if (s < graph_.symbols.size() && graph_.symbols[s].derived.has_value()) {
+        if (absl::Status st = BindDerived(s); !st.ok()) return st;
+        continue;
+      }
       if (!bindings_[s].has_value()) continue;
       values_[s] = bindings_[s]->value;
       if (s < graph_.symbols.size()) {
@@ -136,6 +141,21 @@ class Runner {
             ir::ShapeToString(node.shape, names_), " evaluates to ", DimsString(*want)));
       }
     }
+    return absl::OkStatus();
+  }
+
+  // A derived symbol (a slice's start or length) from the symbols of its dim, bound before it.
+  absl::Status BindDerived(size_t s) {
+    const ir::DerivedSymbol& d = *graph_.symbols[s].derived;
+    for (int used : d.dim.Symbols()) {
+      if (used >= static_cast<int>(s) || !bindings_[used].has_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "symbol ", SymbolName(static_cast<int>(s)), " is derived from ", d.dim.ToString(names_),
+            ", whose symbol ", SymbolName(used), " is not bound before it"));
+      }
+    }
+    values_[s] = EvaluateDerivedSymbol(d, values_);
+    bindings_[s] = Binding{values_[s], -1, 0};
     return absl::OkStatus();
   }
 

@@ -106,9 +106,36 @@ class Converter {
         return absl::InvalidArgumentError(
             absl::StrCat(where, ": min ", info.min, " is greater than max ", info.max));
       }
+      if (s.has_derived()) {
+        absl::StatusOr<ir::DerivedSymbol> derived = ConvertDerived(s.derived(), where);
+        if (!derived.ok()) return derived.status();
+        info.derived = *std::move(derived);
+      }
       graph_.symbols.push_back(std::move(info));
     }
     return absl::OkStatus();
+  }
+
+  // A derived symbol's dim may use only the symbols converted before it.
+  absl::StatusOr<ir::DerivedSymbol> ConvertDerived(const proto::DerivedSymbolDef& def,
+                                                   const std::string& where) {
+    if (!proto::DerivedSymbolDef::Kind_IsValid(def.kind())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": derived kind ", def.kind(), " is not a known kind"));
+    }
+    if (def.step() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": derived slice step is ", def.step(), ", must be >= 1"));
+    }
+    absl::StatusOr<ir::SymExpr> dim = ConvertDim(def.dim(), absl::StrCat(where, ": derived dim"));
+    if (!dim.ok()) return dim.status();
+    ir::DerivedSymbol d;
+    d.kind = static_cast<ir::DerivedSymbol::Kind>(def.kind());
+    d.dim = *std::move(dim);
+    d.start = def.start();
+    d.end = def.end();
+    d.step = def.step();
+    return d;
   }
 
   absl::Status ConvertNode(int i) {
@@ -225,6 +252,14 @@ proto::GraphDef ToGraphDef(const ir::Graph& graph) {
     sd->set_name(s.name);
     sd->set_min(s.min);
     if (s.max != std::numeric_limits<int64_t>::max()) sd->set_max(s.max);
+    if (s.derived.has_value()) {
+      proto::DerivedSymbolDef* d = sd->mutable_derived();
+      d->set_kind(static_cast<proto::DerivedSymbolDef::Kind>(s.derived->kind));
+      *d->mutable_dim() = ToDimDef(s.derived->dim);
+      d->set_start(s.derived->start);
+      d->set_end(s.derived->end);
+      d->set_step(s.derived->step);
+    }
   }
   const ir::Attrs defaults;
   for (const ir::Node& node : graph.nodes) {

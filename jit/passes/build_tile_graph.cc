@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "jit/passes/graph_rewrite.h"
+#include "ops/derived_symbols.h"
 #include "ops/lowering.h"
 
 namespace pto::jit {
@@ -186,6 +187,9 @@ class Builder {
   std::vector<int> node_buffer_;  // buffer holding the node's values, contiguous
   std::map<int, int> copies_;     // node -> buffer of its materialized contiguous copy
   std::map<int, View> views_;     // node -> the strided view it was stored through
+  // Per slice node: the index its first element has in the input (a constant, a polynomial or
+  // a derived symbol: ops/derived_symbols.h).
+  std::vector<SymExpr> slice_start_;
 };
 
 View Builder::ResolveView(int node) {
@@ -205,7 +209,7 @@ View Builder::ResolveView(int node) {
       }
       case OpKind::kSlice: {
         const int64_t axis = n.attrs.axis;
-        v.offset = v.offset + SymExpr(n.attrs.start) * v.strides[axis];
+        v.offset = v.offset + slice_start_[node] * v.strides[axis];
         v.strides[axis] = v.strides[axis] * SymExpr(n.attrs.step);
         return v;
       }
@@ -313,7 +317,7 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
         m = map;
         DimMap& d = m[n.attrs.axis];
         d.scale = d.scale * SymExpr(n.attrs.step);
-        d.offset = d.offset * SymExpr(n.attrs.step) + SymExpr(n.attrs.start);
+        d.offset = d.offset * SymExpr(n.attrs.step) + slice_start_[node];
         return Expr(kb, prog, n.inputs[0], m);
       }
       default:
@@ -509,6 +513,19 @@ absl::Status Builder::BuildConcat(int node, int buffer) {
 
 absl::StatusOr<ir::TileGraph> Builder::Build() {
   const int n = static_cast<int>(g_.nodes.size());
+  slice_start_.assign(n, SymExpr(0));
+  for (int i = 0; i < n; ++i) {
+    const ir::Node& node = g_.nodes[i];
+    if (node.op != OpKind::kSlice) continue;
+    const ir::Attrs& a = node.attrs;
+    std::optional<SymExpr> start = ops::SymbolicSliceStart(g_.nodes[node.inputs[0]].shape[a.axis],
+                                                           a.start, a.end, a.step, g_.symbols);
+    if (!start.has_value()) {
+      return absl::InternalError(
+          absl::StrCat("lowering: slice node %", i, " has no symbol for its start"));
+    }
+    slice_start_[i] = *std::move(start);
+  }
   for (int i = 0; i < n; ++i) {
     if (g_.nodes[i].op == OpKind::kInput) {
       node_buffer_[i] = NewBuffer(ir::BufferKind::kInput, static_cast<int>(g_.nodes[i].attrs.index),

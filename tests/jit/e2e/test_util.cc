@@ -60,6 +60,15 @@ std::string Compare(const std::vector<ops::HostTensor>& got,
   return "";
 }
 
+std::string DiffFromReference(Function& fn, const TraceFn& trace,
+                              const std::vector<ops::HostTensor>& inputs, ops::Tolerance tol) {
+  absl::StatusOr<std::vector<ops::HostTensor>> got = RunPto(fn, inputs);
+  if (!got.ok()) return absl::StrCat("pto: ", got.status().ToString());
+  absl::StatusOr<std::vector<ops::HostTensor>> want = RunReference(trace, inputs);
+  if (!want.ok()) return absl::StrCat("reference: ", want.status().ToString());
+  return Compare(*got, *want, tol);
+}
+
 absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
                                                 const std::vector<std::vector<int64_t>>& shapes) {
   static const device::DeviceInfo device = device::DetectHost();

@@ -32,6 +32,11 @@ absl::StatusOr<std::vector<ops::HostTensor>> RunReference(
 std::string Compare(const std::vector<ops::HostTensor>& got,
                     const std::vector<ops::HostTensor>& want, ops::Tolerance tol);
 
+// Runs `fn` and the reference of `trace` on `inputs`: empty when both succeed and agree within
+// `tol`, else what went wrong (a status or the first mismatch).
+std::string DiffFromReference(Function& fn, const TraceFn& trace,
+                              const std::vector<ops::HostTensor>& inputs, ops::Tolerance tol);
+
 // Levels 1-4 of `trace` on inputs of these static shapes, for this host (no code generation).
 absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
                                                 const std::vector<std::vector<int64_t>>& shapes);

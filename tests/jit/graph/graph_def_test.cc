@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
@@ -67,6 +68,34 @@ TEST(GraphDefTest, RoundTripEveryAttrAndPolynomialDims) {
   n.attrs.step = -3;
   g.nodes.push_back(n);
   g.outputs = {1, 2, 1};
+  EXPECT_EQ(Difference(RoundTrip(g), g), "");
+}
+
+// A symbol derived by a slice keeps its derivation (kind, dim, bounds, step).
+TEST(GraphDefTest, RoundTripDerivedSymbols) {
+  ir::Graph g;
+  g.symbols = {{"rows", 0, 4096}, {"cols", 1, 64}};
+  const ir::SymExpr rows = ir::SymExpr::Symbol(0), cols = ir::SymExpr::Symbol(1);
+  ir::SymbolInfo start{"(rows*cols)[-5:-1:2].start", 0, 262144};
+  start.derived = ir::DerivedSymbol{ir::DerivedSymbol::Kind::kSliceStart, rows * cols, -5, -1, 2};
+  ir::SymbolInfo length{"(rows*cols)[-5:-1:2]", 0, 131072};
+  length.derived = ir::DerivedSymbol{ir::DerivedSymbol::Kind::kSliceLength, rows * cols, -5, -1, 2};
+  g.symbols.push_back(start);
+  g.symbols.push_back(length);
+  g.num_inputs = 1;
+  ir::Node in;
+  in.op = ir::OpKind::kInput;
+  in.shape = {rows * cols};
+  g.nodes.push_back(in);
+  ir::Node n;
+  n.op = ir::OpKind::kSlice;
+  n.inputs = {0};
+  n.shape = {ir::SymExpr::Symbol(3)};
+  n.attrs.start = -5;
+  n.attrs.end = -1;
+  n.attrs.step = 2;
+  g.nodes.push_back(n);
+  g.outputs = {1};
   EXPECT_EQ(Difference(RoundTrip(g), g), "");
 }
 
@@ -221,6 +250,30 @@ TEST_F(GraphDefValidationTest, DuplicateInputIndex) {
 TEST_F(GraphDefValidationTest, UndefinedSymbolInShape) {
   def_.mutable_nodes(4)->mutable_shape(0)->mutable_terms(0)->set_symbols(0, 1);
   ExpectInvalid("node 4 (matmul): shape dim 0 term 0 uses symbol 1, but the graph has 1 symbols");
+}
+
+TEST_F(GraphDefValidationTest, DerivedSymbolUsesALaterSymbol) {
+  proto::SymbolDef* first = def_.mutable_symbols(0);
+  *def_.add_symbols() = *first;
+  def_.mutable_symbols(1)->set_name("later");
+  proto::DerivedSymbolDef* d = first->mutable_derived();
+  d->set_step(1);
+  d->mutable_dim()->add_terms()->add_symbols(1);
+  d->mutable_dim()->mutable_terms(0)->set_coeff(1);
+  ExpectInvalid(absl::StrCat("symbol 0 (\"", first->name(),
+                             "\"): derived dim term 0 uses symbol 1, but the graph has 0 symbols"));
+}
+
+TEST_F(GraphDefValidationTest, DerivedSymbolStepBelowOne) {
+  def_.mutable_symbols(0)->mutable_derived()->set_step(0);
+  ExpectInvalid("): derived slice step is 0, must be >= 1");
+}
+
+TEST_F(GraphDefValidationTest, DerivedSymbolUnknownKind) {
+  proto::DerivedSymbolDef* d = def_.mutable_symbols(0)->mutable_derived();
+  d->set_kind(static_cast<proto::DerivedSymbolDef::Kind>(7));
+  d->set_step(1);
+  ExpectInvalid("): derived kind 7 is not a known kind");
 }
 
 TEST_F(GraphDefValidationTest, RepeatedMonomialInDim) {
