@@ -52,7 +52,7 @@ Tensor Tensor::Allocate(std::span<const int64_t> shape) {
   Tensor t;
   TensorView v = TensorView::Dense(nullptr, shape);
   const int64_t n = v.num_elements();
-  if (v.rank < 0 || n < 0 || n > (int64_t{1} << 40)) return t;
+  if (v.rank < 0 || n < 0 || n > kMaxElements) return t;
   const size_t bytes = (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64;
   void* p = bytes ? std::aligned_alloc(64, bytes) : nullptr;
   if (bytes && p == nullptr) return t;
