@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "jit/trace.h"
 
 namespace pto::detail {
 namespace {
@@ -29,10 +30,15 @@ absl::Status RefuseInsideCallback(absl::string_view what, absl::string_view func
       where = !function.empty() && function == scope->function_
                   ? "its own traced lambda"
                   : absl::StrCat("the traced lambda of '", scope->function_, "'");
-      return absl::FailedPreconditionError(absl::StrCat(
-          what, " from inside ", where,
-          ": a traced lambda computes on symbolic pto::Values once per shape variant and "
-          "cannot call into the Runtime (compose the Values instead)"));
+      {
+        absl::Status refused = absl::FailedPreconditionError(absl::StrCat(
+            what, " from inside ", where,
+            ": a traced lambda computes on symbolic pto::Values once per shape variant and "
+            "cannot call into the Runtime (compose the Values instead)"));
+        // The trace fails too, so the outer call reports it even if the lambda ignores it.
+        if (TraceState* trace = TraceState::Current()) trace->Fail(refused);
+        return refused;
+      }
     case CallbackKind::kLogSink:
       where = "the log sink";
       break;

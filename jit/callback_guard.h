@@ -36,7 +36,8 @@ bool InsideCallback();
 
 // OK outside embedder code. Inside it, FailedPrecondition: "<what> from inside <the code>"
 // and why. `function` names the Function being called, if any (to recognize a lambda calling
-// its own Function).
+// its own Function). Inside a traced lambda the trace fails with the same status, so the call
+// being traced reports it even if the lambda drops it.
 absl::Status RefuseInsideCallback(absl::string_view what, absl::string_view function = {});
 
 // RefuseInsideCallback for a call of Function `function`; builds no message outside
