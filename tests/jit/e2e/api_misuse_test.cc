@@ -145,5 +145,51 @@ TEST(OutputShapes, AHugeDimThatChangesBetweenCallsIsInvalidArgument) {
                         "pto supports for a dim that changes between calls"));
 }
 
+TEST(OutputShapes, InputShapesWhoseSizeOverflowsAreInvalidArgument) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime();
+  auto fn = rt->Jit("scale", [](Value x) { return x * 2.0f; });
+  ASSERT_TRUE(fn.ok());
+  absl::StatusOr<std::vector<std::vector<int64_t>>> shapes =
+      (*fn)->OutputShapes({{int64_t{1} << 40, int64_t{1} << 40}});
+  EXPECT_EQ(shapes.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(shapes.status().message(),
+              HasSubstr("input 0: shape [1099511627776, 1099511627776] has more elements than "
+                        "int64 can count"));
+}
+
+// Each input fits, but the product of two symbolic dims does not: the output is refused with
+// the shape (not an allocation failure, and not a wrapped size).
+TEST(OutputShapes, AnOutputWhoseSizeOverflowsIsInvalidArgument) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime();
+  const int64_t big = int64_t{1} << 40;
+  auto fn = rt->Jit("outer", [](Value x, Value y) { return matmul(x, y); },
+                    {.dynamic = {{0, 0, Dim("n", 1, big)}, {1, 1, Dim("m", 1, big)}}});
+  ASSERT_TRUE(fn.ok());
+  std::vector<float> data(4);
+  absl::StatusOr<std::vector<Tensor>> out = (**fn)(std::vector<TensorView>{
+      TensorView::Dense(data.data(), {big, 4}), TensorView::Dense(data.data(), {4, big})});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("output 0: shape [1099511627776, 1099511627776] has more elements than "
+                        "int64 can count"));
+}
+
+// A size int64 holds but pto does not allocate for one tensor: ResourceExhausted with the
+// shape and the limit, before anything is compiled.
+TEST(OutputShapes, AnOutputAboveTheAllocationLimitSaysSo) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime();
+  auto fn = rt->Jit("outer", [](Value x, Value y) { return matmul(x, y); });
+  ASSERT_TRUE(fn.ok());
+  const int64_t n = int64_t{1} << 21;
+  std::vector<float> x(n, 1.0f), y(n, 1.0f);
+  absl::StatusOr<std::vector<Tensor>> out = (**fn)(std::vector<TensorView>{
+      TensorView::Dense(x.data(), {n, 1}), TensorView::Dense(y.data(), {1, n})});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("output 0: shape [2097152, 2097152] has 4398046511104 elements, more "
+                        "than pto allocates for one tensor (1099511627776)"));
+  EXPECT_EQ((*fn)->stats().compiles, 0);
+}
+
 }  // namespace
 }  // namespace pto
