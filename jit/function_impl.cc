@@ -182,8 +182,8 @@ absl::StatusOr<FunctionImpl::Shapes> FunctionImpl::ShapesOf(
     }
     if (const TensorView view = TensorView::Dense(nullptr, input_shapes[i]);
         view.num_elements() < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", i, ": shape ", view.ShapeString(), " has more elements than int64 can count"));
+      return absl::InvalidArgumentError(absl::StrCat("input ", i, ": shape ", view.ShapeString(),
+                                                     " has more elements than int64 can count"));
     }
     shapes.rank[i] = static_cast<int>(input_shapes[i].size());
     shapes.dims[i] = input_shapes[i].data();

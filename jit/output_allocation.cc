@@ -39,9 +39,9 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateOutputShapes(
       bool overflow = false;
       dims.push_back(shape[d].Evaluate(values, &overflow));
       if (overflow) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "output ", o, ": dim ", d, " (", shape[d].ToString(graph.SymbolNames()),
-            ") overflows int64 at these input shapes"));
+        return absl::InvalidArgumentError(absl::StrCat("output ", o, ": dim ", d, " (",
+                                                       shape[d].ToString(graph.SymbolNames()),
+                                                       ") overflows int64 at these input shapes"));
       }
     }
     int64_t elements = 0;
@@ -58,10 +58,10 @@ absl::StatusOr<std::vector<Tensor>> AllocateOutputs(
     int64_t elements = 0;
     if (absl::Status s = CheckShape(o, shapes[o], &elements); !s.ok()) return s;
     if (elements > Tensor::kMaxElements) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "output ", o, ": shape ", DimsString(shapes[o]), " has ", elements,
-          " elements, more than pto allocates for one tensor (", Tensor::kMaxElements,
-          "); pass output views over memory of your own"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("output ", o, ": shape ", DimsString(shapes[o]), " has ", elements,
+                       " elements, more than pto allocates for one tensor (", Tensor::kMaxElements,
+                       "); pass output views over memory of your own"));
     }
     tensors.push_back(Tensor::Allocate(shapes[o]));
     if (tensors.back().data() == nullptr && elements != 0) {

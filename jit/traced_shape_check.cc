@@ -11,9 +11,9 @@ namespace pto::detail {
 absl::Status CheckTracedShape(ir::OpKind op, const ir::Shape& shape,
                               std::span<const std::string> symbol_names) {
   if (shape.size() > static_cast<size_t>(kMaxRank)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        ir::OpName(op), ": result shape ", ir::ShapeToString(shape, symbol_names), " has rank ",
-        shape.size(), ", above the maximum rank ", kMaxRank));
+    return absl::InvalidArgumentError(
+        absl::StrCat(ir::OpName(op), ": result shape ", ir::ShapeToString(shape, symbol_names),
+                     " has rank ", shape.size(), ", above the maximum rank ", kMaxRank));
   }
   int64_t elements = 1;
   for (const ir::SymExpr& dim : shape) {

@@ -59,8 +59,8 @@
 //
 // Thread safety: every method may be called from any thread, concurrently. Wait, WaitIdle and
 // Shutdown (and so the destructor) must not be called from inside a job's Step or Finish (they
-// would wait for themselves); Submit, Cancel and RequestShutdown may. options.clock must be safe to call from
-// any thread.
+// would wait for themselves); Submit, Cancel and RequestShutdown may. options.clock must be safe to
+// call from any thread.
 #ifndef PTO_TUNER_SERVICE_H_
 #define PTO_TUNER_SERVICE_H_
 

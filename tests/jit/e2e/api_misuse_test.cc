@@ -30,15 +30,16 @@ TEST(ApiMisuse, AValueKeptFromAnEarlierTraceIsRefused) {
   ASSERT_TRUE(fn.ok());
   const std::vector<float> ones(2, 1.0f);
   std::vector<float> out(2, 0.0f);
-  ASSERT_TRUE((*fn)->Call({TensorView::Dense(ones.data(), {1})},
-                          {TensorView::Dense(out.data(), {1})})
-                  .ok());
+  ASSERT_TRUE(
+      (*fn)
+          ->Call({TensorView::Dense(ones.data(), {1})}, {TensorView::Dense(out.data(), {1})})
+          .ok());
   EXPECT_FLOAT_EQ(out[0], 201.0f);
   EXPECT_FALSE(kept.valid());  // its trace has ended
   EXPECT_EQ(kept.rank(), -1);
 
-  const absl::Status s = (*fn)->Call({TensorView::Dense(ones.data(), {2})},
-                                     {TensorView::Dense(out.data(), {2})});
+  const absl::Status s =
+      (*fn)->Call({TensorView::Dense(ones.data(), {2})}, {TensorView::Dense(out.data(), {2})});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("add: input 1 is a Value from another trace"));
 }
@@ -64,8 +65,7 @@ class OutputOverlap : public ::testing::Test {
  protected:
   void SetUp() override {
     rt_ = testing::OpenRuntime();
-    auto fn =
-        rt_->Jit("two_outputs", [](Value x) { return std::make_tuple(x * 2.0f, x + 1.0f); });
+    auto fn = rt_->Jit("two_outputs", [](Value x) { return std::make_tuple(x * 2.0f, x + 1.0f); });
     ASSERT_TRUE(fn.ok());
     fn_ = *std::move(fn);
   }

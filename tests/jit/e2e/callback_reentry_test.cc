@@ -36,8 +36,8 @@ TEST(CallbackReentry, ALambdaCallingItsOwnFunctionIsRefusedNotDeadlocked) {
   ASSERT_TRUE(fn.ok()) << fn.status();
   self = fn->get();
   std::vector<float> out;
-  const absl::Status outer = testing::WithDeadline(
-      "a Function called from its own lambda", [&] { return CallOnFour(*self, out); });
+  const absl::Status outer = testing::WithDeadline("a Function called from its own lambda",
+                                                   [&] { return CallOnFour(*self, out); });
   EXPECT_EQ(inner.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(inner.message(),
               HasSubstr("function 'recursive' was called from inside its own traced lambda"));
@@ -59,8 +59,8 @@ TEST(CallbackReentry, ALambdaCallingAnotherFunctionOrJitIsRefused) {
     return x * 2.0f;
   });
   ASSERT_TRUE(fn.ok());
-  const absl::Status outer = testing::WithDeadline(
-      "a Function called from another's lambda", [&] { return CallOnFour(**fn, out); });
+  const absl::Status outer = testing::WithDeadline("a Function called from another's lambda",
+                                                   [&] { return CallOnFour(**fn, out); });
   EXPECT_EQ(nested_call.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(nested_call.message(),
               HasSubstr("function 'helper' was called from inside the traced lambda of 'outer'"));
@@ -106,8 +106,8 @@ TEST(CallbackReentry, ALogSinkCallingIntoTheRuntime) {
   ASSERT_TRUE(fn.ok());
   function = fn->get();
   std::vector<float> out;
-  const absl::Status s =
-      testing::WithDeadline("a call whose log sink calls it", [&] { return CallOnFour(**fn, out); });
+  const absl::Status s = testing::WithDeadline("a call whose log sink calls it",
+                                               [&] { return CallOnFour(**fn, out); });
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_FLOAT_EQ(out[0], 3.0f);
   std::lock_guard<std::mutex> lock(mu);

@@ -93,8 +93,8 @@ TEST(RuntimeLifetime, DestroyingTheRuntimeEndsTuningAndTheCacheClosesWithTheLast
   ExpectCorrect(**fn, 24);
   {
     std::unique_lock<std::mutex> lock(mu);
-    ASSERT_TRUE(tuning_progressed.wait_for(lock, testing::kDeadline,
-                                           [&] { return progress_calls > 0; }));
+    ASSERT_TRUE(
+        tuning_progressed.wait_for(lock, testing::kDeadline, [&] { return progress_calls > 0; }));
   }
   testing::WithDeadline("destroying the Runtime", [&] {
     rt.reset();
