@@ -162,6 +162,9 @@ void RuntimeImpl::StopTuning() {
 void RuntimeImpl::Close() {
   StopTuning();
   tuning_closed_.store(true, std::memory_order_release);
+  // The tuner's threads have stopped: the process gets its oneTBB parallelism back now, not
+  // when the last Function goes.
+  if (!InsideCallback()) tuner_workers_.reset();
 }
 
 RuntimeStats RuntimeImpl::stats() const {
