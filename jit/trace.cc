@@ -3,11 +3,15 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "jit/traced_shape_check.h"
 #include "ops/shape_rules.h"
 
 namespace pto::detail {
 namespace {
 thread_local TraceState* current_trace = nullptr;
+
+constexpr const char* kValueScope =
+    " (a Value is valid only during the trace that made it: was it kept from an earlier trace?)";
 
 // Stores attributes in one canonical form (non-negative axes, resolved slice bounds of constant
 // dims), so that lowering and the graph hash never see two spellings of one op. A slice of a
@@ -68,11 +72,15 @@ Value TraceState::AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value>
   std::vector<int> ids;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = inputs[i];
-    if (v.state() != this || !v.valid()) {
-      const char* why = v.state() == nullptr
-                            ? " is not a traced value (a default-constructed pto::Value?)"
-                            : " belongs to another trace";
-      Fail(absl::InvalidArgumentError(absl::StrCat(ir::OpName(op), ": input ", i, why)));
+    if (v.id() < 0) {
+      Fail(absl::InvalidArgumentError(
+          absl::StrCat(ir::OpName(op), ": input ", i,
+                       " is not a traced value (a default-constructed pto::Value?)")));
+      return Value();
+    }
+    if (v.state().get() != this) {
+      Fail(absl::InvalidArgumentError(absl::StrCat(ir::OpName(op), ": input ", i,
+                                                   " is a Value from another trace", kValueScope)));
       return Value();
     }
     shapes.push_back(graph_.nodes[v.id()].shape);
@@ -81,6 +89,9 @@ Value TraceState::AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value>
   }
   absl::StatusOr<ir::Shape> shape =
       ops::InferShape(op, attrs, shapes, &graph_.symbols, &graph_.guards);
+  if (shape.ok()) {
+    if (absl::Status s = CheckTracedShape(op, *shape, graph_.SymbolNames()); !s.ok()) shape = s;
+  }
   if (!shape.ok()) {
     Fail(shape.status());
     return Value();
@@ -98,7 +109,7 @@ Value TraceState::AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value>
   node.dtype = *dtype;
   node.shape = *std::move(shape);
   graph_.nodes.push_back(std::move(node));
-  return Value(this, static_cast<int>(graph_.nodes.size()) - 1);
+  return Value(weak_from_this(), static_cast<int>(graph_.nodes.size()) - 1);
 }
 
 }  // namespace pto::detail
@@ -118,26 +129,30 @@ absl::StatusOr<ir::Graph> Trace(const TraceFn& fn, std::span<const TraceInput> i
     node.dtype = inputs[i].dtype;
     graph.nodes.push_back(std::move(node));
   }
-  detail::TraceState state(std::move(graph));
+  auto state = std::make_shared<detail::TraceState>(std::move(graph));
   std::vector<Value> args;
-  for (size_t i = 0; i < inputs.size(); ++i) args.emplace_back(&state, static_cast<int>(i));
+  for (size_t i = 0; i < inputs.size(); ++i) args.emplace_back(state, static_cast<int>(i));
   std::vector<Value> results;
   {
-    detail::CurrentTraceScope scope(&state);
+    detail::CurrentTraceScope scope(state.get());
     results = fn(args);
   }
-  if (!state.status().ok()) return state.status();
+  if (!state->status().ok()) return state->status();
   if (results.empty()) {
     return absl::InvalidArgumentError("the traced function returned no outputs");
   }
-  ir::Graph traced = state.TakeGraph();
   for (size_t i = 0; i < results.size(); ++i) {
-    if (results[i].state() != &state || !results[i].valid()) {
+    if (results[i].id() < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("output ", i, " is not a value of this trace"));
+          absl::StrCat("output ", i, " is not a traced value (a default-constructed pto::Value?)"));
     }
-    traced.outputs.push_back(results[i].id());
+    if (results[i].state() != state) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output ", i, " is a Value from another trace", detail::kValueScope));
+    }
   }
+  ir::Graph traced = state->TakeGraph();
+  for (const Value& v : results) traced.outputs.push_back(v.id());
   return traced;
 }
 

@@ -64,6 +64,7 @@ absl::StatusOr<ir::Shape> ReshapeShape(const RuleContext& ctx, const ir::Attrs& 
   };
   ir::Shape out;
   ir::SymExpr known(1);
+  int64_t known_constant = 1;  // the constant entries' product, checked for overflow
   int infer_at = -1;
   for (size_t i = 0; i < attrs.ints.size(); ++i) {
     const int64_t v = attrs.ints[i];
@@ -82,6 +83,10 @@ absl::StatusOr<ir::Shape> ReshapeShape(const RuleContext& ctx, const ir::Attrs& 
                                ") but the input has rank ", x.size()));
     }
     out.push_back(v == 0 ? x[i] : ir::SymExpr(v));
+    if (__builtin_mul_overflow(known_constant, out.back().AsConstant().value_or(1),
+                               &known_constant)) {
+      return fail("asks for more elements than int64 can count");
+    }
     known = known * out.back();
   }
   const ir::SymExpr count = ir::NumElements(x);
