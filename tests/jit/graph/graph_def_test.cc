@@ -47,7 +47,6 @@ TEST(GraphDefTest, RoundTripEveryAttrAndPolynomialDims) {
   ir::Node n;
   n.op = ir::OpKind::kSlice;
   n.inputs = {0};
-  n.dtype = ir::DType::kBF16;
   n.shape = {b * s * 64};
   n.attrs.index = -7;
   n.attrs.scalar = -0.0;
@@ -59,7 +58,6 @@ TEST(GraphDefTest, RoundTripEveryAttrAndPolynomialDims) {
   n.attrs.start = 5;
   n.attrs.end = -2;
   n.attrs.step = 0;  // likewise for step's default 1
-  n.attrs.dtype = ir::DType::kI32;
   n.attrs.ints = {3, -1, 0};
   g.nodes.push_back(n);
   n.attrs.scalar = std::nan("");
