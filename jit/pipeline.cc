@@ -47,7 +47,7 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
   LogStage(options, "specialize_shapes", p.graph.ToString());
   RunGraphPasses(p.graph, options);
   // Level 2: fusion groups and tile kernels.
-  p.groups = FormFusionGroups(p.graph);
+  p.groups = FormFusionGroups(p.graph, options.fusion);
   absl::StatusOr<ir::TileGraph> tiles = BuildTileGraph(p.graph, p.groups);
   if (!tiles.ok()) return tiles.status();
   p.tiles = *std::move(tiles);

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "jit/graph/limits.h"
 #include "jit/passes/graph_rewrite.h"
 #include "jit/plan.h"
 #include "ops/lowering.h"
@@ -553,23 +554,66 @@ absl::Status Builder::BuildGroup(int anchor, int root, const View& out) {
   return absl::OkStatus();
 }
 
-// Each input is copied into its window of the result. Consecutive inputs of one shape share a
-// kernel (one store each), as many as the fusion cap and the kernel's buffer bound allow: a
-// concat of thousands of inputs compiles a few dozen kernels, not thousands.
+// Each input is copied into its window of the result, consecutive inputs together:
+//   - a run of inputs of one shape that read one buffer at evenly spaced offsets (the same
+//     value repeated, or slices stepping through a tensor) is one kernel over the run's index
+//     and the input's dims;
+//   - other inputs of one shape share a kernel (one store each), as many as the fusion cap and
+//     the kernel's buffer bound allow.
+// A concat of thousands of inputs compiles a few kernels, or a few dozen, not thousands.
 absl::Status Builder::BuildConcat(int node, int buffer) {
   const ir::Node& n = g_.nodes[node];
   const int64_t axis = n.attrs.axis < 0 ? n.attrs.axis + n.shape.size() : n.attrs.axis;
   const View out = ContiguousView(buffer, n.shape);
+  const std::vector<int>& inputs = n.inputs;
+  const int count = static_cast<int>(inputs.size());
+  // The view of each input that is read from memory; the length of the run starting there.
+  std::vector<std::optional<View>> views(count);
+  for (int j = 0; j < count; ++j) {
+    const int in = inputs[j];
+    if (Addressable(in) || (groups_.role[in] == NodeRole::kView && Addressable(view_base_[in]))) {
+      views[j] = ResolveView(in);
+    }
+  }
+  auto step = [&](int j) { return views[j + 1]->offset - views[j]->offset; };
+  std::vector<int> run(count, 1);
+  const bool rank_allows_runs = static_cast<int64_t>(n.shape.size()) < graph::kMaxRank;
+  for (int j = count - 2; j >= 0 && rank_allows_runs; --j) {
+    const bool continues = views[j] && views[j + 1] && views[j]->buffer == views[j + 1]->buffer &&
+                           views[j]->strides == views[j + 1]->strides &&
+                           g_.nodes[inputs[j]].shape == g_.nodes[inputs[j + 1]].shape &&
+                           (run[j + 1] == 1 || step(j) == step(j + 1));
+    if (continues) run[j] = run[j + 1] + 1;
+  }
   SymExpr start = 0;
-  for (size_t j = 0; j < n.inputs.size();) {
-    const Shape& shape = g_.nodes[n.inputs[j]].shape;
+  for (int j = 0; j < count;) {
+    const Shape& shape = g_.nodes[inputs[j]].shape;
     KernelBuilder kb;
     kb.kernel.kind = ir::KernelKind::kElementwise;
+    if (run[j] > 1) {
+      const View& v = *views[j];
+      kb.kernel.domain = shape;
+      kb.kernel.domain.insert(kb.kernel.domain.begin(), SymExpr(run[j]));
+      std::vector<SymExpr> load_strides = v.strides, store_strides = out.strides;
+      load_strides.insert(load_strides.begin(), step(j));
+      store_strides.insert(store_strides.begin(), shape[axis] * out.strides[axis]);
+      ExprNode load;
+      load.op = ExprOp::kLoad;
+      load.access = kb.AddAccess(v.buffer, v.offset, std::move(load_strides));
+      ir::Store store;
+      store.access = kb.AddAccess(out.buffer, start * out.strides[axis], std::move(store_strides));
+      store.value = Push(kb.kernel.output, load);
+      kb.kernel.stores.push_back(store);
+      start = start + shape[axis] * SymExpr(run[j]);
+      j += run[j];
+      Finish(std::move(kb), "concat");
+      continue;
+    }
     kb.kernel.domain = shape;
     const IndexMap id = Identity(shape.size());
     int cost = 0;
-    for (const size_t first = j; j < n.inputs.size(); ++j) {
-      const int in = n.inputs[j];
+    for (const int first = j; j < count && (j == first || run[j] == 1); ++j) {
+      const int in = inputs[j];
       const int in_cost = groups_.inline_cost[in] + kStoreCost;  // its expression and store
       const bool fits = g_.nodes[in].shape == shape && cost + in_cost <= groups_.max_group_cost &&
                         static_cast<int>(kb.slot_buffer.size()) + groups_.inline_cost[in] <=
@@ -580,7 +624,7 @@ absl::Status Builder::BuildConcat(int node, int buffer) {
       absl::StatusOr<int> v = Expr(kb, kb.kernel.output, in, id);
       if (!v.ok()) return v.status();
       Store(kb, *v, window, id);
-      start = start + g_.nodes[in].shape[axis];
+      start = start + shape[axis];
       cost += in_cost;
     }
     Finish(std::move(kb), "concat");

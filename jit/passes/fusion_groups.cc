@@ -161,9 +161,10 @@ class GroupCapper {
     if (anchor >= 0) {  // an epilogue op: the chain so far, this op and its other inputs
       int skip = 0;
       while (groups_.anchor[node.inputs[skip]] != anchor) ++skip;
-      const int cost = CappedCost(i, group_cost_[anchor] + own, skip);
-      if (cost <= options_.max_group_cost) {
-        group_cost_[anchor] = cost;
+      // With every other input loaded (cost 1 each), does it fit?
+      const int least = group_cost_[anchor] + own + static_cast<int>(node.inputs.size()) - 1;
+      if (least <= options_.max_group_cost) {
+        group_cost_[anchor] = CappedCost(i, group_cost_[anchor] + own, skip);
         return;
       }
       EndEpilogue(node.inputs[skip], i);
@@ -210,6 +211,9 @@ bool IsAnchorOp(OpKind op) {
 }
 
 int OpCost(OpKind op, const FusionOptions& options) {
+  // A norm's own expression: its result, times the weight (plus the bias).
+  if (op == OpKind::kLayerNorm) return 3;
+  if (op == OpKind::kRmsNorm) return 2;
   const std::optional<ir::ExprOp> expr = ops::ElementwiseExprOp(op);
   return expr.has_value() && ir::IsTranscendental(*expr) ? options.transcendental_cost : 1;
 }

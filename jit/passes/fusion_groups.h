@@ -49,7 +49,8 @@ struct FusionOptions {
 
 FusionGroups FormFusionGroups(const ir::Graph& graph, const FusionOptions& options = {});
 bool IsAnchorOp(ir::OpKind op);  // matmul, reductions, row ops
-// What computing `op` itself costs in a kernel's expression (FusionOptions' units).
+// What computing `op` itself adds to a kernel's expression, in FusionOptions' units: a
+// transcendental costs transcendental_cost, a norm also its weight and bias ops, any other 1.
 int OpCost(ir::OpKind op, const FusionOptions& options);
 
 }  // namespace pto::jit

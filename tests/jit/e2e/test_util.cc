@@ -56,7 +56,8 @@ std::string Compare(const std::vector<ops::HostTensor>& got,
 }
 
 absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
-                                                const std::vector<std::vector<int64_t>>& shapes) {
+                                                const std::vector<std::vector<int64_t>>& shapes,
+                                                const jit::FusionOptions& fusion) {
   std::vector<jit::TraceInput> inputs;
   for (const std::vector<int64_t>& s : shapes) {
     jit::TraceInput in;
@@ -68,6 +69,7 @@ absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
   static const device::DeviceInfo device = device::DetectHost();
   jit::PipelineOptions options;
   options.device = &device;
+  options.fusion = fusion;
   return jit::Lower(*g, jit::ShapeClass{}, options);
 }
 

@@ -33,7 +33,8 @@ std::string Compare(const std::vector<ops::HostTensor>& got,
 
 // Levels 1-4 of `trace` on inputs of these static shapes, for this host (no code generation).
 absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
-                                                const std::vector<std::vector<int64_t>>& shapes);
+                                                const std::vector<std::vector<int64_t>>& shapes,
+                                                const jit::FusionOptions& fusion = {});
 
 }  // namespace pto::testing
 
