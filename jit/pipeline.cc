@@ -67,7 +67,9 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
                                                    " are supported"));
   }
   if (p.buffers.slot_members.size() > static_cast<size_t>(kMaxArenaSlots)) {
-    return absl::InvalidArgumentError("the program needs more intermediate buffers than supported");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the program needs more than ", kMaxArenaSlots,
+        " intermediate buffers at once (kMaxArenaSlots); fewer values may be live at one time"));
   }
   for (const ir::KernelCall& call : p.tiles.calls) {
     if (call.buffers.size() > static_cast<size_t>(kMaxKernelBuffers)) {

@@ -9,7 +9,9 @@
 //                      fusion cap; the middle kernels are identical, so LLVM compiles few.
 //   mixed chain N      N unary ops drawn at random: every kernel differs, so LLVM compiles
 //                      each one (the cost of code generation itself).
-//   concat N           concat of N copies of x along axis 0.
+//   concat N           concat of N copies of x along axis 0 (one run: one kernel).
+//   concat computed N  concat of x * c for N different constants c: kernels of several
+//                      copies each, every kernel different.
 //   deep graph N       N nodes alternating exp and a transpose on a square input.
 //
 // Usage: pto_bench_compile_scaling [--repetitions N] [--quick]
@@ -34,7 +36,7 @@ namespace {
 
 using pto::Value;
 
-enum class Kind { kExpChain, kMixedChain, kConcat, kDeepGraph };
+enum class Kind { kExpChain, kMixedChain, kConcat, kConcatComputed, kDeepGraph };
 
 struct Case {
   std::string name;
@@ -76,6 +78,12 @@ pto::TraceFn MakeTrace(const Case& c) {
     case Kind::kConcat:
       return [n = c.n](std::span<const Value> in) {
         return std::vector<Value>{pto::concat(std::vector<Value>(n, in[0]), 0)};
+      };
+    case Kind::kConcatComputed:
+      return [n = c.n](std::span<const Value> in) {
+        std::vector<Value> parts;
+        for (int i = 0; i < n; ++i) parts.push_back(in[0] * (0.5f + i));
+        return std::vector<Value>{pto::concat(parts, 0)};
       };
     case Kind::kDeepGraph:
       return [n = c.n](std::span<const Value> in) {
@@ -194,9 +202,10 @@ int main(int argc, char** argv) {
     cases.push_back({"mixed chain 1,000", Kind::kMixedChain, 1000});
     cases.push_back({"mixed chain 10,000", Kind::kMixedChain, 10000});
     cases.push_back({"concat 5,000", Kind::kConcat, 5000});
+    cases.push_back({"concat computed 5,000", Kind::kConcatComputed, 5000});
     cases.push_back({"deep graph 100,000", Kind::kDeepGraph, 100000});
   }
-  std::printf("%-20s %9s %8s %9s %10s %8s %9s %5s\n", "case", "nodes", "kernels", "compiled",
+  std::printf("%-22s %9s %8s %9s %10s %8s %9s %5s\n", "case", "nodes", "kernels", "compiled",
               "compile s", "x 1,000", "peak MB", "runs");
   double base = 0;
   int failures = 0;
@@ -207,7 +216,7 @@ int main(int argc, char** argv) {
       if (!runs.back().ok || runs.back().seconds > 20) break;
     }
     if (!runs.back().ok) {
-      std::printf("%-20s failed: %s\n", c.name.c_str(), runs.back().error);
+      std::printf("%-22s failed: %s\n", c.name.c_str(), runs.back().error);
       ++failures;
       continue;
     }
@@ -217,7 +226,7 @@ int main(int argc, char** argv) {
     if (base == 0) base = m.seconds;
     int64_t peak = 0;
     for (const Result& r : runs) peak = std::max(peak, r.peak_rss_kb);
-    std::printf("%-20s %9s %8s %9s %10.2f %8.2f %9.0f %5zu\n", c.name.c_str(),
+    std::printf("%-22s %9s %8s %9s %10.2f %8.2f %9.0f %5zu\n", c.name.c_str(),
                 Thousands(m.nodes).c_str(), Thousands(m.kernels).c_str(),
                 Thousands(m.compiled).c_str(), m.seconds, m.seconds / base, peak / 1024.0,
                 runs.size());

@@ -102,6 +102,23 @@ TEST(TracedLimitsTest, NodeCount) {
             "the trace's node count 1048577 exceeds the limit kMaxNodes = 1048576");
 }
 
+TEST(TracedLimitsTest, LiveBuffers) {
+  // 300 values that each need a buffer (two uses), all live until the sum at the end.
+  const TraceFn program = [](std::span<const Value> v) {
+    std::vector<Value> live;
+    for (int i = 0; i < 300; ++i) live.push_back(v[0] * (0.5f + i));
+    Value sum = live[0] * live[0];
+    for (int i = 1; i < 300; ++i) sum = sum + live[i] * live[i];
+    return std::vector<Value>{sum};
+  };
+  absl::StatusOr<jit::LoweredProgram> lowered = testing::LowerStatic(program, {{3, 5}});
+  ASSERT_FALSE(lowered.ok());
+  EXPECT_EQ(lowered.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(lowered.status().message(),
+            "the program needs more than 256 intermediate buffers at once (kMaxArenaSlots); "
+            "fewer values may be live at one time");
+}
+
 // --- Fusion groups capped in cost ---
 
 // The cost of a kernel's expression programs (jit/passes/fusion_policy.h's units) and, for a
