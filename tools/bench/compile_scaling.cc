@@ -100,6 +100,8 @@ int64_t NodeCount(const Case& c) {
   switch (c.kind) {
     case Kind::kConcat:
       return 2;  // the input and the concat
+    case Kind::kConcatComputed:
+      return 2 + 2 * int64_t{c.n};  // and a constant and a mul per part
     case Kind::kDeepGraph:
       return 1 + c.n / 2 * 2;
     default:
