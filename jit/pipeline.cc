@@ -47,7 +47,7 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
   LogStage(options, "specialize_shapes", p.graph.ToString());
   RunGraphPasses(p.graph, options);
   // Level 2: fusion groups and tile kernels.
-  p.groups = FormFusionGroups(p.graph);
+  p.groups = FormFusionGroups(p.graph, options.fusion);
   absl::StatusOr<ir::TileGraph> tiles = BuildTileGraph(p.graph, p.groups);
   if (!tiles.ok()) return tiles.status();
   p.tiles = *std::move(tiles);
@@ -67,7 +67,9 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
                                                    " are supported"));
   }
   if (p.buffers.slot_members.size() > static_cast<size_t>(kMaxArenaSlots)) {
-    return absl::InvalidArgumentError("the program needs more intermediate buffers than supported");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the program needs more than ", kMaxArenaSlots,
+        " intermediate buffers at once (kMaxArenaSlots); fewer values may be live at one time"));
   }
   for (const ir::KernelCall& call : p.tiles.calls) {
     if (call.buffers.size() > static_cast<size_t>(kMaxKernelBuffers)) {

@@ -3,6 +3,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "jit/graph/check_limits.h"
+#include "jit/graph/limits.h"
 #include "jit/traced_shape_check.h"
 #include "ops/shape_rules.h"
 
@@ -40,6 +42,19 @@ void CanonicalizeAttrs(ir::OpKind op, const std::vector<ir::Shape>& shapes, ir::
     default:
       break;
   }
+}
+
+// The limits of jit/graph/limits.h a new node is checked against before its shape is
+// inferred; `nodes` counts it.
+absl::Status CheckTraceLimits(const std::string& where, ir::OpKind op, const ir::Attrs& attrs,
+                              size_t inputs, size_t nodes) {
+  if (absl::Status s = graph::CheckLimit("the trace's node count", static_cast<int64_t>(nodes),
+                                         graph::kMaxNodes, "kMaxNodes");
+      !s.ok()) {
+    return s;
+  }
+  return graph::CheckNodeCounts(where, op, static_cast<int64_t>(inputs),
+                                static_cast<int64_t>(attrs.ints.size()));
 }
 
 }  // namespace
@@ -87,6 +102,12 @@ Value TraceState::AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value>
     dtypes.push_back(graph_.nodes[v.id()].dtype);
     ids.push_back(v.id());
   }
+  const std::string where = absl::StrCat("node ", graph_.nodes.size(), " (", ir::OpName(op), ")");
+  if (absl::Status s = CheckTraceLimits(where, op, attrs, inputs.size(), graph_.nodes.size() + 1);
+      !s.ok()) {
+    Fail(std::move(s));
+    return Value();
+  }
   absl::StatusOr<ir::Shape> shape =
       ops::InferShape(op, attrs, shapes, &graph_.symbols, &graph_.guards);
   if (shape.ok()) {
@@ -94,6 +115,10 @@ Value TraceState::AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value>
   }
   if (!shape.ok()) {
     Fail(shape.status());
+    return Value();
+  }
+  if (absl::Status s = graph::CheckShape(where, *shape); !s.ok()) {
+    Fail(std::move(s));
     return Value();
   }
   absl::StatusOr<ir::DType> dtype = ops::InferDType(op, attrs, dtypes);
@@ -122,6 +147,9 @@ absl::StatusOr<ir::Graph> Trace(const TraceFn& fn, std::span<const TraceInput> i
   graph.symbols = std::move(symbols);
   graph.num_inputs = static_cast<int>(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
+    if (absl::Status s = graph::CheckShape(absl::StrCat("input ", i), inputs[i].shape); !s.ok()) {
+      return s;
+    }
     ir::Node node;
     node.op = ir::OpKind::kInput;
     node.attrs.index = static_cast<int64_t>(i);
@@ -140,6 +168,12 @@ absl::StatusOr<ir::Graph> Trace(const TraceFn& fn, std::span<const TraceInput> i
   if (!state->status().ok()) return state->status();
   if (results.empty()) {
     return absl::InvalidArgumentError("the traced function returned no outputs");
+  }
+  if (absl::Status s = graph::CheckLimit("the traced function's output count",
+                                         static_cast<int64_t>(results.size()), graph::kMaxOutputs,
+                                         "kMaxOutputs");
+      !s.ok()) {
+    return s;
   }
   for (size_t i = 0; i < results.size(); ++i) {
     if (results[i].id() < 0) {

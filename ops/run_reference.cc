@@ -43,12 +43,27 @@ class Runner {
 
   absl::StatusOr<std::vector<HostTensor>> Run() {
     if (absl::Status s = BindSymbols(); !s.ok()) return s;
-    std::vector<HostTensor> values(graph_.nodes.size());
-    for (size_t id = 0; id < graph_.nodes.size(); ++id) {
+    // A value is freed after its last reader: memory follows the live values, not the graph.
+    const size_t n = graph_.nodes.size();
+    std::vector<size_t> last_use(n, 0);
+    std::vector<bool> is_output(n, false);
+    for (int id : graph_.outputs) {
+      if (id >= 0 && id < static_cast<int>(n)) is_output[id] = true;
+    }
+    for (size_t id = 0; id < n; ++id) {
+      for (int in : graph_.nodes[id].inputs) {
+        if (in >= 0 && in < static_cast<int>(id)) last_use[in] = id;
+      }
+    }
+    std::vector<HostTensor> values(n);
+    for (size_t id = 0; id < n; ++id) {
       if (yield_) yield_();
       absl::StatusOr<HostTensor> v = EvaluateNode(id, values);
       if (!v.ok()) return v.status();
       values[id] = *std::move(v);
+      for (int in : graph_.nodes[id].inputs) {
+        if (last_use[in] == id && !is_output[in]) values[in] = HostTensor();
+      }
     }
     std::vector<HostTensor> outputs;
     for (int id : graph_.outputs) {

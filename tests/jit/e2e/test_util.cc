@@ -70,15 +70,17 @@ std::string DiffFromReference(Function& fn, const TraceFn& trace,
 }
 
 absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
-                                                const std::vector<std::vector<int64_t>>& shapes) {
+                                                const std::vector<std::vector<int64_t>>& shapes,
+                                                const jit::FusionOptions& fusion) {
   static const device::DeviceInfo device = device::DetectHost();
-  return LowerStatic(trace, shapes, device, {});
+  return LowerStatic(trace, shapes, device, {}, fusion);
 }
 
 absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
                                                 const std::vector<std::vector<int64_t>>& shapes,
                                                 const device::DeviceInfo& device,
-                                                const std::vector<int>& constant_inputs) {
+                                                const std::vector<int>& constant_inputs,
+                                                const jit::FusionOptions& fusion) {
   std::vector<jit::TraceInput> inputs;
   for (const std::vector<int64_t>& s : shapes) {
     jit::TraceInput in;
@@ -91,6 +93,7 @@ absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
   options.device = &device;
   options.constant_inputs.assign(shapes.size(), false);
   for (int i : constant_inputs) options.constant_inputs[i] = true;
+  options.fusion = fusion;
   return jit::Lower(*g, jit::ShapeClass{}, options);
 }
 

@@ -39,13 +39,15 @@ std::string DiffFromReference(Function& fn, const TraceFn& trace,
 
 // Levels 1-4 of `trace` on inputs of these static shapes, for this host (no code generation).
 absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
-                                                const std::vector<std::vector<int64_t>>& shapes);
+                                                const std::vector<std::vector<int64_t>>& shapes,
+                                                const jit::FusionOptions& fusion = {});
 // The same for `device` (which may be another machine's, e.g. wider than the host's), with
 // `constant_inputs` as FunctionOptions::constant_inputs.
 absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
                                                 const std::vector<std::vector<int64_t>>& shapes,
                                                 const device::DeviceInfo& device,
-                                                const std::vector<int>& constant_inputs);
+                                                const std::vector<int>& constant_inputs,
+                                                const jit::FusionOptions& fusion = {});
 // The assembly of every kernel of `program` generated for `device`: compiled, never run, so
 // the device may have an ISA the host lacks.
 absl::StatusOr<std::string> ProgramAssembly(const jit::LoweredProgram& program,

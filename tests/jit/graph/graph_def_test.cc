@@ -48,7 +48,7 @@ TEST(GraphDefTest, RoundTripEveryAttrAndPolynomialDims) {
   ir::Node n;
   n.op = ir::OpKind::kSlice;
   n.inputs = {0};
-  n.dtype = ir::DType::kBF16;
+  // dtype and attrs.dtype stay f32, the only dtype FromGraphDef accepts (UnsupportedDType).
   n.shape = {b * s * 64};
   n.attrs.index = -7;
   n.attrs.scalar = -0.0;
@@ -60,7 +60,6 @@ TEST(GraphDefTest, RoundTripEveryAttrAndPolynomialDims) {
   n.attrs.start = 5;
   n.attrs.end = -2;
   n.attrs.step = 0;  // likewise for step's default 1
-  n.attrs.dtype = ir::DType::kI32;
   n.attrs.ints = {3, -1, 0};
   g.nodes.push_back(n);
   n.attrs.scalar = std::nan("");
@@ -194,6 +193,24 @@ TEST_F(GraphDefValidationTest, UnknownDType) {
 TEST_F(GraphDefValidationTest, UnknownCastDType) {
   def_.mutable_nodes(6)->set_cast_dtype(static_cast<proto::DType>(-1));
   ExpectInvalid("node 6 (gelu_erf): cast_dtype -1 is not a known DType");
+}
+
+// Only f32 is compiled today: another dtype is rejected, not ignored (the tracer would
+// otherwise infer f32 and run the node as f32).
+TEST_F(GraphDefValidationTest, UnsupportedDType) {
+  def_.mutable_nodes(6)->set_dtype(proto::DT_F16);
+  ExpectInvalid("node 6 (gelu_erf): dtype DT_F16 is not supported (only DT_F32 is)");
+}
+
+TEST_F(GraphDefValidationTest, UnsupportedInputDType) {
+  def_.mutable_nodes(0)->set_dtype(proto::DT_I8);
+  ExpectInvalid("node 0 (input): dtype DT_I8 is not supported (only DT_F32 is)");
+}
+
+TEST_F(GraphDefValidationTest, UnsupportedCastDType) {
+  def_.mutable_nodes(6)->set_op(proto::OP_CAST);
+  def_.mutable_nodes(6)->set_cast_dtype(proto::DT_BF16);
+  ExpectInvalid("node 6 (cast): cast_dtype DT_BF16 is not supported (only DT_F32 is)");
 }
 
 TEST_F(GraphDefValidationTest, InputDefinedLater) {
