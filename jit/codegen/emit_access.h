@@ -52,6 +52,9 @@ class AccessEmitter {
   llvm::Value* Pointer(int access, llvm::Value* index);
   // The vector of `width` element pointers index + lane * stride.
   llvm::Value* LanePointers(int access, llvm::Value* index, llvm::Value* stride, int width);
+  // In a checked kernel, the bounds check of the elements a load or store of `width` points at
+  // `index` touches (only the lanes of the mask in force).
+  void Check(int access, llvm::Value* index, int vec_dim, int width, bool store);
   // Missing dims (rank-0 accesses) have stride 0.
   llvm::Value* StrideOrZero(int access, int dim) const;
   EmitContext& ec_;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "jit/codegen/codegen_target.h"
@@ -13,12 +14,17 @@
 
 namespace pto::jit {
 
+class BoundsChecks;
+
 struct EmitContext {
-  EmitContext(const ir::Kernel& kernel, const CodegenTarget& target, int lanes,
-              llvm::Module& module, llvm::Function* fn, llvm::IRBuilder<>& b);
+  EmitContext(const ir::Kernel& kernel, const CodegenTarget& target,
+              const CodegenOptions& options, int lanes, llvm::Module& module, llvm::Function* fn,
+              llvm::IRBuilder<>& b);
+  ~EmitContext();
 
   const ir::Kernel& kernel;
   const CodegenTarget& target;
+  const CodegenOptions& options;
   const int lanes;  // f32 lanes per vector (>= 1)
   llvm::Module& module;
   llvm::LLVMContext& ctx;
@@ -54,8 +60,17 @@ struct EmitContext {
   llvm::Value* Buffer(int slot) const { return buffers_[slot]; }
   void LoadBuffers();
   // The entry loads of a function whose first parameter is the kernel's args: the argument
-  // arrays, LoadSymbols and LoadBuffers.
+  // arrays, LoadSymbols and LoadBuffers (and, for a checked kernel, the buffers' extents).
   void LoadEntry(llvm::Value* args);
+
+  // Checked kernels (options.bounds_checks): whether this function tests its accesses, and the
+  // test of one (BoundsChecks::Check; slot BoundsChecks::kScratch is the scratch). Check emits
+  // nothing in an unchecked kernel.
+  bool checked() const { return checks_ != nullptr; }
+  void Check(int slot, llvm::Value* first, llvm::Value* stride, int width, llvm::Value* mask,
+             bool store);
+  // The same for the `count` (an i64 value, may be 0) elements from `first`.
+  void CheckCount(int slot, llvm::Value* first, llvm::Value* count, bool store);
 
   // Alias-scope metadata: every buffer slot is its own scope (outputs never alias inputs).
   void AnnotateSlot(llvm::Instruction* inst, int slot) const;
@@ -71,6 +86,7 @@ struct EmitContext {
   std::vector<llvm::Value*> Unflatten(llvm::Value* flat, const std::vector<llvm::Value*>& dims);
 
  private:
+  std::unique_ptr<BoundsChecks> checks_;  // made by LoadEntry in checked kernels
   std::map<int, llvm::Value*> symbols_;
   std::vector<llvm::Value*> buffers_;
   std::vector<llvm::MDNode*> scope_lists_;

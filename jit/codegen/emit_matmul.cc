@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "jit/codegen/emit_bounds_check.h"
 #include "jit/codegen/emit_expr.h"
 #include "jit/codegen/emit_kernel.h"
 #include "jit/codegen/emit_kinds.h"
@@ -201,10 +202,9 @@ class MatMulEmitter {
         ec_, col, end, block,
         [&](llvm::Value* n0) {
           // Block n0 / block: element (k, c) at packed[(j * K + k) * block + c].
-          llvm::Value* rows = b.CreateInBoundsGEP(
-              ec_.F32(), packed,
-              b.CreateMul(b.CreateMul(b.CreateSDiv(n0, ec_.I64Const(block)), kdim_),
-                          ec_.I64Const(block)));
+          llvm::Value* rows_at = b.CreateMul(
+              b.CreateMul(b.CreateSDiv(n0, ec_.I64Const(block)), kdim_), ec_.I64Const(block));
+          llvm::Value* rows = b.CreateInBoundsGEP(ec_.F32(), packed, rows_at);
           std::vector<llvm::AllocaInst*> acc(steps * nrv_);
           for (auto& a : acc) {
             a = ec_.EntryAlloca(vt, "mvpacc");
@@ -218,10 +218,13 @@ class MatMulEmitter {
               at[kdim] = kk;
               llvm::Value* a = access_.Load(k_.a, at, -1, lanes);
               for (int v = 0; v < nrv_; ++v) {
-                llvm::Value* p =
-                    b.CreateInBoundsGEP(ec_.F32(), rows,
-                                        b.CreateAdd(b.CreateMul(kk, ec_.I64Const(block)),
-                                                    ec_.I64Const(int64_t{v} * lanes)));
+                llvm::Value* off = b.CreateAdd(b.CreateMul(kk, ec_.I64Const(block)),
+                                               ec_.I64Const(int64_t{v} * lanes));
+                if (ec_.checked()) {
+                  ec_.Check(k_.b_packed, b.CreateAdd(rows_at, off), nullptr, lanes, nullptr,
+                            /*store=*/false);
+                }
+                llvm::Value* p = b.CreateInBoundsGEP(ec_.F32(), rows, off);
                 llvm::Value* bv = b.CreateAlignedLoad(vt, p, llvm::Align(4));
                 llvm::AllocaInst* c = acc[s * nrv_ + v];
                 b.CreateStore(EmitFMulAdd(b, a, bv, b.CreateLoad(vt, c)), c);
@@ -262,6 +265,7 @@ class MatMulEmitter {
     idx.resize(rank_ + 1, nullptr);
     idx[mdim] = b.CreateURem(ec_.lo[0], m_extent);
     llvm::Value* cols = b.CreateSub(ec_.hi[1], ec_.lo[1]);
+    ec_.CheckCount(BoundsChecks::kScratch, ec_.I64Const(0), cols, /*store=*/true);
     b.CreateMemSet(partial, b.getInt8(0), b.CreateMul(cols, ec_.I64Const(4)), llvm::MaybeAlign(64));
     llvm::Value* kblocks = b.CreateSDiv(b.CreateAdd(kdim_, ec_.I64Const(kSingleRowKBlock - 1)),
                                         ec_.I64Const(kSingleRowKBlock));
@@ -279,11 +283,21 @@ class MatMulEmitter {
     auto partial_at = [&](llvm::Value* n) {
       return b.CreateInBoundsGEP(ec_.F32(), partial, b.CreateSub(n, ec_.lo[1]));
     };
+    auto check_partial = [&](llvm::Type* vt, llvm::Value* n, bool store) {
+      if (!ec_.checked()) return;
+      const int width =
+          vt->isVectorTy() ? static_cast<int>(llvm::cast<llvm::FixedVectorType>(vt)->getNumElements())
+                           : 1;
+      ec_.Check(BoundsChecks::kScratch, b.CreateSub(n, ec_.lo[1]), nullptr, width,
+                access_.lane_mask(), store);
+    };
     // The partial sums of `vt` at column n (only the masked tile's lanes, see Masked).
     auto load_partial = [&](llvm::Type* vt, llvm::Value* n) {
+      check_partial(vt, n, /*store=*/false);
       return ec_.LoadLanes(vt, partial_at(n), access_.lane_mask());
     };
     auto store_partial = [&](llvm::Value* v, llvm::Value* n) {
+      check_partial(v->getType(), n, /*store=*/true);
       ec_.StoreLanes(v, partial_at(n), access_.lane_mask());
     };
     EmitForLoop(
@@ -548,6 +562,7 @@ class MatMulEmitter {
                         b.CreateAdd(b.CreateMul(b.CreateAdd(row0, b.CreateAdd(kk, ec_.I64Const(t))),
                                                 ec_.I64Const(block)),
                                     ec_.I64Const(int64_t{g} * lanes));
+                    ec_.Check(BoundsChecks::kScratch, at, nullptr, lanes, nullptr, true);
                     b.CreateAlignedStore(v[t], b.CreateInBoundsGEP(ec_.F32(), dst, at),
                                          llvm::Align(lanes * 4));
                   }
@@ -564,6 +579,7 @@ class MatMulEmitter {
             llvm::Value* value = access_.Load(k_.b, idx, -1, 1);
             llvm::Value* at =
                 b.CreateAdd(b.CreateMul(b.CreateAdd(row0, kk), ec_.I64Const(block)), c);
+            ec_.Check(BoundsChecks::kScratch, at, nullptr, 1, nullptr, true);
             b.CreateAlignedStore(value, b.CreateInBoundsGEP(ec_.F32(), dst, at), llvm::Align(4));
           });
         });
@@ -580,8 +596,9 @@ class MatMulEmitter {
         for (int v = 0; v < nrv_; ++v) {
           idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{v} * lanes));
           llvm::Value* value = access_.Load(k_.b, idx, ndim, lanes);
-          llvm::Value* ptr = b.CreateInBoundsGEP(ec_.F32(), dst,
-                                                 b.CreateAdd(at, ec_.I64Const(int64_t{v} * lanes)));
+          llvm::Value* to = b.CreateAdd(at, ec_.I64Const(int64_t{v} * lanes));
+          ec_.Check(BoundsChecks::kScratch, to, nullptr, lanes, nullptr, true);
+          llvm::Value* ptr = b.CreateInBoundsGEP(ec_.F32(), dst, to);
           b.CreateAlignedStore(value, ptr, llvm::Align(lanes * 4));
         }
       });
@@ -763,19 +780,20 @@ class MatMulEmitter {
     const bool from_pack =
         packed_ != nullptr && nv == nrv_ && width == ec_.lanes && lane_count_ == nullptr;
     llvm::Value* pack_rows = nullptr;
+    llvm::Value* pack_rows_at = nullptr;  // its element index in the packed B or the scratch
     if (from_pack && prepacked_) {
       // ir::PackedB: column block n0 / block, all K rows.
       const int64_t block = int64_t{nrv_} * width;
       llvm::Value* j = b.CreateSDiv(n0, ec_.I64Const(block));
-      pack_rows = b.CreateInBoundsGEP(ec_.F32(), packed_,
-                                      b.CreateMul(b.CreateMul(j, kdim_), ec_.I64Const(block)));
+      pack_rows_at = b.CreateMul(b.CreateMul(j, kdim_), ec_.I64Const(block));
+      pack_rows = b.CreateInBoundsGEP(ec_.F32(), packed_, pack_rows_at);
     } else if (from_pack) {
       const int64_t block = int64_t{nrv_} * width;
       llvm::Value* j = b.CreateSDiv(b.CreateSub(n0, col_lo_), ec_.I64Const(block));
-      pack_rows = b.CreateInBoundsGEP(
-          ec_.F32(), packed_,
-          b.CreateMul(b.CreateSub(b.CreateMul(j, kc_), k_lo_), ec_.I64Const(block)));
+      pack_rows_at = b.CreateMul(b.CreateSub(b.CreateMul(j, kc_), k_lo_), ec_.I64Const(block));
+      pack_rows = b.CreateInBoundsGEP(ec_.F32(), packed_, pack_rows_at);
     }
+    const int pack_slot = prepacked_ ? k_.b_packed : BoundsChecks::kScratch;
     const NextKBlockPrefetch next_k_block = PlanNextKBlockPrefetch(pack_rows, rows, nv, width);
     if (ShortARows()) PrefetchNextRowBlockA(idx, m0, n0, rows);
     // The K loop, unrolled config.unroll times.
@@ -789,6 +807,10 @@ class MatMulEmitter {
             if (from_pack) {
               llvm::Value* at = b.CreateAdd(b.CreateMul(kk, ec_.I64Const(int64_t{nv} * width)),
                                             ec_.I64Const(int64_t{j} * width));
+              if (ec_.checked()) {
+                ec_.Check(pack_slot, b.CreateAdd(pack_rows_at, at), nullptr, width, nullptr,
+                          /*store=*/false);
+              }
               bv[j] = b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(ec_.F32(), pack_rows, at),
                                           llvm::Align(width * 4));
               if (next_k_block.next != nullptr) {
@@ -1145,7 +1167,7 @@ class MatMulEmitter {
     f->addFnAttr(llvm::Attribute::NoUnwind);
     f->addFnAttr(llvm::Attribute::NoInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ec_.ctx, "entry", f));
-    EmitContext ec(k_, ec_.target, ec_.lanes, ec_.module, f, b);
+    EmitContext ec(k_, ec_.target, ec_.options, ec_.lanes, ec_.module, f, b);
     ec.LoadEntry(f->getArg(0));
     AccessEmitter access(ec);
     if (masked) access.MaskLanes(ec.LaneMask(f->getArg(4 + rank_), width));
