@@ -100,7 +100,7 @@ llvm::Value* AccessEmitter::Load(int access, std::span<llvm::Value* const> idx, 
   llvm::IRBuilder<>& b = ec_.b;
   const int slot = ec_.kernel.accesses[access].buffer;
   llvm::Value* index = Index(access, idx);
-  Check(access, index, vec_dim, width, /*store=*/false);
+  if (!checks_hoisted_) Check(access, index, vec_dim, width, /*store=*/false);
   auto scalar_load = [&](llvm::Value* at) {
     llvm::LoadInst* l = b.CreateAlignedLoad(ec_.F32(), Pointer(access, at), llvm::Align(4));
     ec_.AnnotateSlot(l, slot);
@@ -141,7 +141,7 @@ void AccessEmitter::Store(int access, std::span<llvm::Value* const> idx, int vec
   llvm::IRBuilder<>& b = ec_.b;
   const int slot = ec_.kernel.accesses[access].buffer;
   llvm::Value* index = Index(access, idx);
-  Check(access, index, vec_dim, width, /*store=*/true);
+  if (!checks_hoisted_) Check(access, index, vec_dim, width, /*store=*/true);
   auto scalar_store = [&](llvm::Value* v, llvm::Value* at) {
     llvm::StoreInst* st = b.CreateAlignedStore(v, Pointer(access, at), llvm::Align(4));
     ec_.AnnotateSlot(st, slot);

@@ -38,6 +38,16 @@ void EmitContext::CheckCount(int slot, llvm::Value* first, llvm::Value* count, b
   if (checks_ != nullptr) checks_->CheckCount(slot, first, count, store);
 }
 
+void EmitContext::CheckGroup(const std::function<void()>& body) {
+  if (checks_ == nullptr) {
+    body();
+    return;
+  }
+  checks_->BeginGroup();
+  body();
+  checks_->EndGroup();
+}
+
 llvm::Type* EmitContext::VecType(int width) const {
   if (width == 1) return F32();
   return llvm::FixedVectorType::get(F32(), width);
@@ -54,7 +64,14 @@ llvm::Value* EmitContext::LaneIndices(int width) const {
 }
 
 llvm::Value* EmitContext::LaneMask(llvm::Value* count, int width) const {
-  return b.CreateICmpSLT(LaneIndices(width), b.CreateVectorSplat(width, count));
+  llvm::Value* mask = b.CreateICmpSLT(LaneIndices(width), b.CreateVectorSplat(width, count));
+  lane_counts_[mask] = count;
+  return mask;
+}
+
+llvm::Value* EmitContext::LaneCount(llvm::Value* mask) const {
+  auto it = lane_counts_.find(mask);
+  return it == lane_counts_.end() ? nullptr : it->second;
 }
 
 llvm::Value* EmitContext::LoadLanes(llvm::Type* type, llvm::Value* ptr, llvm::Value* mask) const {

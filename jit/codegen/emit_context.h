@@ -3,6 +3,7 @@
 #define PTO_JIT_CODEGEN_EMIT_CONTEXT_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -47,6 +48,8 @@ struct EmitContext {
   llvm::Value* LaneIndices(int width) const;
   // <width x i1>: lanes [0, count) set (count an i64 value; lanes past it clear).
   llvm::Value* LaneMask(llvm::Value* count, int width) const;
+  // The count a mask of LaneMask was made from (null for any other value).
+  llvm::Value* LaneCount(llvm::Value* mask) const;
   // A load of `type` at `ptr` (4-byte aligned), or with `mask` (may be null) a masked load whose
   // masked-off lanes are 0; and the matching store.
   llvm::Value* LoadLanes(llvm::Type* type, llvm::Value* ptr, llvm::Value* mask) const;
@@ -71,6 +74,9 @@ struct EmitContext {
              bool store);
   // The same for the `count` (an i64 value, may be 0) elements from `first`.
   void CheckCount(int slot, llvm::Value* first, llvm::Value* count, bool store);
+  // The checks made in body() share one branch (BoundsChecks::BeginGroup): body() must emit
+  // checks only, not the accesses they guard. Just body() in an unchecked kernel.
+  void CheckGroup(const std::function<void()>& body);
 
   // Alias-scope metadata: every buffer slot is its own scope (outputs never alias inputs).
   void AnnotateSlot(llvm::Instruction* inst, int slot) const;
@@ -87,6 +93,7 @@ struct EmitContext {
 
  private:
   std::unique_ptr<BoundsChecks> checks_;  // made by LoadEntry in checked kernels
+  mutable std::map<llvm::Value*, llvm::Value*> lane_counts_;  // LaneMask's masks
   std::map<int, llvm::Value*> symbols_;
   std::vector<llvm::Value*> buffers_;
   std::vector<llvm::MDNode*> scope_lists_;

@@ -210,6 +210,20 @@ class MatMulEmitter {
             a = ec_.EntryAlloca(vt, "mvpacc");
             b.CreateStore(llvm::ConstantFP::get(vt, 0.0), a);
           }
+          // The loads of K step kk: A's element, the block's row of B.
+          auto b_row = [&](llvm::Value* kk, int v) {
+            return b.CreateAdd(b.CreateMul(kk, ec_.I64Const(block)),
+                               ec_.I64Const(int64_t{v} * lanes));
+          };
+          CheckKSteps(ec_.I64Const(0), kdim_, [&](llvm::Value* kk) {
+            std::vector<llvm::Value*> at = idx;
+            at[kdim] = kk;
+            access_.CheckLoad(k_.a, at, -1, lanes);
+            for (int v : Ends(nrv_)) {
+              ec_.Check(k_.b_packed, b.CreateAdd(rows_at, b_row(kk, v)), nullptr, lanes, nullptr,
+                        /*store=*/false);
+            }
+          });
           // K steps [k, k + count), step s into accumulator set s.
           auto k_steps = [&](llvm::Value* k, int count) {
             for (int s = 0; s < count; ++s) {
@@ -218,13 +232,7 @@ class MatMulEmitter {
               at[kdim] = kk;
               llvm::Value* a = access_.Load(k_.a, at, -1, lanes);
               for (int v = 0; v < nrv_; ++v) {
-                llvm::Value* off = b.CreateAdd(b.CreateMul(kk, ec_.I64Const(block)),
-                                               ec_.I64Const(int64_t{v} * lanes));
-                if (ec_.checked()) {
-                  ec_.Check(k_.b_packed, b.CreateAdd(rows_at, off), nullptr, lanes, nullptr,
-                            /*store=*/false);
-                }
-                llvm::Value* p = b.CreateInBoundsGEP(ec_.F32(), rows, off);
+                llvm::Value* p = b.CreateInBoundsGEP(ec_.F32(), rows, b_row(kk, v));
                 llvm::Value* bv = b.CreateAlignedLoad(vt, p, llvm::Align(4));
                 llvm::AllocaInst* c = acc[s * nrv_ + v];
                 b.CreateStore(EmitFMulAdd(b, a, bv, b.CreateLoad(vt, c)), c);
@@ -233,12 +241,16 @@ class MatMulEmitter {
           };
           llvm::AllocaInst* kpos = ec_.EntryAlloca(ec_.I64(), "mvpk");
           b.CreateStore(ec_.I64Const(0), kpos);
+          access_.HoistChecks(true);
           EmitChunkLoop(
               ec_, kpos, kdim_, steps, [&](llvm::Value* k) { k_steps(k, steps); },
               /*disable_unroll=*/true);
           EmitChunkLoop(
               ec_, kpos, kdim_, 1, [&](llvm::Value* k) { k_steps(k, 1); },
               /*disable_unroll=*/true);
+          access_.HoistChecks(false);
+          CheckTile(idx, {idx[mdim]}, n0, nrv_, lanes);
+          access_.HoistChecks(true);
           for (int v = 0; v < nrv_; ++v) {
             llvm::Value* sum = b.CreateLoad(vt, acc[v]);
             for (int s = 1; s < steps; ++s) {
@@ -248,6 +260,7 @@ class MatMulEmitter {
             at[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{v} * lanes));
             StoreResult(at, lanes, sum, /*epilogue=*/true);
           }
+          access_.HoistChecks(false);
         },
         /*disable_unroll=*/true);
     return end;
@@ -286,8 +299,9 @@ class MatMulEmitter {
     auto check_partial = [&](llvm::Type* vt, llvm::Value* n, bool store) {
       if (!ec_.checked()) return;
       const int width =
-          vt->isVectorTy() ? static_cast<int>(llvm::cast<llvm::FixedVectorType>(vt)->getNumElements())
-                           : 1;
+          vt->isVectorTy()
+              ? static_cast<int>(llvm::cast<llvm::FixedVectorType>(vt)->getNumElements())
+              : 1;
       ec_.Check(BoundsChecks::kScratch, b.CreateSub(n, ec_.lo[1]), nullptr, width,
                 access_.lane_mask(), store);
     };
@@ -314,18 +328,29 @@ class MatMulEmitter {
               b.CreateStore(load_partial(vt, b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width))),
                             acc[j]);
             }
-            EmitForLoop(ec_, k_lo, k_hi, [&](llvm::Value* kk) {
+            // A's element and B's row of K step kk: `load` loads, or checks.
+            auto k_step = [&](llvm::Value* kk, bool load) {
               std::vector<llvm::Value*> at = idx;
               at[kdim] = kk;
               at[ndim] = nullptr;  // A's N stride is 0
-              llvm::Value* a = access_.Load(k_.a, at, -1, width);
+              if (!load) access_.CheckLoad(k_.a, at, -1, width);
+              llvm::Value* a = load ? access_.Load(k_.a, at, -1, width) : nullptr;
               at[mdim] = nullptr;  // B's M stride is 0
               for (int j = 0; j < nv; ++j) {
                 at[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width));
+                if (!load) {
+                  // Affine in j: the first and the last vector bound the others.
+                  if (j == 0 || j == nv - 1) access_.CheckLoad(k_.b, at, ndim, width);
+                  continue;
+                }
                 llvm::Value* bv = access_.Load(k_.b, at, ndim, width);
                 b.CreateStore(EmitFMulAdd(b, a, bv, b.CreateLoad(vt, acc[j])), acc[j]);
               }
-            });
+            };
+            CheckKSteps(k_lo, k_hi, [&](llvm::Value* kk) { k_step(kk, /*load=*/false); });
+            access_.HoistChecks(true);
+            EmitForLoop(ec_, k_lo, k_hi, [&](llvm::Value* kk) { k_step(kk, /*load=*/true); });
+            access_.HoistChecks(false);
             for (int j = 0; j < nv; ++j) {
               store_partial(b.CreateLoad(vt, acc[j]),
                             b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width)));
@@ -336,12 +361,15 @@ class MatMulEmitter {
     // The epilogue on the sums, and the stores.
     chunks([&](llvm::Value* n0, int nv, int width) {
       llvm::Type* vt = ec_.VecType(width);
+      CheckTile(idx, {idx[mdim]}, n0, nv, width);
+      access_.HoistChecks(true);
       for (int j = 0; j < nv; ++j) {
         std::vector<llvm::Value*> at = idx;
         at[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width));
         llvm::Value* sum = load_partial(vt, at[ndim]);
         StoreResult(at, width, sum, /*epilogue=*/true);
       }
+      access_.HoistChecks(false);
     });
   }
 
@@ -673,6 +701,59 @@ class MatMulEmitter {
   }
 
  private:
+  // The first and the last of n things (one when n is 1): where the bounds checks of an index
+  // affine in their number are made.
+  static std::vector<int> Ends(int n) {
+    return n > 1 ? std::vector<int>{0, n - 1} : std::vector<int>{0};
+  }
+
+  // Checked kernels: the bounds checks `checks(k)` emits for the loads of one K step, made for
+  // the first and the last step of [k_lo, k_hi) before the K loop (when it runs) instead of at
+  // every step, which then loads unchecked (AccessEmitter::HoistChecks): every load's index is
+  // affine in k, so the steps between touch nothing outside the range of those two. Likewise
+  // only the first and the last row of A and vector of B are checked (Ends).
+  void CheckKSteps(llvm::Value* k_lo, llvm::Value* k_hi,
+                   const std::function<void(llvm::Value* k)>& checks) {
+    if (!ec_.checked()) return;
+    llvm::IRBuilder<>& b = ec_.b;
+    EmitIfElse(ec_, b.CreateICmpSLT(k_lo, k_hi), [&]() {
+      ec_.CheckGroup([&]() {
+        checks(k_lo);
+        checks(b.CreateSub(k_hi, ec_.I64Const(1)));
+      });
+    });
+  }
+
+  // Checked kernels: the bounds checks of the loads and stores that put a tile's results at
+  // rows m and `nv` vectors of `width` from column n0 (the epilogue's loads and stores, the
+  // partial sums of K blocks), made for the first and last row and vector only: each index is
+  // affine in the row and the column, so the others lie inside those ranges. The caller then
+  // emits those loads and stores with the checks hoisted (AccessEmitter::HoistChecks).
+  void CheckTile(std::vector<llvm::Value*> idx, const std::vector<llvm::Value*>& m, llvm::Value* n0,
+                 int nv, int width) {
+    if (!ec_.checked()) return;
+    llvm::IRBuilder<>& b = ec_.b;
+    const int mdim = rank_ - 2, ndim = rank_ - 1, kdim = rank_;
+    std::map<int, bool> accesses;  // access -> stored
+    for (const ir::Store& st : k_.stores) accesses[st.access] = true;
+    if (kblock_) accesses[out_access_] = true;
+    for (const ir::ExprNode& node : k_.output) {
+      if (node.op == ir::ExprOp::kLoad) accesses.emplace(node.access, false);
+    }
+    idx[kdim] = nullptr;
+    ec_.CheckGroup([&]() {
+      for (const auto& [access, stored] : accesses) {
+        for (int r : Ends(static_cast<int>(m.size()))) {
+          for (int v : Ends(nv)) {
+            idx[mdim] = m[r];
+            idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{v} * width));
+            access_.CheckAccess(access, idx, ndim, width, stored);
+          }
+        }
+      }
+    });
+  }
+
   // body() emitted with the lean micro-tiles (lean_).
   void Lean(const std::function<void()>& body) {
     const bool was = lean_;
@@ -765,8 +846,10 @@ class MatMulEmitter {
       idx[mdim] = m[i];
       idx[ndim] = n[j];
     };
+    CheckTile(idx, m, n0, nv, width);
     if (kblock_) {
       // A later K block continues the partial sums the previous one left in the output.
+      access_.HoistChecks(true);
       EmitIfElse(ec_, b.CreateNot(first_), [&]() {
         for (int i = 0; i < rows; ++i) {
           for (int j = 0; j < nv; ++j) {
@@ -775,6 +858,7 @@ class MatMulEmitter {
           }
         }
       });
+      access_.HoistChecks(false);
     }
     // A full block of a packed panel reads B from the scratch (see PackPanel).
     const bool from_pack =
@@ -796,7 +880,32 @@ class MatMulEmitter {
     const int pack_slot = prepacked_ ? k_.b_packed : BoundsChecks::kScratch;
     const NextKBlockPrefetch next_k_block = PlanNextKBlockPrefetch(pack_rows, rows, nv, width);
     if (ShortARows()) PrefetchNextRowBlockA(idx, m0, n0, rows);
+    // The element of B's vector j at K step kk in the packed rows.
+    auto packed_at = [&](llvm::Value* kk, int j) {
+      return b.CreateAdd(b.CreateMul(kk, ec_.I64Const(int64_t{nv} * width)),
+                         ec_.I64Const(int64_t{j} * width));
+    };
+    CheckKSteps(k_lo_, k_hi_, [&](llvm::Value* kk) {
+      std::vector<llvm::Value*> at = idx;
+      at[kdim] = kk;
+      at[mdim] = nullptr;  // B's M stride is 0
+      for (int j : Ends(nv)) {
+        if (from_pack) {
+          ec_.Check(pack_slot, b.CreateAdd(pack_rows_at, packed_at(kk, j)), nullptr, width, nullptr,
+                    /*store=*/false);
+        } else {
+          at[ndim] = n[j];
+          access_.CheckLoad(k_.b, at, ndim, width);
+        }
+      }
+      at[ndim] = nullptr;  // A's N stride is 0
+      for (int i : Ends(rows)) {
+        at[mdim] = m[i];
+        access_.CheckLoad(k_.a, at, -1, width);
+      }
+    });
     // The K loop, unrolled config.unroll times.
+    access_.HoistChecks(true);
     EmitForLoop(
         ec_, k_lo_, k_hi_,
         [&](llvm::Value* kk) {
@@ -805,12 +914,7 @@ class MatMulEmitter {
           idx[mdim] = nullptr;  // B's M stride is 0
           for (int j = 0; j < nv; ++j) {
             if (from_pack) {
-              llvm::Value* at = b.CreateAdd(b.CreateMul(kk, ec_.I64Const(int64_t{nv} * width)),
-                                            ec_.I64Const(int64_t{j} * width));
-              if (ec_.checked()) {
-                ec_.Check(pack_slot, b.CreateAdd(pack_rows_at, at), nullptr, width, nullptr,
-                          /*store=*/false);
-              }
+              llvm::Value* at = packed_at(kk, j);
               bv[j] = b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(ec_.F32(), pack_rows, at),
                                           llvm::Align(width * 4));
               if (next_k_block.next != nullptr) {
@@ -837,6 +941,7 @@ class MatMulEmitter {
           }
         },
         ec_.UnrollMetadata(lean_ ? 1 : unroll_));
+    // Still hoisted: the tile's results were checked above (CheckTile).
     Finish([&](bool epilogue) {
       if (epilogue && heavy_epilogue_) {
         // One call for the micro-tile: its sums through a stack array.
@@ -856,6 +961,7 @@ class MatMulEmitter {
         }
       }
     });
+    access_.HoistChecks(false);
   }
 
   // With config.prefetch_b, a tile of several row blocks over a prepacked B prefetches the
@@ -1041,6 +1147,22 @@ class MatMulEmitter {
     }
     llvm::AllocaInst* pos = ec_.EntryAlloca(ec_.I64(), "kpos");
     b.CreateStore(k_lo_, pos);
+    // The vector steps and the scalar K tail read K from k_lo_ to k_hi_ - 1, no further.
+    CheckKSteps(k_lo_, k_hi_, [&](llvm::Value* kk) {
+      std::vector<llvm::Value*> at = idx;
+      at[kdim] = kk;
+      at[mdim] = nullptr;  // B's M stride is 0
+      for (int j : Ends(cols)) {
+        at[ndim] = n[j];
+        access_.CheckLoad(k_.b, at, kdim, 1);
+      }
+      at[ndim] = nullptr;  // A's N stride is 0
+      for (int i : Ends(rows)) {
+        at[mdim] = m[i];
+        access_.CheckLoad(k_.a, at, kdim, 1);
+      }
+    });
+    access_.HoistChecks(true);
     EmitChunkLoop(
         ec_, pos, k_hi_, lanes, [&](llvm::Value* kk) { step(acc, kk, lanes); }, false);
     if (lanes > 1) {
@@ -1055,6 +1177,9 @@ class MatMulEmitter {
     }
     idx[kdim] = nullptr;
     idx[ndim] = n0;
+    access_.HoistChecks(false);
+    CheckTile(idx, m, n0, 1, cols);
+    access_.HoistChecks(true);  // the tile's results were checked (CheckTile)
     llvm::Type* ot = ec_.VecType(cols);
     std::vector<llvm::AllocaInst*> dots(rows);
     for (int i = 0; i < rows; ++i) {
@@ -1081,6 +1206,7 @@ class MatMulEmitter {
         StoreResult(idx, cols, b.CreateLoad(ot, dots[i]), epilogue);
       }
     });
+    access_.HoistChecks(false);
   }
 
   // The transpose of a square of vectors (v.size() == lanes, a power of two): log2(lanes)

@@ -1,5 +1,5 @@
 // `pto dump --stage=tensor|tile|block|exec|llvm|asm (GRAPH.pbtxt --input NAME=FILE.npy ... |
-//            --example matmul|mlp|attention|demo)`
+//            --example matmul|mlp|attention|demo) [--checked-kernels]`
 #include <cstdio>
 #include <map>
 #include <string>
@@ -51,7 +51,11 @@ int DumpCommand(const std::vector<std::string>& args) {
   const std::string stage_name = flags.String("stage", "tensor");
   const std::string example = flags.String("example");
   const std::vector<std::string> input_flags = flags.All("input");
+  const std::string checked_flag = flags.String("checked-kernels");
   if (!flags.CheckAllUsed("dump") || !flags.ok()) return flags.Fail("dump");
+  RuntimeOptions runtime_options;
+  runtime_options.checked_kernels =
+      !checked_flag.empty() && checked_flag != "false" && checked_flag != "0";
   const std::map<std::string, Stage> stages = {{"tensor", Stage::kTensor}, {"tile", Stage::kTile},
                                                {"block", Stage::kBlock},   {"exec", Stage::kExec},
                                                {"llvm", Stage::kLlvm},     {"asm", Stage::kAsm}};
@@ -94,7 +98,7 @@ int DumpCommand(const std::vector<std::string>& args) {
     options = program->options;
     name = flags.positional()[0];
   }
-  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open();
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(runtime_options);
   if (!rt.ok()) return Error(rt.status());
   absl::StatusOr<std::unique_ptr<Function>> fn =
       (*rt)->JitTraced(name, static_cast<int>(shapes.size()), trace, options);
