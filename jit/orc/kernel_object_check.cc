@@ -143,6 +143,18 @@ absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
   }
 
   // Symbols: one global definition (the kernel), undefined names from `allowed` only.
+  bool defines_symbol = false;
+  for (size_t i = 1; i < symbols->size(); ++i) {
+    const Sym& sym = (*symbols)[i];
+    llvm::Expected<llvm::StringRef> name = sym.getName(*strtab);
+    if (!name) return Refuse(symbol, ToStatus(name.takeError(), "symbol name").ToString());
+    defines_symbol |= sym.st_shndx != llvm::ELF::SHN_UNDEF &&
+                      sym.getBinding() != llvm::ELF::STB_LOCAL && name->str() == symbol;
+  }
+  if (!defines_symbol) {
+    return absl::NotFoundError(
+        absl::StrCat("kernel object does not define symbol '", std::string(symbol), "'"));
+  }
   int defined = 0;
   for (size_t i = 1; i < symbols->size(); ++i) {
     const Sym& sym = (*symbols)[i];
@@ -180,10 +192,6 @@ absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
       return Refuse(symbol, "its kernel symbol is not a function in an executable section");
     }
     ++defined;
-  }
-  if (defined == 0) {
-    return absl::NotFoundError(
-        absl::StrCat("kernel object does not define symbol '", std::string(symbol), "'"));
   }
   if (defined > 1) return Refuse(symbol, "it defines the kernel symbol more than once");
   return absl::OkStatus();
