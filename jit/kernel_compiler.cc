@@ -42,9 +42,8 @@ std::string Description(const ir::Kernel& kernel, const CodegenTarget& target,
   unnamed.name.clear();
   unnamed.config.tile_rows = 0;
   unnamed.config.tile_cols = 0;
-  std::string description =
-      absl::StrCat(target.cpu_name, "|", target.features, "|abi", kKernelAbiVersion, "|",
-                   ir::KernelToString(unnamed, {}));
+  std::string description = absl::StrCat(target.cpu_name, "|", target.features, "|abi",
+                                         kKernelAbiVersion, "|", ir::KernelToString(unnamed, {}));
   if (options.bounds_checks) {
     absl::StrAppend(&description, "|checked");
     for (const ir::BufferExtent& e : kernel.buffer_extents) {
@@ -110,10 +109,9 @@ absl::StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create(
   impl->store = options.store;
   impl->compiler_fingerprint =
       options.compiler_fingerprint.empty()
-          ? cache::CompilerFingerprint(
-                kKernelAbiVersion, LLVM_VERSION_STRING,
-                absl::StrCat("O2 codegen=", kCodegenRevision,
-                             options.checked_kernels ? " checked" : ""))
+          ? cache::CompilerFingerprint(kKernelAbiVersion, LLVM_VERSION_STRING,
+                                       absl::StrCat("O2 codegen=", kCodegenRevision,
+                                                    options.checked_kernels ? " checked" : ""))
           : options.compiler_fingerprint;
   // The bounds-fault handler exists for checked kernels only: an unchecked engine refuses
   // objects that call it.
@@ -207,9 +205,8 @@ std::shared_ptr<CompiledKernel> KernelCompiler::LoadCached(const cache::KernelKe
     // record rewritten with the new code.
     if (impl_->log) {
       impl_->log(LogLevel::kWarning,
-                 absl::StrCat("pto: the cache's code for kernel ", symbol,
-                              " was not loaded (", object.status().ToString(),
-                              "); compiling it again"));
+                 absl::StrCat("pto: the cache's code for kernel ", symbol, " was not loaded (",
+                              object.status().ToString(), "); compiling it again"));
     }
     return nullptr;
   }
@@ -324,8 +321,8 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> KernelCompiler::CompileNew(
 absl::StatusOr<std::string> KernelCompiler::EmitLlvmIr(const ir::Kernel& kernel, bool optimized) {
   llvm::LLVMContext context;
   absl::StatusOr<std::unique_ptr<llvm::Module>> module =
-      EmitKernel(Named(kernel, Description(kernel, impl_->target, impl_->codegen)),
-                 impl_->target, impl_->codegen, context);
+      EmitKernel(Named(kernel, Description(kernel, impl_->target, impl_->codegen)), impl_->target,
+                 impl_->codegen, context);
   if (!module.ok()) return module.status();
   if (optimized) return EmitOptimizedIR(**module, impl_->target);
   std::string text;
@@ -337,8 +334,8 @@ absl::StatusOr<std::string> KernelCompiler::EmitLlvmIr(const ir::Kernel& kernel,
 absl::StatusOr<std::string> KernelCompiler::EmitAssembly(const ir::Kernel& kernel) {
   llvm::LLVMContext context;
   absl::StatusOr<std::unique_ptr<llvm::Module>> module =
-      EmitKernel(Named(kernel, Description(kernel, impl_->target, impl_->codegen)),
-                 impl_->target, impl_->codegen, context);
+      EmitKernel(Named(kernel, Description(kernel, impl_->target, impl_->codegen)), impl_->target,
+                 impl_->codegen, context);
   if (!module.ok()) return module.status();
   return jit::EmitAssembly(**module, impl_->target);
 }

@@ -8,14 +8,13 @@
 
 namespace pto::jit {
 
-std::string BoundsFaultMessage(const char* kernel, const char* buffer, int64_t first,
-                               int64_t last, int64_t extent, bool is_store) {
+std::string BoundsFaultMessage(const char* kernel, const char* buffer, int64_t first, int64_t last,
+                               int64_t extent, bool is_store) {
   const bool first_outside = first < 0 || first >= extent;
   const int64_t index = first_outside ? first : last;
-  std::string message =
-      absl::StrCat("pto: bounds fault in checked kernel ", kernel, ": ",
-                   is_store ? "store to " : "load from ", buffer, " at element ", index,
-                   ", outside its ", extent, " elements");
+  std::string message = absl::StrCat("pto: bounds fault in checked kernel ", kernel, ": ",
+                                     is_store ? "store to " : "load from ", buffer, " at element ",
+                                     index, ", outside its ", extent, " elements");
   if (first != last) {
     absl::StrAppend(&message, " (the access spans elements ", std::min(first, last), " to ",
                     std::max(first, last), ")");

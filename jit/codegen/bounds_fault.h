@@ -20,8 +20,8 @@ inline constexpr char kBoundsFaultSymbol[] = "pto_kernel_bounds_fault";
                               int64_t extent, int32_t is_store);
 
 // The line BoundsFault prints (without its newline).
-std::string BoundsFaultMessage(const char* kernel, const char* buffer, int64_t first,
-                               int64_t last, int64_t extent, bool is_store);
+std::string BoundsFaultMessage(const char* kernel, const char* buffer, int64_t first, int64_t last,
+                               int64_t extent, bool is_store);
 
 // Address of the function kernels call: BoundsFault.
 const void* BoundsFaultAddress();

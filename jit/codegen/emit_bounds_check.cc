@@ -39,11 +39,10 @@ void BoundsChecks::Check(int slot, llvm::Value* first, llvm::Value* stride, int 
   first = b.CreateFreeze(first);
   if (width > 1 && mask != nullptr && ec_.LaneCount(mask) != nullptr) {
     // The lanes of LaneMask(count): [0, min(count, width)), lane 0 always.
-    llvm::Value* lanes = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, ec_.LaneCount(mask),
-                                                 ec_.I64Const(width));
-    llvm::Value* last = b.CreateAdd(
-        first, b.CreateMul(stride == nullptr ? ec_.I64Const(1) : stride,
-                           b.CreateSub(lanes, ec_.I64Const(1))));
+    llvm::Value* lanes =
+        b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, ec_.LaneCount(mask), ec_.I64Const(width));
+    llvm::Value* last = b.CreateAdd(first, b.CreateMul(stride == nullptr ? ec_.I64Const(1) : stride,
+                                                       b.CreateSub(lanes, ec_.I64Const(1))));
     Add({.bad = b.CreateOr(b.CreateICmpUGE(first, extent), b.CreateICmpUGE(last, extent)),
          .slot = slot,
          .first = first,
@@ -69,9 +68,8 @@ void BoundsChecks::Check(int slot, llvm::Value* first, llvm::Value* stride, int 
   // inside when both do.
   llvm::Value* last = first;
   if (width > 1) {
-    last = b.CreateAdd(first, stride == nullptr
-                                  ? ec_.I64Const(width - 1)
-                                  : b.CreateMul(stride, ec_.I64Const(width - 1)));
+    last = b.CreateAdd(first, stride == nullptr ? ec_.I64Const(width - 1)
+                                                : b.CreateMul(stride, ec_.I64Const(width - 1)));
   }
   llvm::Value* bad = b.CreateICmpUGE(first, extent);
   if (last != first) bad = b.CreateOr(bad, b.CreateICmpUGE(last, extent));
@@ -177,11 +175,11 @@ llvm::BasicBlock* BoundsChecks::Fault() {
   fault_last_ = fb.CreatePHI(fb.getInt64Ty(), 4, "last");
   fault_extent_ = fb.CreatePHI(fb.getInt64Ty(), 4, "extent");
   fault_store_ = fb.CreatePHI(fb.getInt32Ty(), 4, "store");
-  llvm::FunctionType* type = llvm::FunctionType::get(
-      fb.getVoidTy(),
-      {fb.getPtrTy(), fb.getPtrTy(), fb.getInt64Ty(), fb.getInt64Ty(), fb.getInt64Ty(),
-       fb.getInt32Ty()},
-      false);
+  llvm::FunctionType* type =
+      llvm::FunctionType::get(fb.getVoidTy(),
+                              {fb.getPtrTy(), fb.getPtrTy(), fb.getInt64Ty(), fb.getInt64Ty(),
+                               fb.getInt64Ty(), fb.getInt32Ty()},
+                              false);
   llvm::FunctionCallee handler = ec_.module.getOrInsertFunction(kBoundsFaultSymbol, type);
   if (auto* f = llvm::dyn_cast<llvm::Function>(handler.getCallee())) {
     f->addFnAttr(llvm::Attribute::NoReturn);

@@ -65,7 +65,7 @@ class BoundsChecks {
   llvm::BasicBlock* Fault();
 
   EmitContext& ec_;
-  std::vector<llvm::Value*> extents_;     // per slot
+  std::vector<llvm::Value*> extents_;      // per slot
   llvm::Value* scratch_extent_ = nullptr;  // elements of the scratch
   bool grouping_ = false;
   std::vector<Test> group_;

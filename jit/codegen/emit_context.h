@@ -18,9 +18,8 @@ namespace pto::jit {
 class BoundsChecks;
 
 struct EmitContext {
-  EmitContext(const ir::Kernel& kernel, const CodegenTarget& target,
-              const CodegenOptions& options, int lanes, llvm::Module& module, llvm::Function* fn,
-              llvm::IRBuilder<>& b);
+  EmitContext(const ir::Kernel& kernel, const CodegenTarget& target, const CodegenOptions& options,
+              int lanes, llvm::Module& module, llvm::Function* fn, llvm::IRBuilder<>& b);
   ~EmitContext();
 
   const ir::Kernel& kernel;

@@ -72,9 +72,9 @@ absl::Status ValidateKind(const ir::Kernel& k) {
 
 absl::Status ValidateBufferExtents(const ir::Kernel& k) {
   if (static_cast<int>(k.buffer_extents.size()) != k.num_buffers) {
-    return Invalid(k, absl::StrCat("a checked kernel needs the extent of each of its ",
-                                   k.num_buffers, " buffer slots; it has ",
-                                   k.buffer_extents.size()));
+    return Invalid(k,
+                   absl::StrCat("a checked kernel needs the extent of each of its ", k.num_buffers,
+                                " buffer slots; it has ", k.buffer_extents.size()));
   }
   return absl::OkStatus();
 }

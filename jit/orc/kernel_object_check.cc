@@ -85,7 +85,8 @@ absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
     }
     if (sec.sh_type == llvm::ELF::SHT_REL) return Refuse(symbol, "SHT_REL relocations");
     if (InitializerSection(sec, *name)) {
-      return Refuse(symbol, absl::StrCat("an initializer or finalizer section '", name->str(), "'"));
+      return Refuse(symbol,
+                    absl::StrCat("an initializer or finalizer section '", name->str(), "'"));
     }
     if ((sec.sh_flags & llvm::ELF::SHF_TLS) != 0) {
       return Refuse(symbol, absl::StrCat("a thread-local section '", name->str(), "'"));
@@ -124,15 +125,15 @@ absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
       const uint32_t type = r.getType(false);
       const std::optional<uint64_t> size = FixupSize(type);
       if (!size.has_value()) {
-        return Refuse(symbol, absl::StrCat("a relocation of type ",
-                                           llvm::object::getELFRelocationTypeName(
-                                               llvm::ELF::EM_X86_64, type)
-                                               .str(),
-                                           " in '", target_name->str(), "'"));
+        return Refuse(
+            symbol,
+            absl::StrCat("a relocation of type ",
+                         llvm::object::getELFRelocationTypeName(llvm::ELF::EM_X86_64, type).str(),
+                         " in '", target_name->str(), "'"));
       }
       if (r.r_offset > target.sh_size || target.sh_size - r.r_offset < *size) {
-        return Refuse(symbol, absl::StrCat("a relocation at offset ", uint64_t{r.r_offset},
-                                           " of '", target_name->str(), "', whose size is ",
+        return Refuse(symbol, absl::StrCat("a relocation at offset ", uint64_t{r.r_offset}, " of '",
+                                           target_name->str(), "', whose size is ",
                                            uint64_t{target.sh_size}));
       }
       const uint32_t index = r.getSymbol(false);
@@ -185,8 +186,7 @@ absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
       return Refuse(symbol, absl::StrCat("it defines global symbol '", name->str(),
                                          "' (a kernel object defines only its kernel)"));
     }
-    const bool in_code = sym.st_shndx != llvm::ELF::SHN_ABS &&
-                         sym.st_shndx < sections->size() &&
+    const bool in_code = sym.st_shndx != llvm::ELF::SHN_ABS && sym.st_shndx < sections->size() &&
                          ((*sections)[sym.st_shndx].sh_flags & llvm::ELF::SHF_EXECINSTR) != 0;
     if (type != llvm::ELF::STT_FUNC || !in_code) {
       return Refuse(symbol, "its kernel symbol is not a function in an executable section");

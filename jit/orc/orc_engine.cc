@@ -65,7 +65,7 @@ std::vector<RuntimeSymbol> KernelImports(const OrcEngineOptions& options) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OrcEngine>> OrcEngine::Create(const CodegenTarget& target,
-                                                            const OrcEngineOptions& options) {
+                                                             const OrcEngineOptions& options) {
   InitializeNativeTargetOnce();
   // Fail early if the target cannot be built.
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = CreateTargetMachine(target);

@@ -79,7 +79,7 @@ struct CompiledObject {
 class OrcEngine {
  public:
   static absl::StatusOr<std::unique_ptr<OrcEngine>> Create(const CodegenTarget& target,
-                                                            const OrcEngineOptions& options = {});
+                                                           const OrcEngineOptions& options = {});
   ~OrcEngine();
   OrcEngine(const OrcEngine&) = delete;
   OrcEngine& operator=(const OrcEngine&) = delete;

@@ -28,13 +28,14 @@ std::map<std::string, Example> Examples() {
   std::map<std::string, Example> e;
   e["matmul"] = {[](std::span<const Value> v) { return std::vector<Value>{matmul(v[0], v[1])}; },
                  {{64, 128}, {128, 96}}};
-  e["mlp"] = {[](std::span<const Value> v) {
-                return std::vector<Value>{linear(gelu(linear(v[0], v[1], v[2])), v[3], v[4]) + v[0]};
-              },
-              {{32, 64}, {256, 64}, {256}, {64, 256}, {64}}};
+  e["mlp"] = {
+      [](std::span<const Value> v) {
+        return std::vector<Value>{linear(gelu(linear(v[0], v[1], v[2])), v[3], v[4]) + v[0]};
+      },
+      {{32, 64}, {256, 64}, {256}, {64, 256}, {64}}};
   e["attention"] = {[](std::span<const Value> v) {
-                      return std::vector<Value>{
-                          matmul(softmax(matmul(v[0], v[1], {.transpose_b = true}) * 0.125f), v[2])};
+                      return std::vector<Value>{matmul(
+                          softmax(matmul(v[0], v[1], {.transpose_b = true}) * 0.125f), v[2])};
                     },
                     {{4, 32, 64}, {4, 32, 64}, {4, 32, 64}}};
   BlockDims dims;
@@ -73,7 +74,8 @@ int DumpCommand(const std::vector<std::string>& args) {
     auto examples = Examples();
     auto it = examples.find(example);
     if (it == examples.end()) {
-      std::fprintf(stderr, "pto dump: unknown --example=%s (matmul, mlp, attention, demo)\n", example.c_str());
+      std::fprintf(stderr, "pto dump: unknown --example=%s (matmul, mlp, attention, demo)\n",
+                   example.c_str());
       return 2;
     }
     trace = it->second.trace;

@@ -96,7 +96,8 @@ void ExpectCheckedMatchesUnchecked(const ir::Kernel& kernel,
 }
 
 // `count` random symbol sets of `dims` values, each in [lo, hi].
-std::vector<std::vector<int64_t>> RandomSymbols(int count, std::vector<std::pair<int64_t, int64_t>> dims,
+std::vector<std::vector<int64_t>> RandomSymbols(int count,
+                                                std::vector<std::pair<int64_t, int64_t>> dims,
                                                 uint32_t seed) {
   std::mt19937 gen(seed);
   std::vector<std::vector<int64_t>> sets;
@@ -297,8 +298,8 @@ void RunChecked(const ir::Kernel& kernel, const std::vector<int64_t>& symbols) {
   }
   Buffers b = MakeBuffers(kernel, symbols, 1);
   const std::array<SymExpr, 2> grid = ir::KernelGrid(kernel);
-  RunGrid(c->entry, b.pointers, symbols, grid[0].Evaluate(symbols), grid[1].Evaluate(symbols), 0,
-          0, KernelScratchBytes(kernel));
+  RunGrid(c->entry, b.pointers, symbols, grid[0].Evaluate(symbols), grid[1].Evaluate(symbols), 0, 0,
+          KernelScratchBytes(kernel));
 }
 
 TEST(CheckedKernelDeathTest, ElementwiseLoadPastTheEnd) {
@@ -360,16 +361,16 @@ TEST(CheckedKernelDeathTest, MatMulReadsPastItsPrepackedB) {
   std::vector<SymExpr> extents = MatMulExtents(o);
   extents[5] = extents[5] - 16;
   ir::Kernel k = WithExtents(MatMulKernel(o, "ck_mm_past_packed"), extents);
-  EXPECT_DEATH(RunChecked(k, {1, 8, 16, 5}),
-               "pto: bounds fault in checked kernel ck_mm_past_packed: load from buffer 5 \\(b5\\)");
+  EXPECT_DEATH(
+      RunChecked(k, {1, 8, 16, 5}),
+      "pto: bounds fault in checked kernel ck_mm_past_packed: load from buffer 5 \\(b5\\)");
 }
 
 TEST(CheckedKernelTest, CheckedKernelNeedsAnExtentPerSlot) {
   ir::Kernel k = ScaleKernel("ck_no_extents", 0);
   k.buffer_extents.pop_back();
   llvm::LLVMContext context;
-  absl::StatusOr<std::unique_ptr<llvm::Module>> m =
-      EmitKernel(k, HostTarget(), kChecked, context);
+  absl::StatusOr<std::unique_ptr<llvm::Module>> m = EmitKernel(k, HostTarget(), kChecked, context);
   ASSERT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument) << m.status();
   EXPECT_EQ(m.status().message(),
             "kernel 'ck_no_extents': a checked kernel needs the extent of each of its 2 buffer "

@@ -28,17 +28,17 @@ absl::StatusOr<std::string> CraftObject(const std::string& symbol, const Crafted
   module.setTargetTriple(target.triple);
   llvm::IRBuilder<> b(context);
   llvm::Type* ptr = b.getPtrTy();
-  auto* fn = llvm::Function::Create(
-      llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, ptr}, false),
-      llvm::Function::ExternalLinkage, symbol, module);
+  auto* fn =
+      llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, ptr}, false),
+                             llvm::Function::ExternalLinkage, symbol, module);
   b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
   llvm::Value* buffers = b.CreateLoad(ptr, fn->getArg(0));
   llvm::Value* out = b.CreateLoad(ptr, buffers);
   b.CreateStore(llvm::ConstantFP::get(b.getFloatTy(), 1.0), out);
   if (!extras.call.empty()) {
     llvm::FunctionCallee callee = module.getOrInsertFunction(
-        extras.call, llvm::FunctionType::get(b.getVoidTy(), {ptr, b.getInt32Ty(), b.getInt64Ty()},
-                                             false));
+        extras.call,
+        llvm::FunctionType::get(b.getVoidTy(), {ptr, b.getInt32Ty(), b.getInt64Ty()}, false));
     llvm::Value* n = b.CreateMul(b.CreateLoad(b.getInt64Ty(), fn->getArg(1)), b.getInt64(4));
     b.CreateCall(callee, {out, b.getInt32(0), n});
   }
@@ -52,9 +52,9 @@ absl::StatusOr<std::string> CraftObject(const std::string& symbol, const Crafted
   }
   b.CreateRetVoid();
   if (!extras.also_define.empty()) {
-    auto* other = llvm::Function::Create(
-        llvm::FunctionType::get(ptr, {ptr, ptr, b.getInt64Ty()}, false),
-        llvm::Function::ExternalLinkage, extras.also_define, module);
+    auto* other =
+        llvm::Function::Create(llvm::FunctionType::get(ptr, {ptr, ptr, b.getInt64Ty()}, false),
+                               llvm::Function::ExternalLinkage, extras.also_define, module);
     llvm::IRBuilder<> ob(llvm::BasicBlock::Create(context, "entry", other));
     ob.CreateRet(other->getArg(0));
   }

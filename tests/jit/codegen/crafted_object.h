@@ -18,8 +18,8 @@ struct CraftedObject {
   std::string call;
   // Another global function it defines (e.g. "memcpy"); empty: none.
   std::string also_define;
-  bool global_data = false;      // a global variable "pto_crafted_counter"
-  bool initializer = false;      // a static constructor (an .init_array entry)
+  bool global_data = false;        // a global variable "pto_crafted_counter"
+  bool initializer = false;        // a static constructor (an .init_array entry)
   bool thread_local_data = false;  // a thread-local variable
 };
 

@@ -17,7 +17,6 @@ using ir::SymExpr;
 
 constexpr float kSentinel = 12345.f;
 
-
 void CheckBroadcast(pto_kernel_fn fn, int64_t rows, int64_t cols, std::vector<int64_t> symbols,
                     int64_t tile0, int64_t tile1) {
   std::vector<float> x = RandomVector(rows * cols, 1), y = RandomVector(rows, 2),

@@ -22,7 +22,6 @@ std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
   return s;
 }
 
-
 TEST(ReduceTest, EveryAxisAndKind) {
   const std::vector<std::vector<int64_t>> shapes = {
       {3, 17, 33}, {1, 1, 1}, {2, 100, 3}, {5, 3, 17}, {1, 33, 1}};

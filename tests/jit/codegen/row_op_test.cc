@@ -21,7 +21,6 @@ using ir::SymExpr;
 
 constexpr float kSentinel = 12345.f;
 
-
 std::vector<double> ReferenceRow(ir::RowOpKind op, const std::vector<double>& x, double eps) {
   const size_t n = x.size();
   std::vector<double> y(n);
