@@ -218,6 +218,18 @@ ir::TileConfig Config(int mr, int nrv, int unroll) {
   return c;
 }
 
+// B shared by the batch and prepacked in blocks of 16 columns (2 vectors of 8), read from the
+// packed copy when the tile's columns start on a block.
+MatMulOptions Prepacked(int unroll) {
+  MatMulOptions o;
+  o.broadcast_b = true;
+  o.prepacked_block = 16;
+  o.config = Config(4, 2, unroll);
+  o.config->pack_b = true;
+  o.config->panel_bytes = 8192;
+  return o;
+}
+
 // Every form of the matmul: broadcast (B along N), B transposed (dot products), B strided
 // (per-lane loads), B prepacked; packing panels into the scratch, K blocks, rows outside,
 // heavy and light epilogues, A transposed, a static M with its tail block; K = 0 included.
@@ -255,14 +267,9 @@ TEST(CheckedKernelTest, MatMulFormsMatchUnchecked) {
   for (auto& s : static_m) s[1] = 11;
   ExpectMatMulMatches(t, "ck_mm_transposed_a_rows_outer", static_m, {{7, 24}});
 
-  // B shared by the batch, prepacked in blocks of 16 columns (2 vectors of 8); N a multiple of
-  // the block (the plan's copy holds the full blocks only), tiles on and off the blocks.
-  MatMulOptions p;
-  p.broadcast_b = true;
-  p.prepacked_block = 16;
-  p.config = Config(4, 2, 2);
-  p.config->pack_b = true;
-  p.config->panel_bytes = 8192;
+  // B prepacked; N a multiple of the block (the plan's copy holds the full blocks only), tiles
+  // on and off the blocks.
+  MatMulOptions p = Prepacked(2);
   p.config->prefetch_b = 256;
   p.epilogue = p.light_epilogue = true;
   auto packed_shapes = RandomSymbols(4, {{1, 2}, {1, 13}, {1, 3}, {0, 37}}, 7);
@@ -352,12 +359,7 @@ TEST(CheckedKernelDeathTest, MatMulReadsOneRowPastA) {
 
 TEST(CheckedKernelDeathTest, MatMulReadsPastItsPrepackedB) {
   // The packed copy is one K row short of N x K.
-  MatMulOptions o;
-  o.broadcast_b = true;
-  o.prepacked_block = 16;
-  o.config = Config(4, 2, 1);
-  o.config->pack_b = true;
-  o.config->panel_bytes = 8192;
+  const MatMulOptions o = Prepacked(1);
   std::vector<SymExpr> extents = MatMulExtents(o);
   extents[5] = extents[5] - 16;
   ir::Kernel k = WithExtents(MatMulKernel(o, "ck_mm_past_packed"), extents);
