@@ -64,8 +64,8 @@ std::vector<std::vector<HostTensor>> RunBlock(bool checked,
 }
 
 TEST(CheckedKernels, DemoBlockMatchesUncheckedAndReference) {
-  // Batch x sequence, with sequences that are no multiple of a vector.
-  const std::vector<std::vector<int64_t>> shapes = {{1, 7, 128}, {3, 50, 128}};
+  // A sequence that is no multiple of a vector (one shape class: compiles take the time).
+  const std::vector<std::vector<int64_t>> shapes = {{3, 50, 128}};
   std::vector<KernelEvent> checked_events, plain_events;
   const auto checked = RunBlock(true, shapes, &checked_events);
   const auto plain = RunBlock(false, shapes, &plain_events);
