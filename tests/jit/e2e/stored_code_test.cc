@@ -1,12 +1,13 @@
 // Code stored in a real cache is checked before it is loaded (jit/orc/kernel_object_check.h):
 // a kernel record whose object calls a function off the allow-list, or defines a symbol that
 // would interpose on the process (memcpy), is refused with a warning, compiled again and its
-// record rewritten; the next compiler loads the rewritten code. Records imported from a bundle
-// with code land in the same store and take the same path.
+// record rewritten; the next compiler loads the rewritten code. Code imported from a bundle
+// lands in the store and takes the same path.
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "cache/bundle.h"
 #include "cache/kernel_store.h"
 #include "device/device_info.h"
 #include "gmock/gmock.h"
@@ -84,29 +85,40 @@ proto::KernelRecord OnlyRecord(cache::CacheStore& store) {
   return records.empty() ? proto::KernelRecord{} : records[0];
 }
 
-// Writes `crafted` (the kernel's symbol, with `extras`) into the record of a compiled kernel,
-// then shows that the next compiler refuses it (a warning containing `why`), compiles the
-// kernel again, rewrites the record, and that the one after loads the rewritten code.
-void ExpectStoredObjectRefused(const jit::testing::CraftedObject& extras, const std::string& why) {
-  cache::testing::TempDir dir;
+// A persistent store in `dir`.
+std::unique_ptr<cache::CacheStore> OpenStore(const cache::testing::TempDir& dir,
+                                             const std::string& name) {
   cache::CacheOptions options;
-  options.path = dir.Sub("cache");
+  options.path = dir.Sub(name);
   auto store = cache::OpenCache(options);
-  ASSERT_TRUE(store.ok()) << store.status();
-  ASSERT_TRUE((*store)->persistent());
-  const ir::Kernel kernel = TestKernel();
-  const Compiled first = CompileAndRun(**store, kernel);
-  ASSERT_EQ(first.codegen_runs, 1);
-  ASSERT_TRUE(first.correct);
+  EXPECT_TRUE(store.ok()) << store.status();
+  if (!store.ok()) return nullptr;
+  EXPECT_TRUE((*store)->persistent());
+  return *std::move(store);
+}
 
-  proto::KernelRecord record = OnlyRecord(**store);
+// Compiles the test kernel into `store`, then writes an object of its symbol with `extras`
+// over its record's code. Returns the record as written.
+proto::KernelRecord StoreCrafted(cache::CacheStore& store,
+                                 const jit::testing::CraftedObject& extras) {
+  const Compiled first = CompileAndRun(store, TestKernel());
+  EXPECT_EQ(first.codegen_runs, 1);
+  EXPECT_TRUE(first.correct);
+  proto::KernelRecord record = OnlyRecord(store);
   absl::StatusOr<std::string> crafted = jit::testing::CraftObject(record.symbol(), extras);
-  ASSERT_TRUE(crafted.ok()) << crafted.status();
-  record.set_object(*crafted);
-  ASSERT_TRUE((*store)->PutKernel(record).ok());
-  ASSERT_EQ(OnlyRecord(**store).object(), *crafted);
+  EXPECT_TRUE(crafted.ok()) << crafted.status();
+  record.set_object(crafted.ok() ? *crafted : "");
+  EXPECT_TRUE(store.PutKernel(record).ok());
+  EXPECT_EQ(OnlyRecord(store).object(), record.object());
+  return record;
+}
 
-  const Compiled second = CompileAndRun(**store, kernel);
+// The next compiler on `store` refuses the crafted code of `record` (one warning containing
+// `why`), compiles the kernel again and rewrites the record; the one after loads that code.
+void ExpectRefusedAndRewritten(cache::CacheStore& store, const proto::KernelRecord& record,
+                               const std::string& why) {
+  const ir::Kernel kernel = TestKernel();
+  const Compiled second = CompileAndRun(store, kernel);
   EXPECT_EQ(second.loads, 0);
   EXPECT_EQ(second.codegen_runs, 1);
   EXPECT_TRUE(second.correct);
@@ -118,18 +130,26 @@ void ExpectStoredObjectRefused(const jit::testing::CraftedObject& extras, const 
   EXPECT_THAT(second.warnings[0], HasSubstr("); compiling it again"));
 
   // Rewritten with the compiler's own code, which the next compiler loads.
-  const proto::KernelRecord rewritten = OnlyRecord(**store);
-  EXPECT_NE(rewritten.object(), *crafted);
+  const proto::KernelRecord rewritten = OnlyRecord(store);
+  EXPECT_NE(rewritten.object(), record.object());
   absl::StatusOr<std::vector<std::string>> undefined = jit::UndefinedSymbols(rewritten.object());
   ASSERT_TRUE(undefined.ok()) << undefined.status();
   for (const std::string& name : *undefined) {
     EXPECT_THAT(name, ::testing::AnyOf("memset", "memcpy", "memmove"));
   }
-  const Compiled third = CompileAndRun(**store, kernel);
+  const Compiled third = CompileAndRun(store, kernel);
   EXPECT_EQ(third.loads, 1);
   EXPECT_EQ(third.codegen_runs, 0);
   EXPECT_TRUE(third.correct);
   EXPECT_TRUE(third.warnings.empty());
+}
+
+void ExpectStoredObjectRefused(const jit::testing::CraftedObject& extras, const std::string& why) {
+  cache::testing::TempDir dir;
+  std::unique_ptr<cache::CacheStore> store = OpenStore(dir, "cache");
+  ASSERT_NE(store, nullptr);
+  const proto::KernelRecord record = StoreCrafted(*store, extras);
+  ExpectRefusedAndRewritten(*store, record, why);
 }
 
 TEST(StoredCode, ObjectCallingGetpidIsRefusedAndRecompiled) {
@@ -150,6 +170,29 @@ TEST(StoredCode, ObjectDefiningMemcpyIsRefusedAndRecompiled) {
 
 TEST(StoredCode, ObjectWithAnInitializerIsRefusedAndRecompiled) {
   ExpectStoredObjectRefused({.initializer = true}, "an initializer or finalizer section '.");
+}
+
+// The same code shipped in an unsigned bundle and imported with --trust-unsigned-code: stored
+// (the importer trusted it), then refused when it would be loaded.
+TEST(StoredCode, CodeImportedFromABundleIsCheckedBeforeLoading) {
+  cache::testing::TempDir dir;
+  std::unique_ptr<cache::CacheStore> source = OpenStore(dir, "source");
+  ASSERT_NE(source, nullptr);
+  const proto::KernelRecord record = StoreCrafted(*source, {.call = "system"});
+  absl::StatusOr<std::string> bundle = cache::ExportBundle(*source, {.with_code = true});
+  ASSERT_TRUE(bundle.ok()) << bundle.status();
+
+  std::unique_ptr<cache::CacheStore> store = OpenStore(dir, "imported");
+  ASSERT_NE(store, nullptr);
+  cache::ImportOptions options;
+  options.trust_unsigned_code = true;
+  options.codegen_fingerprint = record.codegen_fingerprint();
+  options.compiler_fingerprint = record.compiler_fingerprint();
+  absl::StatusOr<cache::ImportReport> report = cache::ImportBundle(*store, *bundle, options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->kernels, 1);
+  ASSERT_EQ(OnlyRecord(*store).object(), record.object());
+  ExpectRefusedAndRewritten(*store, record, "it references undefined symbol 'system'");
 }
 
 }  // namespace
