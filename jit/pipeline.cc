@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "jit/codegen/emit_kernel.h"
+#include "jit/passes/attach_buffer_extents.h"
 #include "jit/passes/build_tile_graph.h"
 #include "jit/passes/canonicalize.h"
 #include "jit/passes/cse.h"
@@ -60,6 +61,7 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
   // Level 4: execution graph.
   MarkInPlace(p.tiles);
   p.buffers = PlanBuffers(p.tiles);
+  AttachBufferExtents(p.tiles);
   LogStage(options, "plan_buffers", BufferPlanToString(p.tiles, p.buffers));
   if (p.symbol_sources.size() > static_cast<size_t>(kMaxSymbols)) {
     return absl::InvalidArgumentError(absl::StrCat("the program uses ", p.symbol_sources.size(),

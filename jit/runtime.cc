@@ -226,8 +226,15 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
   };
   absl::StatusOr<std::unique_ptr<cache::CacheStore>> store = cache::OpenCache(cache_options);
   if (!store.ok()) return store.status();
+  jit::KernelCompilerOptions compiler_options;
+  compiler_options.store = store->get();
+  compiler_options.checked_kernels = options.checked_kernels;
+  compiler_options.log = [logger = jit::Logger(options.log_sink, options.log_level)](
+                             LogLevel level, std::string_view message) {
+    logger.Log(level, message);
+  };
   absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
-      jit::KernelCompiler::Create(device, store->get());
+      jit::KernelCompiler::Create(device, compiler_options);
   if (!compiler.ok()) return compiler.status();
   auto impl = std::make_shared<detail::RuntimeImpl>(std::move(options), std::move(device),
                                                     *std::move(store), *std::move(compiler));

@@ -5,6 +5,7 @@
 
 #include "device/aligned_buffer.h"
 #include "gtest/gtest.h"
+#include "kernel_builders.h"
 #include "kernel_test_util.h"
 
 namespace pto::jit::testing {
@@ -15,22 +16,6 @@ using ir::ExprOp;
 using ir::SymExpr;
 
 constexpr float kSentinel = 12345.f;
-
-// out[i,j] = x[i,j] * y[i] + b[j]   (y broadcast along columns, b along rows)
-ir::Kernel BroadcastKernel(SymExpr rows, SymExpr cols, const std::string& name) {
-  ir::Kernel k;
-  k.kind = ir::KernelKind::kElementwise;
-  k.name = name;
-  k.num_buffers = 4;
-  k.domain = {rows, cols};
-  k.accesses = {MakeAccess(0, {cols, 1}), MakeAccess(1, {1, 0}), MakeAccess(2, {0, 1}),
-                MakeAccess(3, {cols, 1})};
-  Program p;
-  int v = p.Bin(ExprOp::kAdd, p.Bin(ExprOp::kMul, p.Load(0), p.Load(1)), p.Load(2));
-  k.output = p.nodes();
-  k.stores = {{3, v}};
-  return k;
-}
 
 void CheckBroadcast(pto_kernel_fn fn, int64_t rows, int64_t cols, std::vector<int64_t> symbols,
                     int64_t tile0, int64_t tile1) {
