@@ -1,21 +1,17 @@
 #include "cache/bundle.h"
 
 #include <algorithm>
-#include <array>
+#include <limits>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "cache/checksum.h"
 #include "cache/record_check.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace pto::cache {
 namespace {
-
-constexpr SipKey kContentHashKey = {'p', 't', 'o', '.', 'b', 'u', 'n', 'd',
-                                    'l', 'e', '.', 'v', '1', ' ', 'h', 'h'};
 
 // Protobuf's deterministic serialization (stable field order; the messages have no maps, but
 // the flag makes the intent explicit).
@@ -30,12 +26,6 @@ std::string Serialize(const google::protobuf::MessageLite& message) {
   return out;
 }
 
-std::string ContentHash(const proto::Bundle& bundle) {
-  proto::Bundle unhashed = bundle;
-  unhashed.clear_content_hash();
-  const std::array<uint64_t, 2> h = SipHash128(kContentHashKey, Serialize(unhashed));
-  return absl::StrCat(absl::Hex(h[0], absl::kZeroPad16), absl::Hex(h[1], absl::kZeroPad16));
-}
 
 std::vector<std::string> Sorted(const std::set<std::string>& values) {
   return std::vector<std::string>(values.begin(), values.end());
@@ -56,12 +46,13 @@ absl::Status StoreOrReject(absl::Status put, const proto::BundleRecord& record,
 
 }  // namespace
 
-std::string BundleContentHash(const proto::Bundle& bundle) { return ContentHash(bundle); }
-
 absl::StatusOr<std::string> ExportBundle(CacheStore& store, const ExportOptions& options) {
+  if (options.with_code && !store.code_trusted()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("object code is never exported from a cache that is not trusted for code: ",
+                     store.WhyCodeUntrusted()));
+  }
   proto::Bundle bundle;
-  bundle.set_magic(kBundleMagic);
-  bundle.set_schema_version(kBundleSchemaVersion);
   proto::BundleManifest& manifest = *bundle.mutable_manifest();
   manifest.set_pto_version(std::string(PtoVersion()));
   manifest.set_with_code(options.with_code);
@@ -110,27 +101,20 @@ absl::StatusOr<std::string> ExportBundle(CacheStore& store, const ExportOptions&
   for (const std::string& f : Sorted(codegen)) manifest.add_codegen_fingerprints(f);
   for (const std::string& f : Sorted(compiler)) manifest.add_compiler_fingerprints(f);
   for (const std::string& f : Sorted(performance)) manifest.add_performance_fingerprints(f);
-  bundle.set_content_hash(ContentHash(bundle));
-  return Serialize(bundle);
+  return FrameBundle(Serialize(bundle), options.sign_with);
 }
 
-absl::StatusOr<proto::Bundle> ParseBundle(const std::string& bytes) {
-  proto::Bundle bundle;
-  if (!bundle.ParseFromString(bytes) || bundle.magic() != kBundleMagic) {
-    return absl::InvalidArgumentError(absl::StrCat("not a pto cache bundle (", bytes.size(),
-                                                   " bytes without the '", kBundleMagic,
-                                                   "' header)"));
-  }
-  if (bundle.schema_version() != kBundleSchemaVersion) {
-    return absl::DataLossError(absl::StrCat("bundle schema version ", bundle.schema_version(),
-                                            " is not supported (this pto reads version ",
-                                            kBundleSchemaVersion, ")"));
-  }
-  const std::string computed = ContentHash(bundle);
-  if (computed != bundle.content_hash()) {
-    return absl::DataLossError(absl::StrCat("bundle content hash mismatch: the bundle says '",
-                                            bundle.content_hash(), "', its contents hash to '",
-                                            computed, "' (the bundle was modified or damaged)"));
+absl::StatusOr<ParsedBundle> ParseBundle(std::string_view bytes) {
+  absl::StatusOr<BundleFrame> frame = OpenBundleFrame(bytes);
+  if (!frame.ok()) return frame.status();
+  ParsedBundle parsed;
+  parsed.content_hash = std::move(frame->content_hash);
+  parsed.signer = std::move(frame->signer);
+  proto::Bundle& bundle = parsed.bundle;
+  if (frame->payload.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !bundle.ParseFromArray(frame->payload.data(), static_cast<int>(frame->payload.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat("the bundle's payload (", frame->payload.size(),
+                                                   " bytes) is not a pto.proto.Bundle"));
   }
   int64_t counts[3] = {0, 0, 0};
   for (const proto::BundleRecord& record : bundle.records()) {
@@ -146,24 +130,29 @@ absl::StatusOr<proto::Bundle> ParseBundle(const std::string& bytes) {
                      " plan, ", m.tuning_records(), " tuning) do not match its records (",
                      counts[0], ", ", counts[1], ", ", counts[2], ")"));
   }
-  return bundle;
+  return parsed;
 }
 
-absl::StatusOr<ImportReport> ImportBundle(CacheStore& store, const std::string& bytes,
+absl::StatusOr<ImportReport> ImportBundle(CacheStore& store, std::string_view bytes,
                                           const ImportOptions& options) {
-  absl::StatusOr<proto::Bundle> bundle = ParseBundle(bytes);
-  if (!bundle.ok()) return bundle.status();
+  absl::StatusOr<ParsedBundle> parsed = ParseBundle(bytes);
+  if (!parsed.ok()) return parsed.status();
   ImportReport report;
+  report.signer = ClassifySigner(parsed->signer, options.trusted_keys);
+  if (parsed->signer.has_value()) report.signer_id = parsed->signer->Id();
+  const bool code_trusted =
+      report.signer == BundleSigner::kTrustedKey ||
+      (report.signer == BundleSigner::kUnsigned && options.trust_unsigned_code);
   auto reject = [&](const proto::BundleRecord& record, std::string reason) {
     report.rejected.push_back({record.kind(), record.key(), std::move(reason)});
   };
-  for (const proto::BundleRecord& record : bundle->records()) {
+  for (const proto::BundleRecord& record : parsed->bundle.records()) {
     absl::Status stored = absl::OkStatus();
     if (record.kind() == RecordKindName(RecordKind::kKernel)) {
       proto::KernelRecord kernel;
       if (std::string p = RecordProblem(record.payload(), record.key(), &kernel); !p.empty()) {
         reject(record, std::move(p));
-      } else if (!options.trust_code) {
+      } else if (!code_trusted) {
         ++report.kernels_untrusted;
       } else if (kernel.codegen_fingerprint() != options.codegen_fingerprint ||
                  kernel.compiler_fingerprint() != options.compiler_fingerprint) {

@@ -175,4 +175,15 @@ absl::StatusOr<std::unique_ptr<CacheStore>> OpenCache(const CacheOptions& option
   return std::unique_ptr<CacheStore>(new MemoryStore(options));
 }
 
+absl::StatusOr<std::unique_ptr<CacheStore>> OpenPersistentCache(const CacheOptions& options,
+                                                                UnsafeDirectory unsafe) {
+  if (options.capacity_bytes <= 0 || options.path.empty()) {
+    return absl::InvalidArgumentError(
+        "OpenPersistentCache needs a path and a positive capacity_bytes");
+  }
+  absl::StatusOr<std::unique_ptr<SharedStore>> db = SharedStore::Open(options, unsafe);
+  if (!db.ok()) return db.status();
+  return std::unique_ptr<CacheStore>(std::move(*db));
+}
+
 }  // namespace pto::cache

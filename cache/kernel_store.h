@@ -116,10 +116,13 @@ class CacheStore {
   // Evicts least-recently-used kernels until their bytes are at most `kernel_bytes`; returns
   // how many were evicted. Plan and tuning records are kept.
   virtual absl::StatusOr<int64_t> EvictTo(int64_t kernel_bytes) = 0;
-  // Whether object code read from this store may be loaded and run. False for a database in a
-  // directory other users can write to (a warning is logged once at open): such a store's
-  // kernel records are still written and listed, but the runtime compiles instead of loading.
+  // Whether object code read from this store may be loaded and run, and if not, why (docs/
+  // cache.md, "Directories and files"). False when another user could have changed the files
+  // of its database or base (a warning is logged once at open): its kernel records are still
+  // written and listed, but the runtime compiles instead of loading, and merge and export
+  // take no code from it.
   virtual bool code_trusted() const { return true; }
+  virtual std::string WhyCodeUntrusted() const { return ""; }
   // "memory", "writer" (holds the database) or "reader" (another process is the writer).
   virtual std::string Role() const { return "memory"; }
 
@@ -188,6 +191,18 @@ class CacheStore {
 // options.log receives exactly one kLogWarning naming the path and RocksDB's error. Only
 // invalid options are an error (InvalidArgument).
 absl::StatusOr<std::unique_ptr<CacheStore>> OpenCache(const CacheOptions& options);
+
+// What OpenPersistentCache does with a directory other users could change (trust.h).
+enum class UnsafeDirectory {
+  kRefuse,        // an error (FailedPrecondition with the reason), as for the runtime
+  kReadDataOnly,  // opened read-only: nothing in it is written, code_trusted() is false
+};
+
+// The database at options.path (not empty), as OpenCache opens it, except that a database
+// that cannot be used is an error instead of a memory-only stand-in: for tools that must not
+// report on an empty cache.
+absl::StatusOr<std::unique_ptr<CacheStore>> OpenPersistentCache(const CacheOptions& options,
+                                                                UnsafeDirectory unsafe);
 
 }  // namespace pto::cache
 

@@ -52,6 +52,11 @@ absl::StatusOr<MergeReport> MergeInto(CacheStore& dst, CacheStore& src) {
     absl::StatusOr<std::vector<proto::KernelRecord>> kernels =
         SoundRecords<proto::KernelRecord>(src, RecordKind::kKernel, &report.skipped_unsound);
     if (!kernels.ok()) return kernels.status();
+    if (!src.code_trusted()) {
+      report.kernels_refused = static_cast<int64_t>(kernels->size());
+      report.kernels_refused_why = src.WhyCodeUntrusted();
+      kernels->clear();
+    }
     for (proto::KernelRecord& kernel : *kernels) {
       if (present->contains(KernelKey(KeyPartsOf(kernel)))) {
         ++report.kernels_present;

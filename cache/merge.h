@@ -1,11 +1,14 @@
 // Merging one cache into another (`pto cache merge`): kernel and plan records the destination
-// lacks are copied; for tuning records under the same key the one with the larger speed-up
-// over its default config wins (default_seconds / best_seconds, both measured in the same run,
-// so the ratio is comparable across runs and machines where absolute times are not).
+// lacks are copied (kernel records only from a source trusted for code: object code never
+// leaves a cache another user could have changed); for tuning records under the same key the one
+// with the larger speed-up over its default config wins (default_seconds / best_seconds, both
+// measured in the same run, so the ratio is comparable across runs and machines where absolute
+// times are not).
 #ifndef PTO_CACHE_MERGE_H_
 #define PTO_CACHE_MERGE_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "cache/kernel_store.h"
@@ -15,6 +18,9 @@ namespace pto::cache {
 
 struct MergeReport {
   int64_t kernels_copied = 0, kernels_present = 0;
+  // Sound kernel records of `src` not copied because `src` is not trusted for code, and why.
+  int64_t kernels_refused = 0;
+  std::string kernels_refused_why;
   int64_t plans_copied = 0, plans_present = 0;
   int64_t tuning_copied = 0;    // keys `dst` did not have (or had only an unsound record)
   int64_t tuning_replaced = 0;  // `src`'s record had the larger speed-up

@@ -11,8 +11,14 @@
 #include "absl/strings/str_cat.h"
 #include "cache/add_operator.h"
 #include "cache/envelope.h"
+#include "cache/fs_safety.h"
 #include "cache/inbox.h"
-#include "rocksdb/convenience.h"
+#include "cache/older_format.h"
+#include "cache/open_recovery.h"
+#include "cache/readable_records.h"
+#include "cache/reader_dirs.h"
+#include "cache/rebuild_families.h"
+#include "cache/rocksdb_options.h"
 #include "rocksdb/db.h"
 #include "rocksdb/env.h"
 #include "rocksdb/metadata.h"
@@ -22,12 +28,7 @@
 namespace pto::cache {
 namespace {
 
-constexpr char kKernelsFamily[] = "kernels";
-constexpr char kPlansFamily[] = "plans";
-constexpr char kTuningFamily[] = "tuning";
-constexpr char kMetaFamily[] = "meta";
 constexpr char kSchemaKey[] = "schema";
-constexpr char kUsagePrefix[] = "lru/";
 constexpr char kCounterPrefix[] = "count/";
 constexpr const char* kCounterNames[] = {"hits", "misses", "corrupt", "puts", "compiles"};
 constexpr int kCounters = 5;
@@ -70,34 +71,6 @@ const char* FamilyName(RecordKind kind) {
       break;
   }
   return kTuningFamily;
-}
-
-rocksdb::DBOptions DbOptions() {
-  rocksdb::DBOptions o;
-  o.create_if_missing = true;
-  o.create_missing_column_families = true;
-  o.paranoid_checks = true;  // the default; stated because the fallback logic relies on it
-  o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
-  o.keep_log_file_num = 2;
-  return o;
-}
-
-rocksdb::ColumnFamilyOptions FamilyOptions(const std::string& name) {
-  rocksdb::ColumnFamilyOptions o;
-  if (name == kMetaFamily) o.merge_operator = NewAddInt64Operator();  // counters
-  const std::vector<rocksdb::CompressionType> supported = rocksdb::GetSupportedCompressions();
-  auto has = [&](rocksdb::CompressionType t) {
-    return std::find(supported.begin(), supported.end(), t) != supported.end();
-  };
-  // Object code compresses about 2x; LZ4 decompresses fast enough for the warm-load budget.
-  if (has(rocksdb::kLZ4Compression)) {
-    o.compression = rocksdb::kLZ4Compression;
-  } else if (has(rocksdb::kSnappyCompression)) {
-    o.compression = rocksdb::kSnappyCompression;
-  } else {
-    o.compression = rocksdb::kNoCompression;
-  }
-  return o;
 }
 
 rocksdb::WriteOptions WriteOpts() {
@@ -167,10 +140,7 @@ RocksDbStore::~RocksDbStore() {
     std::lock_guard<std::mutex> lock(WritersMutex());
     WriterPaths().erase(CanonicalPath(path_));
   }
-  if (!secondary_path_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(secondary_path_, ec);
-  }
+  if (!secondary_path_.empty()) reader_dirs::Remove(path_, secondary_path_);
 }
 
 bool RocksDbStore::WriterOpenInThisProcess(const std::string& path) {
@@ -236,11 +206,19 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOpti
     store->registered_writer_ = true;
   }
   if (absl::Status s = store->OpenDatabase(options); !s.ok()) return s;
+  if (role == DbRole::kWriter) {
+    if (absl::StatusOr<int> n =
+            FinishInterruptedRebuild(*store->db_, store->handles_, options.path);
+        !n.ok()) {
+      store->Log(kLogWarning, absl::StrCat("pto cache: ", n.status().message()));
+    }
+  }
   if (absl::Status st = store->CheckSchema(); !st.ok()) return st;
   {
     std::lock_guard<std::mutex> lock(store->mu_);
     if (absl::Status st = store->LoadIndex(/*full_scan=*/store->repaired_); !st.ok()) return st;
   }
+  if (!store->index_damage_.empty()) store->Log(kLogWarning, store->index_damage_);
   if (role == DbRole::kWriter) {
     // Batches left by readers (also by readers that have exited) are ingested at once.
     inbox::RemoveAbandonedTemporaries(options.path);
@@ -253,10 +231,10 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const CacheOpti
 
 absl::Status RocksDbStore::OpenDatabase(const CacheOptions& options) {
   if (role_ == DbRole::kWriter) {
-    // Like `mkdir -p` (~/.cache may not exist yet); RocksDB itself creates only the last level.
-    // Failures (a regular file in the way, no permission) surface from DB::Open below.
-    std::error_code ec;
-    std::filesystem::create_directories(options.path, ec);
+    // Like `mkdir -p` (~/.cache may not exist yet), with fixed modes; RocksDB itself creates
+    // only the last level. Failures (a regular file in the way, no permission) surface from
+    // DB::Open below.
+    (void)fs_safety::MakeDirectories(options.path);
   }
   rocksdb::DBOptions db_options = DbOptions();
   table_options_ = std::make_unique<rocksdb::Options>(db_options, FamilyOptions(kMetaFamily));
@@ -296,12 +274,9 @@ absl::Status RocksDbStore::OpenDatabase(const CacheOptions& options) {
         break;
       case DbRole::kReader: {
         // Its info log goes to a directory of its own, removed when the store closes.
-        static std::atomic<int> readers{0};
-        secondary_path_ = (std::filesystem::path(options.path) / "readers" /
-                           absl::StrCat(::getpid(), "-", readers.fetch_add(1)))
-                              .string();
-        std::error_code ec;
-        std::filesystem::create_directories(secondary_path_, ec);
+        absl::StatusOr<std::string> dir = reader_dirs::Make(options.path);
+        if (!dir.ok()) return rocksdb::Status::IOError(std::string(dir.status().message()));
+        secondary_path_ = *dir;
         s = rocksdb::DB::OpenAsSecondary(db_options, options.path, secondary_path_, families,
                                          &handles_, &raw);
         break;
@@ -315,26 +290,32 @@ absl::Status RocksDbStore::OpenDatabase(const CacheOptions& options) {
   };
 
   std::vector<rocksdb::ColumnFamilyDescriptor> families = descriptors();
-  rocksdb::Status s = open(families);
-  if (s.IsCorruption() && role_ == DbRole::kWriter) {
+  rocksdb::Status s;
+  if (role_ == DbRole::kWriter) {
+    if (std::optional<std::string> damage = DamageBeforeOpen(options.path)) {
+      s = rocksdb::Status::Corruption(*damage);
+    }
+  }
+  if (s.ok()) s = open(families);
+  if (role_ == DbRole::kWriter && IsRepairableDamage(s, options.path)) {
     // A cache may lose entries but should not be lost whole: RepairDB keeps every readable
     // table, moves the others to <path>/lost and writes a new MANIFEST. It takes the LOCK.
     rocksdb::Status repair =
         rocksdb::RepairDB(options.path, db_options, families, FamilyOptions(kKernelsFamily));
     if (!repair.ok()) {
-      return absl::DataLossError(absl::StrCat("corrupt (", s.ToString(),
+      return absl::DataLossError(absl::StrCat("damaged (", s.ToString(),
                                               ") and could not be repaired: ", repair.ToString()));
     }
     const std::string first_error = s.ToString();
     families = descriptors();
     s = open(families);
     if (!s.ok()) {
-      return FromRocks(s, absl::StrCat("corrupt (", first_error, "); repaired but cannot reopen"),
+      return FromRocks(s, absl::StrCat("damaged (", first_error, "); repaired but cannot reopen"),
                        options.path);
     }
     repaired_ = true;
     Log(kLogWarning, absl::StrCat("pto cache: the cache database at '", options.path,
-                                  "' was corrupt (", first_error,
+                                  "' was damaged (", first_error,
                                   "); repaired it, unreadable files are in its lost/ directory: "
                                   "kernels stored in them will be recompiled"));
   }
@@ -373,9 +354,24 @@ absl::Status RocksDbStore::CheckSchema() {
           "the database has cache schema version ", meta.schema_version(), " (written by '",
           meta.created_by(), "'); this pto reads version ", kSchemaVersion));
     }
+    const bool older = IsValueFormat1(value);
+    if (older && role_ == DbRole::kReadOnly) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "'", path_, "' was written by an older pto in value format 1; this pto reads format ",
+          kValueFormatVersion));
+    }
     if (role_ != DbRole::kWriter) return absl::OkStatus();  // the writer rewrites it
-    Log(kLogWarning,
-        absl::StrCat("pto cache: the meta record of '", path_, "' is unreadable; rewriting it"));
+    if (older) {
+      s = DropRecordsOfOlderFormat(*db_, {kernels_, plans_, tuning_}, meta_);
+      if (!s.ok()) return FromRocks(s, "cannot drop the records of an older format", path_);
+      Log(kLogWarning, absl::StrCat("pto cache: the cache database at '", path_,
+                                    "' was written by an older pto in value format 1, which this "
+                                    "pto does not read; dropped its records (kernels are compiled "
+                                    "and stored again as they are needed)"));
+    } else {
+      Log(kLogWarning,
+          absl::StrCat("pto cache: the meta record of '", path_, "' is unreadable; rewriting it"));
+    }
   } else if (!s.IsNotFound() && !s.IsCorruption()) {
     return FromRocks(s, "cannot read the cache's meta record", path_);
   } else if (role_ != DbRole::kWriter) {
@@ -449,6 +445,12 @@ absl::Status RocksDbStore::LoadIndex(bool full_scan) {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), family));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       sizes->emplace(it->key().ToString(), static_cast<int64_t>(it->value().size()));
+    }
+    if (it->status().IsCorruption() && index_damage_.empty()) {
+      index_damage_ = absl::StrCat(
+          "pto cache: the ", family->GetName(), " records of '", path_,
+          "' cannot be read past a damaged block (", it->status().ToString(),
+          "); `pto cache verify --repair` rebuilds them from the records still readable");
     }
   }
   if (fixes.Count() > 0 && role_ == DbRole::kWriter) {
@@ -554,7 +556,7 @@ void RocksDbStore::HandleReadCorruption(RecordKind kind, const std::string& key,
                         f.smallestkey <= key && key <= f.largestkey;
     if (!named && !covers) continue;
     // Records of the file that still read back (their blocks are intact) are written again
-    // after the file is dropped: only what is damaged is lost.
+    // before the file is dropped: only what is damaged is lost.
     rocksdb::WriteBatch salvage;
     rocksdb::ColumnFamilyHandle* family = nullptr;
     std::vector<std::string> candidates;
@@ -567,23 +569,36 @@ void RocksDbStore::HandleReadCorruption(RecordKind kind, const std::string& key,
         const bool plans = f.column_family_name == kPlansFamily;
         family = plans ? plans_ : tuning_;
         for (const auto& [k, size] : plans ? plan_sizes_ : tuning_sizes_) candidates.push_back(k);
+      } else if (f.column_family_name == kMetaFamily) {
+        family = meta_;
       }
     }
-    rocksdb::ReadOptions verified;
-    verified.verify_checksums = true;
-    for (const std::string& k : candidates) {
-      if (k < f.smallestkey || k > f.largestkey) continue;
-      std::string value;
-      if (db_->Get(verified, family, k, &value).ok()) salvage.Put(family, k, value);
+    // The file's keys are found past its damaged blocks by seeking (readable_records.h),
+    // those the index knows included; they are written again before the file is dropped.
+    rocksdb::Status s;
+    if (family != nullptr) {
+      ReadableRecordsOptions range;
+      range.key_prefix = KeyPrefixOf(f.column_family_name);
+      range.lower = f.smallestkey;
+      range.upper = f.largestkey;
+      range.known_keys = std::move(candidates);
+      range.expected_records = static_cast<int64_t>(f.num_entries);
+      absl::StatusOr<ReadableRecordsReport> read =
+          ReadReadableRecords(*db_, family, range, [&](std::string_view k, std::string_view value) {
+            salvage
+                .Put(family, rocksdb::Slice(k.data(), k.size()),
+                     rocksdb::Slice(value.data(), value.size()))
+                .PermitUncheckedError();
+          });
+      if (!read.ok()) Log(kLogWarning, std::string(read.status().message()));
+      if (salvage.Count() > 0) s = db_->Write(WriteOpts(), &salvage);
     }
-    rocksdb::Status s = db_->DeleteFile(f.relative_filename);
+    if (s.ok()) s = db_->DeleteFile(f.relative_filename);
     if (s.ok()) {
       dropped = true;
-      if (salvage.Count() > 0) s = db_->Write(WriteOpts(), &salvage);
       Log(kLogWarning, absl::StrCat("pto cache: dropped the damaged file ", f.relative_filename,
                                     " of '", path_, "' (", f.num_entries, " cached records, ",
-                                    salvage.Count(), " of them intact and written again",
-                                    s.ok() ? "" : absl::StrCat(" - failed: ", s.ToString()), ")"));
+                                    salvage.Count(), " of them intact and written again)"));
     } else {
       Log(kLogWarning,
           absl::StrCat("pto cache: could not drop the damaged file ", f.relative_filename, " of '",
@@ -723,10 +738,11 @@ absl::Status RocksDbStore::ScanRaw(RecordKind kind, const std::function<void(Sca
     r.kind = kind;
     r.key = it->key().ToString();
     r.stored_bytes = static_cast<int64_t>(it->value().size());
-    if (std::optional<std::string> payload = UnwrapPayload(it->value().ToStringView())) {
-      r.payload = std::move(*payload);
+    if (absl::StatusOr<std::string_view> payload = UnwrapValue(it->value().ToStringView());
+        payload.ok()) {
+      r.payload = std::string(*payload);
     } else {
-      r.problem = "the envelope is damaged (checksum, truncation or schema version)";
+      r.problem = std::string(payload.status().message());
     }
     if (kind == RecordKind::kKernel) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -804,6 +820,15 @@ absl::StatusOr<int> RocksDbStore::IngestInbox() {
     return absl::FailedPreconditionError("only the writer ingests the inbox");
   }
   if (degraded_.load()) return 0;
+  const inbox::Refusals refusals = inbox::SetAsideUnsafe(path_);
+  for (const std::string& batch : refusals.batches) Log(kLogWarning, "pto cache: " + batch);
+  bool new_refusal = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    new_refusal = !refusals.inbox.empty() && refusals.inbox != inbox_refusal_;
+    inbox_refusal_ = refusals.inbox;
+  }
+  if (new_refusal) Log(kLogWarning, "pto cache: " + refusals.inbox);  // once, not every round
   int ingested = 0;
   for (const inbox::Pending& batch : inbox::List(path_)) {
     std::vector<rocksdb::IngestExternalFileArg> args;

@@ -1,6 +1,6 @@
 // The persistent CacheStore: a RocksDB database with column families "kernels", "plans",
-// "tuning" and "meta" (plus RocksDB's "default", unused). Every value is a checksummed
-// Envelope (envelope.h). "meta" holds the database's CacheMeta under "schema" and one
+// "tuning" and "meta" (plus RocksDB's "default", unused). Every value is in the checksummed
+// value format (envelope.h). "meta" holds the database's CacheMeta under "schema" and one
 // KernelUsage per kernel under "lru/<key>" (size, last use, hits) for LRU eviction.
 //
 // Durability: writes use the write-ahead log with sync=false. A Put that returned OK
@@ -13,8 +13,9 @@
 //
 // Corruption found while reading (a RocksDB block checksum failure in an SST file) is a miss;
 // the store drops the damaged SST file when RocksDB allows it (DB::DeleteFile: the file is
-// bottommost for its key range), losing only cache entries. A database that fails to open
-// with a Corruption status (truncated SST, damaged MANIFEST) is repaired once with
+// bottommost for its key range), after writing again the file's records that can still be
+// read (readable_records.h). A database that fails to open with a Corruption status (truncated
+// SST, damaged MANIFEST) or whose MANIFEST is missing (open_recovery.h) is repaired once with
 // rocksdb::RepairDB (unreadable tables moved to <path>/lost) and reopened, with one warning.
 //
 // Roles (several processes on one path, docs/cache.md): the writer holds RocksDB's LOCK and
@@ -143,6 +144,7 @@ class RocksDbStore final : public CacheStore {
   mutable std::mutex mu_;  // guards everything below and orders kernel writes with eviction
   LruIndex lru_;
   absl::flat_hash_map<std::string, int64_t> plan_sizes_, tuning_sizes_;
+  std::string index_damage_;  // why LoadIndex could not read every plan or tuning record
   int64_t evictions_ = 0;
 
   // Reader: usage of kernels hit since the last FlushPendingUsage; keys this process deleted
@@ -150,6 +152,9 @@ class RocksDbStore final : public CacheStore {
   absl::flat_hash_map<std::string, LruIndex::Usage> pending_usage_;
   absl::flat_hash_set<std::string> erased_;
   std::mutex catch_up_mu_;
+
+  // Writer: why the inbox was last refused (warned about once), or empty.
+  std::string inbox_refusal_;
 
   std::atomic<bool> degraded_{false};
   // The writer's new records once degraded; a reader's own records until the writer has them.

@@ -1,22 +1,19 @@
 #include "cache/shared_store.h"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <string_view>
-#include <system_error>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "cache/reader_dirs.h"
+#include "cache/trust.h"
 
 namespace pto::cache {
 namespace {
@@ -29,7 +26,7 @@ namespace fs = std::filesystem;
 // process's fcntl locks on a file when it closes any descriptor of that file.
 bool LockedByAnotherProcess(const std::string& path) {
   const std::string lock_file = (fs::path(path) / "LOCK").string();
-  const int fd = ::open(lock_file.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(lock_file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return false;
   struct flock probe = {};
   probe.l_type = F_WRLCK;
@@ -72,21 +69,13 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> OpenEitherRole(const CacheOptions&
   return last;
 }
 
-// Info-log directories of reader processes that no longer run ("<pid>-<n>").
-void RemoveAbandonedReaderDirs(const std::string& path) {
-  std::error_code ec;
-  fs::directory_iterator it(fs::path(path) / "readers", ec);
-  if (ec) return;
-  for (const fs::directory_entry& dir : it) {
-    const pid_t pid = static_cast<pid_t>(std::atoll(dir.path().filename().c_str()));
-    if (pid <= 0 || ::kill(pid, 0) == 0 || errno == EPERM) continue;
-    std::error_code inner;
-    fs::remove_all(dir.path(), inner);
-  }
-}
-
 void Warn(const CacheOptions& options, const std::string& message) {
   if (options.log) options.log(kLogWarning, message);
+}
+
+std::string CodeUntrustedWarning(const std::string& dir, const std::string& why) {
+  return absl::StrCat("pto cache: object code from '", dir, "' will not be loaded: ", why,
+                      "; kernels are compiled instead, tuning and plan records are still used");
 }
 
 CacheStats Minus(const CacheStats& a, const CacheStats& b) {
@@ -101,59 +90,57 @@ CacheStats Minus(const CacheStats& a, const CacheStats& b) {
 
 }  // namespace
 
-bool DirectoryTrustedForCode(const std::string& directory, std::string* why) {
-  struct stat st = {};
-  if (::stat(directory.c_str(), &st) != 0) return true;  // nothing there to distrust yet
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    *why = absl::StrFormat("can be written by other users (mode %04o)", st.st_mode & 07777);
-    return false;
-  }
-  if (st.st_uid != ::geteuid() && st.st_uid != 0) {
-    *why = absl::StrCat("is owned by another user (uid ", st.st_uid, ")");
-    return false;
-  }
-  return true;
-}
-
 SharedStore::SharedStore(const CacheOptions& options, std::unique_ptr<RocksDbStore> db,
-                         std::unique_ptr<RocksDbStore> base, bool code_trusted)
+                         std::unique_ptr<RocksDbStore> base, std::string why_code_untrusted)
     : CacheStore(options.clock_ms),
       options_(options),
-      code_trusted_(code_trusted),
+      why_code_untrusted_(std::move(why_code_untrusted)),
       base_(std::move(base)),
       db_(std::move(db)) {
   maintenance_ = std::thread([this] { MaintenanceLoop(); });
 }
 
-absl::StatusOr<std::unique_ptr<SharedStore>> SharedStore::Open(const CacheOptions& options) {
-  absl::StatusOr<std::unique_ptr<RocksDbStore>> db = OpenEitherRole(options);
+absl::StatusOr<std::unique_ptr<SharedStore>> SharedStore::Open(const CacheOptions& options,
+                                                               UnsafeDirectory unsafe) {
+  absl::StatusOr<DirectoryTrust> trust = CheckCacheDirectory(options.path);
+  if (!trust.ok()) return trust.status();
+  if (!trust->writable && unsafe == UnsafeDirectory::kRefuse) return RefuseToWrite(*trust);
+  absl::StatusOr<std::unique_ptr<RocksDbStore>> db =
+      trust->writable ? OpenEitherRole(options) : RocksDbStore::Open(options, DbRole::kReadOnly);
   if (!db.ok()) return db.status();
+  std::string why_code_untrusted;
+  if (!trust->writable) {
+    why_code_untrusted = trust->why_not_code;
+    Warn(options, absl::StrCat("pto cache: reading '", options.path,
+                               "' as data only (nothing is written to it, and no object code is "
+                               "taken from it): ",
+                               trust->why_not_writable));
+  } else if (!trust->code) {
+    why_code_untrusted = trust->why_not_code;
+    Warn(options, CodeUntrustedWarning(options.path, trust->why_not_code));
+  }
 
   std::unique_ptr<RocksDbStore> base;
   if (!options.base_path.empty()) {
     CacheOptions base_options = options;
     base_options.path = options.base_path;
+    absl::StatusOr<DirectoryTrust> base_trust = CheckCacheDirectory(options.base_path);
     absl::StatusOr<std::unique_ptr<RocksDbStore>> opened =
-        RocksDbStore::Open(base_options, DbRole::kReadOnly);
+        base_trust.ok() ? RocksDbStore::Open(base_options, DbRole::kReadOnly)
+                        : absl::StatusOr<std::unique_ptr<RocksDbStore>>(base_trust.status());
     if (opened.ok()) {
       base = std::move(*opened);
+      if (!base_trust->code) {
+        if (why_code_untrusted.empty()) why_code_untrusted = base_trust->why_not_code;
+        Warn(options, CodeUntrustedWarning(options.base_path, base_trust->why_not_code));
+      }
     } else {
       Warn(options, absl::StrCat("pto cache: cannot use the base cache at '", options.base_path,
                                  "': ", opened.status().message(), "; continuing without it"));
     }
   }
-
-  bool trusted = true;
-  for (const std::string& dir : {options.path, base ? options.base_path : std::string()}) {
-    std::string why;
-    if (dir.empty() || DirectoryTrustedForCode(dir, &why)) continue;
-    trusted = false;
-    Warn(options, absl::StrCat("pto cache: the cache directory '", dir, "' ", why,
-                               "; object code from it will not be loaded (kernels are compiled "
-                               "instead); tuning records are still used"));
-  }
   return std::unique_ptr<SharedStore>(
-      new SharedStore(options, std::move(*db), std::move(base), trusted));
+      new SharedStore(options, std::move(*db), std::move(base), std::move(why_code_untrusted)));
 }
 
 SharedStore::~SharedStore() {
@@ -212,7 +199,7 @@ void SharedStore::Maintain() {
       if (absl::StatusOr<int> n = db_->IngestInbox(); !n.ok() && options_.log) {
         options_.log(kLogDebug, std::string(n.status().message()));
       }
-      RemoveAbandonedReaderDirs(options_.path);
+      reader_dirs::RemoveAbandoned(options_.path);
     } else {
       (void)db_->CatchUp();
       (void)db_->FlushPendingUsage();

@@ -8,7 +8,9 @@
 // the writer role over (it succeeds once the writer has exited, cleanly or not), otherwise
 // catches up and hands over its usage updates; both add their counters to the shared ones.
 //
-// Object code is trusted only from directories no other user can write to (code_trusted()).
+// Before anything is opened, each directory is checked (trust.h): one another user could
+// change is refused, or with UnsafeDirectory::kReadDataOnly opened read-only for its data; code
+// is trusted only when no other user could have changed its files (code_trusted()).
 #ifndef PTO_CACHE_SHARED_STORE_H_
 #define PTO_CACHE_SHARED_STORE_H_
 
@@ -28,15 +30,19 @@ namespace pto::cache {
 class SharedStore final : public CacheStore {
  public:
   // Opens options.path as writer or reader, and options.base_path (if set) read-only. Errors
-  // as RocksDbStore::Open's for the path; a base that cannot be opened is left out with a
-  // warning.
-  static absl::StatusOr<std::unique_ptr<SharedStore>> Open(const CacheOptions& options);
+  // as RocksDbStore::Open's for the path, and FailedPrecondition with the reason for a
+  // directory CheckCacheDirectory refuses (one another user could change, with kRefuse; one
+  // with a link in it); a base that cannot be opened or is refused is left out with a
+  // warning, and a base another user could change gives data but no code.
+  static absl::StatusOr<std::unique_ptr<SharedStore>> Open(
+      const CacheOptions& options, UnsafeDirectory unsafe = UnsafeDirectory::kRefuse);
   ~SharedStore() override;
 
   bool persistent() const override;
   std::string Describe() const override;
   std::string Role() const override;
-  bool code_trusted() const override { return code_trusted_; }
+  bool code_trusted() const override { return why_code_untrusted_.empty(); }
+  std::string WhyCodeUntrusted() const override { return why_code_untrusted_; }
   absl::StatusOr<int64_t> EvictTo(int64_t kernel_bytes) override;
   CacheStats TotalStats() override;
 
@@ -52,14 +58,14 @@ class SharedStore final : public CacheStore {
 
  private:
   SharedStore(const CacheOptions& options, std::unique_ptr<RocksDbStore> db,
-              std::unique_ptr<RocksDbStore> base, bool code_trusted);
+              std::unique_ptr<RocksDbStore> base, std::string why_code_untrusted);
   void MaintenanceLoop();
   // Adds this process's counts since the last call to the shared counters.
   void FlushCounters();
 
   const CacheOptions options_;
-  const bool code_trusted_;
-  std::unique_ptr<RocksDbStore> base_;  // read-only; may be null
+  const std::string why_code_untrusted_;  // empty: trusted
+  std::unique_ptr<RocksDbStore> base_;    // read-only; may be null
 
   mutable std::shared_mutex role_mu_;  // exclusive only to swap db_ when taking over
   std::unique_ptr<RocksDbStore> db_;
@@ -72,10 +78,6 @@ class SharedStore final : public CacheStore {
   bool stop_ = false;
   std::thread maintenance_;
 };
-
-// Whether object code from `directory` may be run: false (with the reason in `why`) when a
-// user other than this one (or root) owns it or it is writable by group or others.
-bool DirectoryTrustedForCode(const std::string& directory, std::string* why);
 
 }  // namespace pto::cache
 

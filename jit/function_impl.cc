@@ -8,12 +8,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "jit/callback_guard.h"
 #include "jit/graph/graph_def.h"
 #include "jit/graph/graph_hash.h"
+#include "jit/output_allocation.h"
+#include "jit/output_overlap.h"
 #include "jit/trace.h"
 #include "jit/tuning/kernel_space.h"
 #include "jit/tuning/kernel_tuning_job.h"
 #include "jit/tuning/tuning_record.h"
+#include "ops/derived_symbols.h"
+#include "ops/shape_guards.h"
 #include "proto/cache.pb.h"
 
 namespace pto::detail {
@@ -77,15 +82,15 @@ absl::Status CheckView(const TensorView& t, const char* what, int index) {
 
 }  // namespace
 
-FunctionImpl::FunctionImpl(RuntimeImpl* runtime, std::string name, int num_inputs, TraceFn fn,
-                           FunctionOptions options)
-    : runtime_(runtime),
+FunctionImpl::FunctionImpl(std::shared_ptr<RuntimeImpl> runtime, std::string name, int num_inputs,
+                           TraceFn fn, FunctionOptions options)
+    : runtime_(std::move(runtime)),
       name_(std::move(name)),
       num_inputs_(num_inputs),
       fn_(std::move(fn)),
       options_(std::move(options)),
       is_constant_(num_inputs, false),
-      lanes_(runtime->device().f32_lanes()) {
+      lanes_(runtime_->device().f32_lanes()) {
   for (int c : options_.constant_inputs) is_constant_[c] = true;
   runtime_->AddFunction(this);
 }
@@ -177,6 +182,11 @@ absl::StatusOr<FunctionImpl::Shapes> FunctionImpl::ShapesOf(
             absl::StrCat("input ", i, ": dim ", d, " is negative (", input_shapes[i][d], ")"));
       }
     }
+    if (const TensorView view = TensorView::Dense(nullptr, input_shapes[i]);
+        view.num_elements() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", i, ": shape ", view.ShapeString(),
+                                                     " has more elements than int64 can count"));
+    }
     shapes.rank[i] = static_cast<int>(input_shapes[i].size());
     shapes.dims[i] = input_shapes[i].data();
   }
@@ -212,6 +222,7 @@ bool FunctionImpl::BindSymbols(const Variant& v, const Shapes& shapes, int64_t* 
       }
     }
   }
+  ops::BindDerivedSymbols(v.symbols, std::span<int64_t>(values, n));
   for (size_t s = 0; s < n; ++s) {
     if (values[s] < v.symbols[s].min || values[s] > v.symbols[s].max) return false;
   }
@@ -249,6 +260,11 @@ absl::Status FunctionImpl::CheckSymbolValues(const Variant& v, const Shapes& sha
         return absl::InvalidArgumentError(absl::StrCat("input ", i, " dim ", d, " (", info.name,
                                                        ") is ", x, ", outside the declared range [",
                                                        info.min, ", ", info.max, "]"));
+      }
+      if (!v.declared[s] && x > info.max) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input ", i, " dim ", d, " is ", x, ", above ", info.max,
+                         ", the largest size pto supports for a dim that changes between calls"));
       }
       if (value[s] >= 0 && value[s] != x) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -311,6 +327,10 @@ absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::VariantFor(const Shap
     // from the same value to the same value share one symbol (x and its residual's batch).
     const Variant& last = *variants_.back();
     *v = Variant{last.inputs, last.symbols, last.declared, {}};
+    while (!v->symbols.empty() && v->symbols.back().derived.has_value()) {  // the trace adds them
+      v->symbols.pop_back();
+      v->declared.pop_back();
+    }
     std::map<std::pair<int64_t, int64_t>, int> groups;
     for (int i = 0; i < num_inputs_; ++i) {
       if (static_cast<int>(last.inputs[i].size()) != shapes.rank[i]) {
@@ -352,9 +372,22 @@ absl::StatusOr<const FunctionImpl::Variant*> FunctionImpl::VariantFor(const Shap
     }
   }
   traces_.fetch_add(1);
-  absl::StatusOr<ir::Graph> graph = jit::Trace(fn_, trace_inputs, v->symbols);
+  absl::StatusOr<ir::Graph> graph;
+  {
+    const CallbackScope lambda_runs(CallbackKind::kTracedLambda, name_);
+    graph = jit::Trace(fn_, trace_inputs, v->symbols);
+  }
   if (!graph.ok()) return graph.status();
   v->graph = *std::move(graph);
+  // The trace appends the symbols its slices derive (after the inputs' symbols).
+  v->symbols = v->graph.symbols;
+  v->declared.resize(v->symbols.size(), false);
+  if (v->symbols.size() > static_cast<size_t>(jit::kMaxSymbols / 2)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("too many symbolic dims: the program uses ", v->symbols.size(),
+                     " symbols (counting those derived by slices of symbolic dims); at most ",
+                     jit::kMaxSymbols / 2, " are supported"));
+  }
   v->graph_hash = graph::CanonicalGraphHash(v->graph).Hex();
   variants_.push_back(std::move(v));
   return variants_.back().get();
@@ -537,7 +570,7 @@ void FunctionImpl::QueueTuning(Entry& entry, std::span<const int64_t> values,
     initial.max_trials = t.trials_per_kernel;
     const int index = runtime_->AddTuning(initial);
     Entry* e = &entry;
-    RuntimeImpl* rt = runtime_;
+    RuntimeImpl* rt = runtime_.get();
     const int ci = static_cast<int>(c);
     auto job = std::make_unique<jit::KernelTuningJob>(
         program, ci, &runtime_->compiler(), runtime_->device(), runtime_->tuning_threads(), o,
@@ -642,6 +675,7 @@ absl::Status FunctionImpl::Run(const Entry& entry, absl::Span<const TensorView> 
                                absl::Span<const TensorView> outputs, const int64_t* values,
                                KernelTimes* kernels) {
   const std::span<const int64_t> vals(values, entry.variant->symbols.size());
+  if (absl::Status s = ops::CheckShapeGuards(entry.variant->graph.guards, vals); !s.ok()) return s;
   if (outputs.size() != entry.output_shapes.size()) {
     return absl::InvalidArgumentError(absl::StrCat("function '", name_, "' produces ",
                                                    entry.output_shapes.size(), " outputs, got ",
@@ -658,17 +692,8 @@ absl::Status FunctionImpl::Run(const Entry& entry, absl::Span<const TensorView> 
                                                      " does not match the result shape ",
                                                      ShapeString(shape, vals)));
     }
-    const char* ob = static_cast<const char*>(t.data);
-    const char* oe = ob + t.num_elements() * 4;
-    for (int i = 0; i < num_inputs_; ++i) {
-      const char* ib = static_cast<const char*>(inputs[i].data);
-      const char* ie = ib + inputs[i].num_elements() * 4;
-      if (ob < ie && ib < oe) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("output ", o, " overlaps input ", i, " (pto does not compute in place)"));
-      }
-    }
   }
+  if (absl::Status s = CheckOutputsDisjoint(inputs, outputs); !s.ok()) return s;
   void* in[kMaxInputs];
   void* out[kMaxInputs];
   if (outputs.size() > static_cast<size_t>(kMaxInputs)) {
@@ -773,13 +798,8 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> FunctionImpl::OutputShapes(
   absl::StatusOr<const Variant*> variant = TracedVariant(input_shapes, values);
   if (!variant.ok()) return variant.status();
   std::span<const int64_t> vals(values, (*variant)->symbols.size());
-  std::vector<std::vector<int64_t>> result;
-  for (int o : (*variant)->graph.outputs) {
-    std::vector<int64_t> dims;
-    for (const ir::SymExpr& d : (*variant)->graph.nodes[o].shape) dims.push_back(d.Evaluate(vals));
-    result.push_back(std::move(dims));
-  }
-  return result;
+  if (absl::Status s = ops::CheckShapeGuards((*variant)->graph.guards, vals); !s.ok()) return s;
+  return EvaluateOutputShapes((*variant)->graph, vals);
 }
 
 absl::StatusOr<std::vector<Tensor>> FunctionImpl::CallAllocating(
@@ -789,15 +809,10 @@ absl::StatusOr<std::vector<Tensor>> FunctionImpl::CallAllocating(
   for (const TensorView& t : inputs) in_shapes.emplace_back(t.dims().begin(), t.dims().end());
   absl::StatusOr<std::vector<std::vector<int64_t>>> out_shapes = OutputShapes(in_shapes);
   if (!out_shapes.ok()) return out_shapes.status();
-  std::vector<Tensor> outs;
+  absl::StatusOr<std::vector<Tensor>> outs = AllocateOutputs(*out_shapes);
+  if (!outs.ok()) return outs.status();
   std::vector<TensorView> views;
-  for (const auto& shape : *out_shapes) {
-    outs.push_back(Tensor::Allocate(shape));
-    if (outs.back().data() == nullptr && outs.back().num_elements() != 0) {
-      return absl::ResourceExhaustedError("cannot allocate an output");
-    }
-    views.push_back(outs.back().view());
-  }
+  for (const Tensor& t : *outs) views.push_back(t.view());
   if (absl::Status s = Call(inputs, views); !s.ok()) return s;
   return outs;
 }

@@ -30,7 +30,7 @@ inline constexpr int kMaxInputs = 64;
 
 class FunctionImpl {
  public:
-  FunctionImpl(RuntimeImpl* runtime, std::string name, int num_inputs, TraceFn fn,
+  FunctionImpl(std::shared_ptr<RuntimeImpl> runtime, std::string name, int num_inputs, TraceFn fn,
                FunctionOptions options);
   ~FunctionImpl();
 
@@ -148,7 +148,7 @@ class FunctionImpl {
   void WritePlanRecord(const Variant& v, const std::string& shape_class,
                        std::vector<std::string> kernel_keys);
 
-  RuntimeImpl* runtime_;
+  std::shared_ptr<RuntimeImpl> runtime_;  // first: the Runtime's internals outlive the rest
   std::string name_;
   int num_inputs_;
   TraceFn fn_;

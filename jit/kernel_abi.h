@@ -12,7 +12,8 @@
 //   read of a point (a row op: of its row) before that point's store. Codegen must keep that
 //   order (a store's value depends on those loads). Matmul and reduction outputs never alias.
 // - args->symbols[s]: runtime value of graph symbol s (static dims are compiled as constants
-//   and never read from here).
+//   and never read from here). A symbol derived from others (a slice's start or length,
+//   ops/derived_symbols.h) is computed by the plan before the call: kernels read it alike.
 // - [lo, hi): the 2-D tile range of ir::KernelGrid to run. The plan splits the grid on
 //   multiples of the kernel's TileConfig grain; any range with lo <= hi inside the grid is
 //   valid.

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cache/checksum.h"
+#include "jit/codegen/bounds_fault.h"
 #include "jit/codegen/codegen_target.h"
 #include "jit/codegen/emit_kernel.h"
 #include "jit/orc/object_code.h"
@@ -20,6 +21,8 @@ namespace pto::jit {
 
 struct KernelCompiler::Impl {
   CodegenTarget target;
+  CodegenOptions codegen;
+  LogSink log;
   std::unique_ptr<OrcEngine> engine;
   cache::CacheStore* store = nullptr;
   std::string compiler_fingerprint;
@@ -29,16 +32,25 @@ struct KernelCompiler::Impl {
 
 namespace {
 
-// The description that identifies a kernel's code: its whole tile IR (config included) and the
-// codegen target. Two kernels with one description are one kernel. The plan's grain
-// (tile_rows, tile_cols) is scheduling, not code: the tuner changes it without a recompile.
-std::string Description(const ir::Kernel& kernel, const CodegenTarget& target) {
+// The description that identifies a kernel's code: its whole tile IR (config included), the
+// codegen target and options. Two kernels with one description are one kernel. The plan's
+// grain (tile_rows, tile_cols) is scheduling, not code: the tuner changes it without a
+// recompile. A checked kernel's code also depends on its buffers' extents and names.
+std::string Description(const ir::Kernel& kernel, const CodegenTarget& target,
+                        const CodegenOptions& options) {
   ir::Kernel unnamed = kernel;
   unnamed.name.clear();
   unnamed.config.tile_rows = 0;
   unnamed.config.tile_cols = 0;
-  return absl::StrCat(target.cpu_name, "|", target.features, "|abi", kKernelAbiVersion, "|",
-                      ir::KernelToString(unnamed, {}));
+  std::string description = absl::StrCat(target.cpu_name, "|", target.features, "|abi",
+                                         kKernelAbiVersion, "|", ir::KernelToString(unnamed, {}));
+  if (options.bounds_checks) {
+    absl::StrAppend(&description, "|checked");
+    for (const ir::BufferExtent& e : kernel.buffer_extents) {
+      absl::StrAppend(&description, "|", e.elements.ToString(), " ", e.name);
+    }
+  }
+  return description;
 }
 
 // `void pto_codegen_warmup(float* a, int64_t n)`: a[i] = a[i] * 2 + 1 for i < n. A loop the
@@ -92,15 +104,25 @@ absl::StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create(
     const device::DeviceInfo& device, const KernelCompilerOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->target = CodegenTarget::FromDevice(device);
+  impl->codegen.bounds_checks = options.checked_kernels;
+  impl->log = options.log;
   impl->store = options.store;
   impl->compiler_fingerprint =
       options.compiler_fingerprint.empty()
           ? cache::CompilerFingerprint(kKernelAbiVersion, LLVM_VERSION_STRING,
-                                       absl::StrCat("O2 codegen=", kCodegenRevision))
+                                       absl::StrCat("O2 codegen=", kCodegenRevision,
+                                                    options.checked_kernels ? " checked" : ""))
           : options.compiler_fingerprint;
+  // The bounds-fault handler exists for checked kernels only: an unchecked engine refuses
+  // objects that call it.
+  OrcEngineOptions engine_options;
+  if (options.checked_kernels) {
+    engine_options.runtime_symbols.push_back({kBoundsFaultSymbol, BoundsFaultAddress()});
+  }
   // The LLJIT and the target are set up here, once: no kernel's timing includes them.
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::unique_ptr<OrcEngine>> engine = OrcEngine::Create(impl->target);
+  absl::StatusOr<std::unique_ptr<OrcEngine>> engine =
+      OrcEngine::Create(impl->target, engine_options);
   if (!engine.ok()) return engine.status();
   impl->engine = *std::move(engine);
   impl->setup_seconds =
@@ -108,11 +130,11 @@ absl::StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create(
   return std::unique_ptr<KernelCompiler>(new KernelCompiler(device, std::move(impl)));
 }
 
-const std::vector<std::string>& KernelCompiler::AllowedExternalSymbols() {
-  static const std::vector<std::string> symbols(kAllowedUndefinedSymbols.begin(),
-                                                kAllowedUndefinedSymbols.end());
-  return symbols;
+const std::vector<std::string>& KernelCompiler::AllowedExternalSymbols() const {
+  return impl_->engine->allowed_symbols();
 }
+
+bool KernelCompiler::checked_kernels() const { return impl_->codegen.bounds_checks; }
 
 ir::Kernel KernelCompiler::Named(const ir::Kernel& kernel, const std::string& description) const {
   ir::Kernel named = kernel;
@@ -120,7 +142,8 @@ ir::Kernel KernelCompiler::Named(const ir::Kernel& kernel, const std::string& de
                                                    'e', 'l', '-', 'n', 'a', 'm', 'e', '1'};
   const std::array<uint64_t, 2> h = cache::SipHash128(kKey, description);
   named.name = absl::StrCat(kernel.name.empty() ? "f32_kernel" : kernel.name, "_",
-                            device::IsaName(device_.isa), "_", absl::Hex(h[0], absl::kZeroPad16));
+                            device::IsaName(device_.isa), "_", absl::Hex(h[0], absl::kZeroPad16),
+                            impl_->codegen.bounds_checks ? "_checked" : "");
   return named;
 }
 
@@ -176,7 +199,17 @@ std::shared_ptr<CompiledKernel> KernelCompiler::LoadCached(const cache::KernelKe
   absl::StatusOr<std::optional<proto::KernelRecord>> record = impl_->store->GetKernel(key);
   if (!record.ok() || !record->has_value() || (*record)->symbol() != symbol) return nullptr;
   absl::StatusOr<CompiledObject> object = impl_->engine->Load((*record)->object(), symbol);
-  if (!object.ok()) return nullptr;  // e.g. an object ORC refuses: recompiled and rewritten
+  if (!object.ok()) {
+    // E.g. an object that breaks the kernel object rule (a symbol off the allow-list, a
+    // definition that would interpose on the process): never loaded; compiled again, and the
+    // record rewritten with the new code.
+    if (impl_->log) {
+      impl_->log(LogLevel::kWarning,
+                 absl::StrCat("pto: the cache's code for kernel ", symbol, " was not loaded (",
+                              object.status().ToString(), "); compiling it again"));
+    }
+    return nullptr;
+  }
   cache_loads_.fetch_add(1);
   auto compiled = std::make_shared<CompiledKernel>();
   compiled->fn = object->entry;
@@ -209,7 +242,7 @@ void KernelCompiler::Store(const cache::KernelKeyParts& parts, const CompiledKer
 void KernelCompiler::Persist(const ir::Kernel& kernel, const CompiledKernel& compiled,
                              const KernelOrigin& origin) {
   if (compiled.loaded_from_cache) return;
-  Store(KeyParts(Description(kernel, impl_->target)), compiled, origin);
+  Store(KeyParts(Description(kernel, impl_->target, impl_->codegen)), compiled, origin);
 }
 
 void KernelCompiler::SweepMemo() {
@@ -225,7 +258,7 @@ size_t KernelCompiler::memo_size() const {
 
 absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
     const ir::Kernel& kernel, const KernelOrigin& origin, bool persist) {
-  const std::string key = Description(kernel, impl_->target);
+  const std::string key = Description(kernel, impl_->target, impl_->codegen);
   {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
@@ -264,7 +297,8 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> KernelCompiler::CompileNew(
   WarmUpCodegen();  // untimed: LLVM's one-time initialization is no kernel's compile time
   const auto start = std::chrono::steady_clock::now();
   auto context = std::make_unique<llvm::LLVMContext>();
-  absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitKernel(named, impl_->target, *context);
+  absl::StatusOr<std::unique_ptr<llvm::Module>> module =
+      EmitKernel(named, impl_->target, impl_->codegen, *context);
   if (!module.ok()) return module.status();
   absl::StatusOr<CompiledObject> object =
       impl_->engine->Compile(*std::move(module), std::move(context));
@@ -287,7 +321,8 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> KernelCompiler::CompileNew(
 absl::StatusOr<std::string> KernelCompiler::EmitLlvmIr(const ir::Kernel& kernel, bool optimized) {
   llvm::LLVMContext context;
   absl::StatusOr<std::unique_ptr<llvm::Module>> module =
-      EmitKernel(Named(kernel, Description(kernel, impl_->target)), impl_->target, context);
+      EmitKernel(Named(kernel, Description(kernel, impl_->target, impl_->codegen)), impl_->target,
+                 impl_->codegen, context);
   if (!module.ok()) return module.status();
   if (optimized) return EmitOptimizedIR(**module, impl_->target);
   std::string text;
@@ -299,7 +334,8 @@ absl::StatusOr<std::string> KernelCompiler::EmitLlvmIr(const ir::Kernel& kernel,
 absl::StatusOr<std::string> KernelCompiler::EmitAssembly(const ir::Kernel& kernel) {
   llvm::LLVMContext context;
   absl::StatusOr<std::unique_ptr<llvm::Module>> module =
-      EmitKernel(Named(kernel, Description(kernel, impl_->target)), impl_->target, context);
+      EmitKernel(Named(kernel, Description(kernel, impl_->target, impl_->codegen)), impl_->target,
+                 impl_->codegen, context);
   if (!module.ok()) return module.status();
   return jit::EmitAssembly(**module, impl_->target);
 }

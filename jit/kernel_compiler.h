@@ -49,8 +49,16 @@ struct KernelCompilerOptions {
   // Must outlive the compiler.
   cache::CacheStore* store = nullptr;
   // Replaces this build's compiler fingerprint in kernel keys (tests of a pto or LLVM
-  // upgrade). Empty: CompilerFingerprint(kKernelAbiVersion, LLVM's version, "O2").
+  // upgrade). Empty: CompilerFingerprint(kKernelAbiVersion, LLVM's version, "O2 codegen=N",
+  // plus " checked" for checked kernels).
   std::string compiler_fingerprint;
+  // Checked kernels (RuntimeOptions::checked_kernels, CodegenOptions::bounds_checks): every
+  // load and store is tested against its buffer's extent (ir::Kernel::buffer_extents). Their
+  // names end in "_checked", and their description (so their memo and cache keys) and the
+  // compiler fingerprint say so: a checked and an unchecked kernel never share a key.
+  bool checked_kernels = false;
+  // Where warnings go (stored code refused, ...); may be empty.
+  LogSink log;
 };
 
 class KernelCompiler {
@@ -91,8 +99,9 @@ class KernelCompiler {
   std::vector<KernelEvent> events() const;
   const std::string& compiler_fingerprint() const;
   const device::DeviceInfo& device() const { return device_; }
-  // Undefined symbols a kernel object may reference.
-  static const std::vector<std::string>& AllowedExternalSymbols();
+  // Undefined symbols a kernel object may reference (the JIT engine's allowed_symbols()).
+  const std::vector<std::string>& AllowedExternalSymbols() const;
+  bool checked_kernels() const;
 
  private:
   struct Impl;

@@ -1,9 +1,12 @@
 // Forwards pto's messages to the embedder's LogSink, filtered by level; silent without a sink.
+// While the sink runs, calls from it into pto that could wait for pto are refused
+// (jit/callback_guard.h).
 #ifndef PTO_JIT_LOGGER_H_
 #define PTO_JIT_LOGGER_H_
 
 #include <string_view>
 
+#include "jit/callback_guard.h"
 #include "pto/options.h"
 
 namespace pto::jit {
@@ -13,7 +16,9 @@ class Logger {
   Logger(LogSink sink, LogLevel min_level) : sink_(std::move(sink)), min_level_(min_level) {}
   bool Enabled(LogLevel level) const { return sink_ && level >= min_level_; }
   void Log(LogLevel level, std::string_view message) const {
-    if (Enabled(level)) sink_(level, message);
+    if (!Enabled(level)) return;
+    const detail::CallbackScope scope(detail::CallbackKind::kLogSink);
+    sink_(level, message);
   }
 
  private:

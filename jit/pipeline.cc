@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "jit/codegen/emit_kernel.h"
+#include "jit/passes/attach_buffer_extents.h"
 #include "jit/passes/build_tile_graph.h"
 #include "jit/passes/canonicalize.h"
 #include "jit/passes/cse.h"
@@ -47,7 +48,7 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
   LogStage(options, "specialize_shapes", p.graph.ToString());
   RunGraphPasses(p.graph, options);
   // Level 2: fusion groups and tile kernels.
-  p.groups = FormFusionGroups(p.graph);
+  p.groups = FormFusionGroups(p.graph, options.fusion);
   absl::StatusOr<ir::TileGraph> tiles = BuildTileGraph(p.graph, p.groups);
   if (!tiles.ok()) return tiles.status();
   p.tiles = *std::move(tiles);
@@ -60,6 +61,7 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
   // Level 4: execution graph.
   MarkInPlace(p.tiles);
   p.buffers = PlanBuffers(p.tiles);
+  AttachBufferExtents(p.tiles);
   LogStage(options, "plan_buffers", BufferPlanToString(p.tiles, p.buffers));
   if (p.symbol_sources.size() > static_cast<size_t>(kMaxSymbols)) {
     return absl::InvalidArgumentError(absl::StrCat("the program uses ", p.symbol_sources.size(),
@@ -67,7 +69,9 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
                                                    " are supported"));
   }
   if (p.buffers.slot_members.size() > static_cast<size_t>(kMaxArenaSlots)) {
-    return absl::InvalidArgumentError("the program needs more intermediate buffers than supported");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the program needs more than ", kMaxArenaSlots,
+        " intermediate buffers at once (kMaxArenaSlots); fewer values may be live at one time"));
   }
   for (const ir::KernelCall& call : p.tiles.calls) {
     if (call.buffers.size() > static_cast<size_t>(kMaxKernelBuffers)) {

@@ -35,6 +35,8 @@ struct PipelineOptions {
   // Per input: its contents are constant (FunctionOptions::constant_inputs), so matmuls may
   // read it prepacked (prepack_constant_weights).
   std::vector<bool> constant_inputs;
+  // How large fusion groups may grow (the policy's defaults; tests vary them).
+  FusionOptions fusion;
 };
 
 // Levels 1-4: no code generation.

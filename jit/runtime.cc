@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/text_format.h"
+#include "jit/callback_guard.h"
 #include "jit/function_impl.h"
 #include "jit/runtime_impl.h"
 #include "oneapi/tbb/global_control.h"
@@ -74,7 +75,9 @@ void RuntimeImpl::UpdateTuning(int index, KernelTuning state) {
     tuning_[index] = std::move(state);
     copy = tuning_[index];
   }
-  if (options_.tuning.progress) options_.tuning.progress(copy);
+  if (!options_.tuning.progress) return;
+  const CallbackScope scope(CallbackKind::kTuningProgress);
+  options_.tuning.progress(copy);
 }
 
 std::vector<KernelTuning> RuntimeImpl::tuning_results() const {
@@ -96,6 +99,9 @@ void RuntimeImpl::RemoveFunction(FunctionImpl* fn) {
 }
 
 absl::Status RuntimeImpl::WriteWorkload(const std::string& path) const {
+  if (absl::Status s = RefuseInsideCallback("Runtime::WriteWorkload was called"); !s.ok()) {
+    return s;
+  }
   if (!options_.record_workload) {
     return absl::FailedPreconditionError(
         "the workload is not recorded: open the Runtime with RuntimeOptions::record_workload");
@@ -136,8 +142,29 @@ absl::Status RuntimeImpl::WriteWorkload(const std::string& path) const {
   return absl::OkStatus();
 }
 
-void RuntimeImpl::WaitForTuning() {
+absl::Status RuntimeImpl::WaitForTuning() {
+  if (absl::Status s = RefuseInsideCallback("Runtime::WaitForTuning was called"); !s.ok()) {
+    return s;
+  }
   if (tuning_service_ != nullptr) tuning_service_->WaitIdle();
+  return absl::OkStatus();
+}
+
+void RuntimeImpl::StopTuning() {
+  if (tuning_service_ == nullptr) return;
+  if (InsideCallback()) {
+    tuning_service_->RequestShutdown();
+  } else {
+    tuning_service_->Shutdown();
+  }
+}
+
+void RuntimeImpl::Close() {
+  StopTuning();
+  tuning_closed_.store(true, std::memory_order_release);
+  // The tuner's threads have stopped: the process gets its oneTBB parallelism back now, not
+  // when the last Function goes.
+  if (!InsideCallback()) tuner_workers_.reset();
 }
 
 RuntimeStats RuntimeImpl::stats() const {
@@ -199,32 +226,43 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
   };
   absl::StatusOr<std::unique_ptr<cache::CacheStore>> store = cache::OpenCache(cache_options);
   if (!store.ok()) return store.status();
+  jit::KernelCompilerOptions compiler_options;
+  compiler_options.store = store->get();
+  compiler_options.checked_kernels = options.checked_kernels;
+  compiler_options.log = [logger = jit::Logger(options.log_sink, options.log_level)](
+                             LogLevel level, std::string_view message) {
+    logger.Log(level, message);
+  };
   absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
-      jit::KernelCompiler::Create(device, store->get());
+      jit::KernelCompiler::Create(device, compiler_options);
   if (!compiler.ok()) return compiler.status();
-  auto impl = std::make_unique<detail::RuntimeImpl>(std::move(options), std::move(device),
+  auto impl = std::make_shared<detail::RuntimeImpl>(std::move(options), std::move(device),
                                                     *std::move(store), *std::move(compiler));
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 
-Runtime::Runtime(std::unique_ptr<detail::RuntimeImpl> impl) : impl_(std::move(impl)) {}
-Runtime::~Runtime() = default;
+Runtime::Runtime(std::shared_ptr<detail::RuntimeImpl> impl) : impl_(std::move(impl)) {}
+// The internals live on while Functions of this Runtime do; tuning ends here.
+Runtime::~Runtime() { impl_->Close(); }
 
 absl::StatusOr<std::unique_ptr<Function>> Runtime::JitTraced(std::string name, int num_inputs,
                                                              TraceFn trace,
                                                              FunctionOptions options) {
+  if (absl::Status s = detail::RefuseInsideCallback(
+          absl::StrCat("Runtime::Jit of function '", name, "' was called"));
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = detail::FunctionImpl::ValidateOptions(num_inputs, options); !s.ok())
     return s;
   return std::make_unique<Function>(std::make_unique<detail::FunctionImpl>(
-      impl_.get(), std::move(name), num_inputs, std::move(trace), std::move(options)));
+      impl_, std::move(name), num_inputs, std::move(trace), std::move(options)));
 }
 
 RuntimeStats Runtime::stats() const { return impl_->stats(); }
 std::vector<KernelTuning> Runtime::tuning_results() const { return impl_->tuning_results(); }
-void Runtime::WaitForTuning() { impl_->WaitForTuning(); }
-void Runtime::StopTuning() {
-  if (impl_->tuning_service() != nullptr) impl_->tuning_service()->Shutdown();
-}
+absl::Status Runtime::WaitForTuning() { return impl_->WaitForTuning(); }
+void Runtime::StopTuning() { impl_->StopTuning(); }
 absl::Status Runtime::WriteWorkload(const std::string& path) const {
   return impl_->WriteWorkload(path);
 }
@@ -233,16 +271,22 @@ std::vector<KernelEvent> Runtime::kernel_events() const { return impl_->compiler
 Function::Function(std::unique_ptr<detail::FunctionImpl> impl) : impl_(std::move(impl)) {}
 Function::~Function() = default;
 
+// Every entry that may trace, compile or run is refused from inside pto's callbacks (the
+// traced lambda, the log sink, the progress callback), which may run under this Function's
+// locks: an error instead of a deadlock.
 absl::Status Function::operator()(absl::Span<const TensorView> inputs,
                                   absl::Span<const TensorView> outputs) {
+  if (absl::Status s = detail::RefuseFunctionCallInsideCallback(name()); !s.ok()) return s;
   return impl_->Call(inputs, outputs);
 }
 
 absl::StatusOr<std::vector<Tensor>> Function::operator()(absl::Span<const TensorView> inputs) {
+  if (absl::Status s = detail::RefuseFunctionCallInsideCallback(name()); !s.ok()) return s;
   return impl_->CallAllocating(inputs);
 }
 
 absl::Status Function::Precompile(absl::Span<const std::vector<int64_t>> input_shapes) {
+  if (absl::Status s = detail::RefuseFunctionCallInsideCallback(name()); !s.ok()) return s;
   return impl_->Precompile(input_shapes);
 }
 
@@ -250,17 +294,20 @@ void Function::InvalidateConstants() { impl_->InvalidateConstants(); }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> Function::OutputShapes(
     absl::Span<const std::vector<int64_t>> input_shapes) {
+  if (absl::Status s = detail::RefuseFunctionCallInsideCallback(name()); !s.ok()) return s;
   return impl_->OutputShapes(input_shapes);
 }
 
 absl::StatusOr<std::string> Function::Dump(Stage stage,
                                            absl::Span<const std::vector<int64_t>> input_shapes) {
+  if (absl::Status s = detail::RefuseFunctionCallInsideCallback(name()); !s.ok()) return s;
   return impl_->Dump(stage, input_shapes);
 }
 
 absl::StatusOr<std::vector<KernelProfile>> Function::Profile(absl::Span<const TensorView> inputs,
                                                              absl::Span<const TensorView> outputs,
                                                              int calls) {
+  if (absl::Status s = detail::RefuseFunctionCallInsideCallback(name()); !s.ok()) return s;
   return impl_->Profile(inputs, outputs, calls);
 }
 

@@ -1,8 +1,11 @@
 // What a Runtime owns: the device description, the thread arena, the kernel cache and compiler,
 // the log, the epoch domain retired Plans wait in, and the tuner service with its results.
+// Shared by the Runtime and each of its Functions (std::shared_ptr): a Function may outlive its
+// Runtime and keeps all of this alive. Destroying the Runtime closes tuning (Close).
 #ifndef PTO_JIT_RUNTIME_IMPL_H_
 #define PTO_JIT_RUNTIME_IMPL_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -48,8 +51,16 @@ class RuntimeImpl {
                ? &plan_epochs_
                : nullptr;
   }
-  // Null when tuning is off or frozen (deterministic mode).
-  tuner::TuningService* tuning_service() { return tuning_service_.get(); }
+  // Null when tuning is off or frozen (deterministic mode), or once the Runtime was destroyed.
+  tuner::TuningService* tuning_service() {
+    return tuning_closed_.load(std::memory_order_acquire) ? nullptr : tuning_service_.get();
+  }
+  // Runtime::StopTuning: waits for running searches to stop, except from inside a pto callback
+  // (the progress callback runs inside a tuning job), where it only asks them to stop.
+  void StopTuning();
+  // The Runtime is being destroyed: tuning stops (and waits, as StopTuning), and nothing is
+  // tuned afterwards; its Functions keep compiling and running.
+  void Close();
   // The arena candidates are timed on: as many threads as calls use.
   device::ThreadArena* tuning_threads() { return tuning_threads_.get(); }
   // Threads a kernel launch uses (the performance fingerprint's thread count).
@@ -61,7 +72,7 @@ class RuntimeImpl {
   int AddTuning(const KernelTuning& initial);
   void UpdateTuning(int index, KernelTuning state);
   std::vector<KernelTuning> tuning_results() const;
-  void WaitForTuning();
+  absl::Status WaitForTuning();
 
   // Live Functions, for the workload file; a Function removed keeps its workload entries here.
   void AddFunction(FunctionImpl* fn);
@@ -89,6 +100,7 @@ class RuntimeImpl {
   std::vector<FunctionImpl*> functions_;
   std::vector<proto::WorkloadEntry> removed_workload_;
   std::unique_ptr<tuner::TuningService> tuning_service_;  // last: shut down first
+  std::atomic<bool> tuning_closed_{false};
 };
 
 }  // namespace pto::detail

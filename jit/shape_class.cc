@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "ops/derived_symbols.h"
 
 namespace pto::jit {
 
@@ -20,13 +21,19 @@ SymbolClass ClassifySymbol(int64_t value, const ir::SymbolInfo& info, int64_t la
 ShapeClass Classify(std::span<const int64_t> values, std::span<const ir::SymbolInfo> infos,
                     int64_t lanes) {
   ShapeClass cls;
-  for (size_t s = 0; s < infos.size(); ++s) cls.symbols.push_back(ClassifySymbol(values[s], infos[s], lanes));
+  for (size_t s = 0; s < infos.size(); ++s) {
+    // A derived symbol follows the symbols it is computed from: its class is its whole range.
+    cls.symbols.push_back(infos[s].derived.has_value()
+                              ? SymbolClass{infos[s].min, infos[s].max, 1}
+                              : ClassifySymbol(values[s], infos[s], lanes));
+  }
   return cls;
 }
 
 bool Matches(const ShapeClass& cls, std::span<const int64_t> values,
              std::span<const ir::SymbolInfo> infos, int64_t lanes) {
   for (size_t s = 0; s < cls.symbols.size(); ++s) {
+    if (infos[s].derived.has_value()) continue;
     if (!(ClassifySymbol(values[s], infos[s], lanes) == cls.symbols[s])) return false;
   }
   return true;
@@ -36,7 +43,8 @@ std::string ShapeClass::ToString(std::span<const ir::SymbolInfo> infos) const {
   std::string out;
   for (size_t s = 0; s < symbols.size(); ++s) {
     const SymbolClass& c = symbols[s];
-    if (s) out += ", ";
+    if (infos[s].derived.has_value()) continue;
+    if (!out.empty()) out += ", ";
     out += infos[s].name + "=";
     if (c.lo == c.hi) {
       out += std::to_string(c.lo);
@@ -56,7 +64,16 @@ Specialization Specialize(const ShapeClass& cls, std::span<const ir::SymbolInfo>
   for (int s = 0; s < n; ++s) sp.sources.push_back(SymbolSource{s, 1, 0});
   for (int s = 0; s < n; ++s) {
     const SymbolClass& c = cls.symbols[s];
-    if (c.lo == c.hi) {
+    if (infos[s].derived.has_value()) {
+      // Derived symbols come after the symbols they use, whose replacements are known by now.
+      ir::DerivedSymbol& d = *sp.symbols[s].derived;
+      d.dim = d.dim.Substitute(sp.replacement);
+      if (d.dim.IsConstant()) {
+        const int64_t value = ops::EvaluateDerivedSymbol(d, std::span<const int64_t>());
+        sp.replacement[s] = ir::SymExpr(value);
+        sp.sources[s] = SymbolSource{-1, 1, value};
+      }
+    } else if (c.lo == c.hi) {
       sp.replacement[s] = ir::SymExpr(c.lo);
       sp.sources[s] = SymbolSource{-1, 1, c.lo};
     } else if (c.divisor > 1) {

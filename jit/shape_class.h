@@ -3,6 +3,9 @@
 //   - other values fall in a power-of-two bucket [2^k, 2^(k+1)) clipped to the symbol's range;
 //   - within a bucket, multiples of the vector width are their own class, compiled with the
 //     symbol rewritten as width * s' so that codegen sees the divisibility.
+// A derived symbol (a slice's start or length, ops/derived_symbols.h) is not classified: its
+// value follows from the others at each call. It compiles as a constant where the symbols it
+// is computed from do, and is read at run time otherwise.
 // Dispatch checks the guards of each installed class against the call's symbol values.
 #ifndef PTO_JIT_SHAPE_CLASS_H_
 #define PTO_JIT_SHAPE_CLASS_H_

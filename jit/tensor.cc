@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -29,7 +30,10 @@ TensorView TensorView::Dense(const float* data, std::span<const int64_t> shape) 
   for (int d = v.rank - 1; d >= 0; --d) {
     v.shape[d] = shape[d];
     v.strides[d] = stride;
-    stride *= shape[d] > 0 ? shape[d] : 1;
+    // A shape too large to count gets saturated strides; num_elements() reports it as -1.
+    if (__builtin_mul_overflow(stride, shape[d] > 0 ? shape[d] : 1, &stride)) {
+      stride = std::numeric_limits<int64_t>::max();
+    }
   }
   return v;
 }
@@ -52,7 +56,7 @@ Tensor Tensor::Allocate(std::span<const int64_t> shape) {
   Tensor t;
   TensorView v = TensorView::Dense(nullptr, shape);
   const int64_t n = v.num_elements();
-  if (v.rank < 0 || n < 0 || n > (int64_t{1} << 40)) return t;
+  if (v.rank < 0 || n < 0 || n > kMaxElements) return t;
   const size_t bytes = (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64;
   void* p = bytes ? std::aligned_alloc(64, bytes) : nullptr;
   if (bytes && p == nullptr) return t;

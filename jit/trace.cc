@@ -3,15 +3,22 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "jit/graph/check_limits.h"
+#include "jit/graph/limits.h"
+#include "jit/traced_shape_check.h"
 #include "ops/shape_rules.h"
 
 namespace pto::detail {
 namespace {
 thread_local TraceState* current_trace = nullptr;
 
-// Stores attributes in one canonical form (non-negative axes, resolved slice bounds), so that
-// lowering and the graph hash never see two spellings of one op. Runs after shape inference
-// accepted the attributes.
+constexpr const char* kValueScope =
+    " (a Value is valid only during the trace that made it: was it kept from an earlier trace?)";
+
+// Stores attributes in one canonical form (non-negative axes, resolved slice bounds of constant
+// dims), so that lowering and the graph hash never see two spellings of one op. A slice of a
+// symbolic dim keeps its bounds: they resolve against each call's size
+// (ops/derived_symbols.h). Runs after shape inference accepted the attributes.
 void CanonicalizeAttrs(ir::OpKind op, const std::vector<ir::Shape>& shapes, ir::Attrs& attrs) {
   using ir::OpKind;
   const int64_t rank = shapes.empty() ? 0 : static_cast<int64_t>(shapes[0].size());
@@ -35,6 +42,19 @@ void CanonicalizeAttrs(ir::OpKind op, const std::vector<ir::Shape>& shapes, ir::
     default:
       break;
   }
+}
+
+// The limits of jit/graph/limits.h a new node is checked against before its shape is
+// inferred; `nodes` counts it.
+absl::Status CheckTraceLimits(const std::string& where, ir::OpKind op, const ir::Attrs& attrs,
+                              size_t inputs, size_t nodes) {
+  if (absl::Status s = graph::CheckLimit("the trace's node count", static_cast<int64_t>(nodes),
+                                         graph::kMaxNodes, "kMaxNodes");
+      !s.ok()) {
+    return s;
+  }
+  return graph::CheckNodeCounts(where, op, static_cast<int64_t>(inputs),
+                                static_cast<int64_t>(attrs.ints.size()));
 }
 
 }  // namespace
@@ -67,21 +87,38 @@ Value TraceState::AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value>
   std::vector<int> ids;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = inputs[i];
-    if (v.state() != this || !v.valid()) {
-      const char* why = v.state() == nullptr
-                            ? " is not a traced value (a default-constructed pto::Value?)"
-                            : " belongs to another trace";
-      Fail(absl::InvalidArgumentError(absl::StrCat(ir::OpName(op), ": input ", i, why)));
+    if (v.id() < 0) {
+      Fail(absl::InvalidArgumentError(
+          absl::StrCat(ir::OpName(op), ": input ", i,
+                       " is not a traced value (a default-constructed pto::Value?)")));
+      return Value();
+    }
+    if (v.state().get() != this) {
+      Fail(absl::InvalidArgumentError(absl::StrCat(ir::OpName(op), ": input ", i,
+                                                   " is a Value from another trace", kValueScope)));
       return Value();
     }
     shapes.push_back(graph_.nodes[v.id()].shape);
     dtypes.push_back(graph_.nodes[v.id()].dtype);
     ids.push_back(v.id());
   }
-  std::vector<std::string> names = graph_.SymbolNames();
-  absl::StatusOr<ir::Shape> shape = ops::InferShape(op, attrs, shapes, names);
+  const std::string where = absl::StrCat("node ", graph_.nodes.size(), " (", ir::OpName(op), ")");
+  if (absl::Status s = CheckTraceLimits(where, op, attrs, inputs.size(), graph_.nodes.size() + 1);
+      !s.ok()) {
+    Fail(std::move(s));
+    return Value();
+  }
+  absl::StatusOr<ir::Shape> shape =
+      ops::InferShape(op, attrs, shapes, &graph_.symbols, &graph_.guards);
+  if (shape.ok()) {
+    if (absl::Status s = CheckTracedShape(op, *shape, graph_.SymbolNames()); !s.ok()) shape = s;
+  }
   if (!shape.ok()) {
     Fail(shape.status());
+    return Value();
+  }
+  if (absl::Status s = graph::CheckShape(where, *shape); !s.ok()) {
+    Fail(std::move(s));
     return Value();
   }
   absl::StatusOr<ir::DType> dtype = ops::InferDType(op, attrs, dtypes);
@@ -97,7 +134,7 @@ Value TraceState::AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value>
   node.dtype = *dtype;
   node.shape = *std::move(shape);
   graph_.nodes.push_back(std::move(node));
-  return Value(this, static_cast<int>(graph_.nodes.size()) - 1);
+  return Value(weak_from_this(), static_cast<int>(graph_.nodes.size()) - 1);
 }
 
 }  // namespace pto::detail
@@ -110,6 +147,9 @@ absl::StatusOr<ir::Graph> Trace(const TraceFn& fn, std::span<const TraceInput> i
   graph.symbols = std::move(symbols);
   graph.num_inputs = static_cast<int>(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
+    if (absl::Status s = graph::CheckShape(absl::StrCat("input ", i), inputs[i].shape); !s.ok()) {
+      return s;
+    }
     ir::Node node;
     node.op = ir::OpKind::kInput;
     node.attrs.index = static_cast<int64_t>(i);
@@ -117,26 +157,36 @@ absl::StatusOr<ir::Graph> Trace(const TraceFn& fn, std::span<const TraceInput> i
     node.dtype = inputs[i].dtype;
     graph.nodes.push_back(std::move(node));
   }
-  detail::TraceState state(std::move(graph));
+  auto state = std::make_shared<detail::TraceState>(std::move(graph));
   std::vector<Value> args;
-  for (size_t i = 0; i < inputs.size(); ++i) args.emplace_back(&state, static_cast<int>(i));
+  for (size_t i = 0; i < inputs.size(); ++i) args.emplace_back(state, static_cast<int>(i));
   std::vector<Value> results;
   {
-    detail::CurrentTraceScope scope(&state);
+    detail::CurrentTraceScope scope(state.get());
     results = fn(args);
   }
-  if (!state.status().ok()) return state.status();
+  if (!state->status().ok()) return state->status();
   if (results.empty()) {
     return absl::InvalidArgumentError("the traced function returned no outputs");
   }
-  ir::Graph traced = state.TakeGraph();
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (results[i].state() != &state || !results[i].valid()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("output ", i, " is not a value of this trace"));
-    }
-    traced.outputs.push_back(results[i].id());
+  if (absl::Status s = graph::CheckLimit("the traced function's output count",
+                                         static_cast<int64_t>(results.size()), graph::kMaxOutputs,
+                                         "kMaxOutputs");
+      !s.ok()) {
+    return s;
   }
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].id() < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output ", i, " is not a traced value (a default-constructed pto::Value?)"));
+    }
+    if (results[i].state() != state) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output ", i, " is a Value from another trace", detail::kValueScope));
+    }
+  }
+  ir::Graph traced = state->TakeGraph();
+  for (const Value& v : results) traced.outputs.push_back(v.id());
   return traced;
 }
 

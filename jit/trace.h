@@ -2,6 +2,7 @@
 #ifndef PTO_JIT_TRACE_H_
 #define PTO_JIT_TRACE_H_
 
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -13,7 +14,9 @@
 
 namespace pto::detail {
 
-class TraceState {
+// One run of a lambda being traced. Owned by jit::Trace (by shared_ptr) for that run only;
+// Values point to it weakly, so a Value kept past its trace is recognized, never dereferenced.
+class TraceState : public std::enable_shared_from_this<TraceState> {
  public:
   explicit TraceState(ir::Graph graph) : graph_(std::move(graph)) {}
 

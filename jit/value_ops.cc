@@ -1,5 +1,7 @@
 // The public op functions of pto/value.h: each records one node in the running trace.
 #include <initializer_list>
+#include <memory>
+#include <span>
 
 #include "absl/status/status.h"
 #include "jit/trace.h"
@@ -10,24 +12,31 @@ namespace {
 
 using ir::OpKind;
 
-detail::TraceState* StateOf(std::initializer_list<Value> values) {
+// The trace to record into: that of the first input whose trace still runs, else the one
+// running on this thread (an input of an ended trace is then refused by AddNode).
+std::shared_ptr<detail::TraceState> StateOf(std::span<const Value> values) {
   for (const Value& v : values) {
-    if (v.state() != nullptr) return v.state();
+    if (std::shared_ptr<detail::TraceState> state = v.state()) return state;
   }
-  return detail::TraceState::Current();
+  detail::TraceState* current = detail::TraceState::Current();
+  return current != nullptr ? current->shared_from_this() : nullptr;
+}
+
+Value RecordSpan(OpKind op, ir::Attrs attrs, std::span<const Value> inputs) {
+  std::shared_ptr<detail::TraceState> state = StateOf(inputs);
+  if (state == nullptr) return Value();  // not tracing: nothing to record into
+  return state->AddNode(op, std::move(attrs), inputs);
 }
 
 Value Record(OpKind op, ir::Attrs attrs, std::initializer_list<Value> inputs) {
-  detail::TraceState* state = StateOf(inputs);
-  if (state == nullptr) return Value();  // not tracing: nothing to record into
-  return state->AddNode(op, std::move(attrs), std::span<const Value>(inputs.begin(), inputs.size()));
+  return RecordSpan(op, std::move(attrs), std::span<const Value>(inputs.begin(), inputs.size()));
 }
 
 Value Unary(OpKind op, Value x) { return Record(op, {}, {x}); }
 Value Binary(OpKind op, Value a, Value b) { return Record(op, {}, {a, b}); }
 
 Value Scalar(Value like, float value) {
-  detail::TraceState* state = like.state() ? like.state() : detail::TraceState::Current();
+  std::shared_ptr<detail::TraceState> state = StateOf({&like, 1});
   if (state == nullptr) return Value();
   return state->AddConstant(value);
 }
@@ -37,14 +46,17 @@ ir::DType ToIr(DType d) { return static_cast<ir::DType>(d); }
 }  // namespace
 
 int Value::rank() const {
-  if (!valid()) return -1;
-  return static_cast<int>(state_->graph().nodes[id_].shape.size());
+  const std::shared_ptr<detail::TraceState> state = state_.lock();
+  if (state == nullptr || id_ < 0) return -1;
+  return static_cast<int>(state->graph().nodes[id_].shape.size());
 }
 
 int64_t Value::static_dim(int axis) const {
-  if (!valid() || axis < 0 || axis >= rank()) return -1;
-  auto c = state_->graph().nodes[id_].shape[axis].AsConstant();
-  return c.value_or(-1);
+  const std::shared_ptr<detail::TraceState> state = state_.lock();
+  if (state == nullptr || id_ < 0) return -1;
+  const ir::Shape& shape = state->graph().nodes[id_].shape;
+  if (axis < 0 || axis >= static_cast<int>(shape.size())) return -1;
+  return shape[axis].AsConstant().value_or(-1);
 }
 
 Value operator+(Value a, Value b) { return Binary(OpKind::kAdd, a, b); }
@@ -148,15 +160,9 @@ Value reshape(Value x, std::vector<int64_t> shape) {
 }
 
 Value concat(std::vector<Value> values, int axis) {
-  detail::TraceState* state = nullptr;
-  for (const Value& v : values) {
-    if (v.state() != nullptr) state = v.state();
-  }
-  if (state == nullptr) state = detail::TraceState::Current();
-  if (state == nullptr) return Value();
   ir::Attrs attrs;
   attrs.axis = axis;
-  return state->AddNode(OpKind::kConcat, attrs, values);
+  return RecordSpan(OpKind::kConcat, attrs, values);
 }
 
 Value slice(Value x, int axis, int64_t start, int64_t end, int64_t step) {

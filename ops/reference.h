@@ -25,10 +25,11 @@
 
 namespace pto::ops {
 
-// Applies `op` to concrete inputs. The output shape follows InferShape (slices clamp like
-// Python). InvalidArgument for a shape error, an input whose data size does not match its
-// shape, or op kInput (inputs are bound by RunReference); Unimplemented for a non-f32 cast.
-// `yield`, when set, runs between pieces of a long op (a matmul's rows).
+// Applies `op` to concrete inputs. The output shape follows InferShape (slices follow numpy:
+// negative bounds count from the end, both clamp to the size, step >= 1). InvalidArgument for
+// a shape error, an input whose data size does not match its shape, or op kInput (inputs are
+// bound by RunReference); Unimplemented for a non-f32 cast. `yield`, when set, runs between
+// pieces of a long op (a matmul's rows).
 absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
                                       std::span<const HostTensor* const> inputs,
                                       const std::function<void()>& yield = nullptr);
@@ -36,9 +37,11 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
 // Runs `graph` on `inputs` (inputs[i] is the Function's input i) and returns its outputs in
 // graph.outputs order.
 // - Symbols are bound from the input nodes' shapes: where a dim is exactly one symbol, the
-//   symbol takes the tensor's dim. Two different values for one symbol, a value outside the
-//   symbol's [min, max], a symbol no input binds, or any input dim (constant or polynomial)
-//   that disagrees with the tensor is InvalidArgument naming the inputs involved.
+//   symbol takes the tensor's dim; a derived symbol (a slice's start or length on a symbolic
+//   dim, ops/derived_symbols.h) is computed from the symbols of its dim. Two different values
+//   for one symbol, a value outside the symbol's [min, max], a symbol no input binds, or any
+//   input dim (constant or polynomial) that disagrees with the tensor is InvalidArgument
+//   naming the inputs involved.
 // - Nodes are evaluated in order (kInput takes inputs[attrs.index]; kConstant is a scalar),
 //   and each result's shape must equal the node's shape with the symbols substituted.
 // - `yield`, when set, runs before each node and inside long ones (background work waits there).

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "jit/ir/sym_expr.h"
+#include "ops/derived_symbols.h"
 #include "ops/reference.h"
 
 namespace pto::ops {
@@ -42,12 +43,27 @@ class Runner {
 
   absl::StatusOr<std::vector<HostTensor>> Run() {
     if (absl::Status s = BindSymbols(); !s.ok()) return s;
-    std::vector<HostTensor> values(graph_.nodes.size());
-    for (size_t id = 0; id < graph_.nodes.size(); ++id) {
+    // A value is freed after its last reader: memory follows the live values, not the graph.
+    const size_t n = graph_.nodes.size();
+    std::vector<size_t> last_use(n, 0);
+    std::vector<bool> is_output(n, false);
+    for (int id : graph_.outputs) {
+      if (id >= 0 && id < static_cast<int>(n)) is_output[id] = true;
+    }
+    for (size_t id = 0; id < n; ++id) {
+      for (int in : graph_.nodes[id].inputs) {
+        if (in >= 0 && in < static_cast<int>(id)) last_use[in] = id;
+      }
+    }
+    std::vector<HostTensor> values(n);
+    for (size_t id = 0; id < n; ++id) {
       if (yield_) yield_();
       absl::StatusOr<HostTensor> v = EvaluateNode(id, values);
       if (!v.ok()) return v.status();
       values[id] = *std::move(v);
+      for (int in : graph_.nodes[id].inputs) {
+        if (last_use[in] == id && !is_output[in]) values[in] = HostTensor();
+      }
     }
     std::vector<HostTensor> outputs;
     for (int id : graph_.outputs) {
@@ -105,6 +121,10 @@ class Runner {
     // Ranges of the bound symbols, and every symbol a dim uses must be bound.
     values_.assign(bindings_.size(), 0);
     for (size_t s = 0; s < bindings_.size(); ++s) {
+      if (s < graph_.symbols.size() && graph_.symbols[s].derived.has_value()) {
+        if (absl::Status st = BindDerived(s); !st.ok()) return st;
+        continue;
+      }
       if (!bindings_[s].has_value()) continue;
       values_[s] = bindings_[s]->value;
       if (s < graph_.symbols.size()) {
@@ -136,6 +156,21 @@ class Runner {
             ir::ShapeToString(node.shape, names_), " evaluates to ", DimsString(*want)));
       }
     }
+    return absl::OkStatus();
+  }
+
+  // A derived symbol (a slice's start or length) from the symbols of its dim, bound before it.
+  absl::Status BindDerived(size_t s) {
+    const ir::DerivedSymbol& d = *graph_.symbols[s].derived;
+    for (int used : d.dim.Symbols()) {
+      if (used >= static_cast<int>(s) || !bindings_[used].has_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "symbol ", SymbolName(static_cast<int>(s)), " is derived from ", d.dim.ToString(names_),
+            ", whose symbol ", SymbolName(used), " is not bound before it"));
+      }
+    }
+    values_[s] = EvaluateDerivedSymbol(d, values_);
+    bindings_[s] = Binding{values_[s], -1, 0};
     return absl::OkStatus();
   }
 

@@ -101,9 +101,13 @@ absl::Status CheckArity(ir::OpKind op, size_t num_inputs) {
 
 absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
                                      std::span<const ir::Shape> inputs,
-                                     std::span<const std::string> symbol_names) {
+                                     std::vector<ir::SymbolInfo>* symbols,
+                                     std::vector<ir::ShapeGuard>* guards) {
   if (absl::Status s = CheckArity(op, inputs.size()); !s.ok()) return s;
-  const RuleContext ctx{std::string(ir::OpName(op)), symbol_names};
+  RuleContext ctx{std::string(ir::OpName(op)), {}, symbols, guards};
+  if (symbols != nullptr) {
+    for (const ir::SymbolInfo& info : *symbols) ctx.names.push_back(info.name);
+  }
   if (ir::IsBinaryElementwise(op)) {
     return internal::Broadcast(ctx, inputs[0], 0, inputs[1], 1, "axis");
   }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -27,8 +28,12 @@ namespace pto::ops {
 // 3 for layer_norm; at least 1 for concat.
 absl::Status CheckArity(ir::OpKind op, size_t num_inputs);
 
-// The output shape of `op` applied to inputs of shapes `inputs`. `symbol_names` (by symbol id)
-// are used only to render shapes in error messages.
+// The output shape of `op` applied to inputs of shapes `inputs`. `symbols` is the graph's
+// symbol table (by symbol id): its names render shapes in error messages, and the slice rule
+// appends the derived symbols it needs. It may be null for concrete shapes (then a slice of a
+// symbolic dim is an Internal error). `guards`, when not null, receives the conditions a
+// symbolic shape was accepted under (ir::ShapeGuard: a reshape's -1 inferred by dividing by
+// dims that may be 0); calls check them (ops/shape_guards.h).
 //
 // Rules:
 // - constant: []. input: no rule (its shape comes from the signature): InvalidArgument.
@@ -43,18 +48,22 @@ absl::Status CheckArity(ir::OpKind op, size_t num_inputs);
 //   K must be the same polynomial (no broadcasting of K).
 // - transpose: attrs.ints is a permutation p of [0, rank); out[i] = in[p[i]].
 // - reshape: attrs.ints: positive sizes, 0 = copy input dim i, at most one -1 (inferred by
-//   exact polynomial division); element counts must be equal polynomials.
+//   exact polynomial division); element counts must be equal polynomials. Like numpy, a -1
+//   cannot be inferred when the other sizes multiply to 0 (any size would fit): an error for
+//   constant sizes, a guard for symbolic ones that may be 0.
 // - concat: attrs.axis in [-rank, rank); same rank and equal dims except on the axis (summed).
-// - slice: attrs.axis in [-rank, rank), attrs.start, attrs.end, attrs.step > 0 on that axis.
-//   On a constant dim: ResolveSlice (Python clamping). On a symbolic dim: requires
-//   0 <= start <= end, where end == INT64_MAX means "to the end"; to the end gives
-//   dim - start, expressible only for step == 1 (other steps need a constant dim). A finite
-//   end gives the constant ceil((end - start) / step) and assumes dim >= end at run time (the
-//   reference works on concrete shapes and clamps; RunReference reports a node whose graph
-//   shape then disagrees with the computed one).
+// - slice: attrs.axis in [-rank, rank), attrs.start, attrs.end, attrs.step >= 1 on that axis
+//   (end == INT64_MAX means "to the end"), numpy's semantics: a negative start or end counts
+//   from the end, both clamp to [0, dim], the length is ceil((end - start) / step) or 0. On a
+//   constant dim the length is a constant (ResolveSlice); on a symbolic dim it is computed
+//   from the dim's runtime size: a polynomial where no clamping can occur over the symbols'
+//   ranges, else a derived symbol (ops/derived_symbols.h).
+// Since symbols are never negative and equal dims are equal polynomials, a shape accepted here
+// stays valid for every value of its symbols, except where a guard says otherwise.
 absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
                                      std::span<const ir::Shape> inputs,
-                                     std::span<const std::string> symbol_names = {});
+                                     std::vector<ir::SymbolInfo>* symbols = nullptr,
+                                     std::vector<ir::ShapeGuard>* guards = nullptr);
 
 // The output dtype. All inputs must share one dtype (InvalidArgument otherwise), except that
 // cast's result is attrs.dtype. Only f32 is supported today: any other dtype among the inputs
@@ -62,8 +71,9 @@ absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
 absl::StatusOr<ir::DType> InferDType(ir::OpKind op, const ir::Attrs& attrs,
                                      std::span<const ir::DType> inputs);
 
-// A slice [start, end) with step on an axis of constant length `dim`, resolved like Python:
-// negative start/end count from the end, then both are clamped to [0, dim]. step must be > 0.
+// A slice [start, end) with step on an axis of constant length `dim`, resolved like numpy:
+// negative start/end count from the end, then both are clamped to [0, dim]. step must be >= 1
+// (the length is 0 otherwise).
 struct SliceBounds {
   int64_t start = 0;   // first element taken, in [0, dim]
   int64_t length = 0;  // number of elements taken

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "jit/ir/graph.h"
@@ -12,10 +13,13 @@
 
 namespace pto::ops::internal {
 
-// What every rule needs to phrase its errors.
+// What every rule needs to phrase its errors, and the graph's symbols (the slice rule adds
+// derived symbols to them).
 struct RuleContext {
-  std::string op;                      // ir::OpName of the op
-  std::span<const std::string> names;  // symbol names for rendering shapes
+  std::string op;                                  // ir::OpName of the op
+  std::vector<std::string> names;                  // symbol names for rendering shapes
+  std::vector<ir::SymbolInfo>* symbols = nullptr;  // null: concrete shapes only
+  std::vector<ir::ShapeGuard>* guards = nullptr;   // null: guards are not wanted
   std::string Shape(const ir::Shape& s) const { return ir::ShapeToString(s, names); }
   std::string Dim(const ir::SymExpr& d) const { return d.ToString(names); }
 };

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ops/derived_symbols.h"
 #include "ops/shape_rules.h"
 #include "ops/shape_rules_internal.h"
 
@@ -63,6 +64,7 @@ absl::StatusOr<ir::Shape> ReshapeShape(const RuleContext& ctx, const ir::Attrs& 
   };
   ir::Shape out;
   ir::SymExpr known(1);
+  int64_t known_constant = 1;  // the constant entries' product, checked for overflow
   int infer_at = -1;
   for (size_t i = 0; i < attrs.ints.size(); ++i) {
     const int64_t v = attrs.ints[i];
@@ -81,14 +83,28 @@ absl::StatusOr<ir::Shape> ReshapeShape(const RuleContext& ctx, const ir::Attrs& 
                                ") but the input has rank ", x.size()));
     }
     out.push_back(v == 0 ? x[i] : ir::SymExpr(v));
+    if (__builtin_mul_overflow(known_constant, out.back().AsConstant().value_or(1),
+                               &known_constant)) {
+      return fail("asks for more elements than int64 can count");
+    }
     known = known * out.back();
   }
   const ir::SymExpr count = ir::NumElements(x);
   if (infer_at >= 0) {
+    if (known.AsConstant() == 0) {
+      return fail("cannot infer -1: the other sizes multiply to 0, so any size would fit");
+    }
     std::optional<ir::SymExpr> q = count.DivExact(known);
-    if (!q.has_value() || known.AsConstant() == 0) {
+    if (!q.has_value()) {
       return fail(absl::StrCat("cannot infer -1: the input's ", ctx.Dim(count),
                                " elements are not exactly divisible by ", ctx.Dim(known)));
+    }
+    if (ctx.guards != nullptr && ctx.symbols != nullptr && !known.IsConstant() &&
+        RangeOfDim(known, *ctx.symbols).lo < 1) {
+      ctx.guards->push_back(
+          {known, std::string(fail(absl::StrCat("cannot infer -1 when ", ctx.Dim(known),
+                                                " is 0, since any size would fit"))
+                                  .message())});
     }
     out[infer_at] = *q;
     return out;
@@ -140,29 +156,18 @@ absl::StatusOr<ir::Shape> SliceShape(const RuleContext& ctx, const ir::Attrs& at
                                                    : absl::StrCat(end),
         ", step ", step, " on axis ", *axis, " of input 0 shape ", ctx.Shape(x), ": ", why));
   };
-  if (step <= 0) return fail("step must be > 0");
+  if (step <= 0) return fail("step must be >= 1");
   ir::Shape out = x;
   if (std::optional<int64_t> c = dim.AsConstant()) {
     out[*axis] = ResolveSlice(*c, start, end, step).length;
     return out;
   }
-  if (start < 0 || end < start) {
-    return fail(absl::StrCat("the dim ", ctx.Dim(dim),
-                             " is symbolic, so 0 <= start <= end is required (no clamping or "
-                             "negative indices)"));
+  if (ctx.symbols == nullptr) {
+    return absl::InternalError(
+        absl::StrCat(ctx.op, ": slicing the symbolic dim ", ctx.Dim(dim),
+                     " needs the graph's symbol table (InferShape was called without one)"));
   }
-  if (end == std::numeric_limits<int64_t>::max()) {
-    if (step != 1) {
-      return fail(absl::StrCat("slicing the symbolic dim ", ctx.Dim(dim), " to the end with step ",
-                               step,
-                               " needs a ceiling division, which a shape polynomial cannot "
-                               "express; only step 1 is supported on symbolic dims (or make "
-                               "the dim constant)"));
-    }
-    out[*axis] = dim - ir::SymExpr(start);
-    return out;
-  }
-  out[*axis] = end == start ? 0 : 1 + (end - start - 1) / step;
+  out[*axis] = ResolveSymbolicSlice(dim, start, end, step, *ctx.symbols).length;
   return out;
 }
 

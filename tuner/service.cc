@@ -226,7 +226,11 @@ struct TuningService::Core : std::enable_shared_from_this<Core> {
   // Returns the jobs to end (with no lock held).
   Ending Pump() {
     Ending ending;
-    if (shut_down) return ending;
+    if (shut_down) {  // after RequestShutdown (Shutdown empties the queue itself)
+      for (JobPtr& job : queue) ending.emplace_back(Claim(job), JobEnd::kShutdown);
+      queue.clear();
+      return ending;
+    }
     if (OverallSpent()) {
       for (JobPtr& job : queue) ending.emplace_back(Claim(job), JobEnd::kBudgetSpent);
       queue.clear();
@@ -281,8 +285,10 @@ struct TuningService::Core : std::enable_shared_from_this<Core> {
     {
       std::unique_lock<std::mutex> lock(mu);
       if (job->phase != Job::Phase::kRunning) return;  // ended by Cancel or Shutdown meanwhile
-      if (OverallSpent()) {                            // by another job since this one's last step
-        Ending ending = {{Claim(job), JobEnd::kBudgetSpent}};
+      if (shut_down || OverallSpent()) {  // RequestShutdown, or the budget spent by another job
+        Ending ending = {{Claim(job), shut_down ? JobEnd::kShutdown : JobEnd::kBudgetSpent}};
+        Ending more = Pump();
+        ending.insert(ending.end(), more.begin(), more.end());
         lock.unlock();
         End(std::move(ending));
         return;
@@ -553,6 +559,19 @@ void TuningService::Shutdown() {
     impl_->observer->RestoreRemaining();
   }
   impl_->torn_down = true;
+}
+
+void TuningService::RequestShutdown() {
+  Core& core = *impl_->core;
+  std::lock_guard<std::mutex> lock(core.mu);
+  core.shut_down = true;
+  // Steps in progress stop; jobs between steps end at their next step's task, queued ones
+  // when a running job ends (Pump): all on service threads.
+  for (const Core::JobPtr& job : core.running) {
+    if (!job->in_step) continue;
+    if (!job->requested_end) job->requested_end = JobEnd::kShutdown;
+    job->stop = true;
+  }
 }
 
 ServiceStats TuningService::stats() const {

@@ -59,8 +59,8 @@
 //
 // Thread safety: every method may be called from any thread, concurrently. Wait, WaitIdle and
 // Shutdown (and so the destructor) must not be called from inside a job's Step or Finish (they
-// would wait for themselves); Submit and Cancel may. options.clock must be safe to call from
-// any thread.
+// would wait for themselves); Submit, Cancel and RequestShutdown may. options.clock must be safe to
+// call from any thread.
 #ifndef PTO_TUNER_SERVICE_H_
 #define PTO_TUNER_SERVICE_H_
 
@@ -162,6 +162,11 @@ class TuningService {
   // Raises `stop` for running jobs, waits for their steps to return, and finishes every job
   // not yet finished with kShutdown. Idempotent; later Submits are refused.
   void Shutdown();
+  // Shutdown without waiting, callable from inside a job's Step or Finish: later Submits are
+  // refused, steps in progress get `stop`, and every job ends with kShutdown as the service's
+  // threads reach it (never on the caller's thread). Shutdown (or the destructor) still waits
+  // for them; WaitIdle returns once they have ended.
+  void RequestShutdown();
 
   ServiceStats stats() const;
 

@@ -104,6 +104,12 @@ struct RuntimeOptions {
   // Deterministic mode (training, tests): tuning is frozen (no kernel is swapped in mid-run, so
   // rounding never changes between calls); tuned configs already in the cache are still used.
   bool deterministic = false;
+  // Checked kernels (for tests, fuzzing and debugging; sanitizers do not see inside generated
+  // code): every load and store a kernel makes is tested against its buffer's extent, and an
+  // access outside it aborts the process with a message on stderr naming the kernel, the
+  // buffer, the index and the extent. Slower (docs/performance.md); checked kernels have names
+  // ending in "_checked" and cache keys of their own.
+  bool checked_kernels = false;
 };
 
 // A named symbolic dim with its range. Dims with the same name are one symbol: the `batch` of

@@ -145,6 +145,21 @@ class Function {
   std::unique_ptr<detail::FunctionImpl> impl_;
 };
 
+// Lifetime. A Function keeps what it needs of its Runtime alive (the compiler and its loaded
+// kernels, the kernel cache, the thread pool, the log sink): it may outlive the Runtime and
+// keeps working, compiling new shape classes too. Destroying the Runtime ends tuning (as
+// StopTuning, waiting for running searches); nothing is tuned afterwards. The cache stays open
+// (a writer keeps its role) and the log sink and RuntimeOptions stay in use until the last of
+// the Runtime's Functions is destroyed too.
+//
+// Callbacks. pto runs embedder code: the traced lambda (at a Function's first call per shape
+// variant), the log sink and the tuning progress callback, sometimes while holding its own
+// locks or inside a tuning job. From inside them, calls that could wait for pto's work are
+// refused with FailedPrecondition: any Function call (operator(), Call, Precompile,
+// OutputShapes, Dump, Profile), Runtime::Jit, WriteWorkload and WaitForTuning. Read-only
+// queries (stats, kernel_events, tuning_results, Function::stats) work, and StopTuning asks
+// tuning to stop without waiting. Destroying a Function or the Runtime from inside a callback
+// is not allowed.
 class Runtime {
  public:
   static absl::StatusOr<std::unique_ptr<Runtime>> Open(RuntimeOptions options = {});
@@ -171,11 +186,14 @@ class Runtime {
   std::vector<KernelEvent> kernel_events() const;
   // Every kernel queued for tuning so far (RuntimeOptions::tuning), its state or result.
   std::vector<KernelTuning> tuning_results() const;
-  // Blocks until no kernel is queued or being tuned (background tuning).
-  void WaitForTuning();
+  // Blocks until no kernel is queued or being tuned (background tuning). FailedPrecondition
+  // from inside a callback (it would wait for the tuning job the callback runs in).
+  absl::Status WaitForTuning();
   // Ends tuning now, from any thread (e.g. a signal handler's thread while another waits in a
   // blocking call): running searches stop within a step and keep what they found (incomplete
-  // tuning records, resumed by a later Runtime); nothing more is tuned in this Runtime.
+  // tuning records, resumed by a later Runtime); nothing more is tuned in this Runtime. Waits
+  // for running searches to stop, except from inside a callback (e.g. the progress callback
+  // deciding that tuning has done enough), where it asks them to stop and returns at once.
   void StopTuning();
   // Writes the workload seen so far (RuntimeOptions::record_workload) as a text-format
   // proto/workload.proto file for `pto tune --workload`: per Function (live or destroyed), its
@@ -186,7 +204,7 @@ class Runtime {
   detail::RuntimeImpl* impl() const { return impl_.get(); }
 
  private:
-  explicit Runtime(std::unique_ptr<detail::RuntimeImpl> impl);
+  explicit Runtime(std::shared_ptr<detail::RuntimeImpl> impl);
 
   template <typename T>
   struct LambdaTraits;
@@ -215,7 +233,7 @@ class Runtime {
     return ToValues(fn(in[I]...));
   }
 
-  std::unique_ptr<detail::RuntimeImpl> impl_;
+  std::shared_ptr<detail::RuntimeImpl> impl_;  // shared with its Functions
 };
 
 }  // namespace pto

@@ -42,8 +42,12 @@ struct TensorView {
 // An owned, 64-byte aligned, dense f32 tensor (returned by Function's allocating call).
 class Tensor {
  public:
+  // The most elements Allocate gives one tensor (4 TiB of f32).
+  static constexpr int64_t kMaxElements = int64_t{1} << 40;
+
   Tensor() = default;
-  // Uninitialized storage for `shape`; an empty Tensor when the size is absurd.
+  // Uninitialized storage for `shape`; an empty Tensor when the rank is above kMaxRank, the
+  // size above kMaxElements, or the allocator refuses.
   static Tensor Allocate(std::span<const int64_t> shape);
   const TensorView& view() const { return view_; }
   float* data() const { return static_cast<float*>(view_.data); }

@@ -5,6 +5,7 @@
 #define PTO_VALUE_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "pto/tensor.h"
@@ -15,21 +16,26 @@ namespace detail {
 class TraceState;
 }  // namespace detail
 
+// A Value belongs to the trace that made it and is valid only while that trace runs: a Value
+// kept past its trace (e.g. in a variable the lambda captures) is refused by the next trace's
+// ops with InvalidArgument ("a Value from another trace"), never bound to another node.
 class Value {
  public:
   Value() = default;  // invalid until produced by the tracer
-  bool valid() const { return state_ != nullptr && id_ >= 0; }
-  int rank() const;
-  // The dim's value when it is static in this trace, -1 when it is symbolic.
+  // Made by a trace that is still running.
+  bool valid() const { return id_ >= 0 && !state_.expired(); }
+  int rank() const;  // -1 when not valid()
+  // The dim's value when it is static in this trace, -1 when it is symbolic (or not valid()).
   int64_t static_dim(int axis) const;
 
   // Internal: used by the tracer.
-  Value(detail::TraceState* state, int id) : state_(state), id_(id) {}
-  detail::TraceState* state() const { return state_; }
+  Value(std::weak_ptr<detail::TraceState> state, int id) : state_(std::move(state)), id_(id) {}
+  // The trace this Value belongs to; null once that trace has ended (or for Value()).
+  std::shared_ptr<detail::TraceState> state() const { return state_.lock(); }
   int id() const { return id_; }
 
  private:
-  detail::TraceState* state_ = nullptr;
+  std::weak_ptr<detail::TraceState> state_;
   int id_ = -1;
 };
 

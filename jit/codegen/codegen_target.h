@@ -35,6 +35,16 @@ namespace pto::jit {
 //     softmax keeping exp prefetches the next row in its exp pass (was: the final pass).
 inline constexpr int kCodegenRevision = 19;
 
+// How code is generated beyond the target: part of a kernel's identity (its name, memo and
+// cache key) wherever it is not the default.
+struct CodegenOptions {
+  // Checked kernels: every load and store of a buffer (and of the scratch) is tested against
+  // its extent (ir::Kernel::buffer_extents) and an access outside it calls the bounds-fault
+  // handler (jit/codegen/bounds_fault.h), which names the kernel, the buffer, the index and
+  // the extent on stderr and aborts. Prefetches are not checked (they never fault).
+  bool bounds_checks = false;
+};
+
 struct CodegenTarget {
   std::string triple = "x86_64-pc-linux-gnu";
   std::string cpu_name = "x86-64";  // LLVM CPU name ("znver3", "x86-64-v3")

@@ -85,11 +85,22 @@ llvm::Value* AccessEmitter::LanePointers(int access, llvm::Value* index, llvm::V
   return b.CreateInBoundsGEP(ec_.F32(), ec_.Buffer(slot), at);
 }
 
+void AccessEmitter::Check(int access, llvm::Value* index, int vec_dim, int width, bool store) {
+  if (!ec_.checked()) return;
+  const int slot = ec_.kernel.accesses[access].buffer;
+  if (width == 1 || vec_dim < 0) {  // one element (a load splats it)
+    ec_.Check(slot, index, nullptr, 1, nullptr, store);
+    return;
+  }
+  ec_.Check(slot, index, StrideOrZero(access, vec_dim), width, lane_mask_, store);
+}
+
 llvm::Value* AccessEmitter::Load(int access, std::span<llvm::Value* const> idx, int vec_dim,
                                  int width) {
   llvm::IRBuilder<>& b = ec_.b;
   const int slot = ec_.kernel.accesses[access].buffer;
   llvm::Value* index = Index(access, idx);
+  if (!checks_hoisted_) Check(access, index, vec_dim, width, /*store=*/false);
   auto scalar_load = [&](llvm::Value* at) {
     llvm::LoadInst* l = b.CreateAlignedLoad(ec_.F32(), Pointer(access, at), llvm::Align(4));
     ec_.AnnotateSlot(l, slot);
@@ -130,6 +141,7 @@ void AccessEmitter::Store(int access, std::span<llvm::Value* const> idx, int vec
   llvm::IRBuilder<>& b = ec_.b;
   const int slot = ec_.kernel.accesses[access].buffer;
   llvm::Value* index = Index(access, idx);
+  if (!checks_hoisted_) Check(access, index, vec_dim, width, /*store=*/true);
   auto scalar_store = [&](llvm::Value* v, llvm::Value* at) {
     llvm::StoreInst* st = b.CreateAlignedStore(v, Pointer(access, at), llvm::Align(4));
     ec_.AnnotateSlot(st, slot);

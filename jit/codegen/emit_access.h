@@ -48,13 +48,32 @@ class AccessEmitter {
   // `bytes` ahead: one prefetch per 64 bytes (at least one).
   void PrefetchAhead(int access, std::span<llvm::Value* const> idx, int width, int64_t bytes);
 
+  // Checked kernels: the bounds check Load(access, idx, vec_dim, width) makes (of the lanes of
+  // the mask in force), emitted on its own. Nothing in an unchecked kernel.
+  void CheckLoad(int access, std::span<llvm::Value* const> idx, int vec_dim, int width) {
+    CheckAccess(access, idx, vec_dim, width, /*store=*/false);
+  }
+  // The same for a load or (`store`) a store.
+  void CheckAccess(int access, std::span<llvm::Value* const> idx, int vec_dim, int width,
+                   bool store) {
+    if (ec_.checked()) Check(access, Index(access, idx), vec_dim, width, store);
+  }
+  // While true, Load and Store emit no bounds check: the caller checked the loop they are in
+  // before it (CheckLoad at its first and last iteration: an index is affine in the loop's
+  // variable, so the iterations between touch nothing outside those two's range).
+  void HoistChecks(bool hoisted) { checks_hoisted_ = hoisted; }
+
  private:
   llvm::Value* Pointer(int access, llvm::Value* index);
   // The vector of `width` element pointers index + lane * stride.
   llvm::Value* LanePointers(int access, llvm::Value* index, llvm::Value* stride, int width);
+  // The bounds check of the elements a load or store of `width` points at `index` touches
+  // (only the lanes of the mask in force).
+  void Check(int access, llvm::Value* index, int vec_dim, int width, bool store);
   // Missing dims (rank-0 accesses) have stride 0.
   llvm::Value* StrideOrZero(int access, int dim) const;
   EmitContext& ec_;
+  bool checks_hoisted_ = false;
   int streaming_access_ = -1;
   llvm::Value* lane_mask_ = nullptr;
   std::vector<llvm::Value*> offsets_;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "jit/codegen/emit_bounds_check.h"
 #include "llvm/IR/MDBuilder.h"
 
 namespace pto::jit {
@@ -14,15 +15,38 @@ void CollectSymbols(const ir::SymExpr& e, std::set<int>* out) {
 
 }  // namespace
 
-EmitContext::EmitContext(const ir::Kernel& kernel, const CodegenTarget& target, int lanes,
-                         llvm::Module& module, llvm::Function* fn, llvm::IRBuilder<>& b)
+EmitContext::EmitContext(const ir::Kernel& kernel, const CodegenTarget& target,
+                         const CodegenOptions& options, int lanes, llvm::Module& module,
+                         llvm::Function* fn, llvm::IRBuilder<>& b)
     : kernel(kernel),
       target(target),
+      options(options),
       lanes(lanes),
       module(module),
       ctx(module.getContext()),
       fn(fn),
       b(b) {}
+
+EmitContext::~EmitContext() = default;
+
+void EmitContext::Check(int slot, llvm::Value* first, llvm::Value* stride, int width,
+                        llvm::Value* mask, bool store) {
+  if (checks_ != nullptr) checks_->Check(slot, first, stride, width, mask, store);
+}
+
+void EmitContext::CheckCount(int slot, llvm::Value* first, llvm::Value* count, bool store) {
+  if (checks_ != nullptr) checks_->CheckCount(slot, first, count, store);
+}
+
+void EmitContext::CheckGroup(const std::function<void()>& body) {
+  if (checks_ == nullptr) {
+    body();
+    return;
+  }
+  checks_->BeginGroup();
+  body();
+  checks_->EndGroup();
+}
 
 llvm::Type* EmitContext::VecType(int width) const {
   if (width == 1) return F32();
@@ -40,7 +64,14 @@ llvm::Value* EmitContext::LaneIndices(int width) const {
 }
 
 llvm::Value* EmitContext::LaneMask(llvm::Value* count, int width) const {
-  return b.CreateICmpSLT(LaneIndices(width), b.CreateVectorSplat(width, count));
+  llvm::Value* mask = b.CreateICmpSLT(LaneIndices(width), b.CreateVectorSplat(width, count));
+  lane_counts_[mask] = count;
+  return mask;
+}
+
+llvm::Value* EmitContext::LaneCount(llvm::Value* mask) const {
+  auto it = lane_counts_.find(mask);
+  return it == lane_counts_.end() ? nullptr : it->second;
 }
 
 llvm::Value* EmitContext::LoadLanes(llvm::Type* type, llvm::Value* ptr, llvm::Value* mask) const {
@@ -85,6 +116,9 @@ void EmitContext::LoadSymbols() {
     CollectSymbols(a.offset, &ids);
     for (const ir::SymExpr& s : a.strides) CollectSymbols(s, &ids);
   }
+  if (options.bounds_checks) {
+    for (const ir::BufferExtent& e : kernel.buffer_extents) CollectSymbols(e.elements, &ids);
+  }
   for (int id : ids) {
     llvm::Value* p = b.CreateInBoundsGEP(I64(), symbols_array, I64Const(id));
     symbols_[id] = b.CreateAlignedLoad(I64(), p, llvm::Align(8), absl::StrCat("s", id));
@@ -126,6 +160,7 @@ void EmitContext::LoadEntry(llvm::Value* args) {
                                       llvm::Align(8), "symbols");
   LoadSymbols();
   LoadBuffers();
+  if (options.bounds_checks) checks_ = std::make_unique<BoundsChecks>(*this);
 }
 
 void EmitContext::AnnotateSlot(llvm::Instruction* inst, int slot) const {

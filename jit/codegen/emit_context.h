@@ -3,7 +3,9 @@
 #define PTO_JIT_CODEGEN_EMIT_CONTEXT_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "jit/codegen/codegen_target.h"
@@ -13,12 +15,16 @@
 
 namespace pto::jit {
 
+class BoundsChecks;
+
 struct EmitContext {
-  EmitContext(const ir::Kernel& kernel, const CodegenTarget& target, int lanes,
-              llvm::Module& module, llvm::Function* fn, llvm::IRBuilder<>& b);
+  EmitContext(const ir::Kernel& kernel, const CodegenTarget& target, const CodegenOptions& options,
+              int lanes, llvm::Module& module, llvm::Function* fn, llvm::IRBuilder<>& b);
+  ~EmitContext();
 
   const ir::Kernel& kernel;
   const CodegenTarget& target;
+  const CodegenOptions& options;
   const int lanes;  // f32 lanes per vector (>= 1)
   llvm::Module& module;
   llvm::LLVMContext& ctx;
@@ -41,6 +47,8 @@ struct EmitContext {
   llvm::Value* LaneIndices(int width) const;
   // <width x i1>: lanes [0, count) set (count an i64 value; lanes past it clear).
   llvm::Value* LaneMask(llvm::Value* count, int width) const;
+  // The count a mask of LaneMask was made from (null for any other value).
+  llvm::Value* LaneCount(llvm::Value* mask) const;
   // A load of `type` at `ptr` (4-byte aligned), or with `mask` (may be null) a masked load whose
   // masked-off lanes are 0; and the matching store.
   llvm::Value* LoadLanes(llvm::Type* type, llvm::Value* ptr, llvm::Value* mask) const;
@@ -54,8 +62,20 @@ struct EmitContext {
   llvm::Value* Buffer(int slot) const { return buffers_[slot]; }
   void LoadBuffers();
   // The entry loads of a function whose first parameter is the kernel's args: the argument
-  // arrays, LoadSymbols and LoadBuffers.
+  // arrays, LoadSymbols and LoadBuffers (and, for a checked kernel, the buffers' extents).
   void LoadEntry(llvm::Value* args);
+
+  // Checked kernels (options.bounds_checks): whether this function tests its accesses, and the
+  // test of one (BoundsChecks::Check; slot BoundsChecks::kScratch is the scratch). Check emits
+  // nothing in an unchecked kernel.
+  bool checked() const { return checks_ != nullptr; }
+  void Check(int slot, llvm::Value* first, llvm::Value* stride, int width, llvm::Value* mask,
+             bool store);
+  // The same for the `count` (an i64 value, may be 0) elements from `first`.
+  void CheckCount(int slot, llvm::Value* first, llvm::Value* count, bool store);
+  // The checks made in body() share one branch (BoundsChecks::BeginGroup): body() must emit
+  // checks only, not the accesses they guard. Just body() in an unchecked kernel.
+  void CheckGroup(const std::function<void()>& body);
 
   // Alias-scope metadata: every buffer slot is its own scope (outputs never alias inputs).
   void AnnotateSlot(llvm::Instruction* inst, int slot) const;
@@ -71,6 +91,8 @@ struct EmitContext {
   std::vector<llvm::Value*> Unflatten(llvm::Value* flat, const std::vector<llvm::Value*>& dims);
 
  private:
+  std::unique_ptr<BoundsChecks> checks_;  // made by LoadEntry in checked kernels
+  mutable std::map<llvm::Value*, llvm::Value*> lane_counts_;  // LaneMask's masks
   std::map<int, llvm::Value*> symbols_;
   std::vector<llvm::Value*> buffers_;
   std::vector<llvm::MDNode*> scope_lists_;

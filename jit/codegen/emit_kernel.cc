@@ -15,7 +15,8 @@ namespace pto::jit {
 namespace {
 
 llvm::Function* CreateKernelFunction(const ir::Kernel& kernel, const CodegenTarget& target,
-                                     int lanes, llvm::Module& module) {
+                                     const CodegenOptions& options, int lanes,
+                                     llvm::Module& module) {
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
   auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, ptr, ptr}, false);
@@ -25,7 +26,8 @@ llvm::Function* CreateKernelFunction(const ir::Kernel& kernel, const CodegenTarg
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   fn->addFnAttr(llvm::Attribute::NoSync);
   fn->addFnAttr(llvm::Attribute::NoFree);
-  fn->addFnAttr(llvm::Attribute::WillReturn);
+  // A checked kernel may end in the bounds-fault handler, which does not return.
+  if (!options.bounds_checks) fn->addFnAttr(llvm::Attribute::WillReturn);
   const char* names[] = {"args", "lo", "hi", "scratch"};
   for (unsigned i = 0; i < 4; ++i) {
     fn->getArg(i)->setName(names[i]);
@@ -67,7 +69,15 @@ void SetCodegenAttributes(const CodegenTarget& target, int lanes, llvm::Function
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kernel,
                                                          const CodegenTarget& target,
                                                          llvm::LLVMContext& context) {
+  return EmitKernel(kernel, target, CodegenOptions{}, context);
+}
+
+absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kernel,
+                                                         const CodegenTarget& target,
+                                                         const CodegenOptions& options,
+                                                         llvm::LLVMContext& context) {
   absl::Status valid = ValidateKernel(kernel);
+  if (valid.ok() && options.bounds_checks) valid = ValidateBufferExtents(kernel);
   if (!valid.ok()) return valid;
   const int lanes =
       kernel.config.vector_width > 0 ? kernel.config.vector_width : std::max(1, target.f32_lanes());
@@ -86,9 +96,9 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kerne
       context, {llvm::MDString::get(context, absl::StrCat("pto kernel abi v", kKernelAbiVersion,
                                                           "; generated code, do not edit"))}));
 
-  llvm::Function* fn = CreateKernelFunction(kernel, target, lanes, *module);
+  llvm::Function* fn = CreateKernelFunction(kernel, target, options, lanes, *module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", fn));
-  EmitContext ec(kernel, target, lanes, *module, fn, b);
+  EmitContext ec(kernel, target, options, lanes, *module, fn, b);
   for (int d = 0; d < 2; ++d) {
     ec.lo[d] = b.CreateAlignedLoad(
         ec.I64(), b.CreateConstInBoundsGEP1_64(ec.I64(), fn->getArg(1), d), llvm::Align(8));

@@ -18,8 +18,13 @@ class Module;
 
 namespace pto::jit {
 
-// InvalidArgument for malformed kernels (bad indices, stride counts, programs), Unimplemented
-// for dtypes other than f32.
+// InvalidArgument for malformed kernels (bad indices, stride counts, programs; a checked
+// kernel without an extent per buffer slot), Unimplemented for dtypes other than f32.
+absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kernel,
+                                                         const CodegenTarget& target,
+                                                         const CodegenOptions& options,
+                                                         llvm::LLVMContext& context);
+// With the default options (unchecked).
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kernel,
                                                          const CodegenTarget& target,
                                                          llvm::LLVMContext& context);
@@ -36,6 +41,8 @@ int64_t KernelScratchBytes(const ir::Kernel& kernel);
 
 // The checks EmitKernel makes before emitting anything.
 absl::Status ValidateKernel(const ir::Kernel& kernel);
+// ... and for a checked kernel, its buffer extents: one per slot.
+absl::Status ValidateBufferExtents(const ir::Kernel& kernel);
 
 }  // namespace pto::jit
 

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "jit/codegen/emit_bounds_check.h"
 #include "jit/codegen/emit_expr.h"
 #include "jit/codegen/emit_kernel.h"
 #include "jit/codegen/emit_kinds.h"
@@ -201,15 +202,28 @@ class MatMulEmitter {
         ec_, col, end, block,
         [&](llvm::Value* n0) {
           // Block n0 / block: element (k, c) at packed[(j * K + k) * block + c].
-          llvm::Value* rows = b.CreateInBoundsGEP(
-              ec_.F32(), packed,
-              b.CreateMul(b.CreateMul(b.CreateSDiv(n0, ec_.I64Const(block)), kdim_),
-                          ec_.I64Const(block)));
+          llvm::Value* rows_at = b.CreateMul(
+              b.CreateMul(b.CreateSDiv(n0, ec_.I64Const(block)), kdim_), ec_.I64Const(block));
+          llvm::Value* rows = b.CreateInBoundsGEP(ec_.F32(), packed, rows_at);
           std::vector<llvm::AllocaInst*> acc(steps * nrv_);
           for (auto& a : acc) {
             a = ec_.EntryAlloca(vt, "mvpacc");
             b.CreateStore(llvm::ConstantFP::get(vt, 0.0), a);
           }
+          // The loads of K step kk: A's element, the block's row of B.
+          auto b_row = [&](llvm::Value* kk, int v) {
+            return b.CreateAdd(b.CreateMul(kk, ec_.I64Const(block)),
+                               ec_.I64Const(int64_t{v} * lanes));
+          };
+          CheckKSteps(ec_.I64Const(0), kdim_, [&](llvm::Value* kk) {
+            std::vector<llvm::Value*> at = idx;
+            at[kdim] = kk;
+            access_.CheckLoad(k_.a, at, -1, lanes);
+            for (int v : Ends(nrv_)) {
+              ec_.Check(k_.b_packed, b.CreateAdd(rows_at, b_row(kk, v)), nullptr, lanes, nullptr,
+                        /*store=*/false);
+            }
+          });
           // K steps [k, k + count), step s into accumulator set s.
           auto k_steps = [&](llvm::Value* k, int count) {
             for (int s = 0; s < count; ++s) {
@@ -218,10 +232,7 @@ class MatMulEmitter {
               at[kdim] = kk;
               llvm::Value* a = access_.Load(k_.a, at, -1, lanes);
               for (int v = 0; v < nrv_; ++v) {
-                llvm::Value* p =
-                    b.CreateInBoundsGEP(ec_.F32(), rows,
-                                        b.CreateAdd(b.CreateMul(kk, ec_.I64Const(block)),
-                                                    ec_.I64Const(int64_t{v} * lanes)));
+                llvm::Value* p = b.CreateInBoundsGEP(ec_.F32(), rows, b_row(kk, v));
                 llvm::Value* bv = b.CreateAlignedLoad(vt, p, llvm::Align(4));
                 llvm::AllocaInst* c = acc[s * nrv_ + v];
                 b.CreateStore(EmitFMulAdd(b, a, bv, b.CreateLoad(vt, c)), c);
@@ -230,12 +241,16 @@ class MatMulEmitter {
           };
           llvm::AllocaInst* kpos = ec_.EntryAlloca(ec_.I64(), "mvpk");
           b.CreateStore(ec_.I64Const(0), kpos);
+          access_.HoistChecks(true);
           EmitChunkLoop(
               ec_, kpos, kdim_, steps, [&](llvm::Value* k) { k_steps(k, steps); },
               /*disable_unroll=*/true);
           EmitChunkLoop(
               ec_, kpos, kdim_, 1, [&](llvm::Value* k) { k_steps(k, 1); },
               /*disable_unroll=*/true);
+          access_.HoistChecks(false);
+          CheckTile(idx, {idx[mdim]}, n0, nrv_, lanes);
+          access_.HoistChecks(true);
           for (int v = 0; v < nrv_; ++v) {
             llvm::Value* sum = b.CreateLoad(vt, acc[v]);
             for (int s = 1; s < steps; ++s) {
@@ -245,6 +260,7 @@ class MatMulEmitter {
             at[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{v} * lanes));
             StoreResult(at, lanes, sum, /*epilogue=*/true);
           }
+          access_.HoistChecks(false);
         },
         /*disable_unroll=*/true);
     return end;
@@ -262,6 +278,7 @@ class MatMulEmitter {
     idx.resize(rank_ + 1, nullptr);
     idx[mdim] = b.CreateURem(ec_.lo[0], m_extent);
     llvm::Value* cols = b.CreateSub(ec_.hi[1], ec_.lo[1]);
+    ec_.CheckCount(BoundsChecks::kScratch, ec_.I64Const(0), cols, /*store=*/true);
     b.CreateMemSet(partial, b.getInt8(0), b.CreateMul(cols, ec_.I64Const(4)), llvm::MaybeAlign(64));
     llvm::Value* kblocks = b.CreateSDiv(b.CreateAdd(kdim_, ec_.I64Const(kSingleRowKBlock - 1)),
                                         ec_.I64Const(kSingleRowKBlock));
@@ -279,11 +296,22 @@ class MatMulEmitter {
     auto partial_at = [&](llvm::Value* n) {
       return b.CreateInBoundsGEP(ec_.F32(), partial, b.CreateSub(n, ec_.lo[1]));
     };
+    auto check_partial = [&](llvm::Type* vt, llvm::Value* n, bool store) {
+      if (!ec_.checked()) return;
+      const int width =
+          vt->isVectorTy()
+              ? static_cast<int>(llvm::cast<llvm::FixedVectorType>(vt)->getNumElements())
+              : 1;
+      ec_.Check(BoundsChecks::kScratch, b.CreateSub(n, ec_.lo[1]), nullptr, width,
+                access_.lane_mask(), store);
+    };
     // The partial sums of `vt` at column n (only the masked tile's lanes, see Masked).
     auto load_partial = [&](llvm::Type* vt, llvm::Value* n) {
+      check_partial(vt, n, /*store=*/false);
       return ec_.LoadLanes(vt, partial_at(n), access_.lane_mask());
     };
     auto store_partial = [&](llvm::Value* v, llvm::Value* n) {
+      check_partial(v->getType(), n, /*store=*/true);
       ec_.StoreLanes(v, partial_at(n), access_.lane_mask());
     };
     EmitForLoop(
@@ -300,18 +328,29 @@ class MatMulEmitter {
               b.CreateStore(load_partial(vt, b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width))),
                             acc[j]);
             }
-            EmitForLoop(ec_, k_lo, k_hi, [&](llvm::Value* kk) {
+            // A's element and B's row of K step kk: `load` loads, or checks.
+            auto k_step = [&](llvm::Value* kk, bool load) {
               std::vector<llvm::Value*> at = idx;
               at[kdim] = kk;
               at[ndim] = nullptr;  // A's N stride is 0
-              llvm::Value* a = access_.Load(k_.a, at, -1, width);
+              if (!load) access_.CheckLoad(k_.a, at, -1, width);
+              llvm::Value* a = load ? access_.Load(k_.a, at, -1, width) : nullptr;
               at[mdim] = nullptr;  // B's M stride is 0
               for (int j = 0; j < nv; ++j) {
                 at[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width));
+                if (!load) {
+                  // Affine in j: the first and the last vector bound the others.
+                  if (j == 0 || j == nv - 1) access_.CheckLoad(k_.b, at, ndim, width);
+                  continue;
+                }
                 llvm::Value* bv = access_.Load(k_.b, at, ndim, width);
                 b.CreateStore(EmitFMulAdd(b, a, bv, b.CreateLoad(vt, acc[j])), acc[j]);
               }
-            });
+            };
+            CheckKSteps(k_lo, k_hi, [&](llvm::Value* kk) { k_step(kk, /*load=*/false); });
+            access_.HoistChecks(true);
+            EmitForLoop(ec_, k_lo, k_hi, [&](llvm::Value* kk) { k_step(kk, /*load=*/true); });
+            access_.HoistChecks(false);
             for (int j = 0; j < nv; ++j) {
               store_partial(b.CreateLoad(vt, acc[j]),
                             b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width)));
@@ -322,12 +361,15 @@ class MatMulEmitter {
     // The epilogue on the sums, and the stores.
     chunks([&](llvm::Value* n0, int nv, int width) {
       llvm::Type* vt = ec_.VecType(width);
+      CheckTile(idx, {idx[mdim]}, n0, nv, width);
+      access_.HoistChecks(true);
       for (int j = 0; j < nv; ++j) {
         std::vector<llvm::Value*> at = idx;
         at[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width));
         llvm::Value* sum = load_partial(vt, at[ndim]);
         StoreResult(at, width, sum, /*epilogue=*/true);
       }
+      access_.HoistChecks(false);
     });
   }
 
@@ -548,6 +590,7 @@ class MatMulEmitter {
                         b.CreateAdd(b.CreateMul(b.CreateAdd(row0, b.CreateAdd(kk, ec_.I64Const(t))),
                                                 ec_.I64Const(block)),
                                     ec_.I64Const(int64_t{g} * lanes));
+                    ec_.Check(BoundsChecks::kScratch, at, nullptr, lanes, nullptr, true);
                     b.CreateAlignedStore(v[t], b.CreateInBoundsGEP(ec_.F32(), dst, at),
                                          llvm::Align(lanes * 4));
                   }
@@ -564,6 +607,7 @@ class MatMulEmitter {
             llvm::Value* value = access_.Load(k_.b, idx, -1, 1);
             llvm::Value* at =
                 b.CreateAdd(b.CreateMul(b.CreateAdd(row0, kk), ec_.I64Const(block)), c);
+            ec_.Check(BoundsChecks::kScratch, at, nullptr, 1, nullptr, true);
             b.CreateAlignedStore(value, b.CreateInBoundsGEP(ec_.F32(), dst, at), llvm::Align(4));
           });
         });
@@ -580,8 +624,9 @@ class MatMulEmitter {
         for (int v = 0; v < nrv_; ++v) {
           idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{v} * lanes));
           llvm::Value* value = access_.Load(k_.b, idx, ndim, lanes);
-          llvm::Value* ptr = b.CreateInBoundsGEP(ec_.F32(), dst,
-                                                 b.CreateAdd(at, ec_.I64Const(int64_t{v} * lanes)));
+          llvm::Value* to = b.CreateAdd(at, ec_.I64Const(int64_t{v} * lanes));
+          ec_.Check(BoundsChecks::kScratch, to, nullptr, lanes, nullptr, true);
+          llvm::Value* ptr = b.CreateInBoundsGEP(ec_.F32(), dst, to);
           b.CreateAlignedStore(value, ptr, llvm::Align(lanes * 4));
         }
       });
@@ -656,6 +701,59 @@ class MatMulEmitter {
   }
 
  private:
+  // The first and the last of n things (one when n is 1): where the bounds checks of an index
+  // affine in their number are made.
+  static std::vector<int> Ends(int n) {
+    return n > 1 ? std::vector<int>{0, n - 1} : std::vector<int>{0};
+  }
+
+  // Checked kernels: the bounds checks `checks(k)` emits for the loads of one K step, made for
+  // the first and the last step of [k_lo, k_hi) before the K loop (when it runs) instead of at
+  // every step, which then loads unchecked (AccessEmitter::HoistChecks): every load's index is
+  // affine in k, so the steps between touch nothing outside the range of those two. Likewise
+  // only the first and the last row of A and vector of B are checked (Ends).
+  void CheckKSteps(llvm::Value* k_lo, llvm::Value* k_hi,
+                   const std::function<void(llvm::Value* k)>& checks) {
+    if (!ec_.checked()) return;
+    llvm::IRBuilder<>& b = ec_.b;
+    EmitIfElse(ec_, b.CreateICmpSLT(k_lo, k_hi), [&]() {
+      ec_.CheckGroup([&]() {
+        checks(k_lo);
+        checks(b.CreateSub(k_hi, ec_.I64Const(1)));
+      });
+    });
+  }
+
+  // Checked kernels: the bounds checks of the loads and stores that put a tile's results at
+  // rows m and `nv` vectors of `width` from column n0 (the epilogue's loads and stores, the
+  // partial sums of K blocks), made for the first and last row and vector only: each index is
+  // affine in the row and the column, so the others lie inside those ranges. The caller then
+  // emits those loads and stores with the checks hoisted (AccessEmitter::HoistChecks).
+  void CheckTile(std::vector<llvm::Value*> idx, const std::vector<llvm::Value*>& m, llvm::Value* n0,
+                 int nv, int width) {
+    if (!ec_.checked()) return;
+    llvm::IRBuilder<>& b = ec_.b;
+    const int mdim = rank_ - 2, ndim = rank_ - 1, kdim = rank_;
+    std::map<int, bool> accesses;  // access -> stored
+    for (const ir::Store& st : k_.stores) accesses[st.access] = true;
+    if (kblock_) accesses[out_access_] = true;
+    for (const ir::ExprNode& node : k_.output) {
+      if (node.op == ir::ExprOp::kLoad) accesses.emplace(node.access, false);
+    }
+    idx[kdim] = nullptr;
+    ec_.CheckGroup([&]() {
+      for (const auto& [access, stored] : accesses) {
+        for (int r : Ends(static_cast<int>(m.size()))) {
+          for (int v : Ends(nv)) {
+            idx[mdim] = m[r];
+            idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{v} * width));
+            access_.CheckAccess(access, idx, ndim, width, stored);
+          }
+        }
+      }
+    });
+  }
+
   // body() emitted with the lean micro-tiles (lean_).
   void Lean(const std::function<void()>& body) {
     const bool was = lean_;
@@ -748,8 +846,10 @@ class MatMulEmitter {
       idx[mdim] = m[i];
       idx[ndim] = n[j];
     };
+    CheckTile(idx, m, n0, nv, width);
     if (kblock_) {
       // A later K block continues the partial sums the previous one left in the output.
+      access_.HoistChecks(true);
       EmitIfElse(ec_, b.CreateNot(first_), [&]() {
         for (int i = 0; i < rows; ++i) {
           for (int j = 0; j < nv; ++j) {
@@ -758,27 +858,54 @@ class MatMulEmitter {
           }
         }
       });
+      access_.HoistChecks(false);
     }
     // A full block of a packed panel reads B from the scratch (see PackPanel).
     const bool from_pack =
         packed_ != nullptr && nv == nrv_ && width == ec_.lanes && lane_count_ == nullptr;
     llvm::Value* pack_rows = nullptr;
+    llvm::Value* pack_rows_at = nullptr;  // its element index in the packed B or the scratch
     if (from_pack && prepacked_) {
       // ir::PackedB: column block n0 / block, all K rows.
       const int64_t block = int64_t{nrv_} * width;
       llvm::Value* j = b.CreateSDiv(n0, ec_.I64Const(block));
-      pack_rows = b.CreateInBoundsGEP(ec_.F32(), packed_,
-                                      b.CreateMul(b.CreateMul(j, kdim_), ec_.I64Const(block)));
+      pack_rows_at = b.CreateMul(b.CreateMul(j, kdim_), ec_.I64Const(block));
+      pack_rows = b.CreateInBoundsGEP(ec_.F32(), packed_, pack_rows_at);
     } else if (from_pack) {
       const int64_t block = int64_t{nrv_} * width;
       llvm::Value* j = b.CreateSDiv(b.CreateSub(n0, col_lo_), ec_.I64Const(block));
-      pack_rows = b.CreateInBoundsGEP(
-          ec_.F32(), packed_,
-          b.CreateMul(b.CreateSub(b.CreateMul(j, kc_), k_lo_), ec_.I64Const(block)));
+      pack_rows_at = b.CreateMul(b.CreateSub(b.CreateMul(j, kc_), k_lo_), ec_.I64Const(block));
+      pack_rows = b.CreateInBoundsGEP(ec_.F32(), packed_, pack_rows_at);
     }
+    const int pack_slot = prepacked_ ? k_.b_packed : BoundsChecks::kScratch;
     const NextKBlockPrefetch next_k_block = PlanNextKBlockPrefetch(pack_rows, rows, nv, width);
     if (ShortARows()) PrefetchNextRowBlockA(idx, m0, n0, rows);
+    // The element of B's vector j at K step kk in the packed rows.
+    auto packed_at = [&](llvm::Value* kk, int j) {
+      return b.CreateAdd(b.CreateMul(kk, ec_.I64Const(int64_t{nv} * width)),
+                         ec_.I64Const(int64_t{j} * width));
+    };
+    CheckKSteps(k_lo_, k_hi_, [&](llvm::Value* kk) {
+      std::vector<llvm::Value*> at = idx;
+      at[kdim] = kk;
+      at[mdim] = nullptr;  // B's M stride is 0
+      for (int j : Ends(nv)) {
+        if (from_pack) {
+          ec_.Check(pack_slot, b.CreateAdd(pack_rows_at, packed_at(kk, j)), nullptr, width, nullptr,
+                    /*store=*/false);
+        } else {
+          at[ndim] = n[j];
+          access_.CheckLoad(k_.b, at, ndim, width);
+        }
+      }
+      at[ndim] = nullptr;  // A's N stride is 0
+      for (int i : Ends(rows)) {
+        at[mdim] = m[i];
+        access_.CheckLoad(k_.a, at, -1, width);
+      }
+    });
     // The K loop, unrolled config.unroll times.
+    access_.HoistChecks(true);
     EmitForLoop(
         ec_, k_lo_, k_hi_,
         [&](llvm::Value* kk) {
@@ -787,8 +914,7 @@ class MatMulEmitter {
           idx[mdim] = nullptr;  // B's M stride is 0
           for (int j = 0; j < nv; ++j) {
             if (from_pack) {
-              llvm::Value* at = b.CreateAdd(b.CreateMul(kk, ec_.I64Const(int64_t{nv} * width)),
-                                            ec_.I64Const(int64_t{j} * width));
+              llvm::Value* at = packed_at(kk, j);
               bv[j] = b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(ec_.F32(), pack_rows, at),
                                           llvm::Align(width * 4));
               if (next_k_block.next != nullptr) {
@@ -815,6 +941,7 @@ class MatMulEmitter {
           }
         },
         ec_.UnrollMetadata(lean_ ? 1 : unroll_));
+    // Still hoisted: the tile's results were checked above (CheckTile).
     Finish([&](bool epilogue) {
       if (epilogue && heavy_epilogue_) {
         // One call for the micro-tile: its sums through a stack array.
@@ -834,6 +961,7 @@ class MatMulEmitter {
         }
       }
     });
+    access_.HoistChecks(false);
   }
 
   // With config.prefetch_b, a tile of several row blocks over a prepacked B prefetches the
@@ -1019,6 +1147,22 @@ class MatMulEmitter {
     }
     llvm::AllocaInst* pos = ec_.EntryAlloca(ec_.I64(), "kpos");
     b.CreateStore(k_lo_, pos);
+    // The vector steps and the scalar K tail read K from k_lo_ to k_hi_ - 1, no further.
+    CheckKSteps(k_lo_, k_hi_, [&](llvm::Value* kk) {
+      std::vector<llvm::Value*> at = idx;
+      at[kdim] = kk;
+      at[mdim] = nullptr;  // B's M stride is 0
+      for (int j : Ends(cols)) {
+        at[ndim] = n[j];
+        access_.CheckLoad(k_.b, at, kdim, 1);
+      }
+      at[ndim] = nullptr;  // A's N stride is 0
+      for (int i : Ends(rows)) {
+        at[mdim] = m[i];
+        access_.CheckLoad(k_.a, at, kdim, 1);
+      }
+    });
+    access_.HoistChecks(true);
     EmitChunkLoop(
         ec_, pos, k_hi_, lanes, [&](llvm::Value* kk) { step(acc, kk, lanes); }, false);
     if (lanes > 1) {
@@ -1033,6 +1177,9 @@ class MatMulEmitter {
     }
     idx[kdim] = nullptr;
     idx[ndim] = n0;
+    access_.HoistChecks(false);
+    CheckTile(idx, m, n0, 1, cols);
+    access_.HoistChecks(true);  // the tile's results were checked (CheckTile)
     llvm::Type* ot = ec_.VecType(cols);
     std::vector<llvm::AllocaInst*> dots(rows);
     for (int i = 0; i < rows; ++i) {
@@ -1059,6 +1206,7 @@ class MatMulEmitter {
         StoreResult(idx, cols, b.CreateLoad(ot, dots[i]), epilogue);
       }
     });
+    access_.HoistChecks(false);
   }
 
   // The transpose of a square of vectors (v.size() == lanes, a power of two): log2(lanes)
@@ -1145,7 +1293,7 @@ class MatMulEmitter {
     f->addFnAttr(llvm::Attribute::NoUnwind);
     f->addFnAttr(llvm::Attribute::NoInline);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ec_.ctx, "entry", f));
-    EmitContext ec(k_, ec_.target, ec_.lanes, ec_.module, f, b);
+    EmitContext ec(k_, ec_.target, ec_.options, ec_.lanes, ec_.module, f, b);
     ec.LoadEntry(f->getArg(0));
     AccessEmitter access(ec);
     if (masked) access.MaskLanes(ec.LaneMask(f->getArg(4 + rank_), width));

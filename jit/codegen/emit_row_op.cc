@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "jit/codegen/emit_access.h"
+#include "jit/codegen/emit_bounds_check.h"
 #include "jit/codegen/emit_expr.h"
 #include "jit/codegen/emit_kinds.h"
 #include "jit/codegen/emit_loops.h"
@@ -412,6 +413,7 @@ class RowOpEmitter {
           if (row_scratch_ == nullptr) {
             StoreOutput(at, w, e);
           } else {
+            ec_.Check(BoundsChecks::kScratch, at, nullptr, w, access_.lane_mask(), true);
             ec_.StoreLanes(e, KeptAt(at), access_.lane_mask());
           }
         };
@@ -427,6 +429,9 @@ class RowOpEmitter {
           const int out = k_.stores[0].access;
           FinalSpan([&](llvm::Value* at, int w, int) {
             idx_[rank_ - 1] = at;
+            if (row_scratch_ != nullptr) {
+              ec_.Check(BoundsChecks::kScratch, at, nullptr, w, access_.lane_mask(), false);
+            }
             llvm::Value* e = row_scratch_ == nullptr
                                  ? access_.Load(out, idx_, rank_ - 1, w)
                                  : ec_.LoadLanes(ec_.VecType(w), KeptAt(at), access_.lane_mask());

@@ -70,6 +70,15 @@ absl::Status ValidateKind(const ir::Kernel& k) {
 
 }  // namespace
 
+absl::Status ValidateBufferExtents(const ir::Kernel& k) {
+  if (static_cast<int>(k.buffer_extents.size()) != k.num_buffers) {
+    return Invalid(k,
+                   absl::StrCat("a checked kernel needs the extent of each of its ", k.num_buffers,
+                                " buffer slots; it has ", k.buffer_extents.size()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateKernel(const ir::Kernel& k) {
   if (k.name.empty()) return absl::InvalidArgumentError("kernel has no name");
   if (k.num_buffers < 0) return Invalid(k, "negative num_buffers");

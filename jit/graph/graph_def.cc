@@ -13,6 +13,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "jit/graph/check_limits.h"
+#include "jit/graph/limits.h"
 
 namespace pto::graph {
 namespace {
@@ -50,6 +52,9 @@ std::pair<int, int> Arity(ir::OpKind op) {
   }
 }
 
+// Element types the ops compile today; the schema names more for later.
+bool IsSupported(proto::DType t) { return t == proto::DT_F32; }
+
 std::string ArityText(std::pair<int, int> arity) {
   if (arity.first == arity.second) return absl::StrCat(arity.first);
   return absl::StrCat("at least ", arity.first);
@@ -64,6 +69,7 @@ class Converter {
       return absl::InvalidArgumentError(
           absl::StrCat("num_inputs is ", def_.num_inputs(), ", must not be negative"));
     }
+    if (absl::Status s = CheckCounts(); !s.ok()) return s;
     graph_.num_inputs = def_.num_inputs();
     if (absl::Status s = ConvertSymbols(); !s.ok()) return s;
     for (int i = 0; i < def_.nodes_size(); ++i) {
@@ -82,6 +88,24 @@ class Converter {
   }
 
  private:
+  // The graph's counts, before anything is allocated per input, node, output or symbol.
+  absl::Status CheckCounts() const {
+    if (absl::Status s = CheckLimit("num_inputs", def_.num_inputs(), kMaxInputs, "kMaxInputs");
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CheckLimit("node count", def_.nodes_size(), kMaxNodes, "kMaxNodes");
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s =
+            CheckLimit("output count", def_.outputs_size(), kMaxOutputs, "kMaxOutputs");
+        !s.ok()) {
+      return s;
+    }
+    return CheckLimit("symbol count", def_.symbols_size(), kMaxSymbols, "kMaxSymbols");
+  }
+
   absl::Status ConvertSymbols() {
     absl::flat_hash_map<std::string, int> seen;
     for (int i = 0; i < def_.symbols_size(); ++i) {
@@ -106,9 +130,36 @@ class Converter {
         return absl::InvalidArgumentError(
             absl::StrCat(where, ": min ", info.min, " is greater than max ", info.max));
       }
+      if (s.has_derived()) {
+        absl::StatusOr<ir::DerivedSymbol> derived = ConvertDerived(s.derived(), where);
+        if (!derived.ok()) return derived.status();
+        info.derived = *std::move(derived);
+      }
       graph_.symbols.push_back(std::move(info));
     }
     return absl::OkStatus();
+  }
+
+  // A derived symbol's dim may use only the symbols converted before it.
+  absl::StatusOr<ir::DerivedSymbol> ConvertDerived(const proto::DerivedSymbolDef& def,
+                                                   const std::string& where) {
+    if (!proto::DerivedSymbolDef::Kind_IsValid(def.kind())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": derived kind ", def.kind(), " is not a known kind"));
+    }
+    if (def.step() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": derived slice step is ", def.step(), ", must be >= 1"));
+    }
+    absl::StatusOr<ir::SymExpr> dim = ConvertDim(def.dim(), absl::StrCat(where, ": derived dim"));
+    if (!dim.ok()) return dim.status();
+    ir::DerivedSymbol d;
+    d.kind = static_cast<ir::DerivedSymbol::Kind>(def.kind());
+    d.dim = *std::move(dim);
+    d.start = def.start();
+    d.end = def.end();
+    d.step = def.step();
+    return d;
   }
 
   absl::Status ConvertNode(int i) {
@@ -129,6 +180,18 @@ class Converter {
     if (!proto::DType_IsValid(n.cast_dtype())) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": cast_dtype ", n.cast_dtype(), " is not a known DType"));
+    }
+    if (!IsSupported(n.dtype())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": dtype ", proto::DType_Name(n.dtype()), " is not supported (only DT_F32 is)"));
+    }
+    if (!IsSupported(n.cast_dtype())) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": cast_dtype ",
+                                                     proto::DType_Name(n.cast_dtype()),
+                                                     " is not supported (only DT_F32 is)"));
+    }
+    if (absl::Status s = CheckNodeCounts(where, node.op, n.inputs_size(), n.ints_size()); !s.ok()) {
+      return s;
     }
 
     std::pair<int, int> arity = Arity(node.op);
@@ -170,17 +233,28 @@ class Converter {
       }
     }
 
+    if (absl::Status s =
+            CheckLimit(absl::StrCat(where, ": rank"), n.shape_size(), kMaxRank, "kMaxRank");
+        !s.ok()) {
+      return s;
+    }
     for (int d = 0; d < n.shape_size(); ++d) {
       absl::StatusOr<ir::SymExpr> dim =
           ConvertDim(n.shape(d), absl::StrCat(where, ": shape dim ", d));
       if (!dim.ok()) return dim.status();
       node.shape.push_back(*std::move(dim));
     }
+    if (absl::Status s = CheckShape(where, node.shape); !s.ok()) return s;
     graph_.nodes.push_back(std::move(node));
     return absl::OkStatus();
   }
 
   absl::StatusOr<ir::SymExpr> ConvertDim(const proto::DimDef& def, const std::string& where) {
+    int max_degree = 0;
+    for (const proto::TermDef& term : def.terms()) {
+      max_degree = std::max(max_degree, term.symbols_size());
+    }
+    if (absl::Status s = CheckDimCounts(where, def.terms_size(), max_degree); !s.ok()) return s;
     std::set<std::vector<int>> monomials;
     ir::SymExpr dim;
     for (int t = 0; t < def.terms_size(); ++t) {
@@ -225,6 +299,14 @@ proto::GraphDef ToGraphDef(const ir::Graph& graph) {
     sd->set_name(s.name);
     sd->set_min(s.min);
     if (s.max != std::numeric_limits<int64_t>::max()) sd->set_max(s.max);
+    if (s.derived.has_value()) {
+      proto::DerivedSymbolDef* d = sd->mutable_derived();
+      d->set_kind(static_cast<proto::DerivedSymbolDef::Kind>(s.derived->kind));
+      *d->mutable_dim() = ToDimDef(s.derived->dim);
+      d->set_start(s.derived->start);
+      d->set_end(s.derived->end);
+      d->set_step(s.derived->step);
+    }
   }
   const ir::Attrs defaults;
   for (const ir::Node& node : graph.nodes) {

@@ -2,8 +2,13 @@
 //
 // ToGraphDef is total. FromGraphDef validates everything a consumer relies on structurally and
 // returns InvalidArgument naming the offending node (or symbol, or output) and field:
-//   - symbols: non-empty unique names, 0 <= min <= max;
-//   - nodes: known op, dtype and cast_dtype; inputs refer to earlier nodes; the number of
+//   - the limits of jit/graph/limits.h (inputs, nodes, outputs, symbols; per node: concat
+//     inputs, ints, rank, terms and degrees of the dims, static size), each checked before
+//     anything proportional to it is allocated;
+//   - symbols: non-empty unique names, 0 <= min <= max; a derived symbol has a known kind,
+//     step >= 1 and a dim over symbols defined before it;
+//   - nodes: known op; dtype and cast_dtype known and supported (only DT_F32 is compiled
+//     today: any other is rejected, not ignored); inputs refer to earlier nodes; the number of
 //     inputs the op takes; input nodes have an index in [0, num_inputs) used by no other input
 //     node; shape dims use only defined symbols, have no repeated monomial, and constant dims
 //     are not negative;

@@ -1,5 +1,7 @@
 #include "jit/graph/graph_text.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <string>
@@ -8,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
+#include "jit/graph/check_limits.h"
 #include "jit/graph/graph_def.h"
+#include "jit/graph/limits.h"
 #include "proto/graph.pb.h"
 
 namespace pto::graph {
@@ -40,13 +44,19 @@ absl::Status ParseTextProto(std::string_view text, std::string_view what,
   google::protobuf::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(std::string(text), message)) {
-    return absl::InvalidArgumentError(
-        errors.error().empty() ? absl::StrCat("malformed ", std::string(what), " text") : errors.error());
+    return absl::InvalidArgumentError(errors.error().empty()
+                                          ? absl::StrCat("malformed ", std::string(what), " text")
+                                          : errors.error());
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<ir::Graph> ParseGraphText(std::string_view pbtxt) {
+  if (absl::Status s = CheckLimit("GraphDef text size in bytes", static_cast<int64_t>(pbtxt.size()),
+                                  kMaxGraphTextBytes, "kMaxGraphTextBytes");
+      !s.ok()) {
+    return s;
+  }
   proto::GraphDef def;
   if (absl::Status s = ParseTextProto(pbtxt, "GraphDef", &def); !s.ok()) return s;
   return FromGraphDef(def);
@@ -64,10 +74,23 @@ absl::StatusOr<ir::Graph> LoadGraphFile(const std::string& path) {
     int err = errno;
     return absl::ErrnoToStatus(err, absl::StrCat("cannot open graph file ", path));
   }
+  // A file (or a pipe) larger than the limit is refused without reading it all.
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (absl::Status s =
+            CheckLimit("size in bytes", st.st_size, kMaxGraphTextBytes, "kMaxGraphTextBytes");
+        !s.ok()) {
+      std::fclose(f);
+      return Prefixed(s, path);
+    }
+  }
   std::string text;
   char buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
+  while (static_cast<int64_t>(text.size()) <= kMaxGraphTextBytes &&
+         (n = std::fread(buf, 1, sizeof(buf), f)) > 0) {
+    text.append(buf, n);
+  }
   bool failed = std::ferror(f) != 0;
   std::fclose(f);
   if (failed) return absl::DataLossError(absl::StrCat("cannot read graph file ", path));

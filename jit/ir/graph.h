@@ -3,6 +3,7 @@
 #define PTO_JIT_IR_GRAPH_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,16 +67,38 @@ struct Node {
   std::string name;  // optional, for dumps; never part of the hash
 };
 
+// A symbol whose value is not given by an input dim but computed from other symbols when a
+// call binds its shapes, for a rule whose result is no polynomial of the input dims: the start
+// or the length of a slice of the symbolic dim `dim` (numpy's clamping and ceiling division).
+// ops/derived_symbols.h creates and evaluates them.
+struct DerivedSymbol {
+  enum class Kind : uint8_t { kSliceStart = 0, kSliceLength = 1 };
+  Kind kind = Kind::kSliceLength;
+  SymExpr dim;  // over symbols with smaller ids
+  int64_t start = 0, end = 0, step = 1;
+  friend bool operator==(const DerivedSymbol&, const DerivedSymbol&) = default;
+};
+
 struct SymbolInfo {
   std::string name;
   int64_t min = 1;
   int64_t max = INT64_MAX;
+  std::optional<DerivedSymbol> derived;  // unset: bound from an input dim
+};
+
+// A condition on the symbols that a shape rule accepted only for some of their values: `expr`
+// must be >= 1 at every call, else the call is InvalidArgument with `message` (a reshape's -1
+// inferred by dividing by a product of dims that may be 0: numpy finds any size would fit).
+struct ShapeGuard {
+  SymExpr expr;
+  std::string message;
 };
 
 struct Graph {
   std::vector<Node> nodes;
   std::vector<int> outputs;          // node ids
   std::vector<SymbolInfo> symbols;   // symbol id -> info
+  std::vector<ShapeGuard> guards;    // made by the tracer; not serialized (a replay remakes them)
   int num_inputs = 0;
 
   std::vector<std::string> SymbolNames() const;

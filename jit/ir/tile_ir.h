@@ -130,6 +130,13 @@ inline int MatMulColumnBlock(const TileConfig& config, int lanes) {
   return std::max(1, config.nr_vectors) * (config.vector_width > 0 ? config.vector_width : lanes);
 }
 
+// A kernel buffer slot's size in elements (in the kernel's symbols) and a name for messages
+// ("input 0", "output 1", "intermediate", "packed input 2").
+struct BufferExtent {
+  SymExpr elements;
+  std::string name;
+};
+
 // Kind-specific meaning of the fields (rank = domain.size()):
 //
 // kElementwise: domain = output shape. `output` is the whole body (no kAcc); every store is
@@ -173,6 +180,11 @@ struct Kernel {
   int b_packed = -1;
   int b_packed_block = 0;
   TileConfig config;
+  // Per buffer slot (empty: not known): its size and what it holds, filled by the pipeline
+  // (jit/passes/attach_buffer_extents.h). Only checked kernels' code depends on it (they test
+  // every load and store against it), so KernelToString leaves it out and the kernel compiler
+  // adds it to a checked kernel's identity.
+  std::vector<BufferExtent> buffer_extents;
 };
 
 // The 2-D grid the plan splits into tile ranges [lo, hi), per the table above.

@@ -1,10 +1,8 @@
 #include "jit/orc/object_code.h"
 
-#include <algorithm>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "device/yield_point.h"
 #include "jit/codegen/optimize.h"
 #include "jit/orc/llvm_status.h"
@@ -105,23 +103,6 @@ absl::StatusOr<std::vector<std::string>> UndefinedSymbols(std::string_view objec
     if (!name->empty()) names.push_back(name->str());
   }
   return names;
-}
-
-absl::Status CheckUndefinedSymbols(std::string_view object,
-                                   const std::vector<std::string_view>& allowed) {
-  absl::StatusOr<std::vector<std::string>> names = UndefinedSymbols(object);
-  if (!names.ok()) return names.status();
-  for (const std::string& name : *names) {
-    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("kernel object references undefined symbol '", name,
-                       "', which is not on the allow-list (",
-                       absl::StrJoin(allowed, ", ",
-                                     [](std::string* out, std::string_view s) { out->append(s); }),
-                       ")"));
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace pto::jit

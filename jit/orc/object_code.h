@@ -1,5 +1,5 @@
 // Machine code from an LLVM module: object files, assembly and optimized IR text, and the
-// undefined-symbol check on object files (internal to jit/).
+// undefined symbols of object files (internal to jit/).
 #ifndef PTO_JIT_ORC_OBJECT_CODE_H_
 #define PTO_JIT_ORC_OBJECT_CODE_H_
 
@@ -28,11 +28,8 @@ absl::StatusOr<std::string> EmitAssembly(llvm::Module& module, const CodegenTarg
 absl::StatusOr<std::string> EmitOptimizedIR(llvm::Module& module, const CodegenTarget& target);
 
 // Names of the undefined symbols an object file references. InvalidArgument if the bytes are
-// not an object file.
+// not an object file. (What a kernel object may contain: kernel_object_check.h.)
 absl::StatusOr<std::vector<std::string>> UndefinedSymbols(std::string_view object);
-// FailedPrecondition naming the first undefined symbol outside `allowed`.
-absl::Status CheckUndefinedSymbols(std::string_view object,
-                                   const std::vector<std::string_view>& allowed);
 
 }  // namespace pto::jit
 

@@ -1,5 +1,6 @@
 #include "jit/orc/orc_engine.h"
 
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -7,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "jit/codegen/optimize.h"
+#include "jit/orc/kernel_object_check.h"
 #include "jit/orc/llvm_status.h"
 #include "jit/orc/object_code.h"
 #include "jit/orc/target_machine.h"
@@ -39,12 +41,31 @@ KernelHandle::KernelHandle(KernelHandle&& other) noexcept = default;
 KernelHandle& KernelHandle::operator=(KernelHandle&& other) noexcept = default;
 void KernelHandle::Reset() { state_.reset(); }
 
-OrcEngine::OrcEngine(const CodegenTarget& target, std::shared_ptr<Jit> jit)
-    : target_(target), jit_(std::move(jit)) {}
+OrcEngine::OrcEngine(const CodegenTarget& target, std::shared_ptr<Jit> jit,
+                     std::vector<std::string> allowed)
+    : target_(target), jit_(std::move(jit)), allowed_(std::move(allowed)) {}
 
 OrcEngine::~OrcEngine() = default;
 
-absl::StatusOr<std::unique_ptr<OrcEngine>> OrcEngine::Create(const CodegenTarget& target) {
+namespace {
+
+// What kernels may call: kAllowedUndefinedSymbols bound to this process's functions, and the
+// runtime symbols.
+std::vector<RuntimeSymbol> KernelImports(const OrcEngineOptions& options) {
+  std::vector<RuntimeSymbol> imports = {
+      {"memset", reinterpret_cast<const void*>(&::memset)},
+      {"memcpy", reinterpret_cast<const void*>(&::memcpy)},
+      {"memmove", reinterpret_cast<const void*>(&::memmove)},
+  };
+  static_assert(kAllowedUndefinedSymbols.size() == 3, "bind every allowed symbol here");
+  imports.insert(imports.end(), options.runtime_symbols.begin(), options.runtime_symbols.end());
+  return imports;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<OrcEngine>> OrcEngine::Create(const CodegenTarget& target,
+                                                             const OrcEngineOptions& options) {
   InitializeNativeTargetOnce();
   // Fail early if the target cannot be built.
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = CreateTargetMachine(target);
@@ -56,13 +77,33 @@ absl::StatusOr<std::unique_ptr<OrcEngine>> OrcEngine::Create(const CodegenTarget
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
   jtmb.setRelocationModel(llvm::Reloc::PIC_);
   jtmb.setCodeModel(llvm::CodeModel::Small);
+  const std::vector<RuntimeSymbol> imports = KernelImports(options);
+  std::vector<std::string> allowed;
+  for (const RuntimeSymbol& s : imports) allowed.push_back(s.name);
+  // In place of the process's whole symbol table (LLJIT's default), kernels link against a
+  // dylib of their imports only; no platform runtime (kernels have no initializers).
+  auto setup_imports = [imports](llvm::orc::LLJIT& j) -> llvm::Expected<llvm::orc::JITDylibSP> {
+    llvm::orc::ExecutionSession& es = j.getExecutionSession();
+    llvm::orc::JITDylib& jd = es.createBareJITDylib("<pto kernel imports>");
+    llvm::orc::SymbolMap map;
+    for (const RuntimeSymbol& s : imports) {
+      map[es.intern(s.name)] = {llvm::orc::ExecutorAddr::fromPtr(s.address),
+                                llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+    }
+    if (llvm::Error err = jd.define(llvm::orc::absoluteSymbols(std::move(map)))) return err;
+    return llvm::orc::JITDylibSP(&jd);
+  };
   absl::StatusOr<std::unique_ptr<llvm::orc::LLJIT>> lljit =
-      ToStatusOr(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(),
+      ToStatusOr(llvm::orc::LLJITBuilder()
+                     .setJITTargetMachineBuilder(std::move(jtmb))
+                     .setProcessSymbolsJITDylibSetup(std::move(setup_imports))
+                     .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
+                     .create(),
                  "creating LLJIT");
   if (!lljit.ok()) return lljit.status();
   auto jit = std::make_shared<Jit>();
   jit->lljit = std::move(*lljit);
-  return std::unique_ptr<OrcEngine>(new OrcEngine(target, std::move(jit)));
+  return std::unique_ptr<OrcEngine>(new OrcEngine(target, std::move(jit), std::move(allowed)));
 }
 
 absl::StatusOr<CompiledObject> OrcEngine::Compile(std::unique_ptr<llvm::Module> module,
@@ -106,9 +147,7 @@ absl::StatusOr<CompiledObject> OrcEngine::Load(std::string_view object_bytes,
 }
 
 absl::StatusOr<CompiledObject> OrcEngine::LoadObject(std::string object, std::string_view symbol) {
-  std::vector<std::string_view> allowed(kAllowedUndefinedSymbols.begin(),
-                                        kAllowedUndefinedSymbols.end());
-  absl::Status check = CheckUndefinedSymbols(object, allowed);
+  absl::Status check = CheckKernelObject(object, symbol, allowed_);
   if (!check.ok()) return check;
   llvm::orc::LLJIT& lljit = *jit_->lljit;
   auto state = std::make_unique<KernelHandle::State>();

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -26,10 +27,25 @@ class Module;
 
 namespace pto::jit {
 
-// The only undefined symbols a kernel object may reference (the code generator emits no libm
-// calls; LLVM may form these from loops). Objects referencing anything else are refused.
+// The undefined symbols every kernel object may reference (the code generator emits no libm
+// calls; LLVM may form these from loops), besides the engine's runtime symbols. Objects
+// referencing anything else are refused (kernel_object_check.h), and the engine resolves no
+// other name: its JIT sees these functions of the process, not the process's symbol table.
 inline constexpr std::array<std::string_view, 3> kAllowedUndefinedSymbols = {"memset", "memcpy",
                                                                              "memmove"};
+
+// A function of this process that kernels may call by name.
+struct RuntimeSymbol {
+  std::string name;
+  const void* address = nullptr;
+};
+
+struct OrcEngineOptions {
+  // Symbols the engine defines for kernels beyond kAllowedUndefinedSymbols, e.g. the
+  // bounds-fault handler of checked kernels (jit/codegen/bounds_fault.h). Objects may
+  // reference these too; an engine without them refuses objects that do.
+  std::vector<RuntimeSymbol> runtime_symbols;
+};
 
 // Owns one loaded kernel's code. Movable; destroying (or Reset) frees the code, after which
 // the entry pointer must not be called. May outlive the OrcEngine that made it.
@@ -62,23 +78,29 @@ struct CompiledObject {
 
 class OrcEngine {
  public:
-  static absl::StatusOr<std::unique_ptr<OrcEngine>> Create(const CodegenTarget& target);
+  static absl::StatusOr<std::unique_ptr<OrcEngine>> Create(const CodegenTarget& target,
+                                                           const OrcEngineOptions& options = {});
   ~OrcEngine();
   OrcEngine(const OrcEngine&) = delete;
   OrcEngine& operator=(const OrcEngine&) = delete;
 
   // Optimizes (O2) and compiles a module that defines exactly one external function (the
-  // kernel), checks the object's undefined symbols against kAllowedUndefinedSymbols
-  // (FailedPrecondition naming the symbol), loads it and looks up its entry.
+  // kernel), checks the object (CheckKernelObject with allowed_symbols(): FailedPrecondition
+  // naming what breaks the rule), loads it and looks up its entry.
   // AlreadyExists when a kernel of the same symbol is still loaded.
   absl::StatusOr<CompiledObject> Compile(std::unique_ptr<llvm::Module> module,
                                          std::unique_ptr<llvm::LLVMContext> context);
 
   // Loads already-compiled object bytes (from the cache) and looks up `symbol`. No LLVM
-  // optimization or codegen runs. Same symbol checks as Compile.
+  // optimization or codegen runs. The same check as Compile, before the JIT linker sees the
+  // bytes: InvalidArgument (not an object), NotFound (`symbol` not defined),
+  // FailedPrecondition (the rule of kernel_object_check.h).
   absl::StatusOr<CompiledObject> Load(std::string_view object_bytes, std::string_view symbol);
 
   const CodegenTarget& target() const { return target_; }
+  // The undefined symbols objects may reference: kAllowedUndefinedSymbols and the runtime
+  // symbols.
+  const std::vector<std::string>& allowed_symbols() const { return allowed_; }
   // Number of Compile calls that ran codegen, and their total optimize + codegen time.
   int64_t codegen_runs() const { return codegen_runs_.load(std::memory_order_relaxed); }
   absl::Duration compile_time() const {
@@ -89,11 +111,13 @@ class OrcEngine {
   struct Jit;  // implementation detail (orc_engine.cc), shared with loaded KernelHandles
 
  private:
-  OrcEngine(const CodegenTarget& target, std::shared_ptr<Jit> jit);
+  OrcEngine(const CodegenTarget& target, std::shared_ptr<Jit> jit,
+            std::vector<std::string> allowed);
   absl::StatusOr<CompiledObject> LoadObject(std::string object, std::string_view symbol);
 
   CodegenTarget target_;
   std::shared_ptr<Jit> jit_;
+  std::vector<std::string> allowed_;
   std::atomic<int64_t> codegen_runs_{0};
   std::atomic<int64_t> compile_nanos_{0};
   std::atomic<int64_t> loads_{0};

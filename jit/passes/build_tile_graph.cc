@@ -8,7 +8,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "jit/graph/limits.h"
 #include "jit/passes/graph_rewrite.h"
+#include "jit/plan.h"
+#include "ops/derived_symbols.h"
 #include "ops/lowering.h"
 
 namespace pto::jit {
@@ -102,8 +105,16 @@ class Builder {
       : g_(graph),
         groups_(groups),
         consumers_(Consumers(graph)),
-        node_buffer_(graph.nodes.size(), -1) {
+        node_buffer_(graph.nodes.size(), -1),
+        view_base_(graph.nodes.size()),
+        resolved_(graph.nodes.size()) {
     tiles_.symbols = graph.symbols;
+    for (int i = 0; i < static_cast<int>(graph.nodes.size()); ++i) {
+      const bool index_view =
+          groups.role[i] == NodeRole::kView &&
+          (graph.nodes[i].op == OpKind::kTranspose || graph.nodes[i].op == OpKind::kSlice);
+      view_base_[i] = index_view ? view_base_[graph.nodes[i].inputs[0]] : i;
+    }
   }
 
   absl::StatusOr<ir::TileGraph> Build();
@@ -155,6 +166,13 @@ class Builder {
     return View{buffer, SymExpr(0), ir::ContiguousStrides(shape)};
   }
   View ResolveView(int node);
+  // The view `node` (a kView node) makes of `input`, the view of its input.
+  View ApplyView(int node, View input);
+  // A contiguous copy of a value computed inline elsewhere.
+  View Materialize(int node);
+  // Whether the value of `node` can be read from memory (its buffer, a copy, a stored view, or
+  // a reshape of one) rather than recomputed.
+  bool Addressable(int node) const;
   int CopyToBuffer(const View& view, const Shape& shape, std::string label);
   // The access of `view` indexed through `map` from the kernel's domain.
   int ComposedAccess(KernelBuilder& kb, const View& view, const IndexMap& map);
@@ -163,8 +181,7 @@ class Builder {
     prog.push_back(n);
     return static_cast<int>(prog.size()) - 1;
   }
-  absl::StatusOr<int> Expr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node,
-                           const IndexMap& map);
+  absl::StatusOr<int> Expr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node, IndexMap map);
   absl::StatusOr<int> AnchorExpr(KernelBuilder& kb, std::vector<ExprNode>& prog,
                                  const IndexMap& map);
   void Store(KernelBuilder& kb, int value, const View& view, const IndexMap& map);
@@ -186,44 +203,73 @@ class Builder {
   std::vector<int> node_buffer_;  // buffer holding the node's values, contiguous
   std::map<int, int> copies_;     // node -> buffer of its materialized contiguous copy
   std::map<int, View> views_;     // node -> the strided view it was stored through
+  // Per slice node: the index its first element has in the input (a constant, a polynomial or
+  // a derived symbol: ops/derived_symbols.h).
+  std::vector<SymExpr> slice_start_;
+  // Per node: the node under its chain of index views (transposes and slices), or itself.
+  std::vector<int> view_base_;
+  // Per kView node: its view once resolved (a long chain of views is walked once).
+  std::vector<std::optional<View>> resolved_;
 };
 
+// Walks down the chain of views to the first node with a known view, then applies the views
+// on the way back up: iterative, so a chain of any length takes no stack.
 View Builder::ResolveView(int node) {
-  if (node_buffer_[node] >= 0) return ContiguousView(node_buffer_[node], g_.nodes[node].shape);
-  if (auto it = views_.find(node); it != views_.end()) return it->second;
-  if (auto it = copies_.find(node); it != copies_.end()) {
-    return ContiguousView(it->second, g_.nodes[node].shape);
-  }
-  const ir::Node& n = g_.nodes[node];
-  if (groups_.role[node] == NodeRole::kView) {
-    const ir::Node& in = g_.nodes[n.inputs[0]];
-    View v = ResolveView(n.inputs[0]);
-    switch (n.op) {
-      case OpKind::kTranspose: {
-        v.strides = TransposedStrides(v.strides, n.attrs.ints);
-        return v;
-      }
-      case OpKind::kSlice: {
-        const int64_t axis = n.attrs.axis;
-        v.offset = v.offset + SymExpr(n.attrs.start) * v.strides[axis];
-        v.strides[axis] = v.strides[axis] * SymExpr(n.attrs.step);
-        return v;
-      }
-      case OpKind::kReshape: {
-        if (auto strides = ReshapeStrides(in.shape, v.strides, n.shape)) {
-          v.strides = *std::move(strides);
-          return v;
-        }
-        // Not expressible as a view of that window: copy the input contiguously first.
-        int copy = CopyToBuffer(v, in.shape, Label(n.inputs[0]) + " (contiguous for reshape)");
-        copies_[n.inputs[0]] = copy;
-        return ContiguousView(copy, n.shape);
-      }
-      default:
-        break;
+  std::vector<int> chain;  // views still to apply, outermost first
+  std::optional<View> v;
+  for (int x = node; !v.has_value();) {
+    const Shape& shape = g_.nodes[x].shape;
+    if (node_buffer_[x] >= 0) {
+      v = ContiguousView(node_buffer_[x], shape);
+    } else if (auto it = views_.find(x); it != views_.end()) {
+      v = it->second;
+    } else if (auto copy = copies_.find(x); copy != copies_.end()) {
+      v = ContiguousView(copy->second, shape);
+    } else if (resolved_[x].has_value()) {
+      v = resolved_[x];
+    } else if (groups_.role[x] == NodeRole::kView) {
+      chain.push_back(x);
+      x = g_.nodes[x].inputs[0];
+    } else {
+      v = Materialize(x);
     }
   }
-  // A value computed inline elsewhere: materialize it.
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    v = ApplyView(*it, *std::move(v));
+    resolved_[*it] = v;
+  }
+  return *std::move(v);
+}
+
+View Builder::ApplyView(int node, View v) {
+  const ir::Node& n = g_.nodes[node];
+  const ir::Node& in = g_.nodes[n.inputs[0]];
+  switch (n.op) {
+    case OpKind::kTranspose:
+      v.strides = TransposedStrides(v.strides, n.attrs.ints);
+      return v;
+    case OpKind::kSlice: {
+      const int64_t axis = n.attrs.axis;
+      v.offset = v.offset + slice_start_[node] * v.strides[axis];
+      v.strides[axis] = v.strides[axis] * SymExpr(n.attrs.step);
+      return v;
+    }
+    default: {  // kReshape
+      assert(n.op == OpKind::kReshape);
+      if (auto strides = ReshapeStrides(in.shape, v.strides, n.shape)) {
+        v.strides = *std::move(strides);
+        return v;
+      }
+      // Not expressible as a view of that window: copy the input contiguously first.
+      int copy = CopyToBuffer(v, in.shape, Label(n.inputs[0]) + " (contiguous for reshape)");
+      copies_[n.inputs[0]] = copy;
+      return ContiguousView(copy, n.shape);
+    }
+  }
+}
+
+View Builder::Materialize(int node) {
+  const ir::Node& n = g_.nodes[node];
   int copy = NewBuffer(ir::BufferKind::kTemp, 0, n.shape, Label(node) + " (materialized)");
   // Cannot fail for nodes the fusion pass accepted (Expr fails only on ops that shape
   // inference rejected at trace time).
@@ -232,6 +278,13 @@ View Builder::ResolveView(int node) {
   (void)built;
   copies_[node] = copy;
   return ContiguousView(copy, n.shape);
+}
+
+bool Builder::Addressable(int node) const {
+  const NodeRole role = groups_.role[node];
+  return node_buffer_[node] >= 0 || copies_.count(node) > 0 || views_.count(node) > 0 ||
+         role == NodeRole::kInput ||
+         (role == NodeRole::kView && g_.nodes[node].op == OpKind::kReshape);
 }
 
 int Builder::CopyToBuffer(const View& view, const Shape& shape, std::string label) {
@@ -289,38 +342,50 @@ absl::StatusOr<int> Builder::AnchorExpr(KernelBuilder& kb, std::vector<ExprNode>
 }
 
 absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node,
-                                  const IndexMap& map) {
-  const ir::Node& n = g_.nodes[node];
-  if (node == kb.anchor) return AnchorExpr(kb, prog, map);
-  const NodeRole role = groups_.role[node];
-  if (role == NodeRole::kConstant) {
-    ExprNode c;
-    c.op = ExprOp::kConst;
-    c.value = static_cast<float>(n.attrs.scalar);
-    return Push(prog, c);
-  }
-  if (node_buffer_[node] >= 0 || copies_.count(node) || role == NodeRole::kInput) {
-    return Load(kb, prog, ResolveView(node), map);
-  }
-  if (role == NodeRole::kView) {
-    const ir::Node& in = g_.nodes[n.inputs[0]];
-    IndexMap m(in.shape.size());
-    switch (n.op) {
-      case OpKind::kTranspose:
+                                  IndexMap map) {
+  // Views and casts forward to their input: followed in this loop, so a chain of them of any
+  // length adds no recursion. The recursion below follows the operands of inlined ops only,
+  // which the fusion cap bounds.
+  for (;;) {
+    const ir::Node& n = g_.nodes[node];
+    if (node == kb.anchor) return AnchorExpr(kb, prog, map);
+    const NodeRole role = groups_.role[node];
+    if (role == NodeRole::kConstant) {
+      ExprNode c;
+      c.op = ExprOp::kConst;
+      c.value = static_cast<float>(n.attrs.scalar);
+      return Push(prog, c);
+    }
+    if (node_buffer_[node] >= 0 || copies_.count(node) || role == NodeRole::kInput) {
+      return Load(kb, prog, ResolveView(node), map);
+    }
+    if (role == NodeRole::kView) {
+      // Views of a value in memory compose into one access (resolved once per view).
+      if (n.op == OpKind::kReshape || Addressable(view_base_[node])) {
+        return Load(kb, prog, ResolveView(node), map);
+      }
+      // Views of a value computed inline: their index maps, down to it.
+      const ir::Node& in = g_.nodes[n.inputs[0]];
+      IndexMap m(in.shape.size());
+      if (n.op == OpKind::kTranspose) {
         for (size_t i = 0; i < n.shape.size(); ++i) m[n.attrs.ints[i]] = map[i];
-        return Expr(kb, prog, n.inputs[0], m);
-      case OpKind::kSlice: {
+      } else {  // kSlice
         m = map;
         DimMap& d = m[n.attrs.axis];
         d.scale = d.scale * SymExpr(n.attrs.step);
-        d.offset = d.offset * SymExpr(n.attrs.step) + SymExpr(n.attrs.start);
-        return Expr(kb, prog, n.inputs[0], m);
+        d.offset = d.offset * SymExpr(n.attrs.step) + slice_start_[node];
       }
-      default:
-        return Load(kb, prog, ResolveView(node), map);
+      map = std::move(m);
+      node = n.inputs[0];
+      continue;
     }
+    if (n.op == OpKind::kCast) {  // f32 -> f32
+      node = n.inputs[0];
+      continue;
+    }
+    break;
   }
-  if (n.op == OpKind::kCast) return Expr(kb, prog, n.inputs[0], map);  // f32 -> f32
+  const ir::Node& n = g_.nodes[node];
   std::optional<ExprOp> op = ops::ElementwiseExprOp(n.op);
   if (!op.has_value()) {
     // An anchor or concat of another group that has no buffer yet cannot happen in
@@ -493,22 +558,99 @@ absl::Status Builder::BuildGroup(int anchor, int root, const View& out) {
   return absl::OkStatus();
 }
 
+// Each input is copied into its window of the result, consecutive inputs together:
+//   - a run of inputs of one shape that read one buffer at evenly spaced offsets (the same
+//     value repeated, or slices stepping through a tensor) is one kernel over the run's index
+//     and the input's dims;
+//   - other inputs of one shape share a kernel (one store each), as many as the fusion cap and
+//     the kernel's buffer bound allow.
+// A concat of thousands of inputs compiles a few kernels, or a few dozen, not thousands.
 absl::Status Builder::BuildConcat(int node, int buffer) {
   const ir::Node& n = g_.nodes[node];
   const int64_t axis = n.attrs.axis < 0 ? n.attrs.axis + n.shape.size() : n.attrs.axis;
-  View out = ContiguousView(buffer, n.shape);
+  const View out = ContiguousView(buffer, n.shape);
+  const std::vector<int>& inputs = n.inputs;
+  const int count = static_cast<int>(inputs.size());
+  // The view of each input that is read from memory; the length of the run starting there.
+  std::vector<std::optional<View>> views(count);
+  for (int j = 0; j < count; ++j) {
+    const int in = inputs[j];
+    if (Addressable(in) || (groups_.role[in] == NodeRole::kView && Addressable(view_base_[in]))) {
+      views[j] = ResolveView(in);
+    }
+  }
+  auto step = [&](int j) { return views[j + 1]->offset - views[j]->offset; };
+  std::vector<int> run(count, 1);
+  const bool rank_allows_runs = static_cast<int64_t>(n.shape.size()) < graph::kMaxRank;
+  for (int j = count - 2; j >= 0 && rank_allows_runs; --j) {
+    const bool continues = views[j] && views[j + 1] && views[j]->buffer == views[j + 1]->buffer &&
+                           views[j]->strides == views[j + 1]->strides &&
+                           g_.nodes[inputs[j]].shape == g_.nodes[inputs[j + 1]].shape &&
+                           (run[j + 1] == 1 || step(j) == step(j + 1));
+    if (continues) run[j] = run[j + 1] + 1;
+  }
   SymExpr start = 0;
-  for (int in : n.inputs) {
-    View window = out;
-    window.offset = start * out.strides[axis];
-    if (absl::Status s = BuildElementwise(in, window, "concat"); !s.ok()) return s;
-    start = start + g_.nodes[in].shape[axis];
+  for (int j = 0; j < count;) {
+    const Shape& shape = g_.nodes[inputs[j]].shape;
+    KernelBuilder kb;
+    kb.kernel.kind = ir::KernelKind::kElementwise;
+    if (run[j] > 1) {
+      const View& v = *views[j];
+      kb.kernel.domain = shape;
+      kb.kernel.domain.insert(kb.kernel.domain.begin(), SymExpr(run[j]));
+      std::vector<SymExpr> load_strides = v.strides, store_strides = out.strides;
+      load_strides.insert(load_strides.begin(), step(j));
+      store_strides.insert(store_strides.begin(), shape[axis] * out.strides[axis]);
+      ExprNode load;
+      load.op = ExprOp::kLoad;
+      load.access = kb.AddAccess(v.buffer, v.offset, std::move(load_strides));
+      ir::Store store;
+      store.access = kb.AddAccess(out.buffer, start * out.strides[axis], std::move(store_strides));
+      store.value = Push(kb.kernel.output, load);
+      kb.kernel.stores.push_back(store);
+      start = start + shape[axis] * SymExpr(run[j]);
+      j += run[j];
+      Finish(std::move(kb), "concat");
+      continue;
+    }
+    kb.kernel.domain = shape;
+    const IndexMap id = Identity(shape.size());
+    int cost = 0;
+    for (const int first = j; j < count && (j == first || run[j] == 1); ++j) {
+      const int in = inputs[j];
+      const int in_cost = groups_.inline_cost[in] + kStoreCost;  // its expression and store
+      const bool fits = g_.nodes[in].shape == shape && cost + in_cost <= groups_.max_group_cost &&
+                        static_cast<int>(kb.slot_buffer.size()) + groups_.inline_cost[in] <=
+                            kMaxKernelBuffers;  // it loads at most its cost in new buffers
+      if (j > first && !fits) break;
+      View window = out;
+      window.offset = start * out.strides[axis];
+      absl::StatusOr<int> v = Expr(kb, kb.kernel.output, in, id);
+      if (!v.ok()) return v.status();
+      Store(kb, *v, window, id);
+      start = start + shape[axis];
+      cost += in_cost;
+    }
+    Finish(std::move(kb), "concat");
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<ir::TileGraph> Builder::Build() {
   const int n = static_cast<int>(g_.nodes.size());
+  slice_start_.assign(n, SymExpr(0));
+  for (int i = 0; i < n; ++i) {
+    const ir::Node& node = g_.nodes[i];
+    if (node.op != OpKind::kSlice) continue;
+    const ir::Attrs& a = node.attrs;
+    std::optional<SymExpr> start = ops::SymbolicSliceStart(g_.nodes[node.inputs[0]].shape[a.axis],
+                                                           a.start, a.end, a.step, g_.symbols);
+    if (!start.has_value()) {
+      return absl::InternalError(
+          absl::StrCat("lowering: slice node %", i, " has no symbol for its start"));
+    }
+    slice_start_[i] = *std::move(start);
+  }
   for (int i = 0; i < n; ++i) {
     if (g_.nodes[i].op == OpKind::kInput) {
       node_buffer_[i] = NewBuffer(ir::BufferKind::kInput, static_cast<int>(g_.nodes[i].attrs.index),

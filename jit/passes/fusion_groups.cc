@@ -1,6 +1,10 @@
 #include "jit/passes/fusion_groups.h"
 
+#include <cassert>
+#include <optional>
+
 #include "jit/passes/graph_rewrite.h"
+#include "ops/lowering.h"
 
 namespace pto::jit {
 namespace {
@@ -8,6 +12,185 @@ namespace {
 using ir::OpKind;
 
 bool IsIndexView(OpKind op) { return op == OpKind::kTranspose || op == OpKind::kSlice; }
+
+// What the roles are decided from.
+struct Uses {
+  std::vector<int> uses;
+  std::vector<bool> is_output;
+  std::vector<std::vector<int>> consumers;
+  // Uses seen through transposes and slices (which recompute their input per use), and
+  // whether some consumer, through such views, needs the value in memory (matmul operands and
+  // reshapes).
+  std::vector<int> effective_uses;
+  std::vector<bool> needs_buffer;
+};
+
+Uses AnalyzeUses(const ir::Graph& graph) {
+  const int n = static_cast<int>(graph.nodes.size());
+  Uses u;
+  u.uses = CountUses(graph);
+  u.is_output.assign(n, false);
+  for (int o : graph.outputs) u.is_output[o] = true;
+  u.consumers = Consumers(graph);
+  u.effective_uses.assign(n, 0);
+  u.needs_buffer.assign(n, false);
+  for (int i = n - 1; i >= 0; --i) {
+    u.effective_uses[i] = u.is_output[i] ? 1 : 0;
+    for (int c : u.consumers[i]) {
+      const OpKind op = graph.nodes[c].op;
+      if (IsIndexView(op)) {
+        u.effective_uses[i] += u.effective_uses[c];
+        u.needs_buffer[i] = u.needs_buffer[i] || u.needs_buffer[c] || u.is_output[c];
+      } else {
+        u.effective_uses[i] += 1;
+        u.needs_buffer[i] = u.needs_buffer[i] || op == OpKind::kMatMul || op == OpKind::kReshape;
+      }
+    }
+  }
+  return u;
+}
+
+// The role of a node that is in no anchor's group.
+NodeRole UngroupedRole(const ir::Graph& graph, const Uses& u, int i) {
+  switch (graph.nodes[i].op) {
+    case OpKind::kInput:
+      return NodeRole::kInput;
+    case OpKind::kConstant:
+      return NodeRole::kConstant;
+    case OpKind::kTranspose:
+    case OpKind::kSlice:
+    case OpKind::kReshape:
+      return NodeRole::kView;
+    case OpKind::kConcat:
+      return NodeRole::kRoot;
+    default: {
+      const bool inline_ok = u.effective_uses[i] == 1 && !u.is_output[i] && !u.needs_buffer[i];
+      return inline_ok ? NodeRole::kInline : NodeRole::kRoot;
+    }
+  }
+}
+
+// Bounds the cost of every kernel's expression by options.max_group_cost. One walk in
+// topological order: each node's inline cost is known before its consumers are visited. Where
+// a kernel would cost too much, the inputs it inlines are given buffers, largest first (each
+// was checked when it was visited, so an input alone never exceeds the cap); where an
+// epilogue's own chain would, the epilogue ends before the node that would exceed it.
+class GroupCapper {
+ public:
+  GroupCapper(const ir::Graph& graph, const Uses& uses, const FusionOptions& options,
+              FusionGroups& groups)
+      : g_(graph),
+        u_(uses),
+        options_(options),
+        groups_(groups),
+        group_cost_(graph.nodes.size(), 0) {}
+
+  void Run() {
+    groups_.inline_cost.assign(g_.nodes.size(), 1);
+    for (int i = 0; i < static_cast<int>(g_.nodes.size()); ++i) Visit(i);
+  }
+
+ private:
+  // What reading `node` adds to its consumer's expression.
+  int Carried(int node) const {
+    const NodeRole role = groups_.role[node];
+    const bool recomputed =
+        role == NodeRole::kInline || (role == NodeRole::kView && IsIndexView(g_.nodes[node].op));
+    return recomputed ? groups_.inline_cost[node] : 1;
+  }
+
+  // Gives the inline node that `input` recomputes (itself, or the base of its index views) a
+  // buffer: reading `input` then costs a load.
+  void Cut(int input) {
+    int x = input;
+    while (groups_.role[x] == NodeRole::kView) {
+      groups_.inline_cost[x] = 1;
+      x = g_.nodes[x].inputs[0];
+    }
+    assert(groups_.role[x] == NodeRole::kInline);
+    groups_.role[x] = NodeRole::kRoot;
+    groups_.inline_cost[x] = 1;
+  }
+
+  // The cost of node i's expression: `own` plus what its inputs carry (but input `skip`, the
+  // epilogue's predecessor, counted in `own`), after cutting the largest inputs while it
+  // exceeds the cap.
+  int CappedCost(int i, int own, int skip) {
+    const std::vector<int>& inputs = g_.nodes[i].inputs;
+    int cost = own;
+    for (int j = 0; j < static_cast<int>(inputs.size()); ++j) {
+      if (j != skip) cost += Carried(inputs[j]);
+    }
+    while (cost > options_.max_group_cost) {
+      int largest = -1;
+      for (int j = 0; j < static_cast<int>(inputs.size()); ++j) {
+        if (j == skip || Carried(inputs[j]) <= 1) continue;
+        if (largest < 0 || Carried(inputs[j]) > Carried(inputs[largest])) largest = j;
+      }
+      if (largest < 0) break;
+      cost -= Carried(inputs[largest]) - 1;
+      Cut(inputs[largest]);
+    }
+    return cost;
+  }
+
+  // Ends the epilogue of `prev`'s group at `prev`: its consumer `c` and the rest of the chain
+  // leave the group and take the roles of ungrouped nodes.
+  void EndEpilogue(int prev, int c) {
+    const int anchor = groups_.anchor[c];
+    groups_.role[prev] = NodeRole::kRoot;
+    for (int x = c; x >= 0;) {
+      int next = -1;
+      for (int consumer : u_.consumers[x]) {
+        if (groups_.anchor[consumer] == anchor) next = consumer;
+      }
+      groups_.anchor[x] = -1;
+      groups_.role[x] = UngroupedRole(g_, u_, x);
+      x = next;
+    }
+  }
+
+  void Visit(int i) {
+    const ir::Node& node = g_.nodes[i];
+    const int own = OpCost(node.op, options_);
+    const int anchor = groups_.anchor[i];
+    if (anchor == i) {
+      group_cost_[i] = CappedCost(i, own, -1);
+      return;
+    }
+    if (anchor >= 0) {  // an epilogue op: the chain so far, this op and its other inputs
+      int skip = 0;
+      while (groups_.anchor[node.inputs[skip]] != anchor) ++skip;
+      // With every other input loaded (cost 1 each), does it fit?
+      const int least = group_cost_[anchor] + own + static_cast<int>(node.inputs.size()) - 1;
+      if (least <= options_.max_group_cost) {
+        group_cost_[anchor] = CappedCost(i, group_cost_[anchor] + own, skip);
+        return;
+      }
+      EndEpilogue(node.inputs[skip], i);
+    }
+    switch (groups_.role[i]) {
+      case NodeRole::kInline:
+        groups_.inline_cost[i] = CappedCost(i, own, -1);
+        break;
+      case NodeRole::kView:
+        if (IsIndexView(node.op)) groups_.inline_cost[i] = Carried(node.inputs[0]);
+        break;
+      case NodeRole::kRoot:
+        // An elementwise kernel of its own (a concat's inputs are each capped already).
+        if (node.op != OpKind::kConcat) CappedCost(i, own, -1);
+        break;
+      default:
+        break;
+    }
+  }
+
+  const ir::Graph& g_;
+  const Uses& u_;
+  const FusionOptions& options_;
+  FusionGroups& groups_;
+  std::vector<int> group_cost_;  // per anchor: its group's cost so far
+};
 
 }  // namespace
 
@@ -27,40 +210,28 @@ bool IsAnchorOp(OpKind op) {
   }
 }
 
-FusionGroups FormFusionGroups(const ir::Graph& graph) {
-  const int n = static_cast<int>(graph.nodes.size());
-  std::vector<int> uses = CountUses(graph);
-  std::vector<bool> is_output(n, false);
-  for (int o : graph.outputs) is_output[o] = true;
-  const std::vector<std::vector<int>> consumers = Consumers(graph);
+int OpCost(OpKind op, const FusionOptions& options) {
+  // A norm's own expression: its result, times the weight (plus the bias).
+  if (op == OpKind::kLayerNorm) return 3;
+  if (op == OpKind::kRmsNorm) return 2;
+  const std::optional<ir::ExprOp> expr = ops::ElementwiseExprOp(op);
+  return expr.has_value() && ir::IsTranscendental(*expr) ? options.transcendental_cost : 1;
+}
 
-  // Uses seen through transposes and slices (which recompute their input per use), and whether
-  // some consumer, through such views, needs the value in memory (matmul operands and reshapes).
-  std::vector<int> effective_uses(n, 0);
-  std::vector<bool> needs_buffer(n, false);
-  for (int i = n - 1; i >= 0; --i) {
-    effective_uses[i] = is_output[i] ? 1 : 0;
-    for (int c : consumers[i]) {
-      const OpKind op = graph.nodes[c].op;
-      if (IsIndexView(op)) {
-        effective_uses[i] += effective_uses[c];
-        needs_buffer[i] = needs_buffer[i] || needs_buffer[c] || is_output[c];
-      } else {
-        effective_uses[i] += 1;
-        needs_buffer[i] = needs_buffer[i] || op == OpKind::kMatMul || op == OpKind::kReshape;
-      }
-    }
-  }
+FusionGroups FormFusionGroups(const ir::Graph& graph, const FusionOptions& options) {
+  const int n = static_cast<int>(graph.nodes.size());
+  const Uses u = AnalyzeUses(graph);
 
   FusionGroups groups;
   groups.role.assign(n, NodeRole::kRoot);
   groups.anchor.assign(n, -1);
+  groups.max_group_cost = options.max_group_cost;
   // Epilogue chains first: they take precedence over inlining.
   for (int i = 0; i < n; ++i) {
     if (!IsAnchorOp(graph.nodes[i].op)) continue;
     int tail = i;
-    while (uses[tail] == 1 && !is_output[tail] && consumers[tail].size() == 1) {
-      const int c = consumers[tail][0];
+    while (u.uses[tail] == 1 && !u.is_output[tail] && u.consumers[tail].size() == 1) {
+      const int c = u.consumers[tail][0];
       const ir::Node& cn = graph.nodes[c];
       const bool elementwise = ir::IsUnaryElementwise(cn.op) || ir::IsBinaryElementwise(cn.op);
       if (!elementwise || cn.shape != graph.nodes[tail].shape) break;
@@ -79,21 +250,9 @@ FusionGroups FormFusionGroups(const ir::Graph& graph) {
     groups.anchor[tail] = i;
   }
   for (int i = 0; i < n; ++i) {
-    const ir::Node& node = graph.nodes[i];
-    if (groups.anchor[i] >= 0) continue;
-    switch (node.op) {
-      case OpKind::kInput: groups.role[i] = NodeRole::kInput; break;
-      case OpKind::kConstant: groups.role[i] = NodeRole::kConstant; break;
-      case OpKind::kTranspose:
-      case OpKind::kSlice:
-      case OpKind::kReshape: groups.role[i] = NodeRole::kView; break;
-      case OpKind::kConcat: groups.role[i] = NodeRole::kRoot; break;
-      default: {
-        const bool inline_ok = effective_uses[i] == 1 && !is_output[i] && !needs_buffer[i];
-        groups.role[i] = inline_ok ? NodeRole::kInline : NodeRole::kRoot;
-      }
-    }
+    if (groups.anchor[i] < 0) groups.role[i] = UngroupedRole(graph, u, i);
   }
+  GroupCapper(graph, u, options, groups).Run();
   return groups;
 }
 

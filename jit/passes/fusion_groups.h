@@ -4,13 +4,18 @@
 //     pass over memory, and into a reduction's or row op's prologue);
 //   - a matmul, reduction or row op absorbs the chain of single-use elementwise consumers of
 //     its own shape as its epilogue (bias, activation, residual add);
-//   - transposes, slices and reshapes are views: they change how consumers index a buffer.
+//   - transposes, slices and reshapes are views: they change how consumers index a buffer;
+//   - no kernel's expression costs more than FusionOptions::max_group_cost
+//     (jit/passes/fusion_policy.h): where a group would, the largest subexpression it would
+//     inline gets a buffer of its own (a long chain becomes several kernels), or its epilogue
+//     ends early.
 #ifndef PTO_JIT_PASSES_FUSION_GROUPS_H_
 #define PTO_JIT_PASSES_FUSION_GROUPS_H_
 
 #include <vector>
 
 #include "jit/ir/graph.h"
+#include "jit/passes/fusion_policy.h"
 
 namespace pto::jit {
 
@@ -28,10 +33,25 @@ struct FusionGroups {
   std::vector<NodeRole> role;
   // For kRoot, kFusedAnchor and kAbsorbed nodes of a group: the group's anchor; else -1.
   std::vector<int> anchor;
+  // For kInline nodes and views: what recomputing the node inside its consumer adds to that
+  // kernel's expression (the cost units of jit/passes/fusion_policy.h); 1 (a load) for
+  // nodes with a buffer, and for constants.
+  std::vector<int> inline_cost;
+  // The cap the groups were formed under (FusionOptions::max_group_cost); the tile-graph
+  // builder holds the kernels it groups itself (a concat's copies) to it too.
+  int max_group_cost = kMaxFusionGroupCost;
 };
 
-FusionGroups FormFusionGroups(const ir::Graph& graph);
+struct FusionOptions {
+  int max_group_cost = kMaxFusionGroupCost;
+  int transcendental_cost = kTranscendentalCost;
+};
+
+FusionGroups FormFusionGroups(const ir::Graph& graph, const FusionOptions& options = {});
 bool IsAnchorOp(ir::OpKind op);  // matmul, reductions, row ops
+// What computing `op` itself adds to a kernel's expression, in FusionOptions' units: a
+// transcendental costs transcendental_cost, a norm also its weight and bias ops, any other 1.
+int OpCost(ir::OpKind op, const FusionOptions& options);
 
 }  // namespace pto::jit
 

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <string>
 
+#include "jit/plan.h"
+
 namespace pto::jit {
 namespace {
 
@@ -76,6 +78,12 @@ BufferPlan PlanBuffers(const ir::TileGraph& tiles) {
       if (largest < 0 || slot_size[s] > slot_size[largest]) largest = s;
     }
     int slot = fit >= 0 ? fit : largest;
+    if (slot < 0 && static_cast<int>(slot_free_after.size()) == kMaxArenaSlots) {
+      // One slot more than a plan can hold: the pipeline rejects the program, and planning on
+      // would cost the buffers times the slots.
+      plan.slot_members.emplace_back();
+      break;
+    }
     if (slot < 0) {
       slot = static_cast<int>(slot_free_after.size());
       slot_free_after.push_back(-1);

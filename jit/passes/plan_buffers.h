@@ -4,7 +4,10 @@
 // in-place pairs (ir::KernelCall::in_place, from mark_in_place) share one slot: the output
 // takes over the input's memory at that call. Among the slots free at a buffer's first write,
 // the best fit is taken: the smallest that is already large enough, else the largest (the
-// least growth); sizes are compared at the symbols' representative values.
+// least growth); sizes are compared at the symbols' representative values. A program that
+// needs more than kMaxArenaSlots slots at once (jit/plan.h) gets a plan of kMaxArenaSlots + 1
+// slots, the last empty, which the pipeline rejects: planning stops there, so its work stays
+// linear in the buffers.
 #ifndef PTO_JIT_PASSES_PLAN_BUFFERS_H_
 #define PTO_JIT_PASSES_PLAN_BUFFERS_H_
 

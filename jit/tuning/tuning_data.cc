@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "device/yield_point.h"
+#include "ops/derived_symbols.h"
 #include "ops/reference.h"
 
 namespace pto::jit {
@@ -85,6 +86,9 @@ absl::StatusOr<ProgramData> MakeProgramData(const ir::Graph& traced, const Lower
                                             bool reference) {
   ProgramData data;
   data.symbols.assign(symbols.begin(), symbols.end());
+  // Values chosen per symbol (CheckSymbolValues) leave the derived ones to compute.
+  ops::BindDerivedSymbols(traced.symbols, data.symbols);
+  symbols = data.symbols;
   data.inputs.resize(traced.num_inputs);
   for (const ir::Node& node : traced.nodes) {
     if (node.op != ir::OpKind::kInput) continue;

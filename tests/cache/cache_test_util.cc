@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "cache/rocksdb_store.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
@@ -32,6 +33,18 @@ TempDir::~TempDir() {
   }
   chmod(path_.c_str(), 0755);
   fs::remove_all(path_, ec);
+}
+
+std::unique_ptr<CacheStore> OpenWithoutMaintenance(const std::string& path, const std::string& base,
+                                                   LogCapture& log) {
+  CacheOptions options;
+  options.path = path;
+  options.base_path = base;
+  options.log = log.Sink();
+  options.maintenance_interval_ms = 60000;
+  absl::StatusOr<std::unique_ptr<CacheStore>> store = OpenCache(options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  return store.ok() ? std::move(*store) : nullptr;
 }
 
 std::string RandomBytes(size_t n, uint32_t seed) {
@@ -213,6 +226,121 @@ fs::path SstContaining(const fs::path& dir, std::string_view needle) {
     if (ReadFile(f).find(needle) != std::string::npos) return f;
   }
   return {};
+}
+
+namespace {
+
+std::string RandomHex(size_t n, uint32_t seed) {
+  std::string out = RandomBytes(n, seed);
+  for (char& c : out) c = "0123456789abcdef"[static_cast<uint8_t>(c) & 15];
+  return out;
+}
+
+proto::KernelRecord FamilyKernel(int i) {
+  return MakeKernel(RecordName(RecordKind::kKernel, i), 1024);
+}
+proto::PlanRecord FamilyPlan(int i) {
+  proto::PlanRecord r = MakePlan(RecordName(RecordKind::kPlan, i));
+  r.add_kernel_keys(RandomHex(160, 7000 + i));
+  return r;
+}
+proto::TuningRecord FamilyTuning(int i) {
+  return MakeTuning(RecordName(RecordKind::kTuning, i), 96);
+}
+
+}  // namespace
+
+std::string RecordName(RecordKind kind, int i) {
+  return std::string(RecordKindName(kind)) + "-" + std::to_string(i);
+}
+
+std::string RecordPayload(RecordKind kind, int i) {
+  proto::KernelRecord kernel;
+  switch (kind) {
+    case RecordKind::kKernel:
+      kernel = FamilyKernel(i);
+      kernel.set_schema_version(kSchemaVersion);
+      return kernel.SerializeAsString();
+    case RecordKind::kPlan: {
+      proto::PlanRecord plan = FamilyPlan(i);
+      plan.set_schema_version(kSchemaVersion);
+      return plan.SerializeAsString();
+    }
+    case RecordKind::kTuning:
+      break;
+  }
+  proto::TuningRecord tuning = FamilyTuning(i);
+  tuning.set_schema_version(kSchemaVersion);
+  return tuning.SerializeAsString();
+}
+
+std::string RecordNeedle(RecordKind kind, int i) {
+  switch (kind) {
+    case RecordKind::kKernel:
+      return FamilyKernel(i).object().substr(256, 64);
+    case RecordKind::kPlan:
+      return FamilyPlan(i).kernel_keys(2).substr(40, 64);
+    case RecordKind::kTuning:
+      break;
+  }
+  return FamilyTuning(i).config().substr(16, 64);
+}
+
+void FillFamilyAndCompact(const std::string& db_path, RecordKind kind, int count) {
+  CacheOptions options;
+  options.path = db_path;
+  absl::StatusOr<std::unique_ptr<RocksDbStore>> store = RocksDbStore::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  for (int i = 0; i < count; ++i) {
+    absl::Status s = kind == RecordKind::kKernel ? (*store)->PutKernel(FamilyKernel(i))
+                     : kind == RecordKind::kPlan ? (*store)->PutPlan(FamilyPlan(i))
+                                                 : (*store)->PutTuning(FamilyTuning(i));
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  ASSERT_TRUE((*store)->Flush().ok());
+  ASSERT_TRUE((*store)->CompactAll().ok());
+}
+
+fs::path DamageSstAt(const fs::path& dir, std::string_view needle) {
+  const fs::path sst = SstContaining(dir, needle);
+  if (sst.empty()) return sst;
+  std::string bytes = ReadFile(sst);
+  bytes[bytes.find(needle) + needle.size() / 2] ^= 0x5a;
+  WriteFile(sst, bytes);
+  return sst;
+}
+
+std::string ReadRecord(CacheStore& store, RecordKind kind, int i) {
+  const std::string name = RecordName(kind, i);
+  switch (kind) {
+    case RecordKind::kKernel: {
+      auto r = store.GetKernel(KernelParts(name));
+      if (!r.ok() || !r->has_value()) return "";
+      proto::KernelRecord record = **r;
+      record.clear_last_used_unix_ms();
+      record.clear_hits();
+      return record.SerializeAsString();
+    }
+    case RecordKind::kPlan: {
+      auto r = store.GetPlan(PlanParts(name));
+      return r.ok() && r->has_value() ? (*r)->SerializeAsString() : "";
+    }
+    case RecordKind::kTuning:
+      break;
+  }
+  auto r = store.GetTuning(TuningParts(name));
+  return r.ok() && r->has_value() ? (*r)->SerializeAsString() : "";
+}
+
+int CountIntactRecords(CacheStore& store, RecordKind kind, int count) {
+  int hits = 0;
+  for (int i = 0; i < count; ++i) {
+    const std::string read = ReadRecord(store, kind, i);
+    if (read.empty()) continue;
+    ++hits;
+    EXPECT_EQ(read, RecordPayload(kind, i)) << RecordName(kind, i);
+  }
+  return hits;
 }
 
 }  // namespace pto::cache::testing

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <string>
@@ -60,6 +61,12 @@ class LogCapture {
   std::vector<std::pair<int, std::string>> messages_;
 };
 
+// OpenCache on `path` (over the base `base`, if not empty), logging to `log`, with the
+// background chores left to the test (SharedStore::Maintain). Null, failing the test, if
+// OpenCache fails.
+std::unique_ptr<CacheStore> OpenWithoutMaintenance(const std::string& path, const std::string& base,
+                                                   LogCapture& log);
+
 std::vector<std::filesystem::path> FilesMatching(const std::filesystem::path& dir,
                                                  std::string_view prefix, std::string_view suffix);
 std::string ReadFile(const std::filesystem::path& file);
@@ -75,6 +82,25 @@ std::filesystem::path LargestSstOf(const std::string& db_path, const std::string
 
 // The SST file in `dir` that contains `needle`, or an empty path.
 std::filesystem::path SstContaining(const std::filesystem::path& dir, std::string_view needle);
+
+// The records of a family full enough for its SST file to hold many data blocks: record `i` of
+// `kind` is named "<kind name>-<i>" and carries random bytes (a kernel's object, a tuning
+// config, lowercase hex kernel keys for a plan), which appear verbatim in SST files.
+std::string RecordName(RecordKind kind, int i);
+std::string RecordPayload(RecordKind kind, int i);  // the serialized record
+// Bytes of record `i` that no other record has: where to find it in an SST file.
+std::string RecordNeedle(RecordKind kind, int i);
+// Stores records 0..count-1 of `kind` through a writer store at `db_path`, then flushes and
+// compacts, so that every value is in an SST file, and closes the store.
+void FillFamilyAndCompact(const std::string& db_path, RecordKind kind, int count);
+// Flips a byte inside `needle` in the SST file of `dir` that holds it, so that the data block
+// holding it fails its checksum. Returns the file, or an empty path if no file holds it.
+std::filesystem::path DamageSstAt(const std::filesystem::path& dir, std::string_view needle);
+// Reads record `i` of `kind` from `store`: its serialized payload, or "" for a miss.
+std::string ReadRecord(CacheStore& store, RecordKind kind, int i);
+// Reads records 0..count-1 of `kind`, expects every hit to be the record stored, and returns
+// how many were hits.
+int CountIntactRecords(CacheStore& store, RecordKind kind, int count);
 
 }  // namespace pto::cache::testing
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "cache/envelope.h"
 #include "gtest/gtest.h"
 #include "proto/cache.pb.h"
@@ -78,7 +79,7 @@ TEST(ChecksumTest, SipHash128ReferenceVectors) {
   }
 }
 
-// The checksum is part of the on-disk format: these values must never change for schema 1.
+// The checksum is part of the on-disk format: these values must never change.
 TEST(ChecksumTest, Checksum64IsStable) {
   EXPECT_EQ(Checksum64(""), 0x613f433f268e13efull);
   EXPECT_EQ(Checksum64("pto"), 0x901659c7cc9fbabcull);
@@ -86,31 +87,87 @@ TEST(ChecksumTest, Checksum64IsStable) {
   EXPECT_NE(Checksum64("a"), Checksum64("b"));
 }
 
+// The value format is on disk: these bytes must never change for value format 2.
+TEST(EnvelopeTest, ValueBytesAreStable) {
+  const std::string expected = std::string("PTOV") +                 // magic
+                               std::string("\x02\x00\x00\x00", 4) +  // format version 2
+                               std::string("\x03\x00\x00\x00\x00\x00\x00\x00", 8) +  // length 3
+                               std::string("\xbc\xba\x9f\xcc\xc7\x59\x16\x90", 8) +  // checksum
+                               "pto";
+  EXPECT_EQ(WrapPayload("pto"), expected);
+  EXPECT_EQ(WrapPayload("").size(), kValueHeaderBytes);
+}
+
 TEST(EnvelopeTest, RoundTripAndEveryDamageIsRejected) {
   const std::string payload = "some serialized record \x01\x02\x03 with bytes";
   const std::string value = WrapPayload(payload);
   ASSERT_EQ(UnwrapPayload(value), payload);
+  absl::StatusOr<std::string_view> view = UnwrapValue(value);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->data(), value.data() + kValueHeaderBytes);  // a view, not a copy
   EXPECT_EQ(UnwrapPayload(WrapPayload("")), "");
 
-  // Every truncation and every single flipped bit.
+  // Every truncation and every single flipped bit is rejected, with the reason.
   for (size_t n = 0; n < value.size(); ++n) {
-    EXPECT_EQ(UnwrapPayload(value.substr(0, n)), std::nullopt) << "truncated to " << n;
+    absl::StatusOr<std::string_view> out = UnwrapValue(value.substr(0, n));
+    ASSERT_FALSE(out.ok()) << "truncated to " << n;
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kDataLoss);
+    if (n < kValueHeaderBytes) {
+      EXPECT_EQ(out.status().message(),
+                absl::StrCat("the value has ", n, " bytes, fewer than its 24-byte header"));
+    } else {
+      EXPECT_EQ(out.status().message(),
+                absl::StrCat("the value's header says ", payload.size(),
+                             " payload bytes, but it holds ", n - kValueHeaderBytes));
+    }
   }
   for (size_t i = 0; i < value.size(); ++i) {
     for (int bit = 0; bit < 8; ++bit) {
       std::string damaged = value;
       damaged[i] = static_cast<char>(damaged[i] ^ (1 << bit));
-      std::optional<std::string> out = UnwrapPayload(damaged);
-      // A flip may leave a parseable envelope, but never one that yields other bytes.
-      EXPECT_TRUE(!out.has_value() || *out == payload) << "byte " << i << " bit " << bit;
+      absl::StatusOr<std::string_view> out = UnwrapValue(damaged);
+      ASSERT_FALSE(out.ok()) << "byte " << i << " bit " << bit;
+      EXPECT_EQ(out.status().code(), absl::StatusCode::kDataLoss);
+      if (i >= 16) {
+        EXPECT_EQ(out.status().message(), "the value's checksum does not match its payload");
+      }
     }
   }
+  EXPECT_EQ(UnwrapValue(value + "x").status().message(),
+            absl::StrCat("the value's header says ", payload.size(),
+                         " payload bytes, but it holds ", payload.size() + 1));
 
-  proto::Envelope future;
-  future.set_schema_version(2);
-  future.set_checksum(Checksum64(payload));
-  future.set_payload(payload);
-  EXPECT_EQ(UnwrapPayload(future.SerializeAsString()), std::nullopt);
+  std::string bad_magic = value;
+  bad_magic[0] = 'Q';
+  EXPECT_EQ(UnwrapValue(bad_magic).status().message(),
+            "the value does not start with the magic \"PTOV\"");
+  std::string future = value;
+  future[4] = 3;
+  EXPECT_EQ(UnwrapValue(future).status().message(),
+            "the value is in value format 3 (this pto reads format 2)");
+  std::string huge = value;
+  huge[15] = '\x80';  // a length near 2^63
+  EXPECT_EQ(UnwrapValue(huge).status().message(),
+            absl::StrCat("the value's header says ", (uint64_t{1} << 63) + payload.size(),
+                         " payload bytes, but it holds ", payload.size()));
+}
+
+// Values an older pto wrote (value format 1, a protobuf Envelope) are recognised by their first
+// bytes and never parsed.
+TEST(EnvelopeTest, OlderValueFormatIsRecognisedAndRejected) {
+  proto::Envelope older;
+  older.set_schema_version(1);
+  older.set_checksum(Checksum64("pto"));
+  older.set_payload("pto");
+  const std::string value = older.SerializeAsString();
+  EXPECT_TRUE(IsValueFormat1(value));
+  EXPECT_FALSE(IsValueFormat1(WrapPayload("pto")));
+  absl::StatusOr<std::string_view> out = UnwrapValue(value);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(out.status().message(),
+            "the value is in the older value format 1 (this pto reads format 2)");
+  EXPECT_EQ(UnwrapPayload(value), std::nullopt);
 }
 
 }  // namespace

@@ -8,11 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "cache/cache_key.h"
 #include "cache/checksum.h"
 #include "cache/envelope.h"
@@ -317,12 +320,14 @@ TEST_F(RocksDbStoreTest, AnotherSchemaVersionIsNotOpened) {
 TEST_F(RocksDbStoreTest, DamagedValuesAreCorruptMissesAndRewritten) {
   const std::string key = KernelKey(KernelParts("a"));
   const std::string good = WrapPayload(MakeKernel("a").SerializeAsString());
-  proto::Envelope bad_sum;
-  ASSERT_TRUE(bad_sum.ParseFromString(good));
-  bad_sum.set_checksum(bad_sum.checksum() ^ 1);
-  proto::Envelope future_envelope;
-  ASSERT_TRUE(future_envelope.ParseFromString(good));
-  future_envelope.set_schema_version(kSchemaVersion + 1);
+  std::string bad_sum = good;
+  bad_sum[16] ^= 1;  // the checksum field
+  std::string future_format = good;
+  future_format[4] = static_cast<char>(kValueFormatVersion + 1);
+  proto::Envelope older;  // value format 1, as an older pto wrote it
+  older.set_schema_version(1);
+  older.set_payload(MakeKernel("a").SerializeAsString());
+  older.set_checksum(Checksum64(older.payload()));
   proto::KernelRecord future_record = MakeKernel("a");
   future_record.set_schema_version(kSchemaVersion + 1);
   proto::KernelRecord other = MakeKernel("b");  // a sound record under the wrong key
@@ -335,8 +340,9 @@ TEST_F(RocksDbStoreTest, DamagedValuesAreCorruptMissesAndRewritten) {
       {"truncated", good.substr(0, good.size() / 2)},
       {"truncated to nothing", ""},
       {"flipped payload byte", flipped},
-      {"bad checksum", bad_sum.SerializeAsString()},
-      {"unknown envelope schema", future_envelope.SerializeAsString()},
+      {"bad checksum", bad_sum},
+      {"unknown value format", future_format},
+      {"older value format 1", older.SerializeAsString()},
       {"unknown record schema", WrapPayload(future_record.SerializeAsString())},
       {"record of another key", WrapPayload(other.SerializeAsString())},
       {"not an envelope", "garbage \xff\xfe\x01"},
@@ -456,6 +462,180 @@ TEST_P(ManifestDamageTest, DamagedManifestNeverCrashes) {
 
 INSTANTIATE_TEST_SUITE_P(Damage, ManifestDamageTest,
                          ::testing::Values("truncated", "empty", "flipped"));
+
+// The MANIFEST gone (deleted, or CURRENT naming one that does not exist) or CURRENT gone while
+// the table files remain: RocksDB reports the first two as an I/O error ("No such file or
+// directory"), which used to leave every later run memory-only. They are damage: repaired from
+// the table files and the write-ahead log, with one warning, and every record is kept.
+class LostManifestTest : public RocksDbStoreTest,
+                         public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(LostManifestTest, IsRepairedWithOneWarningAndKeepsTheRecords) {
+  FillAndCompact();
+  {
+    std::unique_ptr<RocksDbStore> store = OpenDb();  // a record only in the write-ahead log
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->PutTuning(MakeTuning("wal")).ok());
+  }
+  const fs::path dir = dir_.path() / "cache";
+  const std::string manifest =
+      std::string(absl::StripAsciiWhitespace(testing::ReadFile(dir / "CURRENT")));
+  ASSERT_TRUE(manifest.starts_with("MANIFEST-")) << manifest;
+  const std::string damage = GetParam();
+  std::string error;
+  if (damage == "manifest deleted") {
+    for (const fs::path& f : testing::FilesMatching(dir, "MANIFEST-", "")) fs::remove(f);
+    error =
+        "IO error: No such file or directory: While opening a file for sequentially "
+        "reading: " +
+        db_path_ + "/" + manifest + ": No such file or directory";
+  } else if (damage == "current names a missing manifest") {
+    testing::WriteFile(dir / "CURRENT", "MANIFEST-000999\n");
+    error =
+        "IO error: No such file or directory: While opening a file for sequentially "
+        "reading: " +
+        db_path_ + "/MANIFEST-000999: No such file or directory";
+  } else {
+    fs::remove(dir / "CURRENT");
+    error = "Corruption: CURRENT is missing from " + db_path_ + ", which holds table files";
+  }
+  log_.Clear();
+
+  std::unique_ptr<CacheStore> store = OpenAny();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->persistent());
+  EXPECT_EQ(store->Role(), "writer");
+  const std::vector<std::string> warnings = Warnings();
+  ASSERT_EQ(warnings.size(), 1u) << log_.All();
+  EXPECT_EQ(warnings[0], "pto cache: the cache database at '" + db_path_ + "' was damaged (" +
+                             error +
+                             "); repaired it, unreadable files are in its lost/ directory: "
+                             "kernels stored in them will be recompiled");
+  for (const char* name : {"a", "b"}) {
+    auto k = store->GetKernel(KernelParts(name));
+    ASSERT_TRUE(k.ok() && k->has_value()) << name << " " << k.status();
+    EXPECT_EQ((*k)->object(), MakeKernel(name, 8192).object());
+  }
+  for (const char* name : {"a", "wal"}) {
+    auto t = store->GetTuning(TuningParts(name));
+    ASSERT_TRUE(t.ok() && t->has_value()) << name << " " << t.status();
+    EXPECT_EQ((*t)->config(), MakeTuning(name).config());
+  }
+  EXPECT_TRUE(store->GetPlan(PlanParts("a"))->has_value());
+  EXPECT_EQ(store->stats().corrupt, 0);
+  ExpectHealthyAfterRewrite(std::move(store));
+  EXPECT_EQ(Warnings().size(), 1u) << log_.All();  // the reopen is clean
+}
+
+INSTANTIATE_TEST_SUITE_P(Lost, LostManifestTest,
+                         ::testing::Values("manifest deleted", "current names a missing manifest",
+                                           "current deleted"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           for (char& c : name) c = c == ' ' ? '_' : c;
+                           return name;
+                         });
+
+// A Get that meets a damaged block of the plans file drops the file and writes the records it
+// can still read again, those past the damaged block too (found by seeking past it): only the
+// damaged block's records are lost.
+TEST_F(RocksDbStoreTest, DamagedPlanBlockLosesOnlyItsOwnRecords) {
+  constexpr int kPlans = 160;
+  testing::FillFamilyAndCompact(db_path_, RecordKind::kPlan, kPlans);
+  std::vector<std::pair<std::string, int>> keys;
+  for (int i = 0; i < kPlans; ++i) {
+    keys.emplace_back(PlanKey(PlanParts(testing::RecordName(RecordKind::kPlan, i))), i);
+  }
+  std::sort(keys.begin(), keys.end());
+  const int victim = keys[kPlans / 2].second;
+  ASSERT_FALSE(
+      testing::DamageSstAt(db_path_, testing::RecordNeedle(RecordKind::kPlan, victim)).empty());
+
+  std::unique_ptr<RocksDbStore> store = OpenDb();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(testing::ReadRecord(*store, RecordKind::kPlan, victim), "");
+  EXPECT_EQ(store->stats().corrupt, 1);
+  std::cerr << "[ log      ]\n" << log_.All();
+  // At open: the plans cannot all be indexed; at the Get: the damage, then the file dropped.
+  const std::vector<std::string> warnings = Warnings();
+  ASSERT_EQ(warnings.size(), 3u) << log_.All();
+  EXPECT_TRUE(warnings[0].starts_with("pto cache: the plans records of '" + db_path_ +
+                                      "' cannot be read past a damaged block ("))
+      << warnings[0];
+  EXPECT_TRUE(
+      warnings[1].starts_with("pto cache: corrupt data in '" + db_path_ + "' reading plan "))
+      << warnings[1];
+  EXPECT_TRUE(warnings[2].starts_with("pto cache: dropped the damaged file ")) << warnings[2];
+  const int hits = testing::CountIntactRecords(*store, RecordKind::kPlan, kPlans);
+  EXPECT_GE(hits, kPlans - kPlans / 8);  // all but one data block's records
+  EXPECT_NE(warnings[2].find(absl::StrCat("(", kPlans, " cached records, ", hits,
+                                          " of them intact and written again)")),
+            std::string::npos)
+      << warnings[2];
+  EXPECT_EQ(testing::ReadRecord(*store, RecordKind::kPlan, keys.back().second),
+            testing::RecordPayload(RecordKind::kPlan, keys.back().second));
+  EXPECT_TRUE(store->Scan(RecordKind::kPlan, [](const ScannedRecord&) {}).ok());
+  ExpectHealthyAfterRewrite(std::move(store));
+}
+
+// A database an older pto wrote (value format 1) is emptied once, with one warning: its values
+// are never parsed, lookups are plain misses, and what is stored afterwards persists.
+TEST_F(RocksDbStoreTest, DatabaseOfTheOlderValueFormatIsEmptiedOnce) {
+  auto older = [](const std::string& payload) {
+    proto::Envelope envelope;
+    envelope.set_schema_version(1);
+    envelope.set_checksum(Checksum64(payload));
+    envelope.set_payload(payload);
+    return envelope.SerializeAsString();
+  };
+  { ASSERT_NE(OpenDb(), nullptr); }
+  proto::CacheMeta meta;
+  meta.set_schema_version(kSchemaVersion);
+  meta.set_created_by("pto 0.1");
+  RawPut("meta", "schema", older(meta.SerializeAsString()));
+  const std::string kernel_key = KernelKey(KernelParts("a"));
+  RawPut("kernels", kernel_key, older(MakeKernel("a").SerializeAsString()));
+  proto::KernelUsage usage;
+  usage.set_size_bytes(600);
+  RawPut("meta", "lru/" + kernel_key, older(usage.SerializeAsString()));
+  RawPut("tuning", TuningKey(TuningParts("a")), older(MakeTuning("a").SerializeAsString()));
+  RawPut("plans", PlanKey(PlanParts("a")), older(MakePlan("a").SerializeAsString()));
+
+  // A read-only base of the older format is refused (left out with a warning by OpenCache).
+  CacheOptions base = Options();
+  absl::StatusOr<std::unique_ptr<RocksDbStore>> read_only =
+      RocksDbStore::Open(base, DbRole::kReadOnly);
+  ASSERT_FALSE(read_only.ok());
+  EXPECT_EQ(read_only.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(read_only.status().message(), "'" + db_path_ +
+                                              "' was written by an older pto in value format 1; "
+                                              "this pto reads format 2");
+
+  {
+    std::unique_ptr<RocksDbStore> store = OpenDb();
+    ASSERT_NE(store, nullptr);
+    const std::vector<std::string> warnings = Warnings();
+    ASSERT_EQ(warnings.size(), 1u) << log_.All();
+    EXPECT_EQ(warnings[0], "pto cache: the cache database at '" + db_path_ +
+                               "' was written by an older pto in value format 1, which this pto "
+                               "does not read; dropped its records (kernels are compiled and "
+                               "stored again as they are needed)");
+    EXPECT_EQ(store->stats().entries, 0);
+    EXPECT_FALSE(store->GetKernel(KernelParts("a"))->has_value());
+    EXPECT_FALSE(store->GetTuning(TuningParts("a"))->has_value());
+    EXPECT_FALSE(store->GetPlan(PlanParts("a"))->has_value());
+    EXPECT_EQ(store->stats().corrupt, 0);  // plain misses: the records are gone
+    ASSERT_TRUE(store->PutKernel(MakeKernel("a")).ok());
+  }
+  log_.Clear();
+  std::unique_ptr<RocksDbStore> store = OpenDb();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(Warnings().empty()) << log_.All();
+  auto k = store->GetKernel(KernelParts("a"));
+  ASSERT_TRUE(k.ok() && k->has_value()) << k.status();
+  EXPECT_EQ((*k)->object(), MakeKernel("a").object());
+  EXPECT_EQ(store->stats().entries, 1);
+}
 
 TEST_F(RocksDbStoreTest, LruOrderSurvivesReopen) {
   CacheOptions options = Options();

@@ -1,11 +1,12 @@
 // SharedStore (what OpenCache returns for a path): the writer and reader roles in one process,
 // taking the writer role over, counters shared by every store of a path, a read-only base
-// layer under a writable one, and the trust check for object code.
+// layer under a writable one, and a directory other users can write (read as data only).
 #include "cache/shared_store.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -33,14 +34,7 @@ using testing::TuningParts;
 class SharedStoreTest : public ::testing::Test {
  protected:
   std::unique_ptr<CacheStore> Open(const std::string& path, const std::string& base = "") {
-    CacheOptions options;
-    options.path = path;
-    options.base_path = base;
-    options.log = log_.Sink();
-    options.maintenance_interval_ms = 60000;  // the tests call Maintain() themselves
-    absl::StatusOr<std::unique_ptr<CacheStore>> store = OpenCache(options);
-    EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? std::move(*store) : nullptr;
+    return testing::OpenWithoutMaintenance(path, base, log_);
   }
   static SharedStore& Shared(CacheStore& store) { return dynamic_cast<SharedStore&>(store); }
   std::vector<std::string> Warnings() const { return log_.AtLeast(kLogWarning); }
@@ -225,28 +219,67 @@ TEST_F(SharedStoreTest, MissingBaseIsLeftOutWithOneWarning) {
       << warnings[0];
 }
 
-TEST_F(SharedStoreTest, DirectoryOtherUsersCanWriteIsNotTrustedForCode) {
-  fs::create_directories(db_path_);
-  ASSERT_EQ(::chmod(db_path_.c_str(), 0777), 0);
-  std::unique_ptr<CacheStore> store = Open(db_path_);
-  ASSERT_NE(store, nullptr);
-  EXPECT_FALSE(store->code_trusted());
-  EXPECT_TRUE(store->persistent());  // records are still kept (tuning data is still used)
-  ASSERT_TRUE(store->PutTuning(MakeTuning("t")).ok());
-  EXPECT_TRUE(store->GetTuning(TuningParts("t"))->has_value());
-  const std::vector<std::string> warnings = Warnings();
-  ASSERT_EQ(warnings.size(), 1u) << log_.All();
-  EXPECT_NE(warnings[0].find("'" + db_path_ + "' can be written by other users (mode 0777)"),
-            std::string::npos)
-      << warnings[0];
-  EXPECT_NE(warnings[0].find("object code from it will not be loaded"), std::string::npos);
-
-  std::string why;
-  ASSERT_EQ(::chmod(db_path_.c_str(), 0755), 0);
-  EXPECT_TRUE(DirectoryTrustedForCode(db_path_, &why)) << why;
+TEST_F(SharedStoreTest, DirectoryOtherUsersCanWriteIsNotUsedButCanBeReadAsData) {
+  {
+    std::unique_ptr<CacheStore> store = Open(db_path_);
+    ASSERT_TRUE(store->PutKernel(MakeKernel("k")).ok());
+    ASSERT_TRUE(store->PutTuning(MakeTuning("t")).ok());
+  }
+  // Group-writable counts: another user of the group could plant links in it.
   ASSERT_EQ(::chmod(db_path_.c_str(), 0775), 0);
-  EXPECT_FALSE(DirectoryTrustedForCode(db_path_, &why));
-  EXPECT_EQ(why, "can be written by other users (mode 0775)");
+  const std::string why = "'" + db_path_ + "' can be written by other users (mode 0775)";
+  {
+    std::unique_ptr<CacheStore> store = Open(db_path_);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->Describe(), "memory");
+    const std::vector<std::string> warnings = Warnings();
+    ASSERT_EQ(warnings.size(), 1u) << log_.All();
+    EXPECT_EQ(warnings[0], "pto cache: cannot use the cache database at '" + db_path_ +
+                               "': " + why +
+                               ", and pto writes only to a cache directory that no other user "
+                               "can change; continuing with a memory-only cache (nothing "
+                               "compiled in this process will persist)");
+  }
+  log_.Clear();
+  CacheOptions options;
+  options.path = db_path_;
+  options.log = log_.Sink();
+  absl::StatusOr<std::unique_ptr<CacheStore>> refused =
+      OpenPersistentCache(options, UnsafeDirectory::kRefuse);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(),
+            why + ", and pto writes only to a cache directory that no other user can change");
+
+  // Read as data only: the tuning record, never the code; nothing written.
+  std::vector<std::string> before;
+  for (const fs::directory_entry& e : fs::directory_iterator(db_path_)) {
+    before.push_back(e.path().filename().string() + " " +
+                     std::to_string(e.is_regular_file() ? e.file_size() : 0));
+  }
+  std::sort(before.begin(), before.end());
+  {
+    absl::StatusOr<std::unique_ptr<CacheStore>> data =
+        OpenPersistentCache(options, UnsafeDirectory::kReadDataOnly);
+    ASSERT_TRUE(data.ok()) << data.status();
+    EXPECT_EQ((*data)->Role(), "read-only");
+    EXPECT_FALSE((*data)->code_trusted());
+    EXPECT_EQ((*data)->WhyCodeUntrusted(), why);
+    EXPECT_TRUE((*data)->GetTuning(TuningParts("t"))->has_value());
+    EXPECT_EQ((*data)->PutTuning(MakeTuning("u")).code(), absl::StatusCode::kFailedPrecondition);
+    const std::vector<std::string> warnings = Warnings();
+    ASSERT_EQ(warnings.size(), 1u) << log_.All();
+    EXPECT_EQ(warnings[0], "pto cache: reading '" + db_path_ +
+                               "' as data only (nothing is written to it, and no object code is "
+                               "taken from it): " +
+                               why);
+  }
+  std::vector<std::string> after;
+  for (const fs::directory_entry& e : fs::directory_iterator(db_path_)) {
+    after.push_back(e.path().filename().string() + " " +
+                    std::to_string(e.is_regular_file() ? e.file_size() : 0));
+  }
+  std::sort(after.begin(), after.end());
+  EXPECT_EQ(after, before);
 }
 
 }  // namespace

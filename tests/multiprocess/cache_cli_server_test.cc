@@ -80,7 +80,10 @@ TEST(CacheCliWhileServing, EverySubcommandWorksWhileAServerUsesTheCache) {
   EXPECT_EQ(verify.exit_code, 0) << verify.output;
 
   const std::string bundle = root + "/bundle.ptob";
-  Result exported = Pto("cache export --with-code --out " + bundle + " --cache " + db);
+  const std::string key = root + "/signing-key";
+  ASSERT_EQ(Pto("cache keygen --out " + key).exit_code, 0);
+  Result exported =
+      Pto("cache export --with-code --sign " + key + " --out " + bundle + " --cache " + db);
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
 
   Result gc = Pto("cache gc --max-bytes 0 --cache " + db);
@@ -88,7 +91,7 @@ TEST(CacheCliWhileServing, EverySubcommandWorksWhileAServerUsesTheCache) {
   EXPECT_THAT(gc.output, HasSubstr("evicted " + std::to_string(kernels) + " kernel records"));
   EXPECT_TRUE(WaitForKernelRecords(db, 0)) << "the server never applied the evictions";
 
-  Result imported = Pto("cache import --trust-code " + bundle + " --cache " + db);
+  Result imported = Pto("cache import --trust-key " + key + ".pub " + bundle + " --cache " + db);
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
   EXPECT_THAT(imported.output, HasSubstr(std::to_string(kernels) + " stored"));
   EXPECT_TRUE(WaitForKernelRecords(db, kernels)) << "the server never ingested the import";

@@ -3,6 +3,7 @@
 #include <limits>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/ir/graph.h"
 #include "ops/reference.h"
@@ -133,6 +134,53 @@ TEST(ReferenceMovementTest, Slice) {
   s.end = 6;
   s.step = 2;
   ExpectTensor(Eval(OpKind::kSlice, s, {T({7}, {0, 1, 2, 3, 4, 5, 6})}), {3}, {1, 3, 5});
+}
+
+// numpy's semantics, element by element: np.arange(n)[start:end:step].
+TEST(ReferenceMovementTest, SliceFollowsNumpy) {
+  auto arange = [](int64_t n) {
+    std::vector<float> v;
+    for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<float>(i));
+    return T({n}, v);
+  };
+  struct Case {
+    int64_t n, start, end, step;
+    std::vector<double> want;
+  };
+  const std::vector<Case> cases = {
+      {3, 0, 1000, 1, {0, 1, 2}},    // end past the size
+      {3, 1, 100000000, 1, {1, 2}},  // far past
+      {3, 2, 40, 7, {2}},            // np.arange(3)[2:40:7]
+      {10, 2, 40, 7, {2, 9}},
+      {3, -2, kToEnd, 1, {1, 2}},  // negative start counts from the end
+      {3, 0, -1, 1, {0, 1}},       // negative end too
+      {4, -5, -1, 2, {0, 2}},      // start clamps to 0
+      {6, -5, -1, 2, {1, 3}},
+      {8, -5, 3, 1, {}},      // start 3, end 3
+      {3, 5, 10, 1, {}},      // past the end: empty
+      {3, 2, 1, 1, {}},       // end before start: empty
+      {0, 0, kToEnd, 1, {}},  // an empty dim
+      {5, std::numeric_limits<int64_t>::min(), kToEnd, 3, {0, 3}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << "arange(" << c.n << ")[" << c.start << ":" << c.end << ":" << c.step << "]");
+    ir::Attrs s;
+    s.start = c.start;
+    s.end = c.end;
+    s.step = c.step;
+    ExpectTensor(Eval(OpKind::kSlice, s, {arange(c.n)}), {static_cast<int64_t>(c.want.size())},
+                 c.want);
+  }
+  for (int64_t step : {0, -1}) {
+    ir::Attrs s;
+    s.end = 2;
+    s.step = step;
+    absl::StatusOr<HostTensor> r = Eval(OpKind::kSlice, s, {arange(3)});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("step must be >= 1"));
+  }
 }
 
 }  // namespace

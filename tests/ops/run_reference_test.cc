@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "jit/ir/graph.h"
 #include "jit/ir/sym_expr.h"
+#include "ops/derived_symbols.h"
 #include "ops/reference.h"
 #include "reference_test_util.h"
 
@@ -192,6 +193,37 @@ TEST(RunReferenceTest, NodeShapeDisagreement) {
   ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({2}, {1, 2})}),
                 {"node %1 (slice): the graph shape [4] evaluates to [4] but the reference "
                  "computed [2]"});
+}
+
+// Derived symbols (a slice's start and length on a symbolic dim) are computed from the
+// symbols of their dim when the inputs bind them.
+TEST(RunReferenceTest, DerivedSymbolsFollowTheInputs) {
+  ir::Graph g;
+  g.symbols = {{"rows", 1, 64}};
+  std::vector<ir::SymbolInfo> symbols = g.symbols;
+  const SymbolicSlice sl = ResolveSymbolicSlice(kBatch, -5, -1, 2, symbols);
+  g.symbols = symbols;
+  ASSERT_EQ(g.symbols.size(), 3u);
+  const int x = AddInput(g, 0, {kBatch});
+  ir::Attrs s;
+  s.start = -5;
+  s.end = -1;
+  s.step = 2;
+  g.outputs = {AddNode(g, OpKind::kSlice, {x}, {sl.length}, s)};
+  for (const auto& [n, want] : std::vector<std::pair<int64_t, std::vector<double>>>{
+           {4, {0, 2}}, {6, {1, 3}}, {1, {}}, {2, {0}}}) {
+    std::vector<float> data;
+    for (int64_t i = 0; i < n; ++i) data.push_back(static_cast<float>(i));
+    absl::StatusOr<std::vector<HostTensor>> out =
+        RunReference(g, std::vector<HostTensor>{T({n}, data)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectTensor((*out)[0], {static_cast<int64_t>(want.size())}, want);
+  }
+  // A derived symbol whose dim uses a later symbol is refused.
+  g.symbols[1].derived->dim = SymExpr::Symbol(2);
+  ExpectInvalid(RunReference(g, std::vector<HostTensor>{T({3}, {0, 1, 2})}),
+                {"symbol rows[-5:-1:2].start is derived from rows[-5:-1:2], whose symbol "
+                 "rows[-5:-1:2] is not bound before it"});
 }
 
 TEST(RunReferenceTest, OpErrorsNameTheNode) {

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "jit/ir/graph.h"
 #include "jit/ir/sym_expr.h"
+#include "ops/derived_symbols.h"
 
 namespace pto::ops {
 namespace {
@@ -22,14 +23,22 @@ using ::testing::HasSubstr;
 
 constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
 
-// Symbols: 0 = batch, 1 = seq, 2 = heads.
+// Symbols: 0 = batch in [1, 4096], 1 = seq in [1, 512], 2 = heads in [1, 64].
 const std::vector<std::string> kNames = {"batch", "seq", "heads"};
+const std::vector<ir::SymbolInfo> kSymbols = {
+    {"batch", 1, 4096}, {"seq", 1, 512}, {"heads", 1, 64}};
 const SymExpr kB = SymExpr::Symbol(0);
 const SymExpr kS = SymExpr::Symbol(1);
 const SymExpr kH = SymExpr::Symbol(2);
 
-absl::StatusOr<Shape> Infer(OpKind op, const ir::Attrs& attrs, std::vector<Shape> inputs) {
-  return InferShape(op, attrs, inputs, kNames);
+// Infers with a fresh copy of kSymbols; `symbols`, when not null, receives the table after it
+// (with the symbols a slice derived).
+absl::StatusOr<Shape> Infer(OpKind op, const ir::Attrs& attrs, std::vector<Shape> inputs,
+                            std::vector<ir::SymbolInfo>* symbols = nullptr) {
+  std::vector<ir::SymbolInfo> table = kSymbols;
+  absl::StatusOr<Shape> shape = InferShape(op, attrs, inputs, &table);
+  if (symbols != nullptr) *symbols = std::move(table);
+  return shape;
 }
 
 std::string Str(const Shape& s) { return ir::ShapeToString(s, kNames); }
@@ -266,6 +275,34 @@ TEST(ShapeRulesTest, ReshapeErrors) {
                 {"reshape: spec [5] for input 0 shape [2, 3] asks for 5 elements"});
 }
 
+// A -1 inferred by dividing by dims that may be 0 holds only where they are not: a guard.
+TEST(ShapeRulesTest, ReshapeGuardsADivisorThatMayBeZero) {
+  std::vector<ir::SymbolInfo> symbols = {{"n", 0, 40}, {"m", 1, 40}};
+  std::vector<ir::ShapeGuard> guards;
+  const SymExpr n = SymExpr::Symbol(0), m = SymExpr::Symbol(1);
+  absl::StatusOr<Shape> out =
+      InferShape(OpKind::kReshape, Ints({0, -1}), std::vector<Shape>{{n, 2, 3}}, &symbols, &guards);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, (Shape{n, 6}));
+  ASSERT_EQ(guards.size(), 1u);
+  EXPECT_EQ(guards[0].expr, n);
+  EXPECT_EQ(guards[0].message,
+            "reshape: spec [0, -1] for input 0 shape [n, 2, 3] cannot infer -1 when n is 0, "
+            "since any size would fit");
+  // A divisor >= 1 over its symbols' ranges, or a constant one, needs no guard.
+  out =
+      InferShape(OpKind::kReshape, Ints({0, -1}), std::vector<Shape>{{m, 2, 3}}, &symbols, &guards);
+  ASSERT_TRUE(out.ok()) << out.status();
+  out =
+      InferShape(OpKind::kReshape, Ints({-1, 3}), std::vector<Shape>{{n, 2, 3}}, &symbols, &guards);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(guards.size(), 1u);
+  // With constant sizes the same reshape is an error, as in numpy.
+  ExpectInvalid(Infer(OpKind::kReshape, Ints({0, -1}), {{0, 2, 3}}),
+                {"reshape: spec [0, -1] for input 0 shape [0, 2, 3] cannot infer -1: the other "
+                 "sizes multiply to 0, so any size would fit"});
+}
+
 TEST(ShapeRulesTest, Concat) {
   EXPECT_EQ(*Infer(OpKind::kConcat, Axis(1), {{kB, 4}, {kB, kS}, {kB, 4}}), (Shape{kB, kS + 8}));
   EXPECT_EQ(*Infer(OpKind::kConcat, Axis(-2), {{kB, 4}, {kS, 4}}), (Shape{kB + kS, 4}));
@@ -288,28 +325,109 @@ TEST(ShapeRulesTest, SliceConstantDimClampsLikePython) {
   EXPECT_EQ(*Infer(OpKind::kSlice, SliceAttrs(0, 0, kToEnd), {{0}}), Shape{0});
 }
 
-TEST(ShapeRulesTest, SliceSymbolicDim) {
-  EXPECT_EQ(*Infer(OpKind::kSlice, SliceAttrs(0, 1, kToEnd), {{kB, 10}}), (Shape{kB - 1, 10}));
+// Where no size in the symbols' ranges clamps the bounds, start and length are polynomials.
+TEST(ShapeRulesTest, SliceSymbolicDimWithoutClamping) {
+  std::vector<ir::SymbolInfo> symbols;
+  EXPECT_EQ(*Infer(OpKind::kSlice, SliceAttrs(0, 1, kToEnd), {{kB, 10}}, &symbols),
+            (Shape{kB - 1, 10}));
+  EXPECT_EQ(symbols.size(), kSymbols.size());  // batch >= 1: nothing derived
   EXPECT_EQ(*Infer(OpKind::kSlice, SliceAttrs(0, 0, kToEnd), {{kB * kS}}), (Shape{kB * kS}));
-  // A finite end gives a constant (assumes dim >= end at run time).
-  EXPECT_EQ(*Infer(OpKind::kSlice, SliceAttrs(1, 2, 10, 3), {{4, kS}}), (Shape{4, 3}));
+  EXPECT_EQ(*Infer(OpKind::kSlice, SliceAttrs(0, 0, -1), {{kB, 3}}), (Shape{kB - 1, 3}));
+  // An end at or past the largest size is the end; a start and end within the smallest size
+  // give a constant length.
+  EXPECT_EQ(*Infer(OpKind::kSlice, SliceAttrs(2, 0, 64), {{4, kS, kH}}), (Shape{4, kS, kH}));
+  EXPECT_EQ(*Infer(OpKind::kSlice, SliceAttrs(0, 0, 1), {{kB}}), (Shape{1}));
+  EXPECT_EQ(*Infer(OpKind::kSlice, SliceAttrs(0, -1, kToEnd), {{kB * kS}}), (Shape{1}));
   EXPECT_EQ(*Infer(OpKind::kSlice, SliceAttrs(1, 2, 2), {{4, kS}}), (Shape{4, 0}));
+  EXPECT_EQ(symbols.size(), kSymbols.size());
+}
+
+// Elsewhere the length is a derived symbol computed from the runtime size like numpy.
+TEST(ShapeRulesTest, SliceSymbolicDimDerivesItsLength) {
+  std::vector<ir::SymbolInfo> symbols;
+  absl::StatusOr<Shape> shape = Infer(OpKind::kSlice, SliceAttrs(1, 2, 40, 7), {{4, kS}}, &symbols);
+  ASSERT_TRUE(shape.ok()) << shape.status();
+  ASSERT_EQ(symbols.size(), kSymbols.size() + 1);
+  const ir::SymbolInfo& len = symbols.back();
+  EXPECT_EQ(*shape, (Shape{4, SymExpr::Symbol(3)}));
+  EXPECT_EQ(len.name, "seq[2:40:7]");
+  EXPECT_EQ(len.min, 0);
+  EXPECT_EQ(len.max, 74);  // ceil(512 / 7): a bound, not the exact largest length
+  ASSERT_TRUE(len.derived.has_value());
+  EXPECT_EQ(*len.derived, (ir::DerivedSymbol{ir::DerivedSymbol::Kind::kSliceLength, kS, 2, 40, 7}));
+  // numpy: [2:40:7] of 3, 10 and 500 elements has 1, 2 and 6.
+  for (auto [seq, want] :
+       std::vector<std::pair<int64_t, int64_t>>{{3, 1}, {10, 2}, {500, 6}, {1, 0}}) {
+    std::vector<int64_t> values = {1, seq, 1, -1};
+    BindDerivedSymbols(symbols, values);
+    EXPECT_EQ(values[3], want) << "seq " << seq;
+  }
+}
+
+TEST(ShapeRulesTest, SliceSymbolicDimPastItsSize) {
+  // end 1000 and 1e8 on a dim of 3: 3 rows, never the bounds' difference.
+  for (int64_t end : {int64_t{1000}, int64_t{100000000}}) {
+    std::vector<ir::SymbolInfo> symbols;
+    absl::StatusOr<Shape> shape = Infer(OpKind::kSlice, SliceAttrs(0, 0, end), {{kB, 4}}, &symbols);
+    ASSERT_TRUE(shape.ok()) << shape.status();
+    ASSERT_EQ(symbols.size(), kSymbols.size() + (end < 4096 ? 1 : 0)) << end;
+    if (end >= 4096) {
+      EXPECT_EQ(*shape, (Shape{kB, 4}));  // past every size batch may take: the whole dim
+      continue;
+    }
+    std::vector<int64_t> values = {3, 1, 1, -1};
+    BindDerivedSymbols(symbols, values);
+    EXPECT_EQ(shape->at(0).Evaluate(values), 3);
+  }
+}
+
+// A negative start needs a derived start (the index of the first element taken) too; slices
+// with equal bounds of one dim share their symbols.
+TEST(ShapeRulesTest, SliceSymbolicDimNegativeBounds) {
+  std::vector<ir::SymbolInfo> symbols = kSymbols;
+  const ir::Attrs attrs = SliceAttrs(0, -5, -1, 2);
+  absl::StatusOr<Shape> a =
+      InferShape(OpKind::kSlice, attrs, std::vector<Shape>{{kB, 4}}, &symbols);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(symbols.size(), kSymbols.size() + 2);
+  EXPECT_EQ(symbols[3].name, "batch[-5:-1:2].start");
+  EXPECT_EQ(symbols[4].name, "batch[-5:-1:2]");
+  EXPECT_EQ(a->at(0), SymExpr::Symbol(4));
+  absl::StatusOr<Shape> b =
+      InferShape(OpKind::kSlice, attrs, std::vector<Shape>{{kB, 9}}, &symbols);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->at(0), b->at(0));
+  EXPECT_EQ(symbols.size(), kSymbols.size() + 2);
+  std::optional<SymExpr> start = SymbolicSliceStart(kB, -5, -1, 2, symbols);
+  ASSERT_TRUE(start.has_value());
+  EXPECT_EQ(*start, SymExpr::Symbol(3));
+  EXPECT_FALSE(SymbolicSliceStart(kB, -6, -1, 2, symbols).has_value());  // never derived
+  // numpy: np.arange(n)[-5:-1:2] starts at max(n - 5, 0) and has ceil((n - 1 - start) / 2).
+  for (int64_t n : {1, 2, 4, 5, 6, 100}) {
+    std::vector<int64_t> values = {n, 1, 1, -1, -1};
+    BindDerivedSymbols(symbols, values);
+    const int64_t first = std::max<int64_t>(n - 5, 0);
+    EXPECT_EQ(values[3], first) << n;
+    EXPECT_EQ(values[4], std::max<int64_t>(0, (n - 1 - first + 1) / 2)) << n;
+  }
 }
 
 TEST(ShapeRulesTest, SliceErrors) {
-  ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(0, 0, 4, 0), {{8}}),
-                {"slice: start 0, end 4, step 0 on axis 0 of input 0 shape [8]: step must be > 0"});
-  ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(0, -1, kToEnd), {{kB, 8}}),
-                {"slice: start -1, end INT64_MAX (to the end), step 1 on axis 0 of input 0 "
-                 "shape [batch, 8]",
-                 "0 <= start <= end"});
-  ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(1, 4, 2), {{8, kS}}),
-                {"slice: ", "input 0 shape [8, seq]", "0 <= start <= end"});
   ExpectInvalid(
-      Infer(OpKind::kSlice, SliceAttrs(0, 0, kToEnd, 2), {{kB}}),
-      {"slice: ", "input 0 shape [batch]", "step 2", "only step 1 is supported on symbolic dims"});
+      Infer(OpKind::kSlice, SliceAttrs(0, 0, 4, 0), {{8}}),
+      {"slice: start 0, end 4, step 0 on axis 0 of input 0 shape [8]: step must be >= 1"});
+  ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(0, 0, 4, -1), {{kB}}),
+                {"slice: start 0, end 4, step -1 on axis 0 of input 0 shape [batch]: step must be "
+                 ">= 1"});
   ExpectInvalid(Infer(OpKind::kSlice, SliceAttrs(3, 0, 1), {{kB}}),
                 {"slice: axis 3 is out of range for input 0 shape [batch]"});
+  // Without a symbol table a symbolic slice cannot derive its length.
+  absl::StatusOr<Shape> no_table =
+      InferShape(OpKind::kSlice, SliceAttrs(0, 0, 4), std::vector<Shape>{{kB}});
+  ASSERT_FALSE(no_table.ok());
+  EXPECT_EQ(no_table.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(no_table.status().message()),
+              HasSubstr("slicing the symbolic dim s0 needs the graph's symbol table"));
 }
 
 TEST(ShapeRulesTest, ResolveSlice) {

@@ -462,6 +462,40 @@ TEST(TuningServiceTest, ShutdownStopsAStepAndFinishesEveryJobOnce) {
   EXPECT_EQ(log.finish_order().size(), 3u);
 }
 
+// RequestShutdown from inside a step (e.g. a progress callback that decides tuning has done
+// enough): it must not wait for the step it is called from, and every job still ends once.
+TEST(TuningServiceTest, RequestShutdownFromInsideAStepEndsEveryJobWithoutWaiting) {
+  Log log;
+  Signal go, requested;
+  std::atomic<bool> saw_stop{false};
+  TuningService service({.threads = 1, .idle_priority = false});
+  service.Submit(Job("asker", log, [&](const std::atomic<bool>& stop, int) {
+    EXPECT_TRUE(go.WaitFor(1));
+    service.RequestShutdown();  // returns at once: Shutdown here would wait for this step
+    requested.Notify();
+    saw_stop = AwaitStop(stop);
+    return false;
+  }));
+  service.Submit(StepsJob("q1", log, 1));
+  service.Submit(StepsJob("q2", log, 1));
+  go.Notify();
+  ASSERT_TRUE(requested.WaitFor(1));
+
+  // The jobs end by themselves, on the service's thread: nobody calls Shutdown.
+  std::future<void> idle = std::async(std::launch::async, [&] { service.WaitIdle(); });
+  EXPECT_EQ(idle.wait_for(kPatience), std::future_status::ready);
+  service.Shutdown();  // (ends them if the request did not, so the test cannot hang)
+  idle.get();
+  EXPECT_TRUE(saw_stop.load());
+  for (const char* name : {"asker", "q1", "q2"}) {
+    EXPECT_THAT(log.ends(name), ElementsAre(JobEnd::kShutdown)) << name;
+  }
+  EXPECT_EQ(log.steps_of("asker"), 1);
+  EXPECT_EQ(log.steps_of("q1") + log.steps_of("q2"), 0);
+  EXPECT_EQ(service.Submit(StepsJob("late", log, 1)), kInvalidJobId);
+  EXPECT_EQ(service.stats().shutdown, 4);
+}
+
 TEST(TuningServiceTest, SubmitAfterShutdownIsRefusedAndFinished) {
   Log log;
   TuningService service({.idle_priority = false});

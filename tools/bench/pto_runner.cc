@@ -82,7 +82,8 @@ absl::StatusOr<Prepared> PreparePto(Runtime& runtime, const CaseSpec& spec,
   std::shared_ptr<Function> function(std::move(*fn));
   absl::Status first = (*function)((*views)[0].inputs, (*views)[0].outputs);
   if (!first.ok()) return first;
-  runtime.WaitForTuning();  // a no-op after a blocking first call; timing must not overlap it
+  // A no-op after a blocking first call; timing must not overlap it.
+  if (absl::Status s = runtime.WaitForTuning(); !s.ok()) return s;
   Prepared prepared;
   std::vector<std::vector<int64_t>> shapes;
   for (const InputSpec& in : spec.inputs) shapes.push_back(in.shape);

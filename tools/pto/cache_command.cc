@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -26,11 +27,15 @@
 #include "absl/strings/string_view.h"
 #include "cache/bundle.h"
 #include "cache/cache_key.h"
+#include "cache/fs_safety.h"
 #include "cache/kernel_store.h"
+#include "cache/key_file.h"
 #include "cache/merge.h"
+#include "cache/rebuild_families.h"
 #include "device/device_info.h"
 #include "jit/kernel_compiler.h"
 #include "tools/pto/cache_dir.h"
+#include "tools/pto/cache_keys.h"
 #include "tools/pto/commands.h"
 #include "tools/pto/flags.h"
 #include "tools/pto/tuning_spaces.h"
@@ -44,16 +49,23 @@ constexpr char kCacheUsage[] =
     "                              hits, age; plan and tuning counts\n"
     "  stats [--json]              hits, misses, corrupt, compiles, puts, entries, bytes (all\n"
     "                              processes that used the cache)\n"
-    "  verify                      check every record; exit 1 if any is unsound\n"
+    "  verify [--repair]           check every record; exit 1 if any is unsound or a record\n"
+    "                              family has a damaged block. --repair removes the unsound\n"
+    "                              records and rebuilds damaged families from the records still\n"
+    "                              readable (no other process may use the cache meanwhile)\n"
     "  gc --max-bytes N            evict least-recently-used kernels down to N bytes (suffixes\n"
     "                              K, M, G: 64M)\n"
-    "  export --out FILE [--with-code]\n"
+    "  export --out FILE [--with-code] [--sign KEYFILE]\n"
     "                              write a bundle: plan and tuning records, object code only\n"
-    "                              with --with-code\n"
-    "  import FILE [--trust-code]  read a bundle: tuning configs validated against the search\n"
-    "                              space, object code only with --trust-code and only when its\n"
-    "                              fingerprints are this machine's\n"
+    "                              with --with-code; signed with the secret key in KEYFILE\n"
+    "  import FILE [--trust-key PUBFILE]... [--trust-unsigned-code]\n"
+    "                              read a bundle: tuning configs validated against the search\n"
+    "                              space; object code only from a bundle signed by a key in a\n"
+    "                              PUBFILE (or unsigned, with --trust-unsigned-code) and only\n"
+    "                              when its fingerprints are this machine's\n"
     "  merge OTHER_DIR             merge the cache at OTHER_DIR into this one\n"
+    "  keygen --out NAME [--comment TEXT]\n"
+    "                              make a signing key pair: NAME (secret) and NAME.pub\n"
     "DIR defaults to $PTO_CACHE_DIR, else $HOME/.cache/pto.\n";
 
 // Stores opened by this command never evict on their own: only `gc` does.
@@ -71,10 +83,11 @@ int Failure(const std::string& subcommand, absl::string_view message) {
 }
 
 // Opens the database at `dir`. With `must_exist`, a missing directory is NotFound instead of
-// a new, empty cache. A database that cannot be used (OpenCache fell back to memory: the
-// warning went to stderr) is Unavailable: this command must not report on an empty stand-in.
-absl::StatusOr<std::unique_ptr<cache::CacheStore>> OpenDir(const std::string& dir,
-                                                           bool must_exist) {
+// a new, empty cache. A database that cannot be used is an error (this command must not report
+// on an empty stand-in), and so is a directory pto refuses (docs/cache.md, "Directories and
+// files"); one other users could change is read-only data with kReadDataOnly.
+absl::StatusOr<std::unique_ptr<cache::CacheStore>> OpenDir(const std::string& dir, bool must_exist,
+                                                           cache::UnsafeDirectory unsafe) {
   std::error_code ec;
   if (must_exist && !std::filesystem::is_directory(dir, ec)) {
     return absl::NotFoundError(absl::StrCat("no cache directory at '", dir, "'"));
@@ -88,12 +101,7 @@ absl::StatusOr<std::unique_ptr<cache::CacheStore>> OpenDir(const std::string& di
       std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
     }
   };
-  absl::StatusOr<std::unique_ptr<cache::CacheStore>> store = cache::OpenCache(options);
-  if (!store.ok()) return store.status();
-  if ((*store)->Describe() == "memory") {
-    return absl::UnavailableError(absl::StrCat("cannot use the cache database at '", dir, "'"));
-  }
-  return store;
+  return cache::OpenPersistentCache(options, unsafe);
 }
 
 // A boolean flag given as `--name` followed by a word has swallowed that word (Flags reads
@@ -292,27 +300,96 @@ int Stats(cache::CacheStore& store, const std::string& dir, bool json) {
   return 0;
 }
 
-int Verify(cache::CacheStore& store) {
-  int64_t total = 0, unsound = 0;
-  std::vector<std::string> per_kind;
+struct Findings {
+  int64_t total = 0;
+  std::vector<std::string> per_kind;                               // "2 kernel", ...
+  std::vector<std::pair<cache::RecordKind, std::string>> unsound;  // removable (not the base)
+  int64_t unsound_count = 0;
+  int64_t damaged_families = 0;
+  bool sound() const { return unsound_count == 0 && damaged_families == 0; }
+};
+
+// Scans every record, printing each unsound one and each family whose scan stopped at a
+// damaged block. An error other than damage is returned.
+absl::StatusOr<Findings> CheckRecords(cache::CacheStore& store) {
+  Findings f;
   for (const cache::RecordKind kind :
        {cache::RecordKind::kKernel, cache::RecordKind::kPlan, cache::RecordKind::kTuning}) {
     int64_t n = 0;
     absl::Status s = store.Scan(kind, [&](const cache::ScannedRecord& r) {
       ++n;
       if (r.problem.empty()) return;
-      ++unsound;
+      ++f.unsound_count;
+      if (!r.from_base) f.unsound.emplace_back(kind, r.key);
       std::printf("unsound %s record %s%s: %s\n", cache::RecordKindName(kind), r.key.c_str(),
                   r.from_base ? " (base)" : "", r.problem.c_str());
     });
-    if (!s.ok()) return Failure("verify", s.message());
-    total += n;
-    per_kind.push_back(absl::StrCat(n, " ", cache::RecordKindName(kind)));
+    if (s.code() == absl::StatusCode::kDataLoss) {
+      ++f.damaged_families;
+      std::printf("damaged %s records: %s\n", cache::RecordKindName(kind),
+                  std::string(s.message()).c_str());
+    } else if (!s.ok()) {
+      return s;
+    }
+    f.total += n;
+    f.per_kind.push_back(absl::StrCat(n, " ", cache::RecordKindName(kind)));
   }
-  std::printf("checked %lld records (%s): %s\n", static_cast<long long>(total),
-              absl::StrJoin(per_kind, ", ").c_str(),
-              unsound == 0 ? "all sound" : absl::StrCat(unsound, " unsound").c_str());
-  return unsound == 0 ? 0 : 1;
+  return f;
+}
+
+std::string Summary(const Findings& f) {
+  std::vector<std::string> problems;
+  if (f.unsound_count > 0) problems.push_back(absl::StrCat(f.unsound_count, " unsound"));
+  if (f.damaged_families > 0) {
+    problems.push_back(absl::StrCat(f.damaged_families, " damaged record famil",
+                                    f.damaged_families == 1 ? "y" : "ies",
+                                    " (records past the damage could not be read)"));
+  }
+  return absl::StrFormat("checked %lld records (%s): %s", static_cast<long long>(f.total),
+                         absl::StrJoin(f.per_kind, ", "),
+                         problems.empty() ? "all sound" : absl::StrJoin(problems, ", "));
+}
+
+// `pto cache verify [--repair]`. The repair removes unsound records through the store, then
+// closes it and rebuilds damaged families on the database itself (that needs the writer's
+// lock), and checks again.
+int Verify(std::unique_ptr<cache::CacheStore> store, const std::string& dir, bool repair) {
+  absl::StatusOr<Findings> found = CheckRecords(*store);
+  if (!found.ok()) return Failure("verify", found.status().message());
+  std::printf("%s\n", Summary(*found).c_str());
+  if (found->sound()) return 0;
+  if (!repair) {
+    std::printf(
+        "pto cache verify --repair removes the unsound records and rebuilds damaged record "
+        "families from the records still readable\n");
+    return 1;
+  }
+  int64_t removed = 0;
+  for (const auto& [kind, key] : found->unsound) {
+    absl::Status s = store->Remove(kind, key);
+    if (!s.ok()) return Failure("verify", s.message());
+    ++removed;
+  }
+  if (removed > 0) std::printf("removed %lld unsound records\n", static_cast<long long>(removed));
+  if (found->damaged_families > 0) {
+    store.reset();
+    absl::StatusOr<std::vector<cache::FamilyRebuild>> rebuilt = cache::RebuildDamagedFamilies(dir);
+    if (!rebuilt.ok()) return Failure("verify", rebuilt.status().message());
+    for (const cache::FamilyRebuild& r : *rebuilt) {
+      std::printf(
+          "rebuilt the %s column family from the records still readable: %lld kept, %s lost\n",
+          r.family.c_str(), static_cast<long long>(r.kept),
+          r.lost < 0 ? "an unknown number" : absl::StrCat(r.lost).c_str());
+    }
+    absl::StatusOr<std::unique_ptr<cache::CacheStore>> reopened =
+        OpenDir(dir, /*must_exist=*/true, cache::UnsafeDirectory::kRefuse);
+    if (!reopened.ok()) return Failure("verify", reopened.status().message());
+    store = *std::move(reopened);
+  }
+  found = CheckRecords(*store);
+  if (!found.ok()) return Failure("verify", found.status().message());
+  std::printf("after the repair: %s\n", Summary(*found).c_str());
+  return found->sound() ? 0 : 1;
 }
 
 int Gc(cache::CacheStore& store, int64_t max_bytes) {
@@ -326,39 +403,80 @@ int Gc(cache::CacheStore& store, int64_t max_bytes) {
   return 0;
 }
 
-int Export(cache::CacheStore& store, const std::string& out, bool with_code) {
-  absl::StatusOr<std::string> bytes = cache::ExportBundle(store, {.with_code = with_code});
-  if (!bytes.ok()) return Failure("export", bytes.status().message());
-  absl::StatusOr<proto::Bundle> bundle = cache::ParseBundle(*bytes);
-  if (!bundle.ok()) return Failure("export", bundle.status().message());
-  const std::string tmp = out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-    if (!f.good()) return Failure("export", absl::StrCat("cannot write '", tmp, "'"));
+int Export(cache::CacheStore& store, const std::string& out, bool with_code,
+           const cache::SecretKey* sign_with) {
+  absl::StatusOr<std::string> bytes =
+      cache::ExportBundle(store, {.with_code = with_code, .sign_with = sign_with});
+  if (!bytes.ok() && with_code && !store.code_trusted()) {
+    return Failure("export", absl::StrCat(bytes.status().message(),
+                                          "; export without --with-code to ship its plan and "
+                                          "tuning records"));
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, out, ec);
-  if (ec) return Failure("export", absl::StrCat("cannot write '", out, "': ", ec.message()));
-  const proto::BundleManifest& m = bundle->manifest();
+  if (!bytes.ok()) return Failure("export", bytes.status().message());
+  absl::StatusOr<cache::ParsedBundle> bundle = cache::ParseBundle(*bytes);
+  if (!bundle.ok()) return Failure("export", bundle.status().message());
+  if (absl::Status s = cache::fs_safety::WriteFileAtomically(out, *bytes); !s.ok()) {
+    return Failure("export", s.message());
+  }
+  const proto::BundleManifest& m = bundle->bundle.manifest();
   std::printf("wrote %s: %lld kernel, %lld plan, %lld tuning records, %s, content hash %s\n",
               out.c_str(), static_cast<long long>(m.kernel_records()),
               static_cast<long long>(m.plan_records()), static_cast<long long>(m.tuning_records()),
-              HumanBytes(bytes->size()).c_str(), bundle->content_hash().c_str());
+              HumanBytes(bytes->size()).c_str(), bundle->content_hash.c_str());
+  if (bundle->signer.has_value()) {
+    std::printf("signed with key %s\n", bundle->signer->Id().c_str());
+  } else {
+    std::printf("unsigned%s\n", with_code ? ": its object code is imported only with "
+                                            "--trust-unsigned-code (pass --sign KEYFILE)"
+                                          : "");
+  }
   if (!with_code) std::printf("object code left out (pass --with-code to include it)\n");
   return 0;
 }
 
-int Import(cache::CacheStore& store, const std::string& file, bool trust_code) {
+// Why an import left a bundle's object code out, as `pto cache import` says it.
+std::string UntrustedCodeReason(const cache::ImportReport& report) {
+  if (report.kernels_untrusted == 0) return "not trusted";
+  switch (report.signer) {
+    case cache::BundleSigner::kUnsigned:
+      return "not trusted: unsigned, pass --trust-unsigned-code";
+    case cache::BundleSigner::kUntrustedKey:
+      return absl::StrCat("not trusted: signed by ", report.signer_id, ", not a --trust-key key");
+    case cache::BundleSigner::kTrustedKey:
+      break;
+  }
+  return "not trusted";
+}
+
+std::string SignerLine(const cache::ImportReport& report,
+                       const std::vector<cache::PublicKey>& trusted_keys) {
+  switch (report.signer) {
+    case cache::BundleSigner::kUnsigned:
+      return "none (unsigned)";
+    case cache::BundleSigner::kUntrustedKey:
+      return absl::StrCat(report.signer_id, ", not a trusted key: no object code is stored");
+    case cache::BundleSigner::kTrustedKey:
+      break;
+  }
+  std::string comment;
+  for (const cache::PublicKey& key : trusted_keys) {
+    if (key.Id() == report.signer_id && !key.comment.empty()) comment = " (" + key.comment + ")";
+  }
+  return absl::StrCat(report.signer_id, comment, ", trusted");
+}
+
+int Import(cache::CacheStore& store, const std::string& file,
+           const std::vector<cache::PublicKey>& trusted_keys, bool trust_unsigned_code) {
   std::ifstream f(file, std::ios::binary);
   if (!f) return Failure("import", absl::StrCat("cannot read '", file, "'"));
   std::stringstream contents;
   contents << f.rdbuf();
   const device::DeviceInfo device = device::DetectHost();
   cache::ImportOptions options;
-  options.trust_code = trust_code;
+  options.trusted_keys = trusted_keys;
+  options.trust_unsigned_code = trust_unsigned_code;
   options.codegen_fingerprint = device.CodegenFingerprint();
-  if (trust_code) {
+  if (!trusted_keys.empty() || trust_unsigned_code) {
     // The fingerprint the runtime's compiler puts in kernel keys.
     absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
         jit::KernelCompiler::Create(device);
@@ -375,15 +493,16 @@ int Import(cache::CacheStore& store, const std::string& file, bool trust_code) {
   int64_t tuning_rejected = 0;
   for (const cache::RejectedRecord& r : report->rejected) tuning_rejected += r.kind == "tuning";
   std::printf("imported %s\n", file.c_str());
+  std::printf("  signature       %s\n", SignerLine(*report, trusted_keys).c_str());
   std::printf("  tuning records  %lld accepted, %lld rejected\n",
               static_cast<long long>(report->tuning_accepted),
               static_cast<long long>(tuning_rejected));
   std::printf("  plan records    %lld\n", static_cast<long long>(report->plans));
   std::printf(
-      "  kernel records  %lld stored, %lld skipped (not trusted: pass --trust-code), "
+      "  kernel records  %lld stored, %lld skipped (%s), "
       "%lld skipped (built for other hardware or another compiler)\n",
       static_cast<long long>(report->kernels), static_cast<long long>(report->kernels_untrusted),
-      static_cast<long long>(report->kernels_other_machine));
+      UntrustedCodeReason(*report).c_str(), static_cast<long long>(report->kernels_other_machine));
   for (const cache::RejectedRecord& r : report->rejected) {
     std::printf("rejected %s record %s: %s\n", r.kind.c_str(), r.key.c_str(), r.reason.c_str());
   }
@@ -394,9 +513,14 @@ int Merge(cache::CacheStore& dst, cache::CacheStore& src, const std::string& oth
   absl::StatusOr<cache::MergeReport> r = cache::MergeInto(dst, src);
   if (!r.ok()) return Failure("merge", r.status().message());
   std::printf("merged %s\n", other.c_str());
-  std::printf("  kernel records  %lld copied, %lld already present\n",
-              static_cast<long long>(r->kernels_copied),
-              static_cast<long long>(r->kernels_present));
+  std::printf(
+      "  kernel records  %lld copied, %lld already present%s\n",
+      static_cast<long long>(r->kernels_copied), static_cast<long long>(r->kernels_present),
+      r->kernels_refused == 0
+          ? ""
+          : absl::StrCat(", ", r->kernels_refused, " refused (the source is not trusted for code: ",
+                         r->kernels_refused_why, ")")
+                .c_str());
   std::printf("  plan records    %lld copied, %lld already present\n",
               static_cast<long long>(r->plans_copied), static_cast<long long>(r->plans_present));
   std::printf("  tuning records  %lld copied, %lld replaced (larger speed-up), %lld kept\n",
@@ -418,6 +542,7 @@ int CacheCommand(const std::vector<std::string>& args) {
     std::fputs(kCacheUsage, stdout);
     return 0;
   }
+  if (sub == "keygen") return CacheKeygen(std::vector<std::string>(args.begin() + 1, args.end()));
   const std::vector<std::string> known = {"ls",     "stats",  "verify", "gc",
                                           "export", "import", "merge"};
   if (std::find(known.begin(), known.end(), sub) == known.end()) {
@@ -428,7 +553,18 @@ int CacheCommand(const std::vector<std::string>& args) {
   std::vector<std::string> positional = flags.positional();
   const bool json = sub == "stats" && BoolFlag(flags, "json", &positional);
   const bool with_code = sub == "export" && BoolFlag(flags, "with-code", &positional);
-  const bool trust_code = sub == "import" && BoolFlag(flags, "trust-code", &positional);
+  const bool trust_unsigned_code =
+      sub == "import" && BoolFlag(flags, "trust-unsigned-code", &positional);
+  const std::vector<std::string> trust_key_files =
+      sub == "import" ? flags.All("trust-key") : std::vector<std::string>{};
+  const std::string sign_file = sub == "export" ? flags.String("sign") : "";
+  if (sub == "import" && !flags.String("trust-code").empty()) {
+    return UsageError(
+        "import: --trust-code is gone: pass --trust-key PUBFILE to store object code from "
+        "bundles signed by that key, or --trust-unsigned-code to store it from unsigned "
+        "bundles");
+  }
+  const bool repair = sub == "verify" && BoolFlag(flags, "repair", &positional);
   const std::string out = sub == "export" ? flags.String("out") : "";
   const std::string max_bytes_text = sub == "gc" ? flags.String("max-bytes") : "";
   if (!flags.CheckAllUsed("cache " + sub) || !flags.ok()) return flags.Fail("cache " + sub);
@@ -449,11 +585,26 @@ int CacheCommand(const std::vector<std::string>& args) {
     max_bytes = *parsed;
   }
   if (sub == "export" && out.empty()) return UsageError("export: --out FILE is required");
+  if (sign_file == "true") return UsageError("export: --sign expects a secret KEYFILE");
+  for (const std::string& f : trust_key_files) {
+    if (f == "true") return UsageError("import: --trust-key expects a public key PUBFILE");
+  }
   if (dir.empty()) {
     absl::StatusOr<std::string> fallback = DefaultCacheDir();
     if (!fallback.ok()) return UsageError(std::string(fallback.status().message()));
     dir = *fallback;
   }
+
+  // Key files are read before any cache is opened or created.
+  std::optional<cache::SecretKey> signing_key;
+  if (!sign_file.empty()) {
+    absl::StatusOr<cache::SecretKey> key = cache::ReadSecretKeyFile(sign_file);
+    if (!key.ok()) return Failure(sub, key.status().message());
+    signing_key = *std::move(key);
+  }
+  absl::StatusOr<std::vector<cache::PublicKey>> trusted_keys =
+      ReadTrustedKeys(trust_key_files, dir);
+  if (!trusted_keys.ok()) return Failure(sub, trusted_keys.status().message());
 
   // Reading commands need an existing cache; import and merge may create theirs.
   const bool creates = sub == "import" || sub == "merge";
@@ -464,19 +615,25 @@ int CacheCommand(const std::vector<std::string>& args) {
       return UsageError("merge: OTHER_DIR is the cache itself");
     }
     absl::StatusOr<std::unique_ptr<cache::CacheStore>> opened =
-        OpenDir(positional[0], /*must_exist=*/true);
+        OpenDir(positional[0], /*must_exist=*/true, cache::UnsafeDirectory::kReadDataOnly);
     if (!opened.ok()) return Failure(sub, opened.status().message());
     other = *std::move(opened);
   }
-  absl::StatusOr<std::unique_ptr<cache::CacheStore>> store = OpenDir(dir, !creates);
+  // Commands that write DIR refuse one other users could change; reading ones show its data.
+  const bool writes = creates || sub == "gc" || repair;
+  absl::StatusOr<std::unique_ptr<cache::CacheStore>> store =
+      OpenDir(dir, !creates,
+              writes ? cache::UnsafeDirectory::kRefuse : cache::UnsafeDirectory::kReadDataOnly);
   if (!store.ok()) return Failure(sub, store.status().message());
   cache::CacheStore& s = **store;
   if (sub == "ls") return Ls(s);
   if (sub == "stats") return Stats(s, dir, json);
-  if (sub == "verify") return Verify(s);
+  if (sub == "verify") return Verify(*std::move(store), dir, repair);
   if (sub == "gc") return Gc(s, max_bytes);
-  if (sub == "export") return Export(s, out, with_code);
-  if (sub == "import") return Import(s, positional[0], trust_code);
+  if (sub == "export") {
+    return Export(s, out, with_code, signing_key.has_value() ? &*signing_key : nullptr);
+  }
+  if (sub == "import") return Import(s, positional[0], *trusted_keys, trust_unsigned_code);
   return Merge(s, *other, positional[0]);
 }
 

@@ -5,7 +5,8 @@
 // and the runtime's and the cache's counters. `--record-workload FILE` writes the shape classes
 // called, with their call counts and times, as a workload file for `pto tune --workload`.
 // `--profile BxS` (e.g. 4x128) adds where a call's time goes at batch B, sequence S: each kernel
-// of the plan with its median time over 50 calls (Function::Profile).
+// of the plan with its median time over 50 calls (Function::Profile). `--checked-kernels`
+// runs bounds-checked kernels (RuntimeOptions::checked_kernels).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -122,9 +123,11 @@ int DemoCommand(const std::vector<std::string>& args) {
   const std::string profile_shape = flags.String("profile");
   const bool kernel_times =
       !kernel_times_flag.empty() && kernel_times_flag != "false" && kernel_times_flag != "0";
+  const std::string checked_flag = flags.String("checked-kernels");
   if (!flags.CheckAllUsed("demo") || !flags.ok()) return flags.Fail("demo");
   RuntimeOptions options;
   options.intra_op_threads = threads;
+  options.checked_kernels = !checked_flag.empty() && checked_flag != "false" && checked_flag != "0";
   options.cache_path = cache;
   options.cache_base_path = cache_base;
   options.record_workload = !workload_path.empty();

@@ -1,5 +1,5 @@
 // `pto dump --stage=tensor|tile|block|exec|llvm|asm (GRAPH.pbtxt --input NAME=FILE.npy ... |
-//            --example matmul|mlp|attention|demo)`
+//            --example matmul|mlp|attention|demo) [--checked-kernels]`
 #include <cstdio>
 #include <map>
 #include <string>
@@ -28,13 +28,14 @@ std::map<std::string, Example> Examples() {
   std::map<std::string, Example> e;
   e["matmul"] = {[](std::span<const Value> v) { return std::vector<Value>{matmul(v[0], v[1])}; },
                  {{64, 128}, {128, 96}}};
-  e["mlp"] = {[](std::span<const Value> v) {
-                return std::vector<Value>{linear(gelu(linear(v[0], v[1], v[2])), v[3], v[4]) + v[0]};
-              },
-              {{32, 64}, {256, 64}, {256}, {64, 256}, {64}}};
+  e["mlp"] = {
+      [](std::span<const Value> v) {
+        return std::vector<Value>{linear(gelu(linear(v[0], v[1], v[2])), v[3], v[4]) + v[0]};
+      },
+      {{32, 64}, {256, 64}, {256}, {64, 256}, {64}}};
   e["attention"] = {[](std::span<const Value> v) {
-                      return std::vector<Value>{
-                          matmul(softmax(matmul(v[0], v[1], {.transpose_b = true}) * 0.125f), v[2])};
+                      return std::vector<Value>{matmul(
+                          softmax(matmul(v[0], v[1], {.transpose_b = true}) * 0.125f), v[2])};
                     },
                     {{4, 32, 64}, {4, 32, 64}, {4, 32, 64}}};
   BlockDims dims;
@@ -51,7 +52,11 @@ int DumpCommand(const std::vector<std::string>& args) {
   const std::string stage_name = flags.String("stage", "tensor");
   const std::string example = flags.String("example");
   const std::vector<std::string> input_flags = flags.All("input");
+  const std::string checked_flag = flags.String("checked-kernels");
   if (!flags.CheckAllUsed("dump") || !flags.ok()) return flags.Fail("dump");
+  RuntimeOptions runtime_options;
+  runtime_options.checked_kernels =
+      !checked_flag.empty() && checked_flag != "false" && checked_flag != "0";
   const std::map<std::string, Stage> stages = {{"tensor", Stage::kTensor}, {"tile", Stage::kTile},
                                                {"block", Stage::kBlock},   {"exec", Stage::kExec},
                                                {"llvm", Stage::kLlvm},     {"asm", Stage::kAsm}};
@@ -69,7 +74,8 @@ int DumpCommand(const std::vector<std::string>& args) {
     auto examples = Examples();
     auto it = examples.find(example);
     if (it == examples.end()) {
-      std::fprintf(stderr, "pto dump: unknown --example=%s (matmul, mlp, attention, demo)\n", example.c_str());
+      std::fprintf(stderr, "pto dump: unknown --example=%s (matmul, mlp, attention, demo)\n",
+                   example.c_str());
       return 2;
     }
     trace = it->second.trace;
@@ -94,7 +100,7 @@ int DumpCommand(const std::vector<std::string>& args) {
     options = program->options;
     name = flags.positional()[0];
   }
-  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open();
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(runtime_options);
   if (!rt.ok()) return Error(rt.status());
   absl::StatusOr<std::unique_ptr<Function>> fn =
       (*rt)->JitTraced(name, static_cast<int>(shapes.size()), trace, options);

@@ -37,7 +37,7 @@ GraphProgram GraphProgramFromGraph(ir::Graph graph) {
   }
   p.trace = [graph = p.graph](std::span<const Value> in) {
     std::vector<Value> values(graph.nodes.size());
-    detail::TraceState* state = in.empty() ? detail::TraceState::Current() : in[0].state();
+    detail::TraceState* state = in.empty() ? detail::TraceState::Current() : in[0].state().get();
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
       const ir::Node& n = graph.nodes[i];
       if (n.op == ir::OpKind::kInput) {

@@ -1,7 +1,5 @@
 #include "tools/pto/workload_file.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -18,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "cache/fs_safety.h"
 #include "google/protobuf/text_format.h"
 #include "jit/graph/graph_def.h"
 #include "jit/graph/graph_text.h"
@@ -352,28 +351,7 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
 }
 
 absl::Status WriteTextFile(const std::string& path, std::string_view contents) {
-  // The temporary is in the same directory, so the rename stays within one file system.
-  const std::string temp = absl::StrCat(path, ".tmp.", ::getpid());
-  std::FILE* f = std::fopen(temp.c_str(), "wb");
-  if (f == nullptr) {
-    const int err = errno;
-    return absl::ErrnoToStatus(err, absl::StrCat("cannot write ", path));
-  }
-  bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
-  int err = errno;
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (ok && std::rename(temp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    std::remove(temp.c_str());
-    return absl::ErrnoToStatus(err, absl::StrCat("cannot write ", path));
-  }
-  return absl::OkStatus();
+  return cache::fs_safety::WriteFileAtomically(path, contents);
 }
 
 absl::StatusOr<proto::Workload> ReadWorkload(const std::string& path) {

@@ -67,7 +67,8 @@ absl::StatusOr<std::vector<std::map<std::string, int64_t>>> ModelParamRepresenta
 
 // Reads a whole file. NotFound (naming the path) when it does not exist.
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);
-// Writes `contents` to a temporary file beside `path`, then renames it over `path`.
+// Writes `contents` to a new temporary file beside `path`, then renames it over `path`
+// (cache::fs_safety::WriteFileAtomically: a planted file or link is never written through).
 absl::Status WriteTextFile(const std::string& path, std::string_view contents);
 
 }  // namespace pto::tools

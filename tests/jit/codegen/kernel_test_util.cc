@@ -5,9 +5,11 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "device/aligned_buffer.h"
 #include "gtest/gtest.h"
+#include "jit/codegen/bounds_fault.h"
 #include "jit/codegen/emit_kernel.h"
 #include "jit/orc/object_code.h"
 #include "llvm/IR/LLVMContext.h"
@@ -30,19 +32,20 @@ CodegenTarget TargetFor(device::Isa isa) {
   return CodegenTarget::FromDevice(device::RestrictIsa(device::DetectHost(), isa));
 }
 
-absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel& kernel) {
+absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel& kernel,
+                                             const CodegenOptions& options) {
   auto context = std::make_unique<llvm::LLVMContext>();
   absl::StatusOr<std::unique_ptr<llvm::Module>> module =
-      EmitKernel(kernel, engine.target(), *context);
+      EmitKernel(kernel, engine.target(), options, *context);
   if (!module.ok()) return module.status();
   absl::StatusOr<CompiledObject> compiled = engine.Compile(std::move(*module), std::move(context));
   if (compiled.ok()) {  // every object stays within the allow-list
     absl::StatusOr<std::vector<std::string>> undefined = UndefinedSymbols(compiled->object);
     EXPECT_TRUE(undefined.ok()) << undefined.status();
     if (undefined.ok()) {
+      const std::vector<std::string>& allowed = engine.allowed_symbols();
       for (const std::string& name : *undefined) {
-        EXPECT_NE(std::find(kAllowedUndefinedSymbols.begin(), kAllowedUndefinedSymbols.end(), name),
-                  kAllowedUndefinedSymbols.end())
+        EXPECT_NE(std::find(allowed.begin(), allowed.end(), name), allowed.end())
             << kernel.name << " references " << name;
       }
     }
@@ -50,18 +53,44 @@ absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel
   return compiled;
 }
 
-OrcEngine& EngineFor(device::Isa isa) {
+namespace {
+
+OrcEngine& SharedEngine(const CodegenTarget& target, bool checked) {
   static std::mutex mu;
-  static std::map<device::Isa, std::unique_ptr<OrcEngine>>* engines =
-      new std::map<device::Isa, std::unique_ptr<OrcEngine>>();
+  static std::map<std::string, std::unique_ptr<OrcEngine>>* engines =
+      new std::map<std::string, std::unique_ptr<OrcEngine>>();
   std::lock_guard<std::mutex> lock(mu);
-  auto& e = (*engines)[isa];
+  auto& e = (*engines)[target.cpu_name + ";" + target.features + (checked ? ";checked" : "")];
   if (e == nullptr) {
-    absl::StatusOr<std::unique_ptr<OrcEngine>> created = OrcEngine::Create(TargetFor(isa));
+    OrcEngineOptions options;
+    if (checked) options.runtime_symbols.push_back({kBoundsFaultSymbol, BoundsFaultAddress()});
+    absl::StatusOr<std::unique_ptr<OrcEngine>> created = OrcEngine::Create(target, options);
     EXPECT_TRUE(created.ok()) << created.status();
     e = std::move(*created);
   }
   return *e;
+}
+
+}  // namespace
+
+OrcEngine& EngineFor(device::Isa isa) { return SharedEngine(TargetFor(isa), /*checked=*/false); }
+OrcEngine& CheckedEngineFor(device::Isa isa) {
+  return SharedEngine(TargetFor(isa), /*checked=*/true);
+}
+
+CodegenTarget CompileOnlyTargetFor(device::Isa isa) {
+  device::DeviceInfo host = device::DetectHost();
+  if (static_cast<int>(isa) <= static_cast<int>(host.isa)) return TargetFor(isa);
+  host.isa = isa;  // only AVX-512 is wider than another ISA
+  host.cpu_name = "x86-64-v4";
+  host.vector_bits = 512;
+  host.vector_registers = 32;
+  host.has_fma = true;
+  return CodegenTarget::FromDevice(host);
+}
+
+OrcEngine& CompileOnlyEngineFor(device::Isa isa) {
+  return SharedEngine(CompileOnlyTargetFor(isa), /*checked=*/false);
 }
 
 size_t CountOf(const std::string& text, const std::string& what) {

@@ -42,10 +42,18 @@ ir::Access MakeAccess(int buffer, std::vector<ir::SymExpr> strides, ir::SymExpr 
 CodegenTarget TargetFor(device::Isa isa);
 CodegenTarget HostTarget();
 
-// Emits and compiles `kernel` with `engine`.
-absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel& kernel);
+// Emits and compiles `kernel` with `engine` (with `options`: e.g. checked).
+absl::StatusOr<CompiledObject> CompileKernel(OrcEngine& engine, const ir::Kernel& kernel,
+                                             const CodegenOptions& options = {});
 // Shared engine per ISA (created once per test process).
 OrcEngine& EngineFor(device::Isa isa);
+// A target of exactly `isa`, wider than the host's if asked: for code that is compiled and
+// inspected, never run (ISA paths above the host are checked this way).
+CodegenTarget CompileOnlyTargetFor(device::Isa isa);
+// Shared engine of CompileOnlyTargetFor(isa): its objects must not be called.
+OrcEngine& CompileOnlyEngineFor(device::Isa isa);
+// The same for checked kernels: it binds the bounds-fault handler.
+OrcEngine& CheckedEngineFor(device::Isa isa);
 // Assembly text of `kernel` for `target`.
 std::string KernelAssembly(const ir::Kernel& kernel, const CodegenTarget& target);
 // Occurrences of `what` in `text` (instructions in an assembly listing).

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernel_builders.h"
 #include "kernel_test_util.h"
 
 namespace pto::jit::testing {
@@ -19,37 +20,6 @@ std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
   return s;
-}
-
-// out[.., 0, ..] = reduce_axis(2 * x) + bias[..., 0, ...]  over a rank-3 symbolic domain.
-ir::Kernel ReduceKernel(int axis, ir::ReduceKind kind, int unroll, const std::string& name) {
-  ir::Kernel k;
-  k.kind = ir::KernelKind::kReduce;
-  k.name = name;
-  k.num_buffers = 3;
-  std::vector<SymExpr> dims = {SymExpr::Symbol(0), SymExpr::Symbol(1), SymExpr::Symbol(2)};
-  k.domain = dims;
-  k.axis = axis;
-  k.reduce = kind;
-  k.config.unroll = unroll;
-  std::vector<SymExpr> in = {dims[1] * dims[2], dims[2], 1};
-  // Output/bias: the input shape with the axis removed, contiguous.
-  std::vector<SymExpr> out(3, 0);
-  SymExpr stride = 1;
-  for (int d = 2; d >= 0; --d) {
-    if (d == axis) continue;
-    out[d] = stride;
-    stride = stride * dims[d];
-  }
-  k.accesses = {MakeAccess(0, in), MakeAccess(1, out), MakeAccess(2, out)};
-  Program ip;
-  k.input_value = ip.Bin(ExprOp::kMul, ip.Load(0), ip.Const(2.f));
-  k.input = ip.nodes();
-  Program op;
-  int v = op.Bin(ExprOp::kAdd, op.Acc(), op.Load(1));
-  k.output = op.nodes();
-  k.stores = {{2, v}};
-  return k;
 }
 
 TEST(ReduceTest, EveryAxisAndKind) {

@@ -9,6 +9,7 @@
 #include "device/aligned_buffer.h"
 #include "gtest/gtest.h"
 #include "jit/codegen/emit_kernel.h"
+#include "kernel_builders.h"
 #include "kernel_test_util.h"
 
 namespace pto::jit::testing {
@@ -19,30 +20,6 @@ using ir::ExprOp;
 using ir::SymExpr;
 
 constexpr float kSentinel = 12345.f;
-
-// Domain [s0, s1, s2]; x = in * scale; out = acc * w[c] + b[c].
-ir::Kernel RowKernel(ir::RowOpKind op, int unroll, const std::string& name) {
-  ir::Kernel k;
-  k.kind = ir::KernelKind::kRowOp;
-  k.name = name;
-  k.row_op = op;
-  k.eps = 1e-5f;
-  k.num_buffers = 4;
-  std::vector<SymExpr> d = {SymExpr::Symbol(0), SymExpr::Symbol(1), SymExpr::Symbol(2)};
-  k.domain = d;
-  k.config.unroll = unroll;
-  std::vector<SymExpr> st = {d[1] * d[2], d[2], 1};
-  k.accesses = {MakeAccess(0, st), MakeAccess(1, {0, 0, 1}), MakeAccess(2, {0, 0, 1}),
-                MakeAccess(3, st)};
-  Program ip;
-  k.input_value = ip.Bin(ExprOp::kMul, ip.Load(0), ip.Const(1.5f));
-  k.input = ip.nodes();
-  Program op_;
-  int v = op_.Bin(ExprOp::kAdd, op_.Bin(ExprOp::kMul, op_.Acc(), op_.Load(1)), op_.Load(2));
-  k.output = op_.nodes();
-  k.stores = {{3, v}};
-  return k;
-}
 
 std::vector<double> ReferenceRow(ir::RowOpKind op, const std::vector<double>& x, double eps) {
   const size_t n = x.size();

@@ -1,6 +1,7 @@
 // The Runtime on a cache it cannot fully use: SST files with flipped bytes or truncated on
-// disk (every result still correct, the damage counted, never a crash), and a directory other
-// users can write to (no object code loaded from it, one warning naming it).
+// disk (every result still correct, the damage counted, never a crash); a directory other
+// users can write to (not used: memory only, one warning naming it); files other users can
+// write to (no object code loaded from them, one warning naming one).
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 
 #include "cache/kernel_store.h"
 #include "cache/rocksdb_store.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cache/cache_test_util.h"
 #include "tests/jit/e2e/runtime_cache_util.h"
@@ -18,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using cache::RecordKind;
+using ::testing::HasSubstr;
 
 class CacheDamageTest : public ::testing::Test {
  protected:
@@ -116,17 +119,50 @@ TEST_F(CacheDamageTest, TruncatedKernelsSstFile) {
   EXPECT_EQ(again.stats.llvm_codegen_runs, 0);
 }
 
-TEST_F(CacheDamageTest, DirectoryOthersCanWriteIsNotTrustedForCode) {
+TEST_F(CacheDamageTest, DirectoryOthersCanWriteIsNotUsed) {
   ASSERT_EQ(::chmod(path_.c_str(), 0777), 0);
   const testing::CacheRun warm = WarmRun();
-  EXPECT_FALSE(warm.stats.cache.code_trusted);
+  EXPECT_FALSE(warm.stats.cache.persistent);
   EXPECT_EQ(warm.stats.kernels_loaded, 0);
   EXPECT_EQ(warm.stats.llvm_codegen_runs, cold_.stats.llvm_codegen_runs);
   for (const KernelEvent& e : warm.events) EXPECT_FALSE(e.loaded_from_cache) << e.kernel;
   ASSERT_EQ(warm.warnings.size(), 1u);
-  EXPECT_NE(warm.warnings[0].find(path_), std::string::npos) << warm.warnings[0];
-  // Restored permissions: the code is trusted and loaded again.
+  EXPECT_THAT(warm.warnings[0],
+              HasSubstr("pto cache: cannot use the cache database at '" + path_ + "': '" + path_ +
+                        "' can be written by other users (mode 0777), and pto writes only to a "
+                        "cache directory that no other user can change; continuing with a "
+                        "memory-only cache"));
+  // Restored permissions: the cache is used and its code loaded again.
   ASSERT_EQ(::chmod(path_.c_str(), 0700), 0);
+  const testing::CacheRun trusted = WarmRun();
+  EXPECT_TRUE(trusted.stats.cache.code_trusted);
+  EXPECT_EQ(trusted.stats.llvm_codegen_runs, 0);
+  EXPECT_TRUE(trusted.warnings.empty());
+}
+
+TEST_F(CacheDamageTest, FilesOthersCanWriteAreNotTrustedForCode) {
+  // The directory is 0755, but its files could have been patched by anyone.
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(path_)) {
+    if (e.is_regular_file()) files.push_back(e.path());
+  }
+  for (const fs::path& f : files) ASSERT_EQ(::chmod(f.c_str(), 0666), 0);
+  const testing::CacheRun warm = WarmRun();
+  EXPECT_FALSE(warm.stats.cache.code_trusted);
+  EXPECT_TRUE(warm.stats.cache.persistent);
+  EXPECT_EQ(warm.stats.kernels_loaded, 0);
+  EXPECT_EQ(warm.stats.llvm_codegen_runs, cold_.stats.llvm_codegen_runs);
+  for (const KernelEvent& e : warm.events) EXPECT_FALSE(e.loaded_from_cache) << e.kernel;
+  ASSERT_EQ(warm.warnings.size(), 1u);
+  EXPECT_THAT(warm.warnings[0], HasSubstr("pto cache: object code from '" + path_ +
+                                          "' will not be loaded: '" + path_ + "/"));
+  EXPECT_THAT(warm.warnings[0], HasSubstr("' can be written by other users (mode 0666)"));
+  // Only its owner can write them again (those still there): the code is trusted and loaded.
+  for (const fs::directory_entry& e : fs::directory_iterator(path_)) {
+    if (e.is_regular_file()) {
+      ASSERT_EQ(::chmod(e.path().c_str(), 0644), 0);
+    }
+  }
   const testing::CacheRun trusted = WarmRun();
   EXPECT_TRUE(trusted.stats.cache.code_trusted);
   EXPECT_EQ(trusted.stats.llvm_codegen_runs, 0);

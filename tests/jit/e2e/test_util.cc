@@ -4,8 +4,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "device/device_info.h"
+#include "jit/codegen/codegen_target.h"
+#include "jit/codegen/emit_kernel.h"
+#include "jit/orc/object_code.h"
 #include "jit/reference_runner.h"
 #include "jit/trace.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 
 namespace pto::testing {
 
@@ -55,8 +60,27 @@ std::string Compare(const std::vector<ops::HostTensor>& got,
   return "";
 }
 
+std::string DiffFromReference(Function& fn, const TraceFn& trace,
+                              const std::vector<ops::HostTensor>& inputs, ops::Tolerance tol) {
+  absl::StatusOr<std::vector<ops::HostTensor>> got = RunPto(fn, inputs);
+  if (!got.ok()) return absl::StrCat("pto: ", got.status().ToString());
+  absl::StatusOr<std::vector<ops::HostTensor>> want = RunReference(trace, inputs);
+  if (!want.ok()) return absl::StrCat("reference: ", want.status().ToString());
+  return Compare(*got, *want, tol);
+}
+
 absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
-                                                const std::vector<std::vector<int64_t>>& shapes) {
+                                                const std::vector<std::vector<int64_t>>& shapes,
+                                                const jit::FusionOptions& fusion) {
+  static const device::DeviceInfo device = device::DetectHost();
+  return LowerStatic(trace, shapes, device, {}, fusion);
+}
+
+absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
+                                                const std::vector<std::vector<int64_t>>& shapes,
+                                                const device::DeviceInfo& device,
+                                                const std::vector<int>& constant_inputs,
+                                                const jit::FusionOptions& fusion) {
   std::vector<jit::TraceInput> inputs;
   for (const std::vector<int64_t>& s : shapes) {
     jit::TraceInput in;
@@ -65,10 +89,43 @@ absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
   }
   absl::StatusOr<ir::Graph> g = jit::Trace(trace, inputs, {});
   if (!g.ok()) return g.status();
-  static const device::DeviceInfo device = device::DetectHost();
   jit::PipelineOptions options;
   options.device = &device;
+  options.constant_inputs.assign(shapes.size(), false);
+  for (int i : constant_inputs) options.constant_inputs[i] = true;
+  options.fusion = fusion;
   return jit::Lower(*g, jit::ShapeClass{}, options);
+}
+
+absl::StatusOr<std::string> ProgramAssembly(const jit::LoweredProgram& program,
+                                            const device::DeviceInfo& device) {
+  const jit::CodegenTarget target = jit::CodegenTarget::FromDevice(device);
+  std::string text;
+  for (const ir::KernelCall& call : program.tiles.calls) {
+    llvm::LLVMContext context;
+    absl::StatusOr<std::unique_ptr<llvm::Module>> module =
+        jit::EmitKernel(call.kernel, target, context);
+    if (!module.ok()) return module.status();
+    absl::StatusOr<std::string> assembly = jit::EmitAssembly(**module, target);
+    if (!assembly.ok()) return assembly.status();
+    text += *assembly;
+  }
+  return text;
+}
+
+device::DeviceInfo Avx512Device() {
+  device::DeviceInfo d;
+  d.vendor = "GenuineIntel";
+  d.cpu_name = "x86-64-v4";
+  d.isa = device::Isa::kAvx512;
+  d.has_fma = true;
+  d.vector_bits = 512;
+  d.vector_registers = 32;
+  d.l1d_bytes = 48 << 10;
+  d.l2_bytes = 2 << 20;
+  d.l3_bytes = 260 << 20;
+  d.cores = 2;
+  return d;
 }
 
 }  // namespace pto::testing

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "device/device_info.h"
 #include "jit/pipeline.h"
 #include "ops/host_tensor.h"
 #include "ops/tolerance.h"
@@ -31,9 +32,29 @@ absl::StatusOr<std::vector<ops::HostTensor>> RunReference(
 std::string Compare(const std::vector<ops::HostTensor>& got,
                     const std::vector<ops::HostTensor>& want, ops::Tolerance tol);
 
+// Runs `fn` and the reference of `trace` on `inputs`: empty when both succeed and agree within
+// `tol`, else what went wrong (a status or the first mismatch).
+std::string DiffFromReference(Function& fn, const TraceFn& trace,
+                              const std::vector<ops::HostTensor>& inputs, ops::Tolerance tol);
+
 // Levels 1-4 of `trace` on inputs of these static shapes, for this host (no code generation).
 absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
-                                                const std::vector<std::vector<int64_t>>& shapes);
+                                                const std::vector<std::vector<int64_t>>& shapes,
+                                                const jit::FusionOptions& fusion = {});
+// The same for `device` (which may be another machine's, e.g. wider than the host's), with
+// `constant_inputs` as FunctionOptions::constant_inputs.
+absl::StatusOr<jit::LoweredProgram> LowerStatic(const TraceFn& trace,
+                                                const std::vector<std::vector<int64_t>>& shapes,
+                                                const device::DeviceInfo& device,
+                                                const std::vector<int>& constant_inputs,
+                                                const jit::FusionOptions& fusion = {});
+// The assembly of every kernel of `program` generated for `device`: compiled, never run, so
+// the device may have an ISA the host lacks.
+absl::StatusOr<std::string> ProgramAssembly(const jit::LoweredProgram& program,
+                                            const device::DeviceInfo& device);
+// An AVX-512 machine like the Emerald Rapids guest the default configs were measured on
+// (2 cores, 2 MiB L2), for tests of those configs that must hold on any host.
+device::DeviceInfo Avx512Device();
 
 }  // namespace pto::testing
 

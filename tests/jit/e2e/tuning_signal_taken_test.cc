@@ -46,7 +46,7 @@ TEST(TuningSignalTaken, BackgroundTuningFallsBackToItsYieldPointsWithAWarning) {
                                           HostTensor::Random({24, 32}, 2)};
   absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, inputs);
   ASSERT_TRUE(got.ok()) << got.status();
-  rt->WaitForTuning();
+  ASSERT_TRUE(rt->WaitForTuning().ok());
 
   const std::vector<KernelTuning> results = rt->tuning_results();
   ASSERT_EQ(results.size(), 1u);

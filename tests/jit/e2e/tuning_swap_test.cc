@@ -66,7 +66,7 @@ TEST(TuningSwap, EightThreadsCallWhilePlansAreSwapped) {
       }
     });
   }
-  rt->WaitForTuning();
+  ASSERT_TRUE(rt->WaitForTuning().ok());
   const int64_t calls_while_tuning = calls.load();
   done.store(true);
   for (std::thread& t : threads) t.join();

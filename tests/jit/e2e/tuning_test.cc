@@ -160,7 +160,7 @@ TEST(Tuning, DeterministicModeFreezesTuning) {
   auto fn = rt->JitTraced("mm_softmax", 3, kProgram, {});
   ASSERT_TRUE(fn.ok());
   ExpectMatchesReference(**fn);
-  rt->WaitForTuning();
+  ASSERT_TRUE(rt->WaitForTuning().ok());
   EXPECT_TRUE(rt->tuning_results().empty());
   EXPECT_EQ((*fn)->stats().plans_swapped, 0);
 }

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
@@ -47,7 +48,7 @@ TEST(GraphDefTest, RoundTripEveryAttrAndPolynomialDims) {
   ir::Node n;
   n.op = ir::OpKind::kSlice;
   n.inputs = {0};
-  n.dtype = ir::DType::kBF16;
+  // dtype and attrs.dtype stay f32, the only dtype FromGraphDef accepts (UnsupportedDType).
   n.shape = {b * s * 64};
   n.attrs.index = -7;
   n.attrs.scalar = -0.0;
@@ -59,7 +60,6 @@ TEST(GraphDefTest, RoundTripEveryAttrAndPolynomialDims) {
   n.attrs.start = 5;
   n.attrs.end = -2;
   n.attrs.step = 0;  // likewise for step's default 1
-  n.attrs.dtype = ir::DType::kI32;
   n.attrs.ints = {3, -1, 0};
   g.nodes.push_back(n);
   n.attrs.scalar = std::nan("");
@@ -67,6 +67,34 @@ TEST(GraphDefTest, RoundTripEveryAttrAndPolynomialDims) {
   n.attrs.step = -3;
   g.nodes.push_back(n);
   g.outputs = {1, 2, 1};
+  EXPECT_EQ(Difference(RoundTrip(g), g), "");
+}
+
+// A symbol derived by a slice keeps its derivation (kind, dim, bounds, step).
+TEST(GraphDefTest, RoundTripDerivedSymbols) {
+  ir::Graph g;
+  g.symbols = {{"rows", 0, 4096}, {"cols", 1, 64}};
+  const ir::SymExpr rows = ir::SymExpr::Symbol(0), cols = ir::SymExpr::Symbol(1);
+  ir::SymbolInfo start{"(rows*cols)[-5:-1:2].start", 0, 262144};
+  start.derived = ir::DerivedSymbol{ir::DerivedSymbol::Kind::kSliceStart, rows * cols, -5, -1, 2};
+  ir::SymbolInfo length{"(rows*cols)[-5:-1:2]", 0, 131072};
+  length.derived = ir::DerivedSymbol{ir::DerivedSymbol::Kind::kSliceLength, rows * cols, -5, -1, 2};
+  g.symbols.push_back(start);
+  g.symbols.push_back(length);
+  g.num_inputs = 1;
+  ir::Node in;
+  in.op = ir::OpKind::kInput;
+  in.shape = {rows * cols};
+  g.nodes.push_back(in);
+  ir::Node n;
+  n.op = ir::OpKind::kSlice;
+  n.inputs = {0};
+  n.shape = {ir::SymExpr::Symbol(3)};
+  n.attrs.start = -5;
+  n.attrs.end = -1;
+  n.attrs.step = 2;
+  g.nodes.push_back(n);
+  g.outputs = {1};
   EXPECT_EQ(Difference(RoundTrip(g), g), "");
 }
 
@@ -167,6 +195,24 @@ TEST_F(GraphDefValidationTest, UnknownCastDType) {
   ExpectInvalid("node 6 (gelu_erf): cast_dtype -1 is not a known DType");
 }
 
+// Only f32 is compiled today: another dtype is rejected, not ignored (the tracer would
+// otherwise infer f32 and run the node as f32).
+TEST_F(GraphDefValidationTest, UnsupportedDType) {
+  def_.mutable_nodes(6)->set_dtype(proto::DT_F16);
+  ExpectInvalid("node 6 (gelu_erf): dtype DT_F16 is not supported (only DT_F32 is)");
+}
+
+TEST_F(GraphDefValidationTest, UnsupportedInputDType) {
+  def_.mutable_nodes(0)->set_dtype(proto::DT_I8);
+  ExpectInvalid("node 0 (input): dtype DT_I8 is not supported (only DT_F32 is)");
+}
+
+TEST_F(GraphDefValidationTest, UnsupportedCastDType) {
+  def_.mutable_nodes(6)->set_op(proto::OP_CAST);
+  def_.mutable_nodes(6)->set_cast_dtype(proto::DT_BF16);
+  ExpectInvalid("node 6 (cast): cast_dtype DT_BF16 is not supported (only DT_F32 is)");
+}
+
 TEST_F(GraphDefValidationTest, InputDefinedLater) {
   def_.mutable_nodes(5)->set_inputs(1, 7);
   ExpectInvalid("node 5 (add): input 1 refers to node 7, which is not defined before it");
@@ -221,6 +267,30 @@ TEST_F(GraphDefValidationTest, DuplicateInputIndex) {
 TEST_F(GraphDefValidationTest, UndefinedSymbolInShape) {
   def_.mutable_nodes(4)->mutable_shape(0)->mutable_terms(0)->set_symbols(0, 1);
   ExpectInvalid("node 4 (matmul): shape dim 0 term 0 uses symbol 1, but the graph has 1 symbols");
+}
+
+TEST_F(GraphDefValidationTest, DerivedSymbolUsesALaterSymbol) {
+  proto::SymbolDef* first = def_.mutable_symbols(0);
+  *def_.add_symbols() = *first;
+  def_.mutable_symbols(1)->set_name("later");
+  proto::DerivedSymbolDef* d = first->mutable_derived();
+  d->set_step(1);
+  d->mutable_dim()->add_terms()->add_symbols(1);
+  d->mutable_dim()->mutable_terms(0)->set_coeff(1);
+  ExpectInvalid(absl::StrCat("symbol 0 (\"", first->name(),
+                             "\"): derived dim term 0 uses symbol 1, but the graph has 0 symbols"));
+}
+
+TEST_F(GraphDefValidationTest, DerivedSymbolStepBelowOne) {
+  def_.mutable_symbols(0)->mutable_derived()->set_step(0);
+  ExpectInvalid("): derived slice step is 0, must be >= 1");
+}
+
+TEST_F(GraphDefValidationTest, DerivedSymbolUnknownKind) {
+  proto::DerivedSymbolDef* d = def_.mutable_symbols(0)->mutable_derived();
+  d->set_kind(static_cast<proto::DerivedSymbolDef::Kind>(7));
+  d->set_step(1);
+  ExpectInvalid("): derived kind 7 is not a known kind");
 }
 
 TEST_F(GraphDefValidationTest, RepeatedMonomialInDim) {

@@ -92,7 +92,7 @@ std::string Difference(const ir::Graph& a, const ir::Graph& b) {
   if (a.symbols.size() != b.symbols.size()) return "symbol count differs";
   for (size_t i = 0; i < a.symbols.size(); ++i) {
     const ir::SymbolInfo &s = a.symbols[i], &t = b.symbols[i];
-    if (s.name != t.name || s.min != t.min || s.max != t.max) {
+    if (s.name != t.name || s.min != t.min || s.max != t.max || s.derived != t.derived) {
       return "symbol " + std::to_string(i) + " differs";
     }
   }
