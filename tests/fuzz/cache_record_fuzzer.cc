@@ -1,10 +1,14 @@
-// Fuzz target: decoding a value read from the kernel cache, as a Get does (cache/envelope.h,
-// cache/record_check.h), and then as its user does: a tuning record's config is read back
-// against a real kernel of each kind (jit::ConfigFromRecord, the Runtime's use of a hit) and
-// against the kind-wide space (what `pto cache import` checks).
+// Fuzz target: decoding a value read from the kernel cache, as a Get and a Scan do (the value
+// header and checksum of cache/envelope.h, then the checks of cache/record_check.h), and then
+// as its user does: a tuning record's config is read back against a real kernel of each kind
+// (jit::ConfigFromRecord, the Runtime's use of a hit) and against the kind-wide space (what
+// `pto cache import` checks).
 //
-// The input is a stored value (an Envelope). Its payload is also decoded sealed in a fresh
-// envelope (so the fuzzer gets past the checksum), and the input itself as a payload.
+// The input is a stored value. It is unwrapped as it is (the header and checksum see the
+// fuzzer's bytes: an error is DataLoss, and a value that unwraps is exactly its payload
+// wrapped again), and its payload (the bytes after the header, or the whole input when it
+// does not start with the magic) is wrapped again with its real checksum and decoded, so
+// mutations reach the records behind the checksum.
 #include <map>
 #include <optional>
 #include <span>
@@ -12,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "cache/cache_key.h"
 #include "cache/envelope.h"
 #include "cache/record_check.h"
@@ -112,22 +118,46 @@ void DecodeRecords(std::string_view payload) {
   }
 }
 
+// The value as a Get reads it: an error is DataLoss saying why; a value that unwraps is its
+// payload wrapped again, bit for bit.
+void UnwrapAsStored(std::string_view value) {
+  const absl::StatusOr<std::string_view> payload = cache::UnwrapValue(value);
+  if (!payload.ok()) {
+    FUZZ_CHECK(payload.status().code() == absl::StatusCode::kDataLoss &&
+                   !payload.status().message().empty(),
+               "a value that does not unwrap is DataLoss saying why: " +
+                   payload.status().ToString());
+    FUZZ_CHECK(!cache::IsValueFormat1(value) ||
+                   payload.status().message().find("older value format 1") != std::string::npos,
+               "a value of format 1 is named as such: " + payload.status().ToString());
+    return;
+  }
+  FUZZ_CHECK(cache::WrapPayload(*payload) == value,
+             "a value that unwraps is its payload wrapped again");
+  DecodeRecords(*payload);
+}
+
+// The value's payload wrapped again with its real checksum, read as a Get reads it.
+void Rewrapped(std::string_view value) {
+  const std::string_view payload =
+      value.size() >= cache::kValueHeaderBytes && value.starts_with("PTOV")
+          ? value.substr(cache::kValueHeaderBytes)
+          : value;
+  const std::string wrapped = cache::WrapPayload(payload);
+  FUZZ_CHECK(wrapped.size() == cache::kValueHeaderBytes + payload.size(),
+             "a wrapped value is the header and the payload");
+  const absl::StatusOr<std::string_view> unwrapped = cache::UnwrapValue(wrapped);
+  FUZZ_CHECK(unwrapped.ok() && *unwrapped == payload,
+             "a wrapped payload unwraps unchanged: " + unwrapped.status().ToString());
+  DecodeRecords(*unwrapped);
+}
+
 }  // namespace
 }  // namespace pto::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view value = pto::fuzz::AsText(data, size);
-  if (std::optional<std::string> payload = pto::cache::UnwrapPayload(value)) {
-    pto::fuzz::DecodeRecords(*payload);
-  }
-  pto::proto::Envelope envelope;
-  if (envelope.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
-    const std::string sealed = pto::cache::WrapPayload(envelope.payload());
-    const std::optional<std::string> unsealed = pto::cache::UnwrapPayload(sealed);
-    FUZZ_CHECK(unsealed.has_value() && *unsealed == envelope.payload(),
-               "a payload wrapped in an envelope unwraps unchanged");
-    pto::fuzz::DecodeRecords(envelope.payload());
-  }
-  pto::fuzz::DecodeRecords(value);
+  pto::fuzz::UnwrapAsStored(value);
+  pto::fuzz::Rewrapped(value);
   return 0;
 }

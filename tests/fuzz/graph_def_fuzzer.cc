@@ -2,7 +2,9 @@
 // (graph::FromGraphDef), then trace, compile and run it in a real Runtime at two sizes of its
 // symbols. Any text gives a result or an error status, never a crash; the graph round-trips
 // through ToGraphDef with the same canonical hash; a program that runs gives as many outputs as
-// the graph names, of the shapes the ops' rules give on the concrete input shapes.
+// the graph names, of the shapes the ops' rules give on the concrete input shapes. Kernels are
+// checked (RuntimeOptions::checked_kernels): an access outside a buffer aborts with its
+// kernel's name, which the sanitizers could not see inside generated code.
 //
 // Larger programs are legitimate but slow to compile and run, and a slow run is a time-out, not
 // a finding: beyond the bounds below an input is only parsed and validated.
@@ -156,7 +158,7 @@ void CallAt(Function& fn, const ir::Graph& graph, const std::vector<std::vector<
 void CompileAndRun(const ir::Graph& graph, size_t seed) {
   if (graph.nodes.size() > kMaxNodes || graph.num_inputs > kMaxInputs) return;
   tools::GraphProgram program = tools::GraphProgramFromGraph(graph);
-  absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Open({.intra_op_threads = 1});
+  absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Open({.intra_op_threads = 1, .checked_kernels = true});
   FUZZ_CHECK(runtime.ok(), "a Runtime opens: " + runtime.status().ToString());
   absl::StatusOr<std::unique_ptr<Function>> fn =
       (*runtime)->JitTraced("fuzz", graph.num_inputs, program.trace, program.options);
