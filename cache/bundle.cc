@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "cache/record_check.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
@@ -25,22 +26,6 @@ std::string Serialize(const google::protobuf::MessageLite& message) {
   return out;
 }
 
-std::string KeyOf(const proto::KernelRecord& r) { return KernelKey(KeyPartsOf(r)); }
-std::string KeyOf(const proto::PlanRecord& r) { return PlanKey(KeyPartsOf(r)); }
-std::string KeyOf(const proto::TuningRecord& r) { return TuningKey(KeyPartsOf(r)); }
-
-// Parses `payload` into `record` and returns why it is not a sound record under `key` (the
-// checks a Get makes), or "" if it is.
-template <typename Record>
-std::string Problem(const std::string& key, const std::string& payload, Record* record) {
-  if (!record->ParseFromString(payload)) return "the payload does not parse";
-  if (record->schema_version() != kSchemaVersion) {
-    return absl::StrCat("schema version ", record->schema_version(), " (expected ", kSchemaVersion,
-                        ")");
-  }
-  if (KeyOf(*record) != key) return "the record's key parts do not hash to its key";
-  return "";
-}
 
 std::vector<std::string> Sorted(const std::set<std::string>& values) {
   return std::vector<std::string>(values.begin(), values.end());
@@ -165,7 +150,7 @@ absl::StatusOr<ImportReport> ImportBundle(CacheStore& store, std::string_view by
     absl::Status stored = absl::OkStatus();
     if (record.kind() == RecordKindName(RecordKind::kKernel)) {
       proto::KernelRecord kernel;
-      if (std::string p = Problem(record.key(), record.payload(), &kernel); !p.empty()) {
+      if (std::string p = RecordProblem(record.payload(), record.key(), &kernel); !p.empty()) {
         reject(record, std::move(p));
       } else if (!code_trusted) {
         ++report.kernels_untrusted;
@@ -177,14 +162,14 @@ absl::StatusOr<ImportReport> ImportBundle(CacheStore& store, std::string_view by
       }
     } else if (record.kind() == RecordKindName(RecordKind::kPlan)) {
       proto::PlanRecord plan;
-      if (std::string p = Problem(record.key(), record.payload(), &plan); !p.empty()) {
+      if (std::string p = RecordProblem(record.payload(), record.key(), &plan); !p.empty()) {
         reject(record, std::move(p));
       } else {
         stored = StoreOrReject(store.PutPlan(plan), record, &report, &report.plans);
       }
     } else if (record.kind() == RecordKindName(RecordKind::kTuning)) {
       proto::TuningRecord tuning;
-      if (std::string p = Problem(record.key(), record.payload(), &tuning); !p.empty()) {
+      if (std::string p = RecordProblem(record.payload(), record.key(), &tuning); !p.empty()) {
         reject(record, std::move(p));
       } else if (absl::Status valid =
                      options.validate_tuning ? options.validate_tuning(tuning) : absl::OkStatus();

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cache/memory_store.h"
+#include "cache/record_check.h"
 #include "cache/shared_store.h"
 
 namespace pto::cache {
@@ -38,24 +39,6 @@ void FillUsage(proto::KernelRecord* record, const int64_t last_used, const int64
 void FillUsage(proto::PlanRecord*, int64_t, int64_t) {}
 void FillUsage(proto::TuningRecord*, int64_t, int64_t) {}
 
-// Why a stored payload of `kind` under `key` is not a usable record ("" if it is).
-template <typename Record>
-std::string ProblemWith(const std::string& payload, const std::string& key,
-                        std::string (*key_of)(const Record&)) {
-  Record record;
-  if (!record.ParseFromString(payload)) return "the payload does not parse";
-  if (record.schema_version() != kSchemaVersion) {
-    return absl::StrCat("schema version ", record.schema_version(), " (expected ", kSchemaVersion,
-                        ")");
-  }
-  if (key_of(record) != key) return "the record's key parts do not hash to its key";
-  return "";
-}
-
-std::string KeyOf(const proto::KernelRecord& r) { return KernelKey(KeyPartsOf(r)); }
-std::string KeyOf(const proto::PlanRecord& r) { return PlanKey(KeyPartsOf(r)); }
-std::string KeyOf(const proto::TuningRecord& r) { return TuningKey(KeyPartsOf(r)); }
-
 }  // namespace
 
 CacheStore::CacheStore(std::function<int64_t()> clock_ms) : clock_ms_(std::move(clock_ms)) {}
@@ -77,8 +60,7 @@ absl::StatusOr<std::optional<Record>> CacheStore::GetRecord(RecordKind kind, con
   }
   if (loaded->state == Loaded::State::kHit) {
     Record record;
-    if (record.ParseFromString(loaded->payload) && record.schema_version() == kSchemaVersion &&
-        KeyPartsOf(record) == parts) {
+    if (RecordProblem(loaded->payload, key, &record).empty() && KeyPartsOf(record) == parts) {
       FillUsage(&record, loaded->last_used_unix_ms, loaded->hits);
       hits_.fetch_add(1, std::memory_order_relaxed);
       return std::optional<Record>(std::move(record));
@@ -166,19 +148,7 @@ CacheStats CacheStore::TotalStats() { return stats(); }
 absl::Status CacheStore::Scan(RecordKind kind,
                               const std::function<void(const ScannedRecord&)>& fn) {
   return ScanRaw(kind, [&](ScannedRecord& r) {
-    if (r.problem.empty()) {
-      switch (kind) {
-        case RecordKind::kKernel:
-          r.problem = ProblemWith<proto::KernelRecord>(r.payload, r.key, &KeyOf);
-          break;
-        case RecordKind::kPlan:
-          r.problem = ProblemWith<proto::PlanRecord>(r.payload, r.key, &KeyOf);
-          break;
-        case RecordKind::kTuning:
-          r.problem = ProblemWith<proto::TuningRecord>(r.payload, r.key, &KeyOf);
-          break;
-      }
-    }
+    if (r.problem.empty()) r.problem = RecordProblem(kind, r.payload, r.key);
     fn(r);
   });
 }

@@ -5,8 +5,7 @@
 #include <tbb/task_arena.h>
 
 #include <map>
-
-#include "absl/synchronization/mutex.h"
+#include <mutex>
 
 namespace pto::device {
 
@@ -21,9 +20,10 @@ ThreadArena::ThreadArena(int threads)
 ThreadArena::~ThreadArena() = default;
 
 std::shared_ptr<ThreadArena> ThreadArena::Shared(int threads) {
-  static absl::Mutex mu(absl::kConstInit);
+  // std::mutex, not absl::Mutex: TSan sees pthread mutexes, not Debian's uninstrumented abseil.
+  static std::mutex mu;
   static auto* arenas = new std::map<int, std::weak_ptr<ThreadArena>>();
-  absl::MutexLock lock(&mu);
+  std::lock_guard<std::mutex> lock(mu);
   std::weak_ptr<ThreadArena>& slot = (*arenas)[threads < 1 ? 1 : threads];
   std::shared_ptr<ThreadArena> arena = slot.lock();
   if (arena == nullptr) {

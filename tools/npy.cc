@@ -32,6 +32,8 @@ struct PyValue {
 
 // Parses the header dict: a Python literal of strings, True/False, ints (Python 2's "3L"
 // too), tuples and lists. Returns an empty string on success, else what went wrong.
+// Tuples and lists nest at most kMaxDepth deep (numpy's headers nest a few levels), so a hostile
+// header cannot overflow the stack of this recursive descent.
 class HeaderParser {
  public:
   explicit HeaderParser(std::string_view text) : text_(text) {}
@@ -56,7 +58,9 @@ class HeaderParser {
   }
 
  private:
-  std::string ParseValue(PyValue& v) {
+  static constexpr int kMaxDepth = 32;
+
+  std::string ParseValue(PyValue& v, int depth = 0) {
     SkipSpace();
     if (pos_ >= text_.size()) return Expected("a value");
     const char c = text_[pos_];
@@ -69,12 +73,15 @@ class HeaderParser {
       return "";
     }
     if (c == '(' || c == '[') {
+      if (depth == kMaxDepth) {
+        return Error(absl::StrCat("values nested more than ", kMaxDepth, " deep"));
+      }
       const char close = c == '(' ? ')' : ']';
       v.kind = c == '(' ? PyValue::Kind::kTuple : PyValue::Kind::kList;
       ++pos_;
       while (!Consume(close)) {
         PyValue item;
-        if (std::string e = ParseValue(item); !e.empty()) return e;
+        if (std::string e = ParseValue(item, depth + 1); !e.empty()) return e;
         v.items.push_back(std::move(item));
         if (!Consume(',') && !Peek(close))
           return Expected(absl::StrCat("',' or '", std::string(1, close), "'"));

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages pto needs (when missing), configures and builds.
-#   tools/setup.sh [preset]        preset: release (default), debug, asan, tsan
+#   tools/setup.sh [preset [target]]   preset: release (default), debug, asan, tsan, fuzz;
+#                                      target: only this CMake target (default: the preset's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-release}"
+target="${2:-}"
 packages=(cmake g++ make pkg-config binutils llvm-19-dev libtbb-dev libabsl-dev libprotobuf-dev
           protobuf-compiler librocksdb-dev libgtest-dev libgmock-dev zlib1g-dev libzstd-dev
           libsodium-dev
+          clang-19 libclang-rt-19-dev  # the fuzz preset: clang, libFuzzer and its sanitizers
           libdnnl-dev libopenblas-dev)  # the last two: baselines of pto_bench_kernels
 missing=()
 for p in "${packages[@]}"; do
@@ -20,4 +23,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 cmake --preset "$preset" >/dev/null
-cmake --build --preset "$preset" -j "$(nproc)"
+cmake --build --preset "$preset" -j "$(nproc)" ${target:+--target "$target"}

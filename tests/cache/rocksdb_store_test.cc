@@ -91,11 +91,14 @@ class RocksDbStoreTest : public ::testing::Test {
     auto r = store->GetKernel(KernelParts("a"));
     ASSERT_TRUE(r.ok() && r->has_value()) << r.status();
     if (!store->persistent()) return;
-    auto* db = static_cast<RocksDbStore*>(store.get());
+    // OpenCache's store is a SharedStore: flush and compact through the database itself.
+    store.reset();
+    std::unique_ptr<RocksDbStore> db = OpenDb();
+    ASSERT_NE(db, nullptr);
     EXPECT_TRUE(db->Flush().ok());
     absl::Status compacted = db->CompactAll();
     EXPECT_TRUE(compacted.ok()) << compacted;
-    store.reset();
+    db.reset();
     std::unique_ptr<RocksDbStore> reopened = OpenDb();
     ASSERT_NE(reopened, nullptr);
     auto again = reopened->GetKernel(KernelParts("a"));

@@ -213,6 +213,16 @@ TEST(NpyTest, MalformedHeaders) {
   }
 }
 
+// The header parser descends once per '(' or '[': a header of a million of them is an error,
+// not a stack overflow.
+TEST(NpyTest, DeeplyNestedHeaderIsAnError) {
+  for (const char open : {'(', '['}) {
+    const std::string header = "{'shape': " + std::string(1000000, open) + "}";
+    ExpectError(ParseNpy(NpyBytes(2, header), "n.npy"), absl::StatusCode::kInvalidArgument,
+                "n.npy: malformed header: values nested more than 32 deep at header offset 42");
+  }
+}
+
 TEST(NpyTest, MissingExtraAndDuplicateKeys) {
   ExpectError(ParseNpy(NpyBytes(1, "{'descr': '<f4', 'fortran_order': False}"), "k.npy"),
               absl::StatusCode::kInvalidArgument, "k.npy: header has no 'shape' key");

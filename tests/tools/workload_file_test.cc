@@ -1,5 +1,7 @@
 #include "tools/pto/workload_file.h"
 
+#include <sys/resource.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -430,6 +432,21 @@ TEST_F(WorkloadFileTest, EmbeddedGraphChecks) {
                    "\"n\" min: 1 max: 9 } } inputs { dims { name: \"n\" } } }",
                    kTwoInputGraph, "\n}\n"));
   EXPECT_TRUE(ReadWorkload(path).ok()) << ReadWorkload(path).status();
+}
+
+// An embedded graph's num_inputs is whatever the file says: it is checked without memory per
+// input (2^31 - 1 inputs took 8 GB).
+TEST_F(WorkloadFileTest, HugeInputCountIsCheckedWithoutMemoryPerInput) {
+  const std::string path = WriteText(
+      "huge.pbtxt",
+      "schema_version: 1\nentries { name: \"a\" graph { num_inputs: 2147483647 } shapes { inputs "
+      "{ dims { size: 4 } } } }\n");
+  absl::StatusOr<proto::Workload> w = ReadWorkload(path);
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument) << w.status();
+  EXPECT_THAT(std::string(w.status().message()), HasSubstr("2147483647"));
+  rusage usage;
+  ASSERT_EQ(getrusage(RUSAGE_SELF, &usage), 0);
+  EXPECT_LT(usage.ru_maxrss, 1 << 20) << "peak RSS in KiB";
 }
 
 TEST_F(WorkloadFileTest, SyntaxErrorNamesLineAndColumn) {

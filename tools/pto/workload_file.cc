@@ -176,29 +176,35 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ModelVariables(
   return variables;
 }
 
-// Input ranks of a GraphDef by input index (-1 where no input node says).
-std::vector<int> InputRanks(const proto::GraphDef& graph) {
-  std::vector<int> ranks(std::max(graph.num_inputs(), 0), -1);
+// A GraphDef's inputs: how many, and the rank of each one an input node declares. Kept per
+// declared input, not per input: num_inputs is whatever the file says.
+struct GraphInputs {
+  int64_t count = 0;
+  std::map<int64_t, int> ranks;  // by input index
+};
+
+GraphInputs InputsOf(const proto::GraphDef& graph) {
+  GraphInputs inputs;
+  inputs.count = std::max(graph.num_inputs(), 0);
   for (const proto::NodeDef& node : graph.nodes()) {
-    if (node.op() == proto::OP_INPUT && node.index() >= 0 &&
-        node.index() < static_cast<int64_t>(ranks.size())) {
-      ranks[node.index()] = node.shape_size();
+    if (node.op() == proto::OP_INPUT && node.index() >= 0 && node.index() < inputs.count) {
+      inputs.ranks[node.index()] = node.shape_size();
     }
   }
-  return ranks;
+  return inputs;
 }
 
 // Checks counts and ranks of per-input shapes against the graph's inputs.
-absl::Status CheckAgainstGraph(const std::vector<int>& ranks, const std::vector<int>& given,
+absl::Status CheckAgainstGraph(const GraphInputs& inputs, const std::vector<int>& given,
                                const std::string& field, absl::string_view what) {
-  if (given.size() != ranks.size()) {
+  if (static_cast<int64_t>(given.size()) != inputs.count) {
     return Invalid(field, absl::StrCat("gives ", given.size(), " ", what, " but the graph has ",
-                                       ranks.size(), " inputs"));
+                                       inputs.count, " inputs"));
   }
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (ranks[i] >= 0 && given[i] != ranks[i]) {
+  for (const auto& [i, rank] : inputs.ranks) {
+    if (given[i] != rank) {
       return Invalid(field, absl::StrCat(what, "[", i, "] has ", given[i], " dims but graph input ",
-                                         i, " has ", ranks[i]));
+                                         i, " has ", rank));
     }
   }
   return absl::OkStatus();
@@ -208,7 +214,7 @@ bool NonNegativeFinite(double v) { return std::isfinite(v) && v >= 0; }
 
 absl::Status ValidateEntry(const proto::WorkloadEntry& entry, const std::string& label) {
   const std::string at = label + ": ";
-  std::optional<std::vector<int>> ranks;  // known for embedded graphs
+  std::optional<GraphInputs> inputs;  // known for embedded graphs
   bool dynamic = false;
   switch (entry.source_case()) {
     case proto::WorkloadEntry::SOURCE_NOT_SET:
@@ -216,7 +222,7 @@ absl::Status ValidateEntry(const proto::WorkloadEntry& entry, const std::string&
     case proto::WorkloadEntry::kGraph: {
       absl::StatusOr<ir::Graph> graph = graph::FromGraphDef(entry.graph());
       if (!graph.ok()) return Prefixed(at + "graph", graph.status());
-      ranks = InputRanks(entry.graph());
+      inputs = InputsOf(entry.graph());
       dynamic = entry.graph().symbols_size() > 0;
       break;
     }
@@ -246,9 +252,9 @@ absl::Status ValidateEntry(const proto::WorkloadEntry& entry, const std::string&
     const int32_t c = entry.constant_inputs(i);
     const std::string field = absl::StrCat(at, "constant_inputs[", i, "]");
     if (c < 0) return Invalid(field, absl::StrCat("input ", c, " is negative"));
-    if (ranks.has_value() && c >= static_cast<int64_t>(ranks->size())) {
+    if (inputs.has_value() && c >= inputs->count) {
       return Invalid(
-          field, absl::StrCat("input ", c, " is not below the graph's ", ranks->size(), " inputs"));
+          field, absl::StrCat("input ", c, " is not below the graph's ", inputs->count, " inputs"));
     }
     if (!constants.insert(c).second) {
       return Invalid(field, absl::StrCat("input ", c, " is listed twice"));
@@ -261,10 +267,10 @@ absl::Status ValidateEntry(const proto::WorkloadEntry& entry, const std::string&
     if (!layout.ok()) return layout.status();
     absl::Status count = Combinations(layout->variables, kMaxRepresentatives, prefix).status();
     if (!count.ok()) return count;
-    if (ranks.has_value()) {
+    if (inputs.has_value()) {
       std::vector<int> given;
       for (const proto::WorkloadInput& input : shapes.inputs()) given.push_back(input.dims_size());
-      absl::Status s = CheckAgainstGraph(*ranks, given, prefix, "inputs");
+      absl::Status s = CheckAgainstGraph(*inputs, given, prefix, "inputs");
       if (!s.ok()) return s;
     }
   }
@@ -283,8 +289,8 @@ absl::Status ValidateEntry(const proto::WorkloadEntry& entry, const std::string&
         }
       }
     }
-    if (ranks.has_value()) {
-      absl::Status s = CheckAgainstGraph(*ranks, given, prefix, "input_shapes");
+    if (inputs.has_value()) {
+      absl::Status s = CheckAgainstGraph(*inputs, given, prefix, "input_shapes");
       if (!s.ok()) return s;
     }
     if (cls.calls() < 0) {

@@ -35,9 +35,12 @@
 namespace pto {
 namespace {
 
-// The one place that says how the differential test's Runtime is configured.
+// The one place that says how the differential test's Runtime is configured. Checked kernels:
+// a kernel that reads or writes outside a buffer aborts naming it, instead of a wrong result
+// or none.
 RuntimeOptions DifferentialRuntimeOptions() {
   RuntimeOptions options;
+  options.checked_kernels = true;
   return options;
 }
 

@@ -88,6 +88,7 @@ TEST(ShapeClasses, TwoSymbolsThroughReshapes) {
     }
   }
   // batch: {1, [2,3]}; seq: {1, [4,7], [32,63]} -> 2 x 3 classes.
+  EXPECT_EQ((*fn)->stats().calls, calls);
   EXPECT_EQ((*fn)->stats().compiles, 6);
   EXPECT_EQ((*fn)->stats().traces, 1);
 }

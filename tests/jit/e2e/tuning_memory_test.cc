@@ -1,4 +1,4 @@
-// Memory stays flat however long tuning runs (issue 5, point 5): 1,000 candidates of a kernel
+// Memory stays flat however long tuning runs: 1,000 candidates of a kernel
 // are built, checked, timed and dropped, and afterwards the process's resident memory has not
 // grown with them, and the compiler's memo holds only what is live. Each losing candidate's
 // plan is freed at the end of its trial, its code with it (one ORC ResourceTracker per kernel);
@@ -20,14 +20,33 @@
 #include "jit/tuning/tuning_program.h"
 #include "tests/jit/e2e/test_util.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define PTO_TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PTO_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if PTO_TEST_UNDER_ASAN
+// In GCC's and clang's ASan runtimes; GCC 12 ships no header that declares it.
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
+#endif
+
 namespace pto {
 namespace {
 
-int64_t ResidentBytes() {
+// The memory that stays with the process. Under ASan, resident memory grows with its shadow
+// and quarantine whatever pto frees, so the heap that is still allocated is measured instead
+// (it leaves out the JIT's mmapped code, which the other builds cover).
+int64_t MemoryInUse() {
+#if PTO_TEST_UNDER_ASAN
+  return static_cast<int64_t>(__sanitizer_get_current_allocated_bytes());
+#else
   std::ifstream statm("/proc/self/statm");
   int64_t size = 0, resident = 0;
   statm >> size >> resident;
   return resident * ::sysconf(_SC_PAGESIZE);
+#endif
 }
 
 TEST(TuningMemory, StaysFlatOverAThousandCandidates) {
@@ -82,11 +101,11 @@ TEST(TuningMemory, StaysFlatOverAThousandCandidates) {
     failed += job.state().failed;
     max_memo = std::max(max_memo, (*compiler)->memo_size());
     // The first search brings every code path, allocator arena and LLVM table in.
-    if (++searches == 1) baseline_bytes = ResidentBytes();
+    if (++searches == 1) baseline_bytes = MemoryInUse();
   }
-  const int64_t growth = ResidentBytes() - baseline_bytes;
+  const int64_t growth = MemoryInUse() - baseline_bytes;
   std::printf(
-      "[ memory   ] %lld candidates in %d searches (%lld failed): resident %+.1f MiB "
+      "[ memory   ] %lld candidates in %d searches (%lld failed): memory in use %+.1f MiB "
       "after the first search; compiler memo at most %zu entries; %lld LLVM compiles\n",
       static_cast<long long>(trials), searches, static_cast<long long>(failed), growth / 1048576.0,
       max_memo, static_cast<long long>((*compiler)->codegen_runs()));
