@@ -184,11 +184,13 @@ absl::StatusOr<std::vector<int64_t>> ShapeFromHeader(const PyValue& v, absl::str
   return shape;
 }
 
-}  // namespace
+// Where the preamble (magic string, version, header length) puts the header.
+struct HeaderSpan {
+  size_t start = 0;
+  uint64_t length = 0;
+};
 
-absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_name) {
-  // This Abseil build has its own string_view type.
-  const absl::string_view name(file_name.data(), file_name.size());
+absl::StatusOr<HeaderSpan> ReadPreamble(std::string_view bytes, absl::string_view name) {
   if (bytes.substr(0, kMagic.size()) != kMagic) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": not a .npy file (it does not start with \"\\x93NUMPY\")"));
@@ -204,19 +206,25 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_
                                                  " is not supported (1.0, 2.0, 3.0 are)"));
   }
   const int len_width = major == 1 ? 2 : 4;
-  const size_t header_start = 8 + len_width;
-  if (bytes.size() < header_start) {
+  HeaderSpan span;
+  span.start = 8 + len_width;
+  if (bytes.size() < span.start) {
     return absl::DataLossError(
         absl::StrCat(name, ": truncated in the .npy preamble (", bytes.size(), " bytes)"));
   }
-  const uint64_t header_len = LoadLe(bytes, 8, len_width);
-  if (bytes.size() - header_start < header_len) {
-    return absl::DataLossError(absl::StrCat(name, ": header is truncated: expected ", header_len,
-                                            " bytes, got ", bytes.size() - header_start));
+  span.length = LoadLe(bytes, 8, len_width);
+  if (bytes.size() - span.start < span.length) {
+    return absl::DataLossError(absl::StrCat(name, ": header is truncated: expected ", span.length,
+                                            " bytes, got ", bytes.size() - span.start));
   }
+  return span;
+}
+
+// The header dict, with exactly the keys descr, fortran_order and shape.
+absl::StatusOr<std::map<std::string, PyValue>> ParseHeader(std::string_view header,
+                                                           absl::string_view name) {
   std::map<std::string, PyValue> dict;
-  if (std::string e = HeaderParser(bytes.substr(header_start, header_len)).ParseDict(dict);
-      !e.empty()) {
+  if (std::string e = HeaderParser(header).ParseDict(dict); !e.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": malformed header: ", e));
   }
   for (const char* key : {"descr", "fortran_order", "shape"}) {
@@ -232,8 +240,13 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_
       }
     }
   }
+  return dict;
+}
 
-  const PyValue& descr = dict["descr"];
+// Only '<f4' in C order is supported.
+absl::Status CheckDtypeAndOrder(const std::map<std::string, PyValue>& dict,
+                                absl::string_view name) {
+  const PyValue& descr = dict.at("descr");
   if (descr.kind != PyValue::Kind::kString) {
     return absl::UnimplementedError(
         absl::StrCat(name, ": structured dtypes are not supported (only '<f4')"));
@@ -242,7 +255,7 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_
     return absl::UnimplementedError(
         absl::StrCat(name, ": dtype '", descr.str, "' is not supported (only '<f4')"));
   }
-  const PyValue& fortran = dict["fortran_order"];
+  const PyValue& fortran = dict.at("fortran_order");
   if (fortran.kind != PyValue::Kind::kBool) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": header 'fortran_order' must be True or False"));
@@ -253,33 +266,51 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_
                      ": fortran_order True (column-major) is not supported; save a C-order array, "
                      "e.g. numpy.ascontiguousarray(a)"));
   }
-  absl::StatusOr<std::vector<int64_t>> shape = ShapeFromHeader(dict["shape"], name);
-  if (!shape.ok()) return shape.status();
-  std::optional<size_t> count = ElementCount(*shape);
-  if (!count.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ": shape ", ShapeText(*shape), " is too large"));
-  }
+  return absl::OkStatus();
+}
 
-  const std::string_view data = bytes.substr(header_start + header_len);
-  const size_t expected = *count * sizeof(float);
+// The array from the bytes after the header, which must be exactly `count` floats.
+absl::StatusOr<NpyArray> ReadData(std::string_view data, std::vector<int64_t> shape, size_t count,
+                                  absl::string_view name) {
+  const size_t expected = count * sizeof(float);
   if (data.size() < expected) {
-    return absl::DataLossError(absl::StrCat(name, ": data is truncated: shape ", ShapeText(*shape),
+    return absl::DataLossError(absl::StrCat(name, ": data is truncated: shape ", ShapeText(shape),
                                             " needs ", expected, " bytes, the file has ",
                                             data.size()));
   }
   if (data.size() > expected) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": ", data.size() - expected,
                                                    " unexpected bytes after the ", expected,
-                                                   " data bytes of shape ", ShapeText(*shape)));
+                                                   " data bytes of shape ", ShapeText(shape)));
   }
   NpyArray array;
-  array.shape = *std::move(shape);
-  array.data.resize(*count);
-  for (size_t i = 0; i < *count; ++i) {
+  array.shape = std::move(shape);
+  array.data.resize(count);
+  for (size_t i = 0; i < count; ++i) {
     array.data[i] = std::bit_cast<float>(static_cast<uint32_t>(LoadLe(data, 4 * i, 4)));
   }
   return array;
+}
+
+}  // namespace
+
+absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_name) {
+  // This Abseil build has its own string_view type.
+  const absl::string_view name(file_name.data(), file_name.size());
+  absl::StatusOr<HeaderSpan> span = ReadPreamble(bytes, name);
+  if (!span.ok()) return span.status();
+  absl::StatusOr<std::map<std::string, PyValue>> dict =
+      ParseHeader(bytes.substr(span->start, span->length), name);
+  if (!dict.ok()) return dict.status();
+  if (absl::Status s = CheckDtypeAndOrder(*dict, name); !s.ok()) return s;
+  absl::StatusOr<std::vector<int64_t>> shape = ShapeFromHeader(dict->at("shape"), name);
+  if (!shape.ok()) return shape.status();
+  std::optional<size_t> count = ElementCount(*shape);
+  if (!count.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": shape ", ShapeText(*shape), " is too large"));
+  }
+  return ReadData(bytes.substr(span->start + span->length), *std::move(shape), *count, name);
 }
 
 absl::StatusOr<std::string> SerializeNpy(const NpyArray& array) {

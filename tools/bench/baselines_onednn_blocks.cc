@@ -69,6 +69,177 @@ dnnl::layer_normalization_forward LayerNorm(const Dims& x) {
       CpuEngine()));
 }
 
+// The memory an argument uses in set s.
+using MemoryOf = std::function<dnnl::memory(int s)>;
+
+// The demo's transformer block as a chain of primitives, a step per method. Chain orders the
+// primitives and measures the buffers' lifetimes by the order of the calls: the steps are
+// called in the block's order.
+class BlockChain {
+ public:
+  BlockChain(Chain& chain, BlockShape b, bool fused)
+      : chain_(chain),
+        b_(b),
+        fused_(fused),
+        m_(b.model),
+        rows_(b.batch * b.seq),
+        dh_(b.model / b.heads),
+        x_{rows_, m_},
+        heads_{b.batch, b.heads, b.seq, dh_},
+        scores_dims_{b.batch, b.heads, b.seq, b.seq} {}
+
+  // The block's input x [rows, model].
+  MemoryOf X() { return Input(0, x_); }
+  // layernorm(src), scaled and shifted by inputs `scale_input` and `scale_input + 1`.
+  MemoryOf LayerNormOf(const MemoryOf& src, int scale_input);
+  // qkv = linear(h) [rows, 3 * model].
+  MemoryOf Qkv(const MemoryOf& h);
+  // softmax(q k^T * scale) v for every head of qkv, merged back to [rows, model].
+  MemoryOf Attention(const MemoryOf& qkv);
+  // x2 = x + linear(merged).
+  MemoryOf AttentionResidual(const MemoryOf& merged);
+  // out = x2 + linear(gelu(linear(h2))).
+  void MlpResidual(const MemoryOf& h2, const MemoryOf& x2);
+
+ private:
+  MemoryOf Scratch(const Dims& d) {
+    dnnl::memory mem = chain_.Scratch(Plain(d));
+    return [mem](int) { return mem; };
+  }
+  MemoryOf Input(int index, const Dims& d) {
+    return [&chain = chain_, index, d](int i) { return chain.In(i, index, Plain(d)); };
+  }
+  // Makes `r` the source of a binary post-op (a residual add fused into a linear).
+  static std::function<void(int, Args&)> PostOpSource(const MemoryOf& r) {
+    return [r](int i, Args& args) { args[kPostOp0Src1] = r(i); };
+  }
+  // softmax(scores * scale); the scale is already applied (a post-op) when fused.
+  MemoryOf Probabilities(const MemoryOf& scores, float scale);
+
+  Chain& chain_;
+  const BlockShape b_;
+  const bool fused_;
+  const int64_t m_, rows_, dh_;
+  const Dims x_, heads_, scores_dims_;
+  const dnnl::post_ops none_;
+};
+
+MemoryOf BlockChain::LayerNormOf(const MemoryOf& src, int scale_input) {
+  MemoryOf h = Scratch(x_);
+  chain_.Add(LayerNorm(x_), [&](int i) {
+    return Args{{DNNL_ARG_SRC, src(i)},
+                {DNNL_ARG_SCALE, chain_.In(i, scale_input, Plain({m_}))},
+                {DNNL_ARG_SHIFT, chain_.In(i, scale_input + 1, Plain({m_}))},
+                {DNNL_ARG_DST, h(i)}};
+  });
+  return h;
+}
+
+MemoryOf BlockChain::Qkv(const MemoryOf& h) {
+  MemoryOf qkv = Scratch({rows_, 3 * m_});
+  Linear(chain_, h, 3, rows_, m_, 3 * m_, none_, qkv);
+  return qkv;
+}
+
+MemoryOf BlockChain::Attention(const MemoryOf& qkv) {
+  // Heads as strided views of qkv: q, v [b,h,s,dh]; k^T [b,h,dh,s].
+  const Dims head_strides{b_.seq * 3 * m_, dh_, 3 * m_, 1};
+  const dnnl::memory::desc q_md = Strided(heads_, head_strides);
+  const dnnl::memory::desc k_t_md =
+      Strided({b_.batch, b_.heads, dh_, b_.seq}, {b_.seq * 3 * m_, dh_, 1, 3 * m_});
+  float* qkv_data = static_cast<float*>(qkv(0).get_data_handle());
+  dnnl::memory q_mem(q_md, CpuEngine(), qkv_data), k_mem(k_t_md, CpuEngine(), qkv_data + m_),
+      v_mem(q_md, CpuEngine(), qkv_data + 2 * m_);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh_));
+  dnnl::post_ops scale_post;
+  if (fused_) scale_post.append_eltwise(1.0f, algorithm::eltwise_linear, scale, 0);
+  MemoryOf scores = Scratch(scores_dims_);
+  chain_.Add(
+      dnnl::matmul(dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(q_md, k_t_md, Plain(scores_dims_)), Attr(scale_post), CpuEngine())),
+      [&](int i) {
+        return Args{{DNNL_ARG_SRC, q_mem}, {DNNL_ARG_WEIGHTS, k_mem}, {DNNL_ARG_DST, scores(i)}};
+      });
+  const MemoryOf probs = Probabilities(scores, scale);
+  // attention [b,h,s,dh], then merged back to [b,s,h*dh] by a reorder.
+  MemoryOf attention = Scratch(heads_);
+  chain_.Add(dnnl::matmul(dnnl::matmul::primitive_desc(
+                 dnnl::matmul::desc(Plain(scores_dims_), q_md, Plain(heads_)), CpuEngine())),
+             [&](int i) {
+               return Args{{DNNL_ARG_SRC, probs(i)},
+                           {DNNL_ARG_WEIGHTS, v_mem},
+                           {DNNL_ARG_DST, attention(i)}};
+             });
+  MemoryOf merged = Scratch(x_);
+  const dnnl::memory::desc merged_md = Strided(heads_, {b_.seq * m_, dh_, m_, 1});
+  dnnl::memory merged_view(merged_md, CpuEngine(), merged(0).get_data_handle());
+  chain_.Add(dnnl::reorder(dnnl::reorder::primitive_desc(attention(0), merged_view)), [&](int i) {
+    return Args{{DNNL_ARG_FROM, attention(i)}, {DNNL_ARG_TO, merged_view}};
+  });
+  return merged;
+}
+
+MemoryOf BlockChain::Probabilities(const MemoryOf& scores, float scale) {
+  if (fused_) {
+    chain_.Add(SoftmaxLastAxis(scores_dims_), [&](int i) {
+      return Args{{DNNL_ARG_SRC, scores(i)}, {DNNL_ARG_DST, scores(i)}};
+    });
+    return scores;
+  }
+  MemoryOf scaled = Scratch(scores_dims_);
+  chain_.Add(Eltwise(algorithm::eltwise_linear, scores_dims_, scale), [&](int i) {
+    return Args{{DNNL_ARG_SRC, scores(i)}, {DNNL_ARG_DST, scaled(i)}};
+  });
+  MemoryOf probs = Scratch(scores_dims_);
+  chain_.Add(SoftmaxLastAxis(scores_dims_), [&](int i) {
+    return Args{{DNNL_ARG_SRC, scaled(i)}, {DNNL_ARG_DST, probs(i)}};
+  });
+  return probs;
+}
+
+MemoryOf BlockChain::AttentionResidual(const MemoryOf& merged) {
+  MemoryOf x2 = Scratch(x_);
+  if (fused_) {
+    dnnl::post_ops add_post;
+    add_post.append_binary(algorithm::binary_add, Plain(x_));
+    Linear(chain_, merged, 5, rows_, m_, m_, add_post, x2, PostOpSource(X()));
+    return x2;
+  }
+  MemoryOf projected = Scratch(x_);
+  Linear(chain_, merged, 5, rows_, m_, m_, none_, projected);
+  chain_.Add(AddSame(x_), [&](int i) {
+    return Args{{DNNL_ARG_SRC_0, projected(i)},
+                {DNNL_ARG_SRC_1, chain_.In(i, 0, Plain(x_))},
+                {DNNL_ARG_DST, x2(i)}};
+  });
+  return x2;
+}
+
+void BlockChain::MlpResidual(const MemoryOf& h2, const MemoryOf& x2) {
+  const Dims up_dims{rows_, b_.ff};
+  MemoryOf up = Scratch(up_dims);
+  const MemoryOf out = [&chain = chain_, x = x_](int i) { return chain.Out(i, 0, Plain(x)); };
+  if (fused_) {
+    dnnl::post_ops gelu_post;
+    gelu_post.append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0, 0);
+    Linear(chain_, h2, 9, rows_, m_, b_.ff, gelu_post, up);
+    dnnl::post_ops down_post;
+    down_post.append_binary(algorithm::binary_add, Plain(x_));
+    Linear(chain_, up, 11, rows_, b_.ff, m_, down_post, out, PostOpSource(x2));
+    return;
+  }
+  MemoryOf up_pre = Scratch(up_dims);
+  Linear(chain_, h2, 9, rows_, m_, b_.ff, none_, up_pre);
+  chain_.Add(Eltwise(algorithm::eltwise_gelu_erf, up_dims, 0), [&](int i) {
+    return Args{{DNNL_ARG_SRC, up_pre(i)}, {DNNL_ARG_DST, up(i)}};
+  });
+  MemoryOf down = Scratch(x_);
+  Linear(chain_, up, 11, rows_, b_.ff, m_, none_, down);
+  chain_.Add(AddSame(x_), [&](int i) {
+    return Args{{DNNL_ARG_SRC_0, down(i)}, {DNNL_ARG_SRC_1, x2(i)}, {DNNL_ARG_DST, out(i)}};
+  });
+}
+
 }  // namespace
 
 BackendFactory OnednnAttention(int64_t batch, int64_t seq, int64_t dh, bool fused) {
@@ -119,125 +290,10 @@ BackendFactory OnednnTransformerBlock(BlockShape b, bool fused) {
   return [=](const std::vector<IoSet>& sets, int threads) {
     return GuardOnednn([&] {
       Chain chain(sets, threads);
-      const int64_t m = b.model, rows = b.batch * b.seq, dh = b.model / b.heads;
-      const Dims x{rows, m}, heads{b.batch, b.heads, b.seq, dh};
-      const Dims scores_dims{b.batch, b.heads, b.seq, b.seq};
-      const dnnl::post_ops none;
-      auto scratch = [&](const Dims& d) {
-        dnnl::memory mem = chain.Scratch(Plain(d));
-        return [mem](int) { return mem; };
-      };
-      auto input = [&](int index, const Dims& d) {
-        return [&chain, index, d](int i) { return chain.In(i, index, Plain(d)); };
-      };
-      auto residual = [&](const std::function<dnnl::memory(int)>& r) {
-        return [r](int i, Args& args) { args[kPostOp0Src1] = r(i); };
-      };
-      dnnl::post_ops add_post;
-      add_post.append_binary(algorithm::binary_add, Plain(x));
-      // h1 = layernorm(x); qkv = linear(h1)
-      auto h1 = scratch(x);
-      chain.Add(LayerNorm(x), [&](int i) {
-        return Args{{DNNL_ARG_SRC, chain.In(i, 0, Plain(x))},
-                    {DNNL_ARG_SCALE, chain.In(i, 1, Plain({m}))},
-                    {DNNL_ARG_SHIFT, chain.In(i, 2, Plain({m}))},
-                    {DNNL_ARG_DST, h1(i)}};
-      });
-      auto qkv = scratch({rows, 3 * m});
-      Linear(chain, h1, 3, rows, m, 3 * m, none, qkv);
-      // Heads as strided views of qkv: q, v [b,h,s,dh]; k^T [b,h,dh,s].
-      const Dims head_strides{b.seq * 3 * m, dh, 3 * m, 1};
-      const dnnl::memory::desc q_md = Strided(heads, head_strides);
-      const dnnl::memory::desc k_t_md =
-          Strided({b.batch, b.heads, dh, b.seq}, {b.seq * 3 * m, dh, 1, 3 * m});
-      float* qkv_data = static_cast<float*>(qkv(0).get_data_handle());
-      dnnl::memory q_mem(q_md, CpuEngine(), qkv_data), k_mem(k_t_md, CpuEngine(), qkv_data + m),
-          v_mem(q_md, CpuEngine(), qkv_data + 2 * m);
-      const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-      dnnl::post_ops scale_post;
-      if (fused) scale_post.append_eltwise(1.0f, algorithm::eltwise_linear, scale, 0);
-      auto scores = scratch(scores_dims);
-      chain.Add(
-          dnnl::matmul(dnnl::matmul::primitive_desc(
-              dnnl::matmul::desc(q_md, k_t_md, Plain(scores_dims)), Attr(scale_post), CpuEngine())),
-          [&](int i) {
-            return Args{
-                {DNNL_ARG_SRC, q_mem}, {DNNL_ARG_WEIGHTS, k_mem}, {DNNL_ARG_DST, scores(i)}};
-          });
-      std::function<dnnl::memory(int)> probs = scores;
-      if (!fused) {
-        auto scaled = scratch(scores_dims);
-        chain.Add(Eltwise(algorithm::eltwise_linear, scores_dims, scale), [&](int i) {
-          return Args{{DNNL_ARG_SRC, scores(i)}, {DNNL_ARG_DST, scaled(i)}};
-        });
-        probs = scratch(scores_dims);
-        chain.Add(SoftmaxLastAxis(scores_dims), [&](int i) {
-          return Args{{DNNL_ARG_SRC, scaled(i)}, {DNNL_ARG_DST, probs(i)}};
-        });
-      } else {
-        chain.Add(SoftmaxLastAxis(scores_dims), [&](int i) {
-          return Args{{DNNL_ARG_SRC, scores(i)}, {DNNL_ARG_DST, scores(i)}};
-        });
-      }
-      // attention [b,h,s,dh], then merged back to [b,s,h*dh] by a reorder.
-      auto attention = scratch(heads);
-      chain.Add(dnnl::matmul(dnnl::matmul::primitive_desc(
-                    dnnl::matmul::desc(Plain(scores_dims), q_md, Plain(heads)), CpuEngine())),
-                [&](int i) {
-                  return Args{{DNNL_ARG_SRC, probs(i)},
-                              {DNNL_ARG_WEIGHTS, v_mem},
-                              {DNNL_ARG_DST, attention(i)}};
-                });
-      auto merged = scratch(x);
-      const dnnl::memory::desc merged_md = Strided(heads, {b.seq * m, dh, m, 1});
-      dnnl::memory merged_view(merged_md, CpuEngine(), merged(0).get_data_handle());
-      chain.Add(dnnl::reorder(dnnl::reorder::primitive_desc(attention(0), merged_view)),
-                [&](int i) {
-                  return Args{{DNNL_ARG_FROM, attention(i)}, {DNNL_ARG_TO, merged_view}};
-                });
-      // x2 = x + linear(merged)
-      auto x2 = scratch(x);
-      if (fused) {
-        Linear(chain, merged, 5, rows, m, m, add_post, x2, residual(input(0, x)));
-      } else {
-        auto projected = scratch(x);
-        Linear(chain, merged, 5, rows, m, m, none, projected);
-        chain.Add(AddSame(x), [&](int i) {
-          return Args{{DNNL_ARG_SRC_0, projected(i)},
-                      {DNNL_ARG_SRC_1, chain.In(i, 0, Plain(x))},
-                      {DNNL_ARG_DST, x2(i)}};
-        });
-      }
-      // out = x2 + linear(gelu(linear(layernorm(x2))))
-      auto h2 = scratch(x);
-      chain.Add(LayerNorm(x), [&](int i) {
-        return Args{{DNNL_ARG_SRC, x2(i)},
-                    {DNNL_ARG_SCALE, chain.In(i, 7, Plain({m}))},
-                    {DNNL_ARG_SHIFT, chain.In(i, 8, Plain({m}))},
-                    {DNNL_ARG_DST, h2(i)}};
-      });
-      const Dims up_dims{rows, b.ff};
-      auto up = scratch(up_dims);
-      auto out = [&chain, x](int i) { return chain.Out(i, 0, Plain(x)); };
-      if (fused) {
-        dnnl::post_ops gelu_post;
-        gelu_post.append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0, 0);
-        Linear(chain, h2, 9, rows, m, b.ff, gelu_post, up);
-        dnnl::post_ops down_post;
-        down_post.append_binary(algorithm::binary_add, Plain(x));
-        Linear(chain, up, 11, rows, b.ff, m, down_post, out, residual(x2));
-      } else {
-        auto up_pre = scratch(up_dims);
-        Linear(chain, h2, 9, rows, m, b.ff, none, up_pre);
-        chain.Add(Eltwise(algorithm::eltwise_gelu_erf, up_dims, 0), [&](int i) {
-          return Args{{DNNL_ARG_SRC, up_pre(i)}, {DNNL_ARG_DST, up(i)}};
-        });
-        auto down = scratch(x);
-        Linear(chain, up, 11, rows, b.ff, m, none, down);
-        chain.Add(AddSame(x), [&](int i) {
-          return Args{{DNNL_ARG_SRC_0, down(i)}, {DNNL_ARG_SRC_1, x2(i)}, {DNNL_ARG_DST, out(i)}};
-        });
-      }
+      BlockChain block(chain, b, fused);
+      const MemoryOf qkv = block.Qkv(block.LayerNormOf(block.X(), 1));
+      const MemoryOf x2 = block.AttentionResidual(block.Attention(qkv));
+      block.MlpResidual(block.LayerNormOf(x2, 7), x2);
       return chain.Finish();
     });
   };

@@ -46,9 +46,8 @@ double Rate(const CaseSpec& spec, const Timing& t) {
   return (spec.memory_bound ? spec.bytes : spec.flops) / t.median * 1e-9;
 }
 
-}  // namespace
-
-Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options) {
+// The case's fields a row repeats.
+Row RowFor(const CaseSpec& spec) {
   Row row;
   row.group = spec.group;
   row.name = spec.name;
@@ -57,15 +56,19 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options) {
   row.report_memory = spec.report_memory;
   row.flops = spec.flops;
   row.bytes = spec.bytes;
-  OperandSets operands(spec, CopiesFor(spec, options.rotate_bytes, options.max_copies));
+  return row;
+}
 
-  // Every backend is set up first, then all are timed side by side (TimeInterleaved): on a
-  // shared machine whose speed drifts by more than the differences measured, the ratios then
-  // compare the same stretch of time.
-  struct Backend {
-    int column;  // a Column, or -1 for pto
-    Prepared prepared;
-  };
+struct Backend {
+  int column;  // a Column, or -1 for pto
+  Prepared prepared;
+};
+
+// Each baseline the case has, then pto, set up on the operands; a set-up that fails is noted in
+// the row (a missing library is not a failure).
+std::vector<Backend> PrepareBackends(const CaseSpec& spec, Runtime& runtime,
+                                     const RunOptions& options, const OperandSets& operands,
+                                     Row& row) {
   std::vector<Backend> backends;
   for (int c = 0; c < kNumColumns; ++c) {
     if (!spec.baselines[c]) {
@@ -90,76 +93,120 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options) {
   } else {
     row.failures.push_back("pto failed: " + std::string(pto.status().message()));
   }
+  return backends;
+}
+
+// One burst of the case's limit: peak FMA GFLOP/s for a compute-bound case, bandwidth GB/s for a
+// memory-bound one; empty when the options give no device or bandwidth burst for it.
+std::function<double()> LimitBurst(const CaseSpec& spec, const RunOptions& options) {
+  if (options.device != nullptr && !spec.memory_bound) {
+    return [&options] {
+      return PeakBurstGflops(*options.device, options.threads, kPeakBurstIterations);
+    };
+  }
+  if (options.bandwidth != nullptr && spec.memory_bound) {
+    return [&options] { return options.bandwidth->Gbs(options.threads); };
+  }
+  return nullptr;
+}
+
+// Times the backends side by side (TimeInterleaved): on a shared machine whose speed drifts by
+// more than the differences measured, the ratios then compare the same stretch of time. Sets
+// the row's case_limit.
+std::vector<Timing> TimeBackends(const std::vector<Backend>& backends, const CaseSpec& spec,
+                                 const RunOptions& options, int num_sets, Row& row) {
   std::vector<std::function<void(int)>> runs;
   for (const Backend& backend : backends) runs.push_back(backend.prepared.run);
   // The limits drift as much as the backends do (a run's peak before and after its cases: 189
   // and 283 GFLOP/s; its bandwidth 24.4 and 30.3 GB/s), so a case's share of its limit is also
   // taken against bursts right before and after its timing. Not in its rounds: bursts there
   // slowed pto's short calls (256^3 fell to 0.67x oneDNN in 2 of 4 runs, 1.01-1.09x without).
-  std::function<double()> burst;
-  if (options.device != nullptr && !spec.memory_bound) {
-    burst = [&] { return PeakBurstGflops(*options.device, options.threads, kPeakBurstIterations); };
-  } else if (options.bandwidth != nullptr && spec.memory_bound) {
-    burst = [&] { return options.bandwidth->Gbs(options.threads); };
-  }
+  const std::function<double()> burst = LimitBurst(spec, options);
   std::vector<double> limits;
   auto measure_limits = [&] {
     for (int i = 0; burst && i < kLimitBursts; ++i) limits.push_back(burst());
   };
   measure_limits();
-  const std::vector<Timing> timings =
-      TimeInterleaved(runs, static_cast<int>(operands.sets().size()), options.timing);
+  const std::vector<Timing> timings = TimeInterleaved(runs, num_sets, options.timing);
   measure_limits();
   if (!limits.empty()) {
     std::sort(limits.begin(), limits.end());
     row.case_limit = limits[limits.size() / 2];
   }
+  return timings;
+}
 
-  std::vector<std::vector<float>> reference;
-  std::string reference_name;
+// The first baseline's outputs, which the others and pto are compared with.
+struct Reference {
+  std::vector<std::vector<float>> outputs;  // empty: no baseline ran before
+  std::string name;
+};
+
+void RecordPto(const CaseSpec& spec, const RunOptions& options, const Timing& timing,
+               int64_t intermediate_bytes, const std::vector<std::vector<float>>& outputs,
+               const Reference& reference, Row& row) {
+  row.pto = Rate(spec, timing);
+  if (row.case_limit > 0) row.case_limit_share = row.pto / row.case_limit;
+  row.pto_spread = timing.spread();
+  row.pto_seconds = timing.median;
+  row.pto_intermediate_bytes = intermediate_bytes;
+  if (reference.outputs.empty()) return;
+  row.max_rel_error = MaxRelativeError(outputs, reference.outputs);
+  row.error_failed = !(row.max_rel_error <= options.tolerance);
+  if (row.error_failed) {
+    char text[160];
+    std::snprintf(text, sizeof text, "pto output differs from %s: max rel err %.2e > %.0e",
+                  reference.name.c_str(), row.max_rel_error, options.tolerance);
+    row.failures.push_back(text);
+  }
+}
+
+// `best_rate`: the fastest baseline so far, whose spread the row reports.
+void RecordBaseline(int c, const CaseSpec& spec, const RunOptions& options, const Timing& timing,
+                    int64_t intermediate_bytes, std::vector<std::vector<float>> outputs,
+                    Reference& reference, double& best_rate, Row& row) {
+  row.baseline[c] = Rate(spec, timing);
+  if (c == static_cast<int>(Column::kOnednn)) row.baseline_intermediate_bytes = intermediate_bytes;
+  if (c == static_cast<int>(Column::kOnednnFused)) {
+    row.fused_intermediate_bytes = intermediate_bytes;
+  }
+  if (row.baseline[c] > best_rate) {
+    best_rate = row.baseline[c];
+    row.baseline_spread = timing.spread();
+  }
+  if (reference.outputs.empty()) {
+    reference.outputs = std::move(outputs);
+    reference.name = kColumnNames[c];
+  } else if (const double e = MaxRelativeError(outputs, reference.outputs);
+             !(e <= options.tolerance)) {
+    char text[160];
+    std::snprintf(text, sizeof text, "baselines disagree: %s vs %s max rel err %.2e",
+                  kColumnNames[c], reference.name.c_str(), e);
+    row.failures.push_back(text);
+  }
+}
+
+}  // namespace
+
+Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options) {
+  Row row = RowFor(spec);
+  OperandSets operands(spec, CopiesFor(spec, options.rotate_bytes, options.max_copies));
+  // Every backend is set up first, then all are timed side by side.
+  const std::vector<Backend> backends = PrepareBackends(spec, runtime, options, operands, row);
+  const std::vector<Timing> timings =
+      TimeBackends(backends, spec, options, static_cast<int>(operands.sets().size()), row);
+  // Then each one's output is taken and compared with the first baseline's.
+  Reference reference;
   double best_rate = -1;
   for (size_t i = 0; i < backends.size(); ++i) {
     const Backend& backend = backends[i];
-    const Timing& timing = timings[i];
     std::vector<std::vector<float>> outputs = OutputsOf(backend.prepared, operands, spec);
-    const int64_t intermediate_bytes = backend.prepared.intermediate_bytes;
+    const int64_t bytes = backend.prepared.intermediate_bytes;
     if (backend.column < 0) {
-      row.pto = Rate(spec, timing);
-      if (row.case_limit > 0) row.case_limit_share = row.pto / row.case_limit;
-      row.pto_spread = timing.spread();
-      row.pto_seconds = timing.median;
-      row.pto_intermediate_bytes = intermediate_bytes;
-      if (!reference.empty()) {
-        row.max_rel_error = MaxRelativeError(outputs, reference);
-        row.error_failed = !(row.max_rel_error <= options.tolerance);
-        if (row.error_failed) {
-          char text[160];
-          std::snprintf(text, sizeof text, "pto output differs from %s: max rel err %.2e > %.0e",
-                        reference_name.c_str(), row.max_rel_error, options.tolerance);
-          row.failures.push_back(text);
-        }
-      }
-      continue;
-    }
-    const int c = backend.column;
-    row.baseline[c] = Rate(spec, timing);
-    if (c == static_cast<int>(Column::kOnednn))
-      row.baseline_intermediate_bytes = intermediate_bytes;
-    if (c == static_cast<int>(Column::kOnednnFused)) {
-      row.fused_intermediate_bytes = intermediate_bytes;
-    }
-    if (row.baseline[c] > best_rate) {
-      best_rate = row.baseline[c];
-      row.baseline_spread = timing.spread();
-    }
-    if (reference.empty()) {
-      reference = std::move(outputs);
-      reference_name = kColumnNames[c];
-    } else if (const double e = MaxRelativeError(outputs, reference); !(e <= options.tolerance)) {
-      char text[160];
-      std::snprintf(text, sizeof text, "baselines disagree: %s vs %s max rel err %.2e",
-                    kColumnNames[c], reference_name.c_str(), e);
-      row.failures.push_back(text);
+      RecordPto(spec, options, timings[i], bytes, outputs, reference, row);
+    } else {
+      RecordBaseline(backend.column, spec, options, timings[i], bytes, std::move(outputs),
+                     reference, best_rate, row);
     }
   }
   return row;

@@ -103,16 +103,22 @@ struct Row {
   std::string failure;
 };
 
-}  // namespace
+// The swept program: the traced matmul lowered once, and which of its calls is the matmul.
+struct SweepProgram {
+  jit::LoweredProgram lowered;
+  int call = -1;
+};
 
-int RunConfigSweep(const SweepOptions& o) {
-  const device::DeviceInfo device = device::DetectHost();
-  absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
-      jit::KernelCompiler::Create(device);
-  if (!compiler.ok()) {
-    std::fprintf(stderr, "sweep: %s\n", compiler.status().ToString().c_str());
-    return 1;
-  }
+// Operand sets, rotated so the timing is not flattered by caches, and the reference.
+struct Operands {
+  int sets = 0;
+  std::vector<std::vector<float>> a, b, c;  // every set holds the same values
+  std::vector<double> want;                 // a[0] x b[0] in double precision
+  double want_max = 0;
+};
+
+absl::StatusOr<jit::LoweredProgram> LowerMatMul(const SweepOptions& o,
+                                                const device::DeviceInfo& device) {
   const bool tb = o.transposed_b;
   const TraceFn trace = [tb](std::span<const Value> v) {
     return std::vector<Value>{tb ? matmul(v[0], transpose(v[1], 0, 1)) : matmul(v[0], v[1])};
@@ -123,55 +129,60 @@ int RunConfigSweep(const SweepOptions& o) {
   jit::PipelineOptions pipeline;
   pipeline.device = &device;
   pipeline.constant_inputs = {false, o.constant_b};
-  absl::StatusOr<jit::LoweredProgram> lowered =
-      graph.ok() ? jit::Lower(*graph, jit::ShapeClass{}, pipeline)
-                 : absl::StatusOr<jit::LoweredProgram>(graph.status());
-  if (!lowered.ok()) {
-    std::fprintf(stderr, "sweep: %s\n", lowered.status().ToString().c_str());
-    return 1;
-  }
-  int call = -1;
-  for (size_t c = 0; c < lowered->tiles.calls.size(); ++c) {
-    if (lowered->tiles.calls[c].kernel.kind == ir::KernelKind::kMatMul) call = static_cast<int>(c);
-  }
-  if (call < 0 || lowered->tiles.calls.size() != 1) {
-    std::fprintf(stderr, "sweep: the program did not lower to one matmul kernel\n");
-    return 1;
-  }
-  const ir::TileConfig default_config = lowered->tiles.calls[call].kernel.config;
+  return graph.ok() ? jit::Lower(*graph, jit::ShapeClass{}, pipeline)
+                    : absl::StatusOr<jit::LoweredProgram>(graph.status());
+}
 
-  // Operand sets, rotated so the timing is not flattered by caches, and the reference.
+// The matmul kernel's call when the program is that one call; -1 otherwise.
+int SoleMatMulCall(const jit::LoweredProgram& lowered) {
+  int call = -1;
+  for (size_t c = 0; c < lowered.tiles.calls.size(); ++c) {
+    if (lowered.tiles.calls[c].kernel.kind == ir::KernelKind::kMatMul) call = static_cast<int>(c);
+  }
+  return lowered.tiles.calls.size() == 1 ? call : -1;
+}
+
+Operands MakeOperands(const SweepOptions& o, const device::DeviceInfo& device, std::mt19937& rng) {
+  Operands ops;
   const int64_t set_bytes = (o.m * o.k + o.k * o.n + o.m * o.n) * 4;
-  const int sets =
-      static_cast<int>(std::clamp<int64_t>(2 * device.l3_bytes / set_bytes + 1, 1, 64));
-  std::mt19937 rng(o.seed);
+  ops.sets = static_cast<int>(std::clamp<int64_t>(2 * device.l3_bytes / set_bytes + 1, 1, 64));
   std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<std::vector<float>> a(sets), b(sets), c(sets);
-  for (int s = 0; s < sets; ++s) {
-    a[s].resize(o.m * o.k);
-    b[s].resize(o.k * o.n);
-    c[s].assign(o.m * o.n, 0.f);
+  ops.a.resize(ops.sets);
+  ops.b.resize(ops.sets);
+  ops.c.resize(ops.sets);
+  for (int s = 0; s < ops.sets; ++s) {
+    ops.a[s].resize(o.m * o.k);
+    ops.b[s].resize(o.k * o.n);
+    ops.c[s].assign(o.m * o.n, 0.f);
     if (s == 0) {
-      for (float& x : a[0]) x = uniform(rng);
-      for (float& x : b[0]) x = uniform(rng);
+      for (float& x : ops.a[0]) x = uniform(rng);
+      for (float& x : ops.b[0]) x = uniform(rng);
     } else {
-      a[s] = a[0];
-      b[s] = b[0];
+      ops.a[s] = ops.a[0];
+      ops.b[s] = ops.b[0];
     }
   }
-  std::vector<double> want(o.m * o.n, 0.0);
-  double want_max = 0;
+  return ops;
+}
+
+void ComputeReference(const SweepOptions& o, Operands& ops) {
+  ops.want.assign(o.m * o.n, 0.0);
+  ops.want_max = 0;
   for (int64_t i = 0; i < o.m; ++i) {
     for (int64_t l = 0; l < o.k; ++l) {
-      const double av = a[0][i * o.k + l];
+      const double av = ops.a[0][i * o.k + l];
       for (int64_t j = 0; j < o.n; ++j) {
-        want[i * o.n + j] += av * b[0][tb ? j * o.k + l : l * o.n + j];
+        ops.want[i * o.n + j] += av * ops.b[0][o.transposed_b ? j * o.k + l : l * o.n + j];
       }
     }
   }
-  for (double w : want) want_max = std::max(want_max, std::abs(w));
+  for (double w : ops.want) ops.want_max = std::max(ops.want_max, std::abs(w));
+}
 
-  // The configs: the default first, then the grid (or a seeded sample of it), or the given ones.
+// The configs: the default first, then the grid (or a seeded sample of it), or the given ones.
+absl::StatusOr<std::vector<Row>> ConfigsToSweep(const SweepOptions& o,
+                                                const ir::TileConfig& default_config,
+                                                std::mt19937& rng) {
   const jit::MatMulConfigGrid grid;
   std::vector<Row> rows;
   rows.push_back({default_config, true});
@@ -179,10 +190,7 @@ int RunConfigSweep(const SweepOptions& o) {
   for (int64_t i = 0; i < static_cast<int64_t>(picks.size()); ++i) picks[i] = i;
   for (absl::string_view text : absl::StrSplit(o.configs, ';', absl::SkipWhitespace())) {
     ir::TileConfig config = default_config;
-    if (absl::Status s = ApplyFields(text, config); !s.ok()) {
-      std::fprintf(stderr, "sweep: --sweep-configs: %s\n", std::string(s.message()).c_str());
-      return 2;
-    }
+    if (absl::Status s = ApplyFields(text, config); !s.ok()) return s;
     rows.push_back({config, false});
   }
   if (o.limit > 0 && o.limit < static_cast<int64_t>(picks.size())) {
@@ -197,73 +205,111 @@ int RunConfigSweep(const SweepOptions& o) {
     config.vector_width = default_config.vector_width;
     rows.push_back({config, false});
   }
+  return rows;
+}
 
+void PrintHeader(const SweepOptions& o, size_t configs, int sets) {
   std::printf(
       "config sweep: matmul %lldx%lldx%lld (MxKxN)%s%s, %d thread(s), %zu configs (%s), "
       "%d rotated operand sets%s\n",
       static_cast<long long>(o.m), static_cast<long long>(o.k), static_cast<long long>(o.n),
-      tb ? " with B stored [N, K]" : "", o.constant_b ? ", B constant (prepacked)" : "", o.threads,
-      rows.size() - 1,
+      o.transposed_b ? " with B stored [N, K]" : "", o.constant_b ? ", B constant (prepacked)" : "",
+      o.threads, configs,
       !o.configs.empty() ? "given"
       : o.limit > 0      ? "a seeded sample of the grid"
                          : "the whole grid",
       sets, o.configs.empty() ? "" : ", timed interleaved (round-robin repetitions)");
-  device::ThreadArena arena(o.threads);
+}
+
+// The program with the matmul kernel's config replaced, compiled into a plan.
+absl::StatusOr<std::unique_ptr<jit::Plan>> PlanWithConfig(const SweepProgram& swept,
+                                                          const ir::TileConfig& config,
+                                                          jit::KernelCompiler& compiler,
+                                                          int lanes) {
+  jit::LoweredProgram program = swept.lowered;
+  program.tiles.calls[swept.call].kernel.config = config;
+  int64_t compiled = 0;
+  return RepackFor(program, swept.call, lanes)
+             ? jit::BuildPlan(program, compiler, &compiled)
+             : absl::StatusOr<std::unique_ptr<jit::Plan>>(absl::InvalidArgumentError(
+                   "N is narrower than one block of nr_vectors x vector width columns"));
+}
+
+// One call of the plan on operand set `s`.
+auto RunOnSet(jit::Plan* p, Operands& ops, device::ThreadArena& arena, bool constant_b) {
+  return [&a = ops.a, &b = ops.b, &c = ops.c, &arena, p, constant_b](int s) {
+    // A constant B is packed once from the first pointer the plan sees: one copy, as in the
+    // bench's linears.
+    void* in[2] = {a[s].data(), constant_b ? b[0].data() : b[s].data()};
+    void* out[1] = {c[s].data()};
+    (void)p->Run({}, in, out, &arena);
+  };
+}
+
+// Runs the plan once on the first operand set; the failure text when its result is wrong.
+std::string CheckResult(const std::function<void(int)>& run, const SweepOptions& o, Operands& ops) {
+  std::fill(ops.c[0].begin(), ops.c[0].end(), 0.f);
+  run(0);
+  double err = 0;
+  for (int64_t i = 0; i < o.m * o.n; ++i) {
+    err = std::max(err, std::abs(ops.c[0][i] - ops.want[i]));
+  }
+  if (!(err <= 1e-5 * ops.want_max)) {
+    return absl::StrCat("wrong result: max rel err ", err / ops.want_max);
+  }
+  return "";
+}
+
+void PrintProgress(size_t done, size_t total, std::chrono::steady_clock::time_point start) {
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "\r[%zu/%zu] %.0f s elapsed, %.0f s left   ", done, total, elapsed,
+               elapsed / static_cast<double>(done) * static_cast<double>(total - done));
+}
+
+// Compiles, checks and times every row's config: fills in its seconds or its failure, and
+// returns how many failed. Given configs are timed side by side (TimeInterleaved) after all
+// are compiled, so their plans are kept until then; grid configs are timed one by one.
+int MeasureRows(const SweepOptions& o, const SweepProgram& swept, jit::KernelCompiler& compiler,
+                int lanes, Operands& ops, device::ThreadArena& arena, std::vector<Row>& rows) {
   const auto start = std::chrono::steady_clock::now();
   int failures = 0;
-  // Given configs are timed side by side (TimeInterleaved), so their plans are kept.
   const bool interleave = !o.configs.empty();
   std::vector<std::unique_ptr<jit::Plan>> kept;
   std::vector<std::function<void(int)>> kept_runs;
   std::vector<size_t> kept_rows;
   for (size_t r = 0; r < rows.size(); ++r) {
     Row& row = rows[r];
-    jit::LoweredProgram program = *lowered;
-    program.tiles.calls[call].kernel.config = row.config;
-    int64_t compiled = 0;
     absl::StatusOr<std::unique_ptr<jit::Plan>> plan =
-        RepackFor(program, call, device.f32_lanes())
-            ? jit::BuildPlan(program, **compiler, &compiled)
-            : absl::StatusOr<std::unique_ptr<jit::Plan>>(absl::InvalidArgumentError(
-                  "N is narrower than one block of nr_vectors x vector width columns"));
+        PlanWithConfig(swept, row.config, compiler, lanes);
     if (!plan.ok()) {
       row.failure = plan.status().ToString();
     } else {
-      jit::Plan* p = plan->get();
-      const bool constant_b = o.constant_b;
-      auto run = [&a, &b, &c, &arena, p, constant_b](int s) {
-        // A constant B is packed once from the first pointer the plan sees: one copy, as in
-        // the bench's linears.
-        void* in[2] = {a[s].data(), constant_b ? b[0].data() : b[s].data()};
-        void* out[1] = {c[s].data()};
-        (void)p->Run({}, in, out, &arena);
-      };
-      std::fill(c[0].begin(), c[0].end(), 0.f);
-      run(0);
-      double err = 0;
-      for (int64_t i = 0; i < o.m * o.n; ++i) err = std::max(err, std::abs(c[0][i] - want[i]));
-      if (!(err <= 1e-5 * want_max)) {
-        row.failure = absl::StrCat("wrong result: max rel err ", err / want_max);
-      } else if (interleave) {
-        kept.push_back(std::move(*plan));
-        kept_runs.push_back(run);
-        kept_rows.push_back(r);
-      } else {
-        row.seconds = TimeCalls(run, sets, o.timing).median;
+      const auto run = RunOnSet(plan->get(), ops, arena, o.constant_b);
+      if (row.failure = CheckResult(run, o, ops); row.failure.empty()) {
+        if (interleave) {
+          kept.push_back(std::move(*plan));
+          kept_runs.push_back(run);
+          kept_rows.push_back(r);
+        } else {
+          row.seconds = TimeCalls(run, ops.sets, o.timing).median;
+        }
       }
     }
     if (!row.failure.empty()) ++failures;
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "\r[%zu/%zu] %.0f s elapsed, %.0f s left   ", r + 1, rows.size(), elapsed,
-                 elapsed / static_cast<double>(r + 1) * static_cast<double>(rows.size() - r - 1));
+    PrintProgress(r + 1, rows.size(), start);
   }
   if (interleave) {
-    const std::vector<Timing> timings = TimeInterleaved(kept_runs, sets, o.timing);
+    const std::vector<Timing> timings = TimeInterleaved(kept_runs, ops.sets, o.timing);
     for (size_t i = 0; i < kept_rows.size(); ++i) rows[kept_rows[i]].seconds = timings[i].median;
   }
   std::fprintf(stderr, "\n");
+  return failures;
+}
 
+// The measured configs fastest first (the first 15, the last 5 and the default), then the
+// failures and where the default ranks.
+void PrintRanking(const SweepOptions& o, const std::vector<Row>& rows, int failures) {
   const double flops = 2.0 * static_cast<double>(o.m * o.n * o.k);
   const double default_seconds = rows[0].seconds;
   std::vector<const Row*> ok;
@@ -294,26 +340,69 @@ int RunConfigSweep(const SweepOptions& o) {
                   ok.begin()) +
                   1,
               ok.size());
-  if (!o.csv_path.empty()) {
-    std::ofstream csv(o.csv_path);
-    csv << "# pto_bench_kernels --sweep: matmul " << o.m << "x" << o.k << "x" << o.n << ", "
-        << o.threads << " thread(s), " << device.cpu_name << "\n";
-    csv << "mr,nr_vectors,unroll,kc,pack_b,panel_bytes,loop_order,mc,prefetch_b,default,"
-           "seconds,gflops,status\n";
-    for (const Row& row : rows) {
-      const ir::TileConfig& c = row.config;
-      csv << c.mr << "," << c.nr_vectors << "," << c.unroll << "," << c.kc << ","
-          << (c.pack_b ? 1 : 0) << "," << c.panel_bytes << "," << ir::LoopOrderName(c.loop_order)
-          << "," << c.mc << "," << c.prefetch_b << "," << (row.is_default ? 1 : 0) << ","
-          << row.seconds << "," << (row.seconds > 0 ? flops / row.seconds / 1e9 : 0) << ","
-          << (row.failure.empty() ? "ok" : "failed") << "\n";
-    }
-    if (!csv) {
-      std::fprintf(stderr, "sweep: cannot write %s\n", o.csv_path.c_str());
-      return 1;
-    }
-    std::printf("table written to %s\n", o.csv_path.c_str());
+}
+
+// --sweep-csv: one row per config; false when the file cannot be written.
+bool WriteCsv(const SweepOptions& o, const device::DeviceInfo& device,
+              const std::vector<Row>& rows) {
+  const double flops = 2.0 * static_cast<double>(o.m * o.n * o.k);
+  std::ofstream csv(o.csv_path);
+  csv << "# pto_bench_kernels --sweep: matmul " << o.m << "x" << o.k << "x" << o.n << ", "
+      << o.threads << " thread(s), " << device.cpu_name << "\n";
+  csv << "mr,nr_vectors,unroll,kc,pack_b,panel_bytes,loop_order,mc,prefetch_b,default,"
+         "seconds,gflops,status\n";
+  for (const Row& row : rows) {
+    const ir::TileConfig& c = row.config;
+    csv << c.mr << "," << c.nr_vectors << "," << c.unroll << "," << c.kc << ","
+        << (c.pack_b ? 1 : 0) << "," << c.panel_bytes << "," << ir::LoopOrderName(c.loop_order)
+        << "," << c.mc << "," << c.prefetch_b << "," << (row.is_default ? 1 : 0) << ","
+        << row.seconds << "," << (row.seconds > 0 ? flops / row.seconds / 1e9 : 0) << ","
+        << (row.failure.empty() ? "ok" : "failed") << "\n";
   }
+  if (!csv) {
+    std::fprintf(stderr, "sweep: cannot write %s\n", o.csv_path.c_str());
+    return false;
+  }
+  std::printf("table written to %s\n", o.csv_path.c_str());
+  return true;
+}
+
+}  // namespace
+
+int RunConfigSweep(const SweepOptions& o) {
+  const device::DeviceInfo device = device::DetectHost();
+  absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
+      jit::KernelCompiler::Create(device);
+  if (!compiler.ok()) {
+    std::fprintf(stderr, "sweep: %s\n", compiler.status().ToString().c_str());
+    return 1;
+  }
+  absl::StatusOr<jit::LoweredProgram> lowered = LowerMatMul(o, device);
+  if (!lowered.ok()) {
+    std::fprintf(stderr, "sweep: %s\n", lowered.status().ToString().c_str());
+    return 1;
+  }
+  const int call = SoleMatMulCall(*lowered);
+  if (call < 0) {
+    std::fprintf(stderr, "sweep: the program did not lower to one matmul kernel\n");
+    return 1;
+  }
+  const SweepProgram swept{*std::move(lowered), call};
+  std::mt19937 rng(o.seed);
+  Operands ops = MakeOperands(o, device, rng);
+  ComputeReference(o, ops);
+  absl::StatusOr<std::vector<Row>> rows =
+      ConfigsToSweep(o, swept.lowered.tiles.calls[swept.call].kernel.config, rng);
+  if (!rows.ok()) {
+    std::fprintf(stderr, "sweep: --sweep-configs: %s\n",
+                 std::string(rows.status().message()).c_str());
+    return 2;
+  }
+  PrintHeader(o, rows->size() - 1, ops.sets);
+  device::ThreadArena arena(o.threads);
+  const int failures = MeasureRows(o, swept, **compiler, device.f32_lanes(), ops, arena, *rows);
+  PrintRanking(o, *rows, failures);
+  if (!o.csv_path.empty() && !WriteCsv(o, device, *rows)) return 1;
   return failures == 0 ? 0 : 1;
 }
 

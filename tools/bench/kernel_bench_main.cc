@@ -186,6 +186,110 @@ void PrintReferenceCheck(const std::vector<Row>& rows) {
   }
 }
 
+// What the pto column shows when pto's kernels are tuned.
+std::string TunedPtoColumn(const PtoTuning& tuning) {
+  return absl::StrFormat(
+      "tuned (%d trials per kernel, at most %g s each: blocking tuning at each case's first "
+      "call, before its timing)",
+      tuning.trials_per_kernel, tuning.seconds_per_kernel);
+}
+
+RunOptions RunOptionsFor(const Flags& flags, const device::DeviceInfo& device, int threads,
+                         BandwidthBurst* bandwidth) {
+  RunOptions run;
+  run.threads = threads;
+  run.rotate_bytes = 2 * device.l3_bytes;
+  run.timing.max_reps = flags.reps;
+  run.timing.budget_seconds = flags.budget;
+  run.device = &device;
+  run.bandwidth = bandwidth;
+  return run;
+}
+
+// The rows of one thread count, and what they add to the run.
+struct CasesRun {
+  std::vector<Row> rows;
+  std::string tuning_lines;  // with tuning: the tuner's figures per case
+  int failures = 0;
+};
+
+CasesRun RunCases(const std::vector<CaseSpec>& cases, Runtime& runtime, const RunOptions& run,
+                  bool tuned) {
+  CasesRun out;
+  const int threads = run.threads;
+  for (const CaseSpec& c : cases) {
+    std::fprintf(stderr, "[%d thread%s] %s\n", threads, threads == 1 ? "" : "s", c.name.c_str());
+    out.rows.push_back(RunCase(c, runtime, run));
+    out.failures += static_cast<int>(out.rows.back().failures.size());
+    if (!tuned) continue;
+    const std::string lines = TuningSummary(runtime.tuning_results(), c.name);
+    out.tuning_lines += !lines.empty() ? lines
+                                       : "  " + c.name +
+                                             ": no kernel tuned (a tuning record from an earlier "
+                                             "case applied, or nothing to tune)\n";
+  }
+  return out;
+}
+
+// The machine's speed drifts: the limits are measured again after the cases, and the roofline
+// column uses the higher of each (a slow moment at the start would otherwise inflate every
+// share).
+void SetRooflineShares(const device::DeviceInfo& device, int threads, const MachineLimits& limits,
+                       std::vector<Row>& rows) {
+  const MachineLimits end = MeasureLimits(device, threads, kLimitBufferBytes);
+  MachineLimits best = limits;
+  best.peak_gflops = std::max(limits.peak_gflops, end.peak_gflops);
+  best.bandwidth_gbs = std::max(limits.bandwidth_gbs, end.bandwidth_gbs);
+  std::printf(
+      "\nmeasured again after the cases: fp32 peak %.1f GFLOP/s, bandwidth %.1f GB/s; %%roof "
+      "below uses the higher of each (%.1f GFLOP/s, %.1f GB/s)\n",
+      end.peak_gflops, end.bandwidth_gbs, best.peak_gflops, best.bandwidth_gbs);
+  for (Row& r : rows) {
+    if (r.pto_seconds > 0) {
+      r.roofline_share = RooflineSeconds(best, r.flops, r.bytes) / r.pto_seconds;
+    }
+  }
+}
+
+// The table, the tuner's figures, and at the reference thread count the targets and the
+// baselines beside the reference figures.
+void PrintResults(int threads, const CasesRun& run, bool tuned, const std::string& pto_column) {
+  if (tuned) std::printf("\npto column: %s\n", pto_column.c_str());
+  PrintTable(stdout, threads, run.rows);
+  if (tuned) {
+    std::printf(
+        "\ntuning per kernel at %d thread%s (the tuner's times: default and tuned config "
+        "interleaved; the table above timed the tuned kernels again):\n%s",
+        threads, threads == 1 ? "" : "s", run.tuning_lines.c_str());
+  }
+  if (threads == kReferenceThreads) {
+    PrintTargets(stdout, threads, EvaluateTargets(run.rows));
+    PrintReferenceCheck(run.rows);
+  }
+  std::fflush(stdout);
+}
+
+// Every case at one thread count, between measurements of the machine's limits; returns the
+// failures, or -1 when pto's Runtime does not open (printed).
+int RunAtThreads(const Flags& flags, const device::DeviceInfo& device,
+                 const std::vector<CaseSpec>& cases, int threads, BandwidthBurst* bandwidth,
+                 const std::string& pto_column) {
+  const MachineLimits limits = MeasureLimits(device, threads, kLimitBufferBytes);
+  PrintLimits(limits);
+  absl::StatusOr<std::unique_ptr<Runtime>> runtime =
+      Runtime::Open(PtoRuntimeOptions(threads, flags.tuning));
+  if (!runtime.ok()) {
+    std::fprintf(stderr, "pto: %s\n", std::string(runtime.status().message()).c_str());
+    return -1;
+  }
+  const bool tuned = flags.tuning.trials_per_kernel > 0;
+  CasesRun run =
+      RunCases(cases, **runtime, RunOptionsFor(flags, device, threads, bandwidth), tuned);
+  SetRooflineShares(device, threads, limits, run.rows);
+  PrintResults(threads, run, tuned, pto_column);
+  return run.failures;
+}
+
 int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, flags)) {
@@ -220,12 +324,8 @@ int Main(int argc, char** argv) {
       cases.size(), flags.quick ? " (--quick)" : "",
       flags.filter.empty() ? "" : (" matching '" + flags.filter + "'").c_str(), flags.reps,
       flags.budget);
-  const bool tuned = flags.tuning.trials_per_kernel > 0;
-  const std::string pto_column = absl::StrFormat(
-      "tuned (%d trials per kernel, at most %g s each: blocking tuning at each case's first "
-      "call, before its timing)",
-      flags.tuning.trials_per_kernel, flags.tuning.seconds_per_kernel);
-  if (tuned) std::printf("pto      : %s\n", pto_column.c_str());
+  const std::string pto_column = TunedPtoColumn(flags.tuning);
+  if (flags.tuning.trials_per_kernel > 0) std::printf("pto      : %s\n", pto_column.c_str());
   int failures = 0;
   // The bandwidth bursts' 256 MiB only when a memory-bound case runs.
   std::optional<BandwidthBurst> bandwidth_burst;
@@ -234,63 +334,11 @@ int Main(int argc, char** argv) {
       bandwidth_burst.emplace(kBandwidthBurstBytes);
   }
   for (int threads : flags.threads) {
-    const MachineLimits limits = MeasureLimits(device, threads, kLimitBufferBytes);
-    PrintLimits(limits);
-    absl::StatusOr<std::unique_ptr<Runtime>> runtime =
-        Runtime::Open(PtoRuntimeOptions(threads, flags.tuning));
-    if (!runtime.ok()) {
-      std::fprintf(stderr, "pto: %s\n", std::string(runtime.status().message()).c_str());
-      return 1;
-    }
-    RunOptions run;
-    run.threads = threads;
-    run.rotate_bytes = 2 * device.l3_bytes;
-    run.timing.max_reps = flags.reps;
-    run.timing.budget_seconds = flags.budget;
-    run.device = &device;
-    run.bandwidth = bandwidth_burst.has_value() ? &*bandwidth_burst : nullptr;
-    std::vector<Row> rows;
-    std::string tuning_lines;
-    for (const CaseSpec& c : cases) {
-      std::fprintf(stderr, "[%d thread%s] %s\n", threads, threads == 1 ? "" : "s", c.name.c_str());
-      rows.push_back(RunCase(c, **runtime, run));
-      failures += static_cast<int>(rows.back().failures.size());
-      if (!tuned) continue;
-      const std::string lines = TuningSummary((*runtime)->tuning_results(), c.name);
-      tuning_lines += !lines.empty() ? lines
-                                     : "  " + c.name +
-                                           ": no kernel tuned (a tuning record from an earlier "
-                                           "case applied, or nothing to tune)\n";
-    }
-    // The machine's speed drifts: the limits are measured again after the cases, and the
-    // roofline column uses the higher of each (a slow moment at the start would otherwise
-    // inflate every share).
-    const MachineLimits end = MeasureLimits(device, threads, kLimitBufferBytes);
-    MachineLimits best = limits;
-    best.peak_gflops = std::max(limits.peak_gflops, end.peak_gflops);
-    best.bandwidth_gbs = std::max(limits.bandwidth_gbs, end.bandwidth_gbs);
-    std::printf(
-        "\nmeasured again after the cases: fp32 peak %.1f GFLOP/s, bandwidth %.1f GB/s; %%roof "
-        "below uses the higher of each (%.1f GFLOP/s, %.1f GB/s)\n",
-        end.peak_gflops, end.bandwidth_gbs, best.peak_gflops, best.bandwidth_gbs);
-    for (Row& r : rows) {
-      if (r.pto_seconds > 0) {
-        r.roofline_share = RooflineSeconds(best, r.flops, r.bytes) / r.pto_seconds;
-      }
-    }
-    if (tuned) std::printf("\npto column: %s\n", pto_column.c_str());
-    PrintTable(stdout, threads, rows);
-    if (tuned) {
-      std::printf(
-          "\ntuning per kernel at %d thread%s (the tuner's times: default and tuned config "
-          "interleaved; the table above timed the tuned kernels again):\n%s",
-          threads, threads == 1 ? "" : "s", tuning_lines.c_str());
-    }
-    if (threads == kReferenceThreads) {
-      PrintTargets(stdout, threads, EvaluateTargets(rows));
-      PrintReferenceCheck(rows);
-    }
-    std::fflush(stdout);
+    const int run_failures =
+        RunAtThreads(flags, device, cases, threads,
+                     bandwidth_burst.has_value() ? &*bandwidth_burst : nullptr, pto_column);
+    if (run_failures < 0) return 1;
+    failures += run_failures;
   }
   std::printf("\n%d failure%s\n", failures, failures == 1 ? "" : "s");
   return failures == 0 ? 0 : 1;

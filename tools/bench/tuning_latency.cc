@@ -187,11 +187,14 @@ std::string CheckOutput(const tools::BlockDims& dims, const Operands& operands,
   return "ok";
 }
 
-absl::StatusOr<Phase> RunPhase(const Flags& flags, bool tuning, Operands& operands,
-                               const ops::HostTensor& want) {
-  Phase phase;
-  phase.tuning = tuning;
-  std::atomic<int64_t> last_event_ns{-1};
+// One call of the block on x set `set`, into that set's output.
+absl::Status CallSet(Function& fn, Operands& operands, int set) {
+  return fn(operands.in_views[set], {&operands.out_views[set], 1});
+}
+
+// A fresh Runtime for a phase; with tuning, the tuner's progress reports stamp `last_event_ns`.
+absl::StatusOr<std::unique_ptr<Runtime>> OpenRuntime(const Flags& flags, bool tuning,
+                                                     std::atomic<int64_t>& last_event_ns) {
   RuntimeOptions options;  // cache_path empty: memory-only, so every phase compiles from scratch
   options.intra_op_threads = flags.threads;
   if (tuning) {
@@ -204,35 +207,29 @@ absl::StatusOr<Phase> RunPhase(const Flags& flags, bool tuning, Operands& operan
       last_event_ns.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
     };
   }
-  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
-  if (!rt.ok()) return rt.status();
-  const tools::BlockDims dims;
-  const TraceFn block = tools::TransformerBlock(dims);
-  FunctionOptions fopts;  // as pto demo makes it
-  fopts.dynamic = {{0, 0, Dim("batch", 1, 64)}, {0, 1, Dim("seq", 1, 1024)}};
-  for (int i = 1; i <= static_cast<int>(operands.weights.size()); ++i)
-    fopts.constant_inputs.push_back(i);
-  absl::StatusOr<std::unique_ptr<Function>> fn = (*rt)->JitTraced(
-      "transformer_block", 1 + static_cast<int>(operands.weights.size()), block, fopts);
-  if (!fn.ok()) return fn.status();
-  auto call = [&](int set) {
-    return (**fn)(operands.in_views[set], {&operands.out_views[set], 1});
-  };
+  return Runtime::Open(options);
+}
 
-  phase.load_before = LoadAverage();
+// The first call (the compile), then calls for --warmup-seconds; neither is measured.
+absl::Status FirstCallAndWarmUp(const Flags& flags, Function& fn, Operands& operands,
+                                Phase& phase) {
   const Clock::time_point first = Clock::now();
-  if (absl::Status s = call(0); !s.ok()) return s;
+  if (absl::Status s = CallSet(fn, operands, 0); !s.ok()) return s;
   phase.first_call_seconds = Seconds(Clock::now() - first);
   const Clock::time_point warm_end =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(flags.warmup_seconds));
   while (Clock::now() < warm_end) {
-    if (absl::Status s = call(phase.warmup_calls % kInputSets); !s.ok()) return s;
+    if (absl::Status s = CallSet(fn, operands, phase.warmup_calls % kInputSets); !s.ok()) return s;
     ++phase.warmup_calls;
   }
+  return absl::OkStatus();
+}
 
-  phase.swaps_before = (*fn)->stats().plans_swapped;
-  phase.trials_before = TotalTrials((*rt)->tuning_results());
+// The measured window: calls for --seconds, paced by --interval-us, each call's latency and
+// start recorded. Returns the window's start.
+absl::StatusOr<Clock::time_point> MeasureWindow(const Flags& flags, Function& fn,
+                                                Operands& operands, Phase& phase) {
   const auto interval = std::chrono::microseconds(flags.interval_us);
   const auto window =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(flags.seconds));
@@ -250,7 +247,7 @@ absl::StatusOr<Phase> RunPhase(const Flags& flags, bool tuning, Operands& operan
     }
     const Clock::time_point t0 = Clock::now();
     if (t0 - start >= window) break;
-    const absl::Status s = call(static_cast<int>(i % kInputSets));
+    const absl::Status s = CallSet(fn, operands, static_cast<int>(i % kInputSets));
     const Clock::time_point t1 = Clock::now();
     if (!s.ok()) return s;
     phase.latencies.push_back(Seconds(t1 - t0));
@@ -258,8 +255,14 @@ absl::StatusOr<Phase> RunPhase(const Flags& flags, bool tuning, Operands& operan
   }
   const Clock::time_point end = Clock::now();
   phase.window_seconds = Seconds(end - start);
-  phase.results = (*rt)->tuning_results();
-  phase.swaps_in_window = (*fn)->stats().plans_swapped - phase.swaps_before;
+  return start;
+}
+
+// What the tuner did by the window's end (the counts from before it are already in `phase`).
+void RecordTuning(Runtime& rt, Function& fn, const std::atomic<int64_t>& last_event_ns,
+                  Clock::time_point start, Phase& phase) {
+  phase.results = rt.tuning_results();
+  phase.swaps_in_window = fn.stats().plans_swapped - phase.swaps_before;
   phase.trials_in_window = TotalTrials(phase.results) - phase.trials_before;
   phase.load_after = LoadAverage();
   for (const KernelTuning& k : phase.results) phase.kernels_finished += k.finished ? 1 : 0;
@@ -268,10 +271,36 @@ absl::StatusOr<Phase> RunPhase(const Flags& flags, bool tuning, Operands& operan
   if (last_ns >= 0) {
     phase.tuner_last_event = Seconds(Clock::time_point(Clock::duration(last_ns)) - start);
   }
-  if (tuning) phase.idle_priority = IdlePriorityText(**rt);
+  if (phase.tuning) phase.idle_priority = IdlePriorityText(rt);
+}
+
+absl::StatusOr<Phase> RunPhase(const Flags& flags, bool tuning, Operands& operands,
+                               const ops::HostTensor& want) {
+  Phase phase;
+  phase.tuning = tuning;
+  std::atomic<int64_t> last_event_ns{-1};
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = OpenRuntime(flags, tuning, last_event_ns);
+  if (!rt.ok()) return rt.status();
+  const tools::BlockDims dims;
+  const TraceFn block = tools::TransformerBlock(dims);
+  FunctionOptions fopts;  // as pto demo makes it
+  fopts.dynamic = {{0, 0, Dim("batch", 1, 64)}, {0, 1, Dim("seq", 1, 1024)}};
+  for (int i = 1; i <= static_cast<int>(operands.weights.size()); ++i)
+    fopts.constant_inputs.push_back(i);
+  absl::StatusOr<std::unique_ptr<Function>> fn = (*rt)->JitTraced(
+      "transformer_block", 1 + static_cast<int>(operands.weights.size()), block, fopts);
+  if (!fn.ok()) return fn.status();
+
+  phase.load_before = LoadAverage();
+  if (absl::Status s = FirstCallAndWarmUp(flags, **fn, operands, phase); !s.ok()) return s;
+  phase.swaps_before = (*fn)->stats().plans_swapped;
+  phase.trials_before = TotalTrials((*rt)->tuning_results());
+  const absl::StatusOr<Clock::time_point> start = MeasureWindow(flags, **fn, operands, phase);
+  if (!start.ok()) return start.status();
+  RecordTuning(**rt, **fn, last_event_ns, *start, phase);
 
   std::fill(operands.outputs[0].data.begin(), operands.outputs[0].data.end(), 0.0f);
-  if (absl::Status s = call(0); !s.ok()) return s;
+  if (absl::Status s = CallSet(**fn, operands, 0); !s.ok()) return s;
   phase.check = CheckOutput(dims, operands, want);
   return phase;  // the Runtime goes here: a tuner still running is stopped
 }
@@ -318,17 +347,8 @@ void PrintTuningResults(const Phase& p) {
       p.kernels_queued, completed, budget, other, running, queued);
 }
 
-int Main(int argc, char** argv) {
-  Flags flags;
-  if (!ParseFlags(argc, argv, flags) || flags.phases.empty()) {
-    std::fprintf(stderr,
-                 "usage: pto_bench_tuning_latency [--batch 4] [--seq 128] [--seconds 20] "
-                 "[--warmup-seconds 2] [--interval-us 0] [--threads 0] [--phases off,on,off] "
-                 "[--tune-trials 24] [--tune-seconds 10] [--tuner-threads 1]\n");
-    return 2;
-  }
-  const device::DeviceInfo device = device::DetectHost();
-  const tools::BlockDims dims;
+void PrintSetup(const Flags& flags, const device::DeviceInfo& device,
+                const tools::BlockDims& dims) {
   std::printf("machine : %s, %s, %d cores usable by this process (%u online)\n",
               device.brand.c_str(), device::IsaName(device.isa), device.cores,
               std::thread::hardware_concurrency());
@@ -352,34 +372,38 @@ int Main(int argc, char** argv) {
       static_cast<long long>(flags.tune_trials), flags.tune_seconds, flags.tuner_threads,
       flags.tuner_threads == 1 ? "" : "s");
   std::fflush(stdout);
+}
 
-  Operands operands = MakeOperands(dims, flags.batch, flags.seq);
+// The ops/ reference's output for set 0.
+absl::StatusOr<std::vector<ops::HostTensor>> ReferenceOutput(const tools::BlockDims& dims,
+                                                             const Operands& operands) {
   std::vector<ops::HostTensor> reference_inputs = {operands.xs[0]};
   reference_inputs.insert(reference_inputs.end(), operands.weights.begin(), operands.weights.end());
-  absl::StatusOr<std::vector<ops::HostTensor>> want =
-      jit::RunReferenceOf(tools::TransformerBlock(dims), reference_inputs);
-  if (!want.ok()) {
-    std::fprintf(stderr, "reference: %s\n", std::string(want.status().message()).c_str());
-    return 1;
-  }
+  return jit::RunReferenceOf(tools::TransformerBlock(dims), reference_inputs);
+}
 
-  std::vector<Phase> phases;
+// Every phase in turn (the tuning results printed after each tuning phase); false after
+// printing a phase's failure.
+bool RunPhases(const Flags& flags, Operands& operands, const ops::HostTensor& want,
+               std::vector<Phase>& phases) {
   for (size_t i = 0; i < flags.phases.size(); ++i) {
     std::fprintf(stderr, "phase (%c) tuning %s ...\n", static_cast<char>('a' + i),
                  flags.phases[i] ? "on" : "off");
-    absl::StatusOr<Phase> p = RunPhase(flags, flags.phases[i], operands, (*want)[0]);
+    absl::StatusOr<Phase> p = RunPhase(flags, flags.phases[i], operands, want);
     if (!p.ok()) {
       std::fprintf(stderr, "phase (%c): %s\n", static_cast<char>('a' + i),
                    std::string(p.status().message()).c_str());
-      return 1;
+      return false;
     }
     phases.push_back(*std::move(p));
     if (phases.back().tuning) PrintTuningResults(phases.back());
   }
+  return true;
+}
 
+void PrintLatencies(const std::vector<Phase>& phases) {
   std::printf("\nlatency per call in ms (from the call's start to its return):\n");
   std::printf("  %-26s %8s %10s %10s %10s %10s\n", "phase", "calls", "median", "p90", "p99", "max");
-  bool failed = false;
   for (size_t i = 0; i < phases.size(); ++i) {
     const Phase& p = phases[i];
     char label[64];
@@ -395,8 +419,10 @@ int Main(int argc, char** argv) {
       std::snprintf(label, sizeof label, "    first %.1f s (tuner on)", *p.tuner_last_event);
       PrintRow(label, busy);
     }
-    failed |= p.check != "ok";
   }
+}
+
+void PrintPhaseDetails(const std::vector<Phase>& phases) {
   std::printf("\nper phase:\n");
   for (size_t i = 0; i < phases.size(); ++i) {
     const Phase& p = phases[i];
@@ -422,7 +448,10 @@ int Main(int argc, char** argv) {
         p.kernels_finished, p.kernels_queued, last);
     std::printf("      tuner threads at idle priority: %s\n", p.idle_priority.c_str());
   }
+}
 
+// Every tuning-on phase against every tuning-off phase.
+void PrintRatios(const Flags& flags, const std::vector<Phase>& phases) {
   const bool both = std::count(flags.phases.begin(), flags.phases.end(), true) > 0 &&
                     std::count(flags.phases.begin(), flags.phases.end(), false) > 0;
   if (both) std::printf("\nratios tuning on / off (target: p99 at most 1.25x):\n");
@@ -439,6 +468,32 @@ int Main(int argc, char** argv) {
                   p99 <= 1.25 ? "(within 1.25x)" : "(ABOVE 1.25x)");
     }
   }
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, flags) || flags.phases.empty()) {
+    std::fprintf(stderr,
+                 "usage: pto_bench_tuning_latency [--batch 4] [--seq 128] [--seconds 20] "
+                 "[--warmup-seconds 2] [--interval-us 0] [--threads 0] [--phases off,on,off] "
+                 "[--tune-trials 24] [--tune-seconds 10] [--tuner-threads 1]\n");
+    return 2;
+  }
+  const tools::BlockDims dims;
+  PrintSetup(flags, device::DetectHost(), dims);
+  Operands operands = MakeOperands(dims, flags.batch, flags.seq);
+  absl::StatusOr<std::vector<ops::HostTensor>> want = ReferenceOutput(dims, operands);
+  if (!want.ok()) {
+    std::fprintf(stderr, "reference: %s\n", std::string(want.status().message()).c_str());
+    return 1;
+  }
+  std::vector<Phase> phases;
+  if (!RunPhases(flags, operands, (*want)[0], phases)) return 1;
+  PrintLatencies(phases);
+  PrintPhaseDetails(phases);
+  PrintRatios(flags, phases);
+  const bool failed =
+      std::any_of(phases.begin(), phases.end(), [](const Phase& p) { return p.check != "ok"; });
   std::printf("%s\n", failed ? "FAIL: an output check failed" : "outputs checked: ok");
   return failed ? 1 : 0;
 }

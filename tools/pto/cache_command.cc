@@ -533,6 +533,133 @@ int Merge(cache::CacheStore& dst, cache::CacheStore& src, const std::string& oth
   return 0;
 }
 
+// A `pto cache` subcommand and its flags, as given (a flag of another subcommand stays empty).
+struct CacheRequest {
+  std::string sub;
+  std::string dir;  // --cache, else the default directory
+  std::vector<std::string> positional;
+  bool json = false;                         // stats
+  bool with_code = false;                    // export
+  std::string sign_file, out;                // export
+  bool trust_unsigned_code = false;          // import
+  std::vector<std::string> trust_key_files;  // import
+  bool repair = false;                       // verify
+  std::string max_bytes_text;                // gc
+  int64_t max_bytes = 0;                     // gc, parsed
+};
+
+// What a step returns when the command ends there: its exit status.
+using ExitStatus = std::optional<int>;
+
+ExitStatus ReadFlags(const std::vector<std::string>& args, CacheRequest& r) {
+  const std::string& sub = r.sub;
+  Flags flags(args);
+  r.dir = flags.String("cache");
+  r.positional = flags.positional();
+  r.json = sub == "stats" && BoolFlag(flags, "json", &r.positional);
+  r.with_code = sub == "export" && BoolFlag(flags, "with-code", &r.positional);
+  r.trust_unsigned_code = sub == "import" && BoolFlag(flags, "trust-unsigned-code", &r.positional);
+  if (sub == "import") r.trust_key_files = flags.All("trust-key");
+  if (sub == "export") r.sign_file = flags.String("sign");
+  if (sub == "import" && !flags.String("trust-code").empty()) {
+    return UsageError(
+        "import: --trust-code is gone: pass --trust-key PUBFILE to store object code from "
+        "bundles signed by that key, or --trust-unsigned-code to store it from unsigned "
+        "bundles");
+  }
+  r.repair = sub == "verify" && BoolFlag(flags, "repair", &r.positional);
+  if (sub == "export") r.out = flags.String("out");
+  if (sub == "gc") r.max_bytes_text = flags.String("max-bytes");
+  if (!flags.CheckAllUsed("cache " + sub) || !flags.ok()) return flags.Fail("cache " + sub);
+  return std::nullopt;
+}
+
+// The arguments each subcommand needs, and the default directory when --cache is not given.
+ExitStatus CheckArguments(CacheRequest& r) {
+  const std::string& sub = r.sub;
+  const size_t wanted = sub == "import" || sub == "merge" ? 1 : 0;
+  if (r.positional.size() != wanted) {
+    if (wanted == 0)
+      return UsageError(absl::StrCat(sub, ": unexpected argument '", r.positional[0], "'"));
+    return UsageError(absl::StrCat(sub, ": expects ",
+                                   sub == "import" ? "a bundle FILE" : "OTHER_DIR", ", got ",
+                                   r.positional.size(), " arguments"));
+  }
+  if (sub == "gc") {
+    if (r.max_bytes_text.empty()) return UsageError("gc: --max-bytes N is required");
+    absl::StatusOr<int64_t> parsed = ParseBytes(r.max_bytes_text);
+    if (!parsed.ok()) return UsageError(std::string(parsed.status().message()));
+    r.max_bytes = *parsed;
+  }
+  if (sub == "export" && r.out.empty()) return UsageError("export: --out FILE is required");
+  if (r.sign_file == "true") return UsageError("export: --sign expects a secret KEYFILE");
+  for (const std::string& f : r.trust_key_files) {
+    if (f == "true") return UsageError("import: --trust-key expects a public key PUBFILE");
+  }
+  if (r.dir.empty()) {
+    absl::StatusOr<std::string> fallback = DefaultCacheDir();
+    if (!fallback.ok()) return UsageError(std::string(fallback.status().message()));
+    r.dir = *fallback;
+  }
+  return std::nullopt;
+}
+
+struct Keys {
+  std::optional<cache::SecretKey> signing;  // export --sign
+  std::vector<cache::PublicKey> trusted;    // import --trust-key
+};
+
+ExitStatus ReadKeys(const CacheRequest& r, Keys& keys) {
+  if (!r.sign_file.empty()) {
+    absl::StatusOr<cache::SecretKey> key = cache::ReadSecretKeyFile(r.sign_file);
+    if (!key.ok()) return Failure(r.sub, key.status().message());
+    keys.signing = *std::move(key);
+  }
+  absl::StatusOr<std::vector<cache::PublicKey>> trusted = ReadTrustedKeys(r.trust_key_files, r.dir);
+  if (!trusted.ok()) return Failure(r.sub, trusted.status().message());
+  keys.trusted = *std::move(trusted);
+  return std::nullopt;
+}
+
+// The cache at DIR, and for merge the one at OTHER_DIR.
+ExitStatus OpenStores(const CacheRequest& r, std::unique_ptr<cache::CacheStore>& store,
+                      std::unique_ptr<cache::CacheStore>& other) {
+  // Reading commands need an existing cache; import and merge may create theirs.
+  const bool creates = r.sub == "import" || r.sub == "merge";
+  if (r.sub == "merge") {
+    std::error_code ec;
+    if (std::filesystem::equivalent(r.positional[0], r.dir, ec)) {
+      return UsageError("merge: OTHER_DIR is the cache itself");
+    }
+    absl::StatusOr<std::unique_ptr<cache::CacheStore>> opened =
+        OpenDir(r.positional[0], /*must_exist=*/true, cache::UnsafeDirectory::kReadDataOnly);
+    if (!opened.ok()) return Failure(r.sub, opened.status().message());
+    other = *std::move(opened);
+  }
+  // Commands that write DIR refuse one other users could change; reading ones show its data.
+  const bool writes = creates || r.sub == "gc" || r.repair;
+  absl::StatusOr<std::unique_ptr<cache::CacheStore>> opened =
+      OpenDir(r.dir, !creates,
+              writes ? cache::UnsafeDirectory::kRefuse : cache::UnsafeDirectory::kReadDataOnly);
+  if (!opened.ok()) return Failure(r.sub, opened.status().message());
+  store = *std::move(opened);
+  return std::nullopt;
+}
+
+int RunSubcommand(const CacheRequest& r, const Keys& keys, std::unique_ptr<cache::CacheStore> store,
+                  cache::CacheStore* other) {
+  cache::CacheStore& s = *store;
+  if (r.sub == "ls") return Ls(s);
+  if (r.sub == "stats") return Stats(s, r.dir, r.json);
+  if (r.sub == "verify") return Verify(std::move(store), r.dir, r.repair);
+  if (r.sub == "gc") return Gc(s, r.max_bytes);
+  if (r.sub == "export") {
+    return Export(s, r.out, r.with_code, keys.signing.has_value() ? &*keys.signing : nullptr);
+  }
+  if (r.sub == "import") return Import(s, r.positional[0], keys.trusted, r.trust_unsigned_code);
+  return Merge(s, *other, r.positional[0]);
+}
+
 }  // namespace
 
 int CacheCommand(const std::vector<std::string>& args) {
@@ -548,93 +675,18 @@ int CacheCommand(const std::vector<std::string>& args) {
   if (std::find(known.begin(), known.end(), sub) == known.end()) {
     return UsageError(absl::StrCat("unknown subcommand '", sub, "'"));
   }
-  Flags flags(std::vector<std::string>(args.begin() + 1, args.end()));
-  std::string dir = flags.String("cache");
-  std::vector<std::string> positional = flags.positional();
-  const bool json = sub == "stats" && BoolFlag(flags, "json", &positional);
-  const bool with_code = sub == "export" && BoolFlag(flags, "with-code", &positional);
-  const bool trust_unsigned_code =
-      sub == "import" && BoolFlag(flags, "trust-unsigned-code", &positional);
-  const std::vector<std::string> trust_key_files =
-      sub == "import" ? flags.All("trust-key") : std::vector<std::string>{};
-  const std::string sign_file = sub == "export" ? flags.String("sign") : "";
-  if (sub == "import" && !flags.String("trust-code").empty()) {
-    return UsageError(
-        "import: --trust-code is gone: pass --trust-key PUBFILE to store object code from "
-        "bundles signed by that key, or --trust-unsigned-code to store it from unsigned "
-        "bundles");
+  CacheRequest request;
+  request.sub = sub;
+  if (ExitStatus e = ReadFlags(std::vector<std::string>(args.begin() + 1, args.end()), request)) {
+    return *e;
   }
-  const bool repair = sub == "verify" && BoolFlag(flags, "repair", &positional);
-  const std::string out = sub == "export" ? flags.String("out") : "";
-  const std::string max_bytes_text = sub == "gc" ? flags.String("max-bytes") : "";
-  if (!flags.CheckAllUsed("cache " + sub) || !flags.ok()) return flags.Fail("cache " + sub);
-
-  const size_t wanted = sub == "import" || sub == "merge" ? 1 : 0;
-  if (positional.size() != wanted) {
-    if (wanted == 0)
-      return UsageError(absl::StrCat(sub, ": unexpected argument '", positional[0], "'"));
-    return UsageError(absl::StrCat(sub, ": expects ",
-                                   sub == "import" ? "a bundle FILE" : "OTHER_DIR", ", got ",
-                                   positional.size(), " arguments"));
-  }
-  int64_t max_bytes = 0;
-  if (sub == "gc") {
-    if (max_bytes_text.empty()) return UsageError("gc: --max-bytes N is required");
-    absl::StatusOr<int64_t> parsed = ParseBytes(max_bytes_text);
-    if (!parsed.ok()) return UsageError(std::string(parsed.status().message()));
-    max_bytes = *parsed;
-  }
-  if (sub == "export" && out.empty()) return UsageError("export: --out FILE is required");
-  if (sign_file == "true") return UsageError("export: --sign expects a secret KEYFILE");
-  for (const std::string& f : trust_key_files) {
-    if (f == "true") return UsageError("import: --trust-key expects a public key PUBFILE");
-  }
-  if (dir.empty()) {
-    absl::StatusOr<std::string> fallback = DefaultCacheDir();
-    if (!fallback.ok()) return UsageError(std::string(fallback.status().message()));
-    dir = *fallback;
-  }
-
+  if (ExitStatus e = CheckArguments(request)) return *e;
   // Key files are read before any cache is opened or created.
-  std::optional<cache::SecretKey> signing_key;
-  if (!sign_file.empty()) {
-    absl::StatusOr<cache::SecretKey> key = cache::ReadSecretKeyFile(sign_file);
-    if (!key.ok()) return Failure(sub, key.status().message());
-    signing_key = *std::move(key);
-  }
-  absl::StatusOr<std::vector<cache::PublicKey>> trusted_keys =
-      ReadTrustedKeys(trust_key_files, dir);
-  if (!trusted_keys.ok()) return Failure(sub, trusted_keys.status().message());
-
-  // Reading commands need an existing cache; import and merge may create theirs.
-  const bool creates = sub == "import" || sub == "merge";
-  std::unique_ptr<cache::CacheStore> other;
-  if (sub == "merge") {
-    std::error_code ec;
-    if (std::filesystem::equivalent(positional[0], dir, ec)) {
-      return UsageError("merge: OTHER_DIR is the cache itself");
-    }
-    absl::StatusOr<std::unique_ptr<cache::CacheStore>> opened =
-        OpenDir(positional[0], /*must_exist=*/true, cache::UnsafeDirectory::kReadDataOnly);
-    if (!opened.ok()) return Failure(sub, opened.status().message());
-    other = *std::move(opened);
-  }
-  // Commands that write DIR refuse one other users could change; reading ones show its data.
-  const bool writes = creates || sub == "gc" || repair;
-  absl::StatusOr<std::unique_ptr<cache::CacheStore>> store =
-      OpenDir(dir, !creates,
-              writes ? cache::UnsafeDirectory::kRefuse : cache::UnsafeDirectory::kReadDataOnly);
-  if (!store.ok()) return Failure(sub, store.status().message());
-  cache::CacheStore& s = **store;
-  if (sub == "ls") return Ls(s);
-  if (sub == "stats") return Stats(s, dir, json);
-  if (sub == "verify") return Verify(*std::move(store), dir, repair);
-  if (sub == "gc") return Gc(s, max_bytes);
-  if (sub == "export") {
-    return Export(s, out, with_code, signing_key.has_value() ? &*signing_key : nullptr);
-  }
-  if (sub == "import") return Import(s, positional[0], *trusted_keys, trust_unsigned_code);
-  return Merge(s, *other, positional[0]);
+  Keys keys;
+  if (ExitStatus e = ReadKeys(request, keys)) return *e;
+  std::unique_ptr<cache::CacheStore> store, other;
+  if (ExitStatus e = OpenStores(request, store, other)) return *e;
+  return RunSubcommand(request, keys, std::move(store), other.get());
 }
 
 }  // namespace pto::tools

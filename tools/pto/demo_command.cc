@@ -110,31 +110,168 @@ void PrintKernelTimes(const Runtime& rt, double first_ms) {
       static_cast<long long>(st.cache.bytes));
 }
 
+struct DemoOptions {
+  int iterations = 60;
+  std::string workload_path;  // --record-workload
+  std::string profile_shape;  // --profile BxS
+  bool kernel_times = false;
+  RuntimeOptions runtime;
+};
+
+bool FlagIsOn(const std::string& value) {
+  return !value.empty() && value != "false" && value != "0";
+}
+
+// Reads the demo's flags; the caller checks that they were all used and parsed.
+DemoOptions ReadDemoFlags(Flags& flags) {
+  DemoOptions o;
+  o.iterations = static_cast<int>(flags.Int("iterations", 60));
+  o.runtime.intra_op_threads = static_cast<int>(flags.Int("threads", 0));
+  o.runtime.cache_path = flags.String("cache");
+  o.runtime.cache_base_path = flags.String("cache-base");
+  o.workload_path = flags.String("record-workload");
+  o.kernel_times = FlagIsOn(flags.String("kernel-times"));
+  o.profile_shape = flags.String("profile");
+  o.runtime.checked_kernels = FlagIsOn(flags.String("checked-kernels"));
+  o.runtime.record_workload = !o.workload_path.empty();
+  o.runtime.log_sink = [](LogLevel level, std::string_view message) {
+    std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
+  };
+  return o;
+}
+
+// The block as a Function: batch and seq dynamic, the weights constant inputs.
+absl::StatusOr<std::unique_ptr<Function>> JitBlock(Runtime& rt, const TraceFn& block,
+                                                   int num_weights) {
+  FunctionOptions fopts;
+  fopts.dynamic = {{0, 0, Dim("batch", 1, 64)}, {0, 1, Dim("seq", 1, 1024)}};
+  for (int i = 1; i <= num_weights; ++i) fopts.constant_inputs.push_back(i);
+  return rt.JitTraced("transformer_block", 1 + num_weights, block, fopts);
+}
+
+std::vector<ops::HostTensor> RandomWeights(const std::vector<std::vector<int64_t>>& shapes) {
+  std::vector<ops::HostTensor> weights;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const bool norm_weight = i == 0 || i == 6;
+    weights.push_back(norm_weight ? ops::HostTensor::Random(shapes[i], 100 + i, 0.9f, 1.1f)
+                                  : ops::HostTensor::Random(shapes[i], 100 + i, -0.1f, 0.1f));
+  }
+  return weights;
+}
+
+// What the loop measured and checked.
+struct DemoTally {
+  std::vector<double> times;  // per call after the first, ms
+  double first_ms = 0;
+  double max_error_ratio = 0;  // the worst |error| / tolerance seen
+  int checked = 0, failed = 0;
+  uint64_t checksum = 0xcbf29ce484222325ull;
+  std::map<std::pair<int64_t, int64_t>, bool> seen;  // (batch, seq) checked already
+};
+
+// Compares `out` with the reference's output of the block on `inputs`; false when the
+// reference itself failed (printed).
+bool CheckAgainstReference(const TraceFn& block, const BlockDims& dims,
+                           const std::vector<ops::HostTensor>& inputs, const ops::HostTensor& out,
+                           DemoTally& tally) {
+  absl::StatusOr<std::vector<ops::HostTensor>> want = jit::RunReferenceOf(block, inputs);
+  if (!want.ok()) {
+    std::fprintf(stderr, "pto demo: reference failed: %s\n",
+                 std::string(want.status().message()).c_str());
+    return false;
+  }
+  const ops::Tolerance tol = ops::Combine(ops::OpTolerance(ir::OpKind::kMatMul, dims.ff),
+                                          ops::OpTolerance(ir::OpKind::kLayerNorm, dims.model));
+  std::string mismatch;
+  ++tally.checked;
+  if (!ops::AllClose(out, (*want)[0], tol, &mismatch)) {
+    ++tally.failed;
+    std::fprintf(stderr, "pto demo: batch %lld seq %lld: %s\n",
+                 static_cast<long long>(out.shape[0]), static_cast<long long>(out.shape[1]),
+                 mismatch.c_str());
+  }
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    const double err = std::abs(out.data[i] - (*want)[0].data[i]);
+    const double bound = tol.abs + tol.rel * std::abs((*want)[0].data[i]);
+    tally.max_error_ratio = std::max(tally.max_error_ratio, err / bound);
+  }
+  return true;
+}
+
+// Iteration `it`: a timed call on a random input whose batch and seq vary with `it`, its output
+// added to the checksum, and each (batch, seq) checked once. False on a failure (printed).
+bool RunIteration(Function& fn, const TraceFn& block, const BlockDims& dims,
+                  const std::vector<ops::HostTensor>& weights, int it, DemoTally& tally) {
+  static constexpr int64_t kBatches[] = {1, 2, 3, 4, 8};
+  static constexpr int64_t kSeqs[] = {7, 16, 32, 50, 64, 100, 128};
+  const int64_t b = kBatches[(it * 7 / 5) % 5], s = kSeqs[(it * 3) % 7];
+  std::vector<ops::HostTensor> inputs = {ops::HostTensor::Random({b, s, dims.model}, it)};
+  inputs.insert(inputs.end(), weights.begin(), weights.end());
+  std::vector<TensorView> views;
+  for (const ops::HostTensor& t : inputs)
+    views.push_back(TensorView::Dense(t.data.data(), t.shape));
+  ops::HostTensor out;
+  out.shape = {b, s, dims.model};
+  out.data.resize(b * s * dims.model);
+  TensorView out_view = TensorView::Dense(out.data.data(), out.shape);
+  const auto start = Clock::now();
+  absl::Status status = fn(views, {&out_view, 1});
+  const double ms = Millis(Clock::now() - start);
+  if (!status.ok()) {
+    std::fprintf(stderr, "pto demo: call %d failed: %s\n", it,
+                 std::string(status.message()).c_str());
+    return false;
+  }
+  tally.checksum = Fnv1a(out.data, tally.checksum);
+  if (it == 0) {
+    tally.first_ms = ms;
+  } else {
+    tally.times.push_back(ms);
+  }
+  if (tally.seen[{b, s}]) return true;
+  tally.seen[{b, s}] = true;
+  return CheckAgainstReference(block, dims, inputs, out, tally);
+}
+
+void PrintSummary(const FunctionStats& st, DemoTally& tally) {
+  std::vector<double>& times = tally.times;
+  std::sort(times.begin(), times.end());
+  std::printf(
+      "  shape classes compiled : %lld (kernels compiled: %lld, loaded from cache: %lld, %.0f "
+      "ms)\n",
+      static_cast<long long>(st.compiles), static_cast<long long>(st.kernels_compiled),
+      static_cast<long long>(st.kernels_loaded), st.compile_seconds * 1000);
+  std::printf("  first call (%s)      : %.1f ms\n",
+              st.kernels_compiled == 0 && st.kernels_loaded > 0 ? "warm" : "cold", tally.first_ms);
+  if (!times.empty()) {
+    std::printf("  median per iteration   : %.3f ms over %zu iterations after the first\n",
+                times[times.size() / 2], times.size());
+  }
+  std::printf("  output checksum        : %016llx\n",
+              static_cast<unsigned long long>(tally.checksum));
+  std::printf(
+      "  reference check        : %d shapes checked, %d failed (worst error %.3g of the "
+      "tolerance)\n",
+      tally.checked, tally.failed, tally.max_error_ratio);
+}
+
+bool WriteWorkload(Runtime& rt, const std::string& path) {
+  if (absl::Status s = rt.WriteWorkload(path); !s.ok()) {
+    std::fprintf(stderr, "pto demo: %s\n", std::string(s.message()).c_str());
+    return false;
+  }
+  std::printf("  workload written to    : %s (pto tune --workload %s)\n", path.c_str(),
+              path.c_str());
+  return true;
+}
+
 }  // namespace
 
 int DemoCommand(const std::vector<std::string>& args) {
   Flags flags(args);
-  const int iterations = static_cast<int>(flags.Int("iterations", 60));
-  const int threads = static_cast<int>(flags.Int("threads", 0));
-  const std::string cache = flags.String("cache");
-  const std::string cache_base = flags.String("cache-base");
-  const std::string workload_path = flags.String("record-workload");
-  const std::string kernel_times_flag = flags.String("kernel-times");
-  const std::string profile_shape = flags.String("profile");
-  const bool kernel_times =
-      !kernel_times_flag.empty() && kernel_times_flag != "false" && kernel_times_flag != "0";
-  const std::string checked_flag = flags.String("checked-kernels");
+  const DemoOptions o = ReadDemoFlags(flags);
   if (!flags.CheckAllUsed("demo") || !flags.ok()) return flags.Fail("demo");
-  RuntimeOptions options;
-  options.intra_op_threads = threads;
-  options.checked_kernels = !checked_flag.empty() && checked_flag != "false" && checked_flag != "0";
-  options.cache_path = cache;
-  options.cache_base_path = cache_base;
-  options.record_workload = !workload_path.empty();
-  options.log_sink = [](LogLevel level, std::string_view message) {
-    std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
-  };
-  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(o.runtime);
   if (!rt.ok()) {
     std::fprintf(stderr, "pto demo: %s\n", std::string(rt.status().message()).c_str());
     return 1;
@@ -142,112 +279,28 @@ int DemoCommand(const std::vector<std::string>& args) {
   const BlockDims dims;
   const TraceFn block = TransformerBlock(dims);
   const std::vector<std::vector<int64_t>> weight_shapes = WeightShapes(dims);
-  FunctionOptions fopts;
-  fopts.dynamic = {{0, 0, Dim("batch", 1, 64)}, {0, 1, Dim("seq", 1, 1024)}};
-  for (int i = 1; i <= static_cast<int>(weight_shapes.size()); ++i)
-    fopts.constant_inputs.push_back(i);
-  absl::StatusOr<std::unique_ptr<Function>> fn = (*rt)->JitTraced(
-      "transformer_block", 1 + static_cast<int>(weight_shapes.size()), block, fopts);
+  absl::StatusOr<std::unique_ptr<Function>> fn =
+      JitBlock(**rt, block, static_cast<int>(weight_shapes.size()));
   if (!fn.ok()) {
     std::fprintf(stderr, "pto demo: %s\n", std::string(fn.status().message()).c_str());
     return 1;
   }
-  std::vector<ops::HostTensor> weights;
-  for (size_t i = 0; i < weight_shapes.size(); ++i) {
-    const bool norm_weight = i == 0 || i == 6;
-    weights.push_back(norm_weight
-                          ? ops::HostTensor::Random(weight_shapes[i], 100 + i, 0.9f, 1.1f)
-                          : ops::HostTensor::Random(weight_shapes[i], 100 + i, -0.1f, 0.1f));
-  }
-  const int64_t batches[] = {1, 2, 3, 4, 8};
-  const int64_t seqs[] = {7, 16, 32, 50, 64, 100, 128};
+  const std::vector<ops::HostTensor> weights = RandomWeights(weight_shapes);
   std::printf("pto demo: transformer block (model %lld, heads %lld, mlp %lld), %d iterations\n",
               static_cast<long long>(dims.model), static_cast<long long>(dims.heads),
-              static_cast<long long>(dims.ff), iterations);
-  std::vector<double> times;
-  double first_ms = 0, max_error_ratio = 0;
-  int checked = 0, failed = 0;
-  uint64_t checksum = 0xcbf29ce484222325ull;
-  std::map<std::pair<int64_t, int64_t>, bool> seen;
-  for (int it = 0; it < iterations; ++it) {
-    const int64_t b = batches[(it * 7 / 5) % 5], s = seqs[(it * 3) % 7];
-    std::vector<ops::HostTensor> inputs = {ops::HostTensor::Random({b, s, dims.model}, it)};
-    inputs.insert(inputs.end(), weights.begin(), weights.end());
-    std::vector<TensorView> views;
-    for (const ops::HostTensor& t : inputs)
-      views.push_back(TensorView::Dense(t.data.data(), t.shape));
-    ops::HostTensor out;
-    out.shape = {b, s, dims.model};
-    out.data.resize(b * s * dims.model);
-    TensorView out_view = TensorView::Dense(out.data.data(), out.shape);
-    const auto start = Clock::now();
-    absl::Status status = (**fn)(views, {&out_view, 1});
-    const double ms = Millis(Clock::now() - start);
-    if (!status.ok()) {
-      std::fprintf(stderr, "pto demo: call %d failed: %s\n", it,
-                   std::string(status.message()).c_str());
-      return 1;
-    }
-    checksum = Fnv1a(out.data, checksum);
-    if (it == 0) {
-      first_ms = ms;
-    } else {
-      times.push_back(ms);
-    }
-    if (!seen[{b, s}]) {  // check every distinct shape once against the reference
-      seen[{b, s}] = true;
-      absl::StatusOr<std::vector<ops::HostTensor>> want = jit::RunReferenceOf(block, inputs);
-      if (!want.ok()) {
-        std::fprintf(stderr, "pto demo: reference failed: %s\n",
-                     std::string(want.status().message()).c_str());
-        return 1;
-      }
-      const ops::Tolerance tol = ops::Combine(ops::OpTolerance(ir::OpKind::kMatMul, dims.ff),
-                                              ops::OpTolerance(ir::OpKind::kLayerNorm, dims.model));
-      std::string mismatch;
-      ++checked;
-      if (!ops::AllClose(out, (*want)[0], tol, &mismatch)) {
-        ++failed;
-        std::fprintf(stderr, "pto demo: batch %lld seq %lld: %s\n", static_cast<long long>(b),
-                     static_cast<long long>(s), mismatch.c_str());
-      }
-      for (size_t i = 0; i < out.data.size(); ++i) {
-        const double err = std::abs(out.data[i] - (*want)[0].data[i]);
-        const double bound = tol.abs + tol.rel * std::abs((*want)[0].data[i]);
-        max_error_ratio = std::max(max_error_ratio, err / bound);
-      }
-    }
+              static_cast<long long>(dims.ff), o.iterations);
+  DemoTally tally;
+  for (int it = 0; it < o.iterations; ++it) {
+    if (!RunIteration(**fn, block, dims, weights, it, tally)) return 1;
   }
-  std::sort(times.begin(), times.end());
-  const FunctionStats st = (*fn)->stats();
-  std::printf(
-      "  shape classes compiled : %lld (kernels compiled: %lld, loaded from cache: %lld, %.0f "
-      "ms)\n",
-      static_cast<long long>(st.compiles), static_cast<long long>(st.kernels_compiled),
-      static_cast<long long>(st.kernels_loaded), st.compile_seconds * 1000);
-  std::printf("  first call (%s)      : %.1f ms\n",
-              st.kernels_compiled == 0 && st.kernels_loaded > 0 ? "warm" : "cold", first_ms);
-  if (!times.empty()) {
-    std::printf("  median per iteration   : %.3f ms over %zu iterations after the first\n",
-                times[times.size() / 2], times.size());
+  PrintSummary((*fn)->stats(), tally);
+  if (o.kernel_times) PrintKernelTimes(**rt, tally.first_ms);
+  if (!o.profile_shape.empty() && !PrintProfile(**fn, o.profile_shape, dims.model, weights)) {
+    return 1;
   }
-  std::printf("  output checksum        : %016llx\n", static_cast<unsigned long long>(checksum));
-  std::printf(
-      "  reference check        : %d shapes checked, %d failed (worst error %.3g of the "
-      "tolerance)\n",
-      checked, failed, max_error_ratio);
-  if (kernel_times) PrintKernelTimes(**rt, first_ms);
-  if (!profile_shape.empty() && !PrintProfile(**fn, profile_shape, dims.model, weights)) return 1;
-  if (!workload_path.empty()) {
-    if (absl::Status s = (*rt)->WriteWorkload(workload_path); !s.ok()) {
-      std::fprintf(stderr, "pto demo: %s\n", std::string(s.message()).c_str());
-      return 1;
-    }
-    std::printf("  workload written to    : %s (pto tune --workload %s)\n", workload_path.c_str(),
-                workload_path.c_str());
-  }
-  std::printf("%s\n", failed == 0 ? "PASS" : "FAIL");
-  return failed == 0 ? 0 : 1;
+  if (!o.workload_path.empty() && !WriteWorkload(**rt, o.workload_path)) return 1;
+  std::printf("%s\n", tally.failed == 0 ? "PASS" : "FAIL");
+  return tally.failed == 0 ? 0 : 1;
 }
 
 }  // namespace pto::tools

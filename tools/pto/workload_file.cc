@@ -212,41 +212,57 @@ absl::Status CheckAgainstGraph(const GraphInputs& inputs, const std::vector<int>
 
 bool NonNegativeFinite(double v) { return std::isfinite(v) && v >= 0; }
 
-absl::Status ValidateEntry(const proto::WorkloadEntry& entry, const std::string& label) {
-  const std::string at = label + ": ";
+// A model entry: its name, its params' combinations, and no shapes or constants of its own.
+absl::Status ValidateModel(const proto::WorkloadEntry& entry, const std::string& at) {
+  const proto::WorkloadModel& model = entry.model();
+  if (model.name().empty()) return Invalid(at + "model.name", "is empty");
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> variables =
+      ModelVariables(model, at + "model.");
+  if (!variables.ok()) return variables.status();
+  absl::Status count = Combinations(*variables, kMaxRepresentatives, at + "model").status();
+  if (!count.ok()) return count;
+  if (entry.shapes_size() > 0 || entry.shape_classes_size() > 0) {
+    return Invalid(at + (entry.shapes_size() > 0 ? "shapes" : "shape_classes"),
+                   "a model's shapes come from its params");
+  }
+  if (entry.constant_inputs_size() > 0) {
+    return Invalid(at + "constant_inputs", "a model declares its own");
+  }
+  return absl::OkStatus();
+}
+
+// What an entry's graph source says about the graph.
+struct SourceFacts {
   std::optional<GraphInputs> inputs;  // known for embedded graphs
   bool dynamic = false;
+};
+
+absl::StatusOr<SourceFacts> ValidateSource(const proto::WorkloadEntry& entry,
+                                           const std::string& label) {
+  const std::string at = label + ": ";
+  SourceFacts facts;
   switch (entry.source_case()) {
     case proto::WorkloadEntry::SOURCE_NOT_SET:
       return Invalid(label, "has no graph source: give one of graph, graph_file or model");
     case proto::WorkloadEntry::kGraph: {
       absl::StatusOr<ir::Graph> graph = graph::FromGraphDef(entry.graph());
       if (!graph.ok()) return Prefixed(at + "graph", graph.status());
-      inputs = InputsOf(entry.graph());
-      dynamic = entry.graph().symbols_size() > 0;
+      facts.inputs = InputsOf(entry.graph());
+      facts.dynamic = entry.graph().symbols_size() > 0;
       break;
     }
     case proto::WorkloadEntry::kGraphFile:
       if (entry.graph_file().empty()) return Invalid(at + "graph_file", "is empty");
       break;
-    case proto::WorkloadEntry::kModel: {
-      const proto::WorkloadModel& model = entry.model();
-      if (model.name().empty()) return Invalid(at + "model.name", "is empty");
-      absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> variables =
-          ModelVariables(model, at + "model.");
-      if (!variables.ok()) return variables.status();
-      absl::Status count = Combinations(*variables, kMaxRepresentatives, at + "model").status();
-      if (!count.ok()) return count;
-      if (entry.shapes_size() > 0 || entry.shape_classes_size() > 0) {
-        return Invalid(at + (entry.shapes_size() > 0 ? "shapes" : "shape_classes"),
-                       "a model's shapes come from its params");
-      }
-      if (entry.constant_inputs_size() > 0) {
-        return Invalid(at + "constant_inputs", "a model declares its own");
-      }
+    case proto::WorkloadEntry::kModel:
+      if (absl::Status s = ValidateModel(entry, at); !s.ok()) return s;
       break;
-    }
   }
+  return facts;
+}
+
+absl::Status ValidateConstantInputs(const proto::WorkloadEntry& entry, const std::string& at,
+                                    const std::optional<GraphInputs>& inputs) {
   std::set<int32_t> constants;
   for (int i = 0; i < entry.constant_inputs_size(); ++i) {
     const int32_t c = entry.constant_inputs(i);
@@ -260,48 +276,70 @@ absl::Status ValidateEntry(const proto::WorkloadEntry& entry, const std::string&
       return Invalid(field, absl::StrCat("input ", c, " is listed twice"));
     }
   }
-  for (int k = 0; k < entry.shapes_size(); ++k) {
-    const proto::WorkloadShapes& shapes = entry.shapes(k);
-    const std::string prefix = absl::StrCat(at, "shapes[", k, "]");
-    absl::StatusOr<ShapesLayout> layout = LayoutOf(shapes, prefix + ".");
-    if (!layout.ok()) return layout.status();
-    absl::Status count = Combinations(layout->variables, kMaxRepresentatives, prefix).status();
-    if (!count.ok()) return count;
-    if (inputs.has_value()) {
-      std::vector<int> given;
-      for (const proto::WorkloadInput& input : shapes.inputs()) given.push_back(input.dims_size());
-      absl::Status s = CheckAgainstGraph(*inputs, given, prefix, "inputs");
-      if (!s.ok()) return s;
-    }
-  }
-  for (int k = 0; k < entry.shape_classes_size(); ++k) {
-    const proto::WorkloadShapeClass& cls = entry.shape_classes(k);
-    const std::string prefix = absl::StrCat(at, "shape_classes[", k, "]");
-    if (cls.shape_class().empty()) return Invalid(prefix + ".shape_class", "is empty");
+  return absl::OkStatus();
+}
+
+// `prefix`: "<label>: shapes[k]".
+absl::Status ValidateShapes(const proto::WorkloadShapes& shapes, const std::string& prefix,
+                            const std::optional<GraphInputs>& inputs) {
+  absl::StatusOr<ShapesLayout> layout = LayoutOf(shapes, prefix + ".");
+  if (!layout.ok()) return layout.status();
+  absl::Status count = Combinations(layout->variables, kMaxRepresentatives, prefix).status();
+  if (!count.ok()) return count;
+  if (inputs.has_value()) {
     std::vector<int> given;
-    for (int i = 0; i < cls.input_shapes_size(); ++i) {
-      given.push_back(cls.input_shapes(i).dims_size());
-      for (int j = 0; j < cls.input_shapes(i).dims_size(); ++j) {
-        const int64_t d = cls.input_shapes(i).dims(j);
-        if (d <= 0) {
-          return Invalid(absl::StrCat(prefix, ".input_shapes[", i, "].dims[", j, "]"),
-                         absl::StrCat("size ", d, " is not positive"));
-        }
+    for (const proto::WorkloadInput& input : shapes.inputs()) given.push_back(input.dims_size());
+    absl::Status s = CheckAgainstGraph(*inputs, given, prefix, "inputs");
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// `prefix`: "<label>: shape_classes[k]".
+absl::Status ValidateShapeClass(const proto::WorkloadShapeClass& cls, const std::string& prefix,
+                                const std::optional<GraphInputs>& inputs) {
+  if (cls.shape_class().empty()) return Invalid(prefix + ".shape_class", "is empty");
+  std::vector<int> given;
+  for (int i = 0; i < cls.input_shapes_size(); ++i) {
+    given.push_back(cls.input_shapes(i).dims_size());
+    for (int j = 0; j < cls.input_shapes(i).dims_size(); ++j) {
+      const int64_t d = cls.input_shapes(i).dims(j);
+      if (d <= 0) {
+        return Invalid(absl::StrCat(prefix, ".input_shapes[", i, "].dims[", j, "]"),
+                       absl::StrCat("size ", d, " is not positive"));
       }
     }
-    if (inputs.has_value()) {
-      absl::Status s = CheckAgainstGraph(*inputs, given, prefix, "input_shapes");
-      if (!s.ok()) return s;
-    }
-    if (cls.calls() < 0) {
-      return Invalid(prefix + ".calls", absl::StrCat(cls.calls(), " is negative"));
-    }
-    if (!NonNegativeFinite(cls.total_seconds())) {
-      return Invalid(prefix + ".total_seconds",
-                     absl::StrCat(cls.total_seconds(), " is not a non-negative number"));
-    }
   }
-  if (dynamic && entry.shapes_size() == 0 && entry.shape_classes_size() == 0) {
+  if (inputs.has_value()) {
+    absl::Status s = CheckAgainstGraph(*inputs, given, prefix, "input_shapes");
+    if (!s.ok()) return s;
+  }
+  if (cls.calls() < 0) {
+    return Invalid(prefix + ".calls", absl::StrCat(cls.calls(), " is negative"));
+  }
+  if (!NonNegativeFinite(cls.total_seconds())) {
+    return Invalid(prefix + ".total_seconds",
+                   absl::StrCat(cls.total_seconds(), " is not a non-negative number"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateEntry(const proto::WorkloadEntry& entry, const std::string& label) {
+  const std::string at = label + ": ";
+  absl::StatusOr<SourceFacts> source = ValidateSource(entry, label);
+  if (!source.ok()) return source.status();
+  const std::optional<GraphInputs>& inputs = source->inputs;
+  if (absl::Status s = ValidateConstantInputs(entry, at, inputs); !s.ok()) return s;
+  for (int k = 0; k < entry.shapes_size(); ++k) {
+    absl::Status s = ValidateShapes(entry.shapes(k), absl::StrCat(at, "shapes[", k, "]"), inputs);
+    if (!s.ok()) return s;
+  }
+  for (int k = 0; k < entry.shape_classes_size(); ++k) {
+    absl::Status s = ValidateShapeClass(entry.shape_classes(k),
+                                        absl::StrCat(at, "shape_classes[", k, "]"), inputs);
+    if (!s.ok()) return s;
+  }
+  if (source->dynamic && entry.shapes_size() == 0 && entry.shape_classes_size() == 0) {
     return Invalid(label, "the graph has dynamic dims but no shapes or shape_classes to tune at");
   }
   if (entry.has_weight() && !NonNegativeFinite(entry.weight())) {
