@@ -28,17 +28,23 @@ void Uses(TileGraphBuilder& t, std::vector<int> buffers) {
 
 std::string PlanText(ir::TileGraph& tiles) { return BufferPlanToString(tiles, PlanBuffers(tiles)); }
 
-TEST(PlanBuffersTest, TempsThatDoNotOverlapShareASlot) {
-  // x -> t0 -> t1 -> t2 -> y: t0 is dead when t2 is written.
+// x -> t0 -> t1 -> t2 -> y, all of 16 elements.
+struct Chain {
   TileGraphBuilder t;
-  const int x = t.Input(0, 16), t0 = t.Temp(16), t1 = t.Temp(16), t2 = t.Temp(16),
-            y = t.Output(0, 16);
-  Uses(t, {x, t0});
-  Uses(t, {t0, t1});
-  Uses(t, {t1, t2});
-  Uses(t, {t2, y});
-  const BufferPlan plan = PlanBuffers(t.graph());
-  EXPECT_EQ(BufferPlanToString(t.graph(), plan),
+  int x = t.Input(0, 16), t0 = t.Temp(16), t1 = t.Temp(16), t2 = t.Temp(16), y = t.Output(0, 16);
+  Chain() {
+    Uses(t, {x, t0});
+    Uses(t, {t0, t1});
+    Uses(t, {t1, t2});
+    Uses(t, {t2, y});
+  }
+};
+
+TEST(PlanBuffersTest, TempsThatDoNotOverlapShareASlot) {
+  // t0 is dead when t2 is written.
+  Chain c;
+  const BufferPlan plan = PlanBuffers(c.t.graph());
+  EXPECT_EQ(BufferPlanToString(c.t.graph(), plan),
             "slot0: buf1[16] buf3[16]\n"
             "slot1: buf2[16]\n");
   EXPECT_EQ(plan.slot_of, (std::vector<int>{-1, 0, 1, 0, -1}));
@@ -46,20 +52,14 @@ TEST(PlanBuffersTest, TempsThatDoNotOverlapShareASlot) {
 }
 
 TEST(PlanBuffersTest, InPlacePairSharesOneSlotForBothLifetimes) {
-  TileGraphBuilder t;
-  const int x = t.Input(0, 16), t0 = t.Temp(16), t1 = t.Temp(16), t2 = t.Temp(16),
-            y = t.Output(0, 16);
-  Uses(t, {x, t0});
-  Uses(t, {t0, t1});
-  t.graph().calls.back().in_place = {{t1, t0}};
-  Uses(t, {t1, t2});
-  Uses(t, {t2, y});
-  const BufferPlan plan = PlanBuffers(t.graph());
+  Chain c;
+  c.t.graph().calls[1].in_place = {{c.t1, c.t0}};
+  const BufferPlan plan = PlanBuffers(c.t.graph());
   // t0 and t1 live from call 0 to call 2 together: t2 needs a slot of its own.
-  EXPECT_EQ(BufferPlanToString(t.graph(), plan),
+  EXPECT_EQ(BufferPlanToString(c.t.graph(), plan),
             "slot0: buf1[16] buf2[16] (in place of buf1)\n"
             "slot1: buf3[16]\n");
-  EXPECT_EQ(plan.in_place_of[t1], t0);
+  EXPECT_EQ(plan.in_place_of[c.t1], c.t0);
 }
 
 TEST(PlanBuffersTest, PairsWithNonTempsAreIgnored) {
