@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "kernel_test_util.h"
+#include "tests/jit/ir/tile_ir_builders.h"
 
 namespace pto::jit::testing {
 

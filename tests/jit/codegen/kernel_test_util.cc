@@ -18,14 +18,6 @@
 
 namespace pto::jit::testing {
 
-ir::Access MakeAccess(int buffer, std::vector<ir::SymExpr> strides, ir::SymExpr offset) {
-  ir::Access a;
-  a.buffer = buffer;
-  a.strides = std::move(strides);
-  a.offset = offset;
-  return a;
-}
-
 CodegenTarget HostTarget() { return CodegenTarget::FromDevice(device::DetectHost()); }
 
 CodegenTarget TargetFor(device::Isa isa) {

@@ -1,5 +1,5 @@
-// Helpers for codegen tests: building tile IR by hand, compiling with OrcEngine, running a
-// kernel over its grid (whole or split into tile ranges).
+// Helpers for codegen tests: building tile IR by hand (tests/jit/ir/tile_ir_builders.h),
+// compiling with OrcEngine, running a kernel over its grid (whole or split into tile ranges).
 #ifndef PTO_TESTS_JIT_CODEGEN_KERNEL_TEST_UTIL_H_
 #define PTO_TESTS_JIT_CODEGEN_KERNEL_TEST_UTIL_H_
 
@@ -15,28 +15,9 @@
 #include "jit/ir/tile_ir.h"
 #include "jit/kernel_abi.h"
 #include "jit/orc/orc_engine.h"
+#include "tests/jit/ir/tile_ir_builders.h"
 
 namespace pto::jit::testing {
-
-// Builds an ExprNode program.
-class Program {
- public:
-  int Load(int access) { return Push({ir::ExprOp::kLoad, -1, -1, access, 0}); }
-  int Const(float v) { return Push({ir::ExprOp::kConst, -1, -1, -1, v}); }
-  int Acc() { return Push({ir::ExprOp::kAcc, -1, -1, -1, 0}); }
-  int Un(ir::ExprOp op, int a) { return Push({op, a, -1, -1, 0}); }
-  int Bin(ir::ExprOp op, int a, int b) { return Push({op, a, b, -1, 0}); }
-  const std::vector<ir::ExprNode>& nodes() const { return nodes_; }
-
- private:
-  int Push(ir::ExprNode n) {
-    nodes_.push_back(n);
-    return static_cast<int>(nodes_.size()) - 1;
-  }
-  std::vector<ir::ExprNode> nodes_;
-};
-
-ir::Access MakeAccess(int buffer, std::vector<ir::SymExpr> strides, ir::SymExpr offset = 0);
 
 // The host, or the host restricted to `isa` (never wider than the host).
 CodegenTarget TargetFor(device::Isa isa);

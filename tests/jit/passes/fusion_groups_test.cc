@@ -1,0 +1,263 @@
+// FormFusionGroups (jit/passes/fusion_groups.h) alone, on traced graphs: single-use
+// elementwise ops are inlined into their consumer; a matmul, reduction or row op absorbs the
+// chain of single-use elementwise consumers of its shape as its epilogue; transposes, slices
+// and reshapes are views; what a matmul or a reshape reads, and what is read more than once
+// (also through views) or is an output, gets a buffer; and no kernel's expression costs more
+// than FusionOptions::max_group_cost: the largest inlined input is cut out, or the epilogue
+// ends early.
+#include "jit/passes/fusion_groups.h"
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "pto/value.h"
+#include "tests/jit/passes/builders.h"
+
+namespace pto::jit {
+namespace {
+
+using ir::OpKind;
+using testing::TraceGraph;
+
+const char* RoleName(NodeRole role) {
+  switch (role) {
+    case NodeRole::kInput:
+      return "input";
+    case NodeRole::kConstant:
+      return "constant";
+    case NodeRole::kInline:
+      return "inline";
+    case NodeRole::kView:
+      return "view";
+    case NodeRole::kRoot:
+      return "root";
+    case NodeRole::kFusedAnchor:
+      return "fused_anchor";
+    case NodeRole::kAbsorbed:
+      return "absorbed";
+  }
+  return "?";
+}
+
+// One line per node: "%3 mul: inline cost 7", "%5 add: absorbed of %4".
+std::string Roles(const ir::Graph& g, const FusionOptions& options = {}) {
+  const FusionGroups f = FormFusionGroups(g, options);
+  EXPECT_EQ(f.max_group_cost, options.max_group_cost);
+  std::string out;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    out += "%" + std::to_string(i) + " " + ir::OpName(g.nodes[i].op) + ": " + RoleName(f.role[i]);
+    if (f.anchor[i] >= 0) out += " of %" + std::to_string(f.anchor[i]);
+    if (f.role[i] == NodeRole::kInline || f.role[i] == NodeRole::kView) {
+      out += " cost " + std::to_string(f.inline_cost[i]);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+TEST(FusionGroupsTest, SingleUseElementwiseChainsInline) {
+  // exp(x) * 2 + x over a symbolic dim: one kernel, the add's.
+  const ir::Graph g =
+      TraceGraph([](std::span<const Value> v) { return std::vector{exp(v[0]) * 2.f + v[0]}; },
+                 {{"n", 3}}, {{"n", 1, 16}});
+  EXPECT_EQ(Roles(g),
+            "%0 input: input\n"
+            "%1 exp: inline cost 5\n"
+            "%2 constant: constant\n"
+            "%3 mul: inline cost 7\n"
+            "%4 add: root\n");
+}
+
+TEST(FusionGroupsTest, ValuesReadTwiceOrOutputsGetBuffers) {
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        Value e = exp(v[0]);   // read twice by the mul
+        Value t = tanh(v[0]);  // an output, and read by the add
+        return std::vector{e * e + t, t};
+      },
+      {{4}});
+  EXPECT_EQ(Roles(g),
+            "%0 input: input\n"
+            "%1 exp: root\n"
+            "%2 tanh: root\n"
+            "%3 mul: inline cost 3\n"
+            "%4 add: root\n");
+}
+
+TEST(FusionGroupsTest, UsesThroughSlicesCount) {
+  // Slices recompute their input per use: exp read through two slices is read twice.
+  const ir::Graph twice = TraceGraph(
+      [](std::span<const Value> v) {
+        Value e = exp(v[0]);
+        Value a = slice(e, 0, 0, 2);
+        Value b = slice(e, 0, 2, 4);
+        return std::vector{a + b};
+      },
+      {{4}});
+  EXPECT_EQ(Roles(twice),
+            "%0 input: input\n"
+            "%1 exp: root\n"
+            "%2 slice: view cost 1\n"
+            "%3 slice: view cost 1\n"
+            "%4 add: root\n");
+  const ir::Graph once = TraceGraph(
+      [](std::span<const Value> v) { return std::vector{slice(exp(v[0]), 0, 0, 2) + 1.f}; }, {{4}});
+  EXPECT_EQ(Roles(once),
+            "%0 input: input\n"
+            "%1 exp: inline cost 5\n"
+            "%2 slice: view cost 5\n"
+            "%3 constant: constant\n"
+            "%4 add: root\n");
+}
+
+TEST(FusionGroupsTest, MatMulOperandsAndReshapeInputsNeedBuffers) {
+  // exp(x) feeds a matmul through a transpose; tanh(y) a reshape.
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        Value a = transpose(exp(v[0]), {1, 0});
+        Value r = reshape(tanh(v[1]), {8});
+        return std::vector{matmul(a, v[1]), r};
+      },
+      {{4, 2}, {4, 2}});
+  EXPECT_EQ(Roles(g),
+            "%0 input: input\n"
+            "%1 input: input\n"
+            "%2 exp: root\n"
+            "%3 transpose: view cost 1\n"
+            "%4 tanh: root\n"
+            "%5 reshape: view cost 1\n"
+            "%6 matmul: root of %6\n");
+}
+
+TEST(FusionGroupsTest, MatMulAbsorbsItsElementwiseEpilogue) {
+  // gelu(x · w + b): one group; the gelu is stored, the matmul and add never are.
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) { return std::vector{gelu(matmul(v[0], v[1]) + v[2])}; },
+      {{"m", 4}, {4, 8}, {8}}, {{"m", 1, 512}});
+  EXPECT_EQ(Roles(g),
+            "%0 input: input\n"
+            "%1 input: input\n"
+            "%2 input: input\n"
+            "%3 matmul: fused_anchor of %3\n"
+            "%4 add: absorbed of %3\n"
+            "%5 gelu_erf: root of %3\n");
+}
+
+TEST(FusionGroupsTest, EpilogueStopsAtAShapeChangeOrASecondUse) {
+  // The add broadcasts [2, 4] up to [3, 2, 4]: not the matmul's shape.
+  const ir::Graph broadcast =
+      TraceGraph([](std::span<const Value> v) { return std::vector{matmul(v[0], v[1]) + v[2]}; },
+                 {{2, 4}, {4, 4}, {3, 2, 4}});
+  EXPECT_EQ(Roles(broadcast),
+            "%0 input: input\n"
+            "%1 input: input\n"
+            "%2 input: input\n"
+            "%3 matmul: root of %3\n"
+            "%4 add: root\n");
+  // relu(y) is read twice: the group ends with it, stored.
+  const ir::Graph shared = TraceGraph(
+      [](std::span<const Value> v) {
+        Value r = relu(matmul(v[0], v[1]));
+        return std::vector{r * r};
+      },
+      {{2, 4}, {4, 4}});
+  EXPECT_EQ(Roles(shared),
+            "%0 input: input\n"
+            "%1 input: input\n"
+            "%2 matmul: fused_anchor of %2\n"
+            "%3 relu: root of %2\n"
+            "%4 mul: root\n");
+}
+
+TEST(FusionGroupsTest, EpilogueOfAnEarlierAnchorIsNotTakenAgain) {
+  // (a · b) * (c · d): the first matmul's epilogue is the mul; the second keeps its buffer.
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        Value p = matmul(v[0], v[1]);
+        Value q = matmul(v[0], v[1]);
+        return std::vector{p * q};
+      },
+      {{2, 2}, {2, 2}});
+  EXPECT_EQ(Roles(g),
+            "%0 input: input\n"
+            "%1 input: input\n"
+            "%2 matmul: fused_anchor of %2\n"
+            "%3 matmul: root of %3\n"
+            "%4 mul: root of %2\n");
+}
+
+TEST(FusionGroupsTest, ReductionsAndRowOpsAnchorGroupsAndConcatIsARoot) {
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        Value s = reduce_sum(exp(v[0]), 1) * 2.f;
+        Value n = softmax(v[0]);
+        return std::vector{concat({n, n}, 0), s};
+      },
+      {{2, 3}});
+  EXPECT_EQ(Roles(g),
+            "%0 input: input\n"
+            "%1 exp: inline cost 5\n"
+            "%2 reduce_sum: fused_anchor of %2\n"
+            "%3 constant: constant\n"
+            "%4 mul: root of %2\n"
+            "%5 softmax: root of %5\n"
+            "%6 concat: root\n");
+}
+
+TEST(FusionGroupsTest, CapCutsTheLargestInlinedInput) {
+  // Four exps (4 each, plus the load of x): 5, 9, then 13 > 10, so the second exp gets a
+  // buffer and the third costs 4 + 1.
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) { return std::vector{exp(exp(exp(exp(v[0]))))}; }, {{8}});
+  const FusionOptions cap{.max_group_cost = 10, .transcendental_cost = 4};
+  EXPECT_EQ(Roles(g, cap),
+            "%0 input: input\n"
+            "%1 exp: inline cost 5\n"
+            "%2 exp: root\n"
+            "%3 exp: inline cost 5\n"
+            "%4 exp: root\n");
+  // Under the default cap the chain is one kernel.
+  EXPECT_EQ(Roles(g),
+            "%0 input: input\n"
+            "%1 exp: inline cost 5\n"
+            "%2 exp: inline cost 9\n"
+            "%3 exp: inline cost 13\n"
+            "%4 exp: root\n");
+}
+
+TEST(FusionGroupsTest, CapEndsAnEpilogueEarly) {
+  // The matmul costs 3 (itself and two loads); each exp 2 more: 5, 7, then 9 > 8.
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) { return std::vector{exp(exp(exp(matmul(v[0], v[1]))))}; },
+      {{2, 2}, {2, 2}});
+  EXPECT_EQ(Roles(g, {.max_group_cost = 8, .transcendental_cost = 2}),
+            "%0 input: input\n"
+            "%1 input: input\n"
+            "%2 matmul: fused_anchor of %2\n"
+            "%3 exp: absorbed of %2\n"
+            "%4 exp: root of %2\n"
+            "%5 exp: root\n");
+}
+
+TEST(FusionGroupsTest, OpCostsAndAnchors) {
+  const FusionOptions options{.max_group_cost = 100, .transcendental_cost = 7};
+  EXPECT_EQ(OpCost(OpKind::kAdd, options), 1);
+  EXPECT_EQ(OpCost(OpKind::kExp, options), 7);
+  EXPECT_EQ(OpCost(OpKind::kGeluTanh, options), 7);
+  EXPECT_EQ(OpCost(OpKind::kRelu, options), 1);
+  EXPECT_EQ(OpCost(OpKind::kLayerNorm, options), 3);
+  EXPECT_EQ(OpCost(OpKind::kRmsNorm, options), 2);
+  for (OpKind op : {OpKind::kMatMul, OpKind::kReduceSum, OpKind::kReduceMax, OpKind::kReduceMean,
+                    OpKind::kSoftmax, OpKind::kLogSoftmax, OpKind::kLayerNorm, OpKind::kRmsNorm}) {
+    EXPECT_TRUE(IsAnchorOp(op)) << ir::OpName(op);
+  }
+  for (OpKind op : {OpKind::kAdd, OpKind::kExp, OpKind::kConcat, OpKind::kTranspose, OpKind::kInput,
+                    OpKind::kConstant}) {
+    EXPECT_FALSE(IsAnchorOp(op)) << ir::OpName(op);
+  }
+}
+
+}  // namespace
+}  // namespace pto::jit

@@ -1,0 +1,334 @@
+// Plan::Run (jit/plan.h) over hand-built plans whose kernels are plain C++ functions with the
+// kernel ABI: kernel symbols from the call's (divided, or constant), buffers bound by kind,
+// arena slots sized from their largest member at the call's values and laid out 64-byte
+// aligned, grids evaluated and split on grain multiples only when the work reaches
+// parallel_threshold, scratch, kernel_seconds, size overflow, and prepacked constant operands
+// packed once per source and shared by SharePackedOf.
+#include "jit/plan.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "device/thread_arena.h"
+#include "gtest/gtest.h"
+
+namespace pto::jit {
+namespace {
+
+using ir::BufferKind;
+using ir::SymExpr;
+
+// What a recording kernel saw in one launch.
+struct Launch {
+  int64_t lo[2], hi[2];
+  std::vector<void*> buffers;  // its slots after the first
+  std::vector<int64_t> symbols;
+  bool scratch = false;
+};
+
+// Passed to a recording kernel as its slot 0 (an input of the plan).
+struct Recorder {
+  int buffers = 0;  // slots to record after slot 0
+  int symbols = 0;
+  std::mutex mu;
+  std::vector<Launch> launches;
+};
+
+void RecordLaunch(const pto_kernel_args* args, const int64_t lo[2], const int64_t hi[2],
+                  void* scratch) {
+  auto* r = static_cast<Recorder*>(args->buffers[0]);
+  Launch l{{lo[0], lo[1]}, {hi[0], hi[1]}, {}, {}, scratch != nullptr};
+  for (int b = 1; b <= r->buffers; ++b) l.buffers.push_back(args->buffers[b]);
+  for (int s = 0; s < r->symbols; ++s) l.symbols.push_back(args->symbols[s]);
+  std::lock_guard<std::mutex> lock(r->mu);
+  r->launches.push_back(std::move(l));
+}
+
+// Slot 0: out[i] = i over rows [lo, hi) of a {n, 1} grid.
+void FillIndex(const pto_kernel_args* args, const int64_t lo[2], const int64_t hi[2], void*) {
+  auto* out = static_cast<float*>(args->buffers[0]);
+  for (int64_t i = lo[0]; i < hi[0]; ++i) out[i] = static_cast<float>(i);
+}
+
+// Slot 1 = 2 * slot 0 over rows [lo, hi).
+void Double(const pto_kernel_args* args, const int64_t lo[2], const int64_t hi[2], void*) {
+  const auto* in = static_cast<const float*>(args->buffers[0]);
+  auto* out = static_cast<float*>(args->buffers[1]);
+  for (int64_t i = lo[0]; i < hi[0]; ++i) out[i] = 2 * in[i];
+}
+
+void Sleep20ms(const pto_kernel_args*, const int64_t*, const int64_t*, void*) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+PlanKernel Kernel(pto_kernel_fn fn, std::vector<BufferRef> buffers, SymExpr rows = 1,
+                  SymExpr cols = 1) {
+  PlanKernel k;
+  k.fn = fn;
+  k.name = "test";
+  k.grid = {std::move(rows), std::move(cols)};
+  k.buffers = std::move(buffers);
+  return k;
+}
+
+constexpr BufferRef kRecorder{BufferKind::kInput, 0};
+
+TEST(PlanTest, KernelSymbolsComeFromTheCallsDividedOrConstant) {
+  Plan plan;
+  // Kernel symbols: call symbol 0, call symbol 1 / 4, the constant 7.
+  plan.symbols = {{0, 1, 0}, {1, 4, 0}, {-1, 1, 7}};
+  plan.kernels.push_back(Kernel(RecordLaunch, {kRecorder}, SymExpr::Symbol(0),
+                                SymExpr::Symbol(1) * SymExpr::Symbol(2)));
+  Recorder r;
+  r.symbols = 3;
+  void* inputs[] = {&r};
+  const int64_t call[] = {5, 32};
+  ASSERT_TRUE(plan.Run(call, inputs, nullptr, nullptr).ok());
+  ASSERT_EQ(r.launches.size(), 1u);
+  EXPECT_EQ(r.launches[0].symbols, (std::vector<int64_t>{5, 8, 7}));
+  // The grid, at the kernel's symbol values: one launch over all of it.
+  EXPECT_EQ(r.launches[0].lo[0], 0);
+  EXPECT_EQ(r.launches[0].lo[1], 0);
+  EXPECT_EQ(r.launches[0].hi[0], 5);
+  EXPECT_EQ(r.launches[0].hi[1], 56);
+}
+
+TEST(PlanTest, BuffersAreBoundByKind) {
+  Plan plan;
+  plan.slot_sizes = {{SymExpr(16)}};
+  plan.kernels.push_back(Kernel(RecordLaunch, {kRecorder,
+                                               {BufferKind::kOutput, 1},
+                                               {BufferKind::kInput, 1},
+                                               {BufferKind::kOutput, 0},
+                                               {BufferKind::kTemp, 0}}));
+  Recorder r;
+  r.buffers = 4;
+  float in1[4], out0[4], out1[4];
+  void* inputs[] = {&r, in1};
+  void* outputs[] = {out0, out1};
+  ASSERT_TRUE(plan.Run({}, inputs, outputs, nullptr).ok());
+  ASSERT_EQ(r.launches.size(), 1u);
+  const std::vector<void*>& b = r.launches[0].buffers;
+  ASSERT_EQ(b.size(), 4u);
+  EXPECT_EQ(b[0], out1);
+  EXPECT_EQ(b[1], in1);
+  EXPECT_EQ(b[2], out0);
+  EXPECT_NE(b[3], nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b[3]) % 64, 0u);
+}
+
+// The byte offsets of temp slots 1 and 2 from slot 0 at these call symbols.
+std::vector<int64_t> SlotOffsets(const Plan& plan, std::vector<int64_t> call) {
+  Recorder r;
+  r.buffers = 3;
+  void* inputs[] = {&r};
+  EXPECT_TRUE(plan.Run(call, inputs, nullptr, nullptr).ok());
+  if (r.launches.size() != 1) return {};
+  const std::vector<void*>& b = r.launches[0].buffers;
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b[0]) % 64, 0u);
+  return {static_cast<char*>(b[1]) - static_cast<char*>(b[0]),
+          static_cast<char*>(b[2]) - static_cast<char*>(b[0])};
+}
+
+TEST(PlanTest, SlotsTakeTheirLargestMemberAtTheCallsSizes) {
+  Plan plan;
+  plan.symbols = {{0, 1, 0}};
+  const SymExpr n = SymExpr::Symbol(0);
+  plan.slot_sizes = {{n}, {SymExpr(10), n * 2}, {SymExpr(3)}};
+  plan.kernels.push_back(
+      Kernel(RecordLaunch,
+             {kRecorder, {BufferKind::kTemp, 0}, {BufferKind::kTemp, 1}, {BufferKind::kTemp, 2}}));
+  // n = 100: 400 bytes (448 aligned), then max(40, 800) = 800 bytes (832 aligned).
+  EXPECT_EQ(SlotOffsets(plan, {100}), (std::vector<int64_t>{448, 448 + 832}));
+  // n = 4: 16 bytes, then max(40, 32) = 40 bytes: 64 each once aligned.
+  EXPECT_EQ(SlotOffsets(plan, {4}), (std::vector<int64_t>{64, 128}));
+}
+
+TEST(PlanTest, ValuesFlowThroughTheArena) {
+  Plan plan;
+  plan.symbols = {{0, 1, 0}};
+  const SymExpr n = SymExpr::Symbol(0);
+  plan.slot_sizes = {{n}};
+  plan.kernels.push_back(Kernel(FillIndex, {{BufferKind::kTemp, 0}}, n));
+  plan.kernels.push_back(Kernel(Double, {{BufferKind::kTemp, 0}, {BufferKind::kOutput, 0}}, n));
+  plan.parallel_threshold = 0;
+  for (PlanKernel& k : plan.kernels) k.grain[0] = 8;
+  device::ThreadArena two(2);
+  for (device::ThreadArena* threads : {static_cast<device::ThreadArena*>(nullptr), &two}) {
+    std::vector<float> out(100, -1);
+    void* outputs[] = {out.data()};
+    const int64_t call[] = {100};
+    ASSERT_TRUE(plan.Run(call, nullptr, outputs, threads).ok());
+    for (int i = 0; i < 100; ++i) ASSERT_EQ(out[i], 2.f * i) << i;
+  }
+}
+
+// The launches of one recording kernel over a {rows, 1} grid in grains of `grain` rows.
+std::vector<Launch> Launches(int64_t rows, int64_t grain, int64_t threshold,
+                             device::ThreadArena* threads, int64_t scratch_bytes = 0) {
+  Plan plan;
+  plan.parallel_threshold = threshold;
+  PlanKernel k = Kernel(RecordLaunch, {kRecorder}, rows);
+  k.grain[0] = grain;
+  k.grain[1] = 0;
+  k.scratch_bytes = scratch_bytes;
+  plan.kernels.push_back(std::move(k));
+  Recorder r;
+  void* inputs[] = {&r};
+  EXPECT_TRUE(plan.Run({}, inputs, nullptr, threads).ok());
+  std::sort(r.launches.begin(), r.launches.end(),
+            [](const Launch& a, const Launch& b) { return a.lo[0] < b.lo[0]; });
+  return std::move(r.launches);
+}
+
+TEST(PlanTest, WorkBelowTheThresholdRunsAsOneLaunch) {
+  device::ThreadArena threads(2);
+  // 64 rows of work 1: below the default threshold.
+  const std::vector<Launch> l = Launches(64, 8, Plan{}.parallel_threshold, &threads);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].lo[0], 0);
+  EXPECT_EQ(l[0].hi[0], 64);
+  EXPECT_EQ(l[0].hi[1], 1);
+}
+
+TEST(PlanTest, WorkAtTheThresholdSplitsOnGrainMultiples) {
+  device::ThreadArena threads(2);
+  const std::vector<Launch> l = Launches(64, 8, 64, &threads);
+  ASSERT_GE(l.size(), 2u);
+  int64_t next = 0;
+  for (const Launch& x : l) {
+    EXPECT_EQ(x.lo[0], next);
+    EXPECT_EQ(x.lo[0] % 8, 0);
+    EXPECT_GT(x.hi[0], x.lo[0]);
+    EXPECT_EQ(x.lo[1], 0);
+    EXPECT_EQ(x.hi[1], 1);
+    next = x.hi[0];
+  }
+  EXPECT_EQ(next, 64);
+  // One thread, no arena, or a grid of one grain: one launch whatever the work.
+  device::ThreadArena one(1);
+  EXPECT_EQ(Launches(64, 8, 0, &one).size(), 1u);
+  EXPECT_EQ(Launches(64, 8, 0, nullptr).size(), 1u);
+  EXPECT_EQ(Launches(64, 64, 0, &threads).size(), 1u);
+  EXPECT_EQ(Launches(64, 0, 0, &threads).size(), 1u);
+}
+
+TEST(PlanTest, EmptyGridLaunchesNothing) { EXPECT_TRUE(Launches(0, 8, 0, nullptr).empty()); }
+
+TEST(PlanTest, ScratchOnlyWhenAsked) {
+  const std::vector<Launch> with = Launches(4, 0, 0, nullptr, 4096);
+  ASSERT_EQ(with.size(), 1u);
+  EXPECT_TRUE(with[0].scratch);
+  const std::vector<Launch> without = Launches(4, 0, 0, nullptr, 0);
+  ASSERT_EQ(without.size(), 1u);
+  EXPECT_FALSE(without[0].scratch);
+}
+
+TEST(PlanTest, KernelSecondsTimeEachKernel) {
+  Plan plan;
+  Recorder r;
+  plan.kernels.push_back(Kernel(RecordLaunch, {kRecorder}));
+  plan.kernels.push_back(Kernel(Sleep20ms, {}));
+  void* inputs[] = {&r};
+  double seconds[2] = {-1, -1};
+  ASSERT_TRUE(plan.Run({}, inputs, nullptr, nullptr, seconds).ok());
+  EXPECT_GE(seconds[0], 0);
+  EXPECT_LT(seconds[0], 0.015);
+  EXPECT_GE(seconds[1], 0.019);
+}
+
+TEST(PlanTest, SlotSizesThatOverflowAreRefused) {
+  Plan plan;
+  plan.symbols = {{0, 1, 0}};
+  const SymExpr n = SymExpr::Symbol(0);
+  plan.slot_sizes = {{n * n * n}};
+  plan.kernels.push_back(Kernel(RecordLaunch, {kRecorder, {BufferKind::kTemp, 0}}));
+  Recorder r;
+  r.buffers = 1;
+  void* inputs[] = {&r};
+  for (int64_t value : {int64_t{1} << 22, int64_t{1} << 20}) {  // 2^66; 2^60 elements
+    const int64_t call[] = {value};
+    const absl::Status s = plan.Run(call, inputs, nullptr, nullptr);
+    EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+    EXPECT_NE(s.message().find("overflows"), std::string::npos) << s;
+  }
+  EXPECT_TRUE(r.launches.empty());
+  const int64_t small[] = {4};
+  EXPECT_TRUE(plan.Run(small, inputs, nullptr, nullptr).ok());
+}
+
+// B [2, 5] (K x N, row-major) packed in column blocks of 2: the two full blocks, each block's
+// K rows contiguous; column 4 stays in the input.
+constexpr ir::PackedB kLayout{
+    .k = 2, .n = 5, .offset = 0, .stride_k = 5, .stride_n = 1, .block = 2};
+
+// The packed copy a one-kernel plan over `layout` passes its kernel for input 1 = `b`.
+const float* PackedArgument(const Plan& plan, float* b) {
+  Recorder r;
+  r.buffers = 1;
+  void* inputs[] = {&r, b};
+  EXPECT_TRUE(plan.Run({}, inputs, nullptr, nullptr).ok());
+  return r.launches.size() == 1 ? static_cast<const float*>(r.launches[0].buffers[0]) : nullptr;
+}
+
+Plan PackedPlan(int input, const ir::PackedB& layout) {
+  Plan plan;
+  plan.packed.emplace_back(input, layout);
+  plan.kernels.push_back(Kernel(RecordLaunch, {kRecorder, {BufferKind::kPacked, 0}}));
+  return plan;
+}
+
+TEST(PlanTest, PackedOperandIsPackedOncePerSource) {
+  const Plan plan = PackedPlan(1, kLayout);
+  float b[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const float* packed = PackedArgument(plan, b);
+  ASSERT_NE(packed, nullptr);
+  EXPECT_EQ(kLayout.elements(), 8);
+  EXPECT_EQ(std::vector<float>(packed, packed + 8), (std::vector<float>{0, 1, 5, 6, 2, 3, 7, 8}));
+  // The same source: the same copy, not packed again (its changes are not seen).
+  b[0] = 100;
+  EXPECT_EQ(PackedArgument(plan, b), packed);
+  EXPECT_EQ(packed[0], 0);
+  // Another source has a copy of its own; the first is kept.
+  float c[10] = {10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
+  const float* other = PackedArgument(plan, c);
+  ASSERT_NE(other, packed);
+  EXPECT_EQ(other[2], 15);
+  EXPECT_EQ(PackedArgument(plan, b), packed);
+}
+
+TEST(PlanTest, SharePackedOfSharesOnlyTheSameInputAndLayout) {
+  const Plan first = PackedPlan(1, kLayout);
+  float b[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const float* packed = PackedArgument(first, b);
+
+  Plan same = PackedPlan(1, kLayout);
+  same.SharePackedOf(first);
+  EXPECT_EQ(PackedArgument(same, b), packed);
+
+  ir::PackedB narrower = kLayout;
+  narrower.block = 1;
+  Plan other_layout = PackedPlan(1, narrower);
+  other_layout.SharePackedOf(first);
+  const float* repacked = PackedArgument(other_layout, b);
+  EXPECT_NE(repacked, packed);
+  EXPECT_EQ(std::vector<float>(repacked, repacked + 10),
+            (std::vector<float>{0, 5, 1, 6, 2, 7, 3, 8, 4, 9}));
+
+  Plan other_input = PackedPlan(2, kLayout);
+  other_input.SharePackedOf(first);
+  Recorder r;
+  r.buffers = 1;
+  void* inputs[] = {&r, nullptr, b};
+  ASSERT_TRUE(other_input.Run({}, inputs, nullptr, nullptr).ok());
+  ASSERT_EQ(r.launches.size(), 1u);
+  EXPECT_NE(r.launches[0].buffers[0], packed);
+}
+
+}  // namespace
+}  // namespace pto::jit
