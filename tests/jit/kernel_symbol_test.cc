@@ -99,7 +99,7 @@ TEST(KernelSymbolTest, NamesDtypeKindFusedOpsTileShapeIsaThenHashOnAvx512) {
     std::string prefix;
   } cases[] = {
       {MatMulAdd(device), "f32_matmul_add_6x64_avx512_"},
-      {Elementwise(device), "f32_exp_mul_add_u4x16_avx512_"},
+      {Elementwise(device), "f32_elementwise_add_mul_exp_u4x16_avx512_"},
       {Reduce(device), "f32_reduce_exp_u2x16_avx512_"},
       {RowOp(device), "f32_softmax_mul_u4x16_avx512_"},
   };
@@ -127,7 +127,7 @@ TEST(KernelSymbolTest, HostKernelsAreCompiledUnderTheirSymbols) {
     std::string prefix;
   } cases[] = {
       {matmul, absl::StrCat("f32_matmul_add_", mc.mr, "x", mc.nr_vectors * lanes, "_", isa, "_")},
-      {Elementwise(device), absl::StrCat("f32_exp_mul_add_u4x", lanes, "_", isa, "_")},
+      {Elementwise(device), absl::StrCat("f32_elementwise_add_mul_exp_u4x", lanes, "_", isa, "_")},
       {Reduce(device), absl::StrCat("f32_reduce_exp_u2x", lanes, "_", isa, "_")},
       {RowOp(device), absl::StrCat("f32_softmax_mul_u4x", lanes, "_", isa, "_")},
   };
@@ -148,8 +148,8 @@ TEST(KernelSymbolTest, CheckedKernelsEndInCheckedAfterTheHash) {
   ASSERT_NE(checked, nullptr);
   ASSERT_NE(unchecked, nullptr);
   const ir::Kernel kernel = Elementwise(device);
-  const std::string prefix = absl::StrCat("f32_exp_mul_add_u4x", device.f32_lanes(), "_",
-                                          device::IsaName(device.isa), "_");
+  const std::string prefix = absl::StrCat("f32_elementwise_add_mul_exp_u4x", device.f32_lanes(),
+                                          "_", device::IsaName(device.isa), "_");
   const std::string symbol = checked->SymbolOf(kernel);
   ExpectSymbol(symbol, prefix, /*checked=*/true);
   ExpectSymbol(unchecked->SymbolOf(kernel), prefix);

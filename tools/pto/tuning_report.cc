@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -119,8 +118,8 @@ std::string ShortenMiddle(std::string_view text, int64_t room) {
   if (width <= room) return std::string(text);
   const int64_t tail = (room - 1) / 2;
   const int64_t head = room - 1 - tail;
-  return absl::StrCat(text.substr(0, CodePointOffset(text, head)), "…",
-                      text.substr(CodePointOffset(text, width - tail)));
+  return std::string(text.substr(0, CodePointOffset(text, head))) + "…" +
+         std::string(text.substr(CodePointOffset(text, width - tail)));
 }
 
 }  // namespace
@@ -134,16 +133,14 @@ int64_t DisplayWidth(std::string_view text) {
 std::string KernelLabel(const KernelTuning& k) {
   if (k.symbol.empty()) return k.kernel;
   // jit/kernel_symbol.h: ..._<isa>_<16 hex digits>[_checked].
-  constexpr std::string_view kChecked = "_checked";
+  const std::string checked = "_checked";
   constexpr size_t kHashDigits = 16;
-  std::string_view rest = k.symbol;
-  const bool checked = absl::EndsWith(rest, kChecked);
-  if (checked) rest.remove_suffix(kChecked.size());
+  const bool is_checked = k.symbol.ends_with(checked);
+  const std::string rest = k.symbol.substr(0, k.symbol.size() - (is_checked ? checked.size() : 0));
   if (rest.size() <= kHashDigits || rest[rest.size() - kHashDigits - 1] != '_') return k.symbol;
-  const std::string_view hash = rest.substr(rest.size() - kHashDigits);
-  if (!std::all_of(hash.begin(), hash.end(), absl::ascii_isxdigit)) return k.symbol;
-  return absl::StrCat(rest.substr(0, rest.size() - kHashDigits), hash.substr(0, kLabelHashDigits),
-                      checked ? kChecked : "");
+  const size_t hash = rest.size() - kHashDigits;
+  if (!std::all_of(rest.begin() + hash, rest.end(), absl::ascii_isxdigit)) return k.symbol;
+  return rest.substr(0, hash + kLabelHashDigits) + (is_checked ? checked : "");
 }
 
 KernelTuningResult ResultOf(const KernelTuning& k) {
