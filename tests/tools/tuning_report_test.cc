@@ -259,9 +259,8 @@ TEST(FormatProgressLineTest, LongNamesAreShortenedToFitTheLine) {
   p.name = "f32_elementwise_" + std::string(60, 'x') + "_u4x8_avx2_3f0c1a2b";
   const std::string label_line = FormatProgressLine(p);
   EXPECT_EQ(DisplayWidth(label_line), kProgressColumns) << label_line;
-  EXPECT_THAT(label_line, StartsWith("kernel 12/120 f32_elementwise_xx"));
-  EXPECT_THAT(label_line, HasSubstr("x…x"));
-  EXPECT_THAT(label_line, HasSubstr("x_u4x8_avx2_3f0c1a2b · trial 1000/1000"));
+  EXPECT_THAT(label_line, StartsWith("kernel 12/120 f32_elem"));
+  EXPECT_THAT(label_line, HasSubstr("…x_u4x8_avx2_3f0c1a2b · trial 1000/1000"));
 }
 
 TEST(KernelLabelTest, SymbolWithItsHashShortened) {

@@ -111,12 +111,12 @@ size_t CodePointOffset(std::string_view text, int64_t n) {
   return text.size();
 }
 
-// `text` in at most `room` display columns: when longer, its start and end (half the room at
-// most) around "…", so that a kernel label keeps its hash.
+// `text` in at most `room` display columns: when longer, its start and end around "…", the end
+// taking two thirds, so that a kernel label keeps its tile shape, ISA and hash.
 std::string ShortenMiddle(std::string_view text, int64_t room) {
   const int64_t width = DisplayWidth(text);
   if (width <= room) return std::string(text);
-  const int64_t tail = (room - 1) / 2;
+  const int64_t tail = 2 * (room - 1) / 3;
   const int64_t head = room - 1 - tail;
   return std::string(text.substr(0, CodePointOffset(text, head))) + "…" +
          std::string(text.substr(CodePointOffset(text, width - tail)));

@@ -68,7 +68,7 @@ struct TuningProgress {
 
 // "kernel 3/12 f32_matmul_add_6x16_avx2_3f0c1a2b · trial 17/64 · best 1.42× · 1m05s · ~3m20s
 // left", at most kProgressColumns display columns (the name is shortened in the middle, "…",
-// to fit: its end, where a kernel label has its hash, stays). Time left is
+// to fit, its end kept longer: where a kernel label has its hash). Time left is
 // extrapolated from the elapsed time and the share of the work done (kernels done plus the
 // current kernel's trial share), capped by what is left of the budget; "?" before any work.
 inline constexpr int kProgressColumns = 100;
