@@ -14,6 +14,7 @@
 #include "jit/codegen/bounds_fault.h"
 #include "jit/codegen/codegen_target.h"
 #include "jit/codegen/emit_kernel.h"
+#include "jit/kernel_symbol.h"
 #include "jit/orc/object_code.h"
 #include "jit/orc/orc_engine.h"
 
@@ -141,10 +142,13 @@ ir::Kernel KernelCompiler::Named(const ir::Kernel& kernel, const std::string& de
   static constexpr std::array<uint8_t, 16> kKey = {'p', 't', 'o', '-', 'k', 'e', 'r', 'n',
                                                    'e', 'l', '-', 'n', 'a', 'm', 'e', '1'};
   const std::array<uint64_t, 2> h = cache::SipHash128(kKey, description);
-  named.name = absl::StrCat(kernel.name.empty() ? "f32_kernel" : kernel.name, "_",
-                            device::IsaName(device_.isa), "_", absl::Hex(h[0], absl::kZeroPad16),
-                            impl_->codegen.bounds_checks ? "_checked" : "");
+  named.name = KernelSymbol(kernel, device_.isa, impl_->target.f32_lanes(), h[0],
+                            impl_->codegen.bounds_checks);
   return named;
+}
+
+std::string KernelCompiler::SymbolOf(const ir::Kernel& kernel) const {
+  return Named(kernel, Description(kernel, impl_->target, impl_->codegen)).name;
 }
 
 cache::KernelKeyParts KernelCompiler::KeyParts(const std::string& description) const {

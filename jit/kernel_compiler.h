@@ -54,8 +54,8 @@ struct KernelCompilerOptions {
   std::string compiler_fingerprint;
   // Checked kernels (RuntimeOptions::checked_kernels, CodegenOptions::bounds_checks): every
   // load and store is tested against its buffer's extent (ir::Kernel::buffer_extents). Their
-  // names end in "_checked", and their description (so their memo and cache keys) and the
-  // compiler fingerprint say so: a checked and an unchecked kernel never share a key.
+  // symbols end in "_checked" (after the hash), and their description (so their memo and cache
+  // keys) and the compiler fingerprint say so: a checked and an unchecked kernel never share a key.
   bool checked_kernels = false;
   // Where warnings go (stored code refused, ...); may be empty.
   LogSink log;
@@ -70,7 +70,7 @@ class KernelCompiler {
       const device::DeviceInfo& device, const KernelCompilerOptions& options);
   ~KernelCompiler();
 
-  // The kernel's symbol name is derived from its description; `kernel.name` is its prefix.
+  // The kernel's symbol is SymbolOf(kernel); `kernel.name` is its prefix.
   // With `persist` false the object code is not written to the store (tuning candidates: most
   // lose; the winner is written with Persist).
   absl::StatusOr<std::shared_ptr<const CompiledKernel>> Compile(const ir::Kernel& kernel,
@@ -80,6 +80,10 @@ class KernelCompiler {
   // when it was loaded from it).
   void Persist(const ir::Kernel& kernel, const CompiledKernel& compiled,
                const KernelOrigin& origin);
+  // The symbol Compile gives `kernel` (jit/kernel_symbol.h: its name, tile shape and ISA, and
+  // a hash of its description: the whole tile IR but the plan's grain, the target, and whether
+  // it is checked), without compiling it.
+  std::string SymbolOf(const ir::Kernel& kernel) const;
   // Kernels in the in-process memo (live or not yet swept): bounded by about twice the live
   // kernels, however many tuning candidates came and went.
   size_t memo_size() const;
@@ -106,7 +110,7 @@ class KernelCompiler {
  private:
   struct Impl;
   explicit KernelCompiler(const device::DeviceInfo& device, std::unique_ptr<Impl> impl);
-  // The kernel with its symbol name: its prefix plus a hash of `description`.
+  // The kernel with its symbol as name (KernelSymbol, with a hash of `description`).
   ir::Kernel Named(const ir::Kernel& kernel, const std::string& description) const;
   cache::KernelKeyParts KeyParts(const std::string& description) const;
   // A kernel from the store's object code, or nullptr on a miss (or an unusable record).

@@ -37,8 +37,12 @@ enum class TuningStrategy : uint8_t { kExhaustive = 0, kRandom = 1, kEvolutionar
 struct KernelTuning {
   std::string function;     // the Function's name
   std::string shape_class;  // the shape class's canonical text
-  std::string kernel;       // the kernel's name (its kind and fused ops)
-  int kernel_index = 0;     // among the kernels queued for tuning in this Runtime, from 0
+  std::string kernel;       // the kernel's name (its dtype, kind and fused ops)
+  // The kernel's symbol with its default config ("f32_matmul_add_6x16_avx2_<hash>"): unlike
+  // `kernel`, it tells apart the kernels of one shape class (two share it only when their
+  // code is the same).
+  std::string symbol;
+  int kernel_index = 0;  // among the kernels queued for tuning in this Runtime, from 0
   int kernels_queued = 0;
   int64_t trials = 0;  // candidates tried (failures included)
   int64_t failed = 0;  // candidates that did not compile or gave a wrong answer

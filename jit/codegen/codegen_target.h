@@ -33,7 +33,8 @@ namespace pto::jit {
 // 18: K blocks of 64 to 256 floats prefetch the next row block's A rows.
 // 19: TileConfig::prefetch_inputs (elementwise inputs prefetched into the L2 ahead of loads);
 //     softmax keeping exp prefetches the next row in its exp pass (was: the final pass).
-inline constexpr int kCodegenRevision = 19;
+// 20: kernel symbols name the tile shape.
+inline constexpr int kCodegenRevision = 20;
 
 // How code is generated beyond the target: part of a kernel's identity (its name, memo and
 // cache key) wherever it is not the default.

@@ -39,6 +39,9 @@ KernelTuningJob::KernelTuningJob(std::shared_ptr<TuningProgram> program, int cal
   state_.function = program_->function();
   state_.shape_class = program_->shape_class();
   state_.kernel = kernel.name;
+  ir::Kernel untuned = kernel;
+  if (options_.space_default.has_value()) untuned.config = *options_.space_default;
+  state_.symbol = compiler_->SymbolOf(untuned);
   state_.max_trials = options_.max_trials;
   state_.trials = options_.resumed_trials;
 }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -155,6 +156,10 @@ TEST_F(PtoTune, TunesAGraphFileThenFindsItTuned) {
   for (const std::string& line : Lines(first.output)) {
     if (line.rfind("mlp ", 0) == 0) {
       EXPECT_THAT(line, HasSubstr("×")) << first.output;
+      // The kernel by its label: its symbol with the hash cut to 8 digits.
+      EXPECT_TRUE(std::regex_search(
+          line, std::regex("^mlp +f32_[a-z0-9_]+_(sse2|avx2|avx512)_[0-9a-f]{8} ")))
+          << line;
     }
   }
   EXPECT_THAT(first.output, HasSubstr("SPEED-UP"));

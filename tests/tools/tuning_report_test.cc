@@ -250,10 +250,57 @@ TEST(FormatProgressLineTest, LongNamesAreShortenedToFitTheLine) {
   const std::string line = FormatProgressLine(p);
   EXPECT_EQ(DisplayWidth(line), kProgressColumns) << line;
   EXPECT_THAT(line, StartsWith("kernel 12/120 nnnn"));
-  EXPECT_THAT(line, HasSubstr("n… · trial 1000/1000 · best 12.50× · 2h00m · ~30m00s left"));
+  EXPECT_THAT(line, HasSubstr("n…n"));
+  EXPECT_THAT(line, HasSubstr("n · trial 1000/1000 · best 12.50× · 2h00m · ~30m00s left"));
   p.name = std::string(20, 'n');
   EXPECT_LT(DisplayWidth(FormatProgressLine(p)), kProgressColumns);
   EXPECT_THAT(FormatProgressLine(p), HasSubstr(std::string(20, 'n') + " · "));
+  // A long kernel label keeps its start and its hash.
+  p.name = "f32_elementwise_" + std::string(60, 'x') + "_u4x8_avx2_3f0c1a2b";
+  const std::string label_line = FormatProgressLine(p);
+  EXPECT_EQ(DisplayWidth(label_line), kProgressColumns) << label_line;
+  EXPECT_THAT(label_line, StartsWith("kernel 12/120 f32_elem"));
+  EXPECT_THAT(label_line, HasSubstr("…x_u4x8_avx2_3f0c1a2b · trial 1000/1000"));
+}
+
+TEST(KernelLabelTest, SymbolWithItsHashShortened) {
+  KernelTuning k{.kernel = "f32_matmul_add", .symbol = "f32_matmul_add_6x16_avx2_3f0c1a2b4d5e6f70"};
+  EXPECT_EQ(KernelLabel(k), "f32_matmul_add_6x16_avx2_3f0c1a2b");
+  EXPECT_TRUE(k.symbol.starts_with(KernelLabel(k)));
+  k.symbol = "f32_matmul_add_6x16_avx2_3f0c1a2b4d5e6f70_checked";
+  EXPECT_EQ(KernelLabel(k), "f32_matmul_add_6x16_avx2_3f0c1a2b_checked");
+  // Two kernels of one kind and fused ops in one shape class: their labels differ.
+  KernelTuning other = k;
+  other.symbol = "f32_matmul_add_6x16_avx2_9a8b7c6d5e4f3021";
+  EXPECT_NE(KernelLabel(other), KernelLabel(k));
+}
+
+TEST(KernelLabelTest, NameWithoutSymbolAndWholeSymbolWithoutHash) {
+  KernelTuning k{.kernel = "f32_softmax"};
+  EXPECT_EQ(KernelLabel(k), "f32_softmax");
+  k.symbol = "f32_softmax_u4x8_avx2_3f0c1a2b";  // 8 digits: not a kernel symbol's hash
+  EXPECT_EQ(KernelLabel(k), "f32_softmax_u4x8_avx2_3f0c1a2b");
+  k.symbol = "f32_softmax_u4x8_avx2_3f0c1a2b4d5e6f7g";  // 'g' is no hex digit
+  EXPECT_EQ(KernelLabel(k), k.symbol);
+  k.symbol = "3f0c1a2b4d5e6f70";
+  EXPECT_EQ(KernelLabel(k), k.symbol);
+}
+
+TEST(ResultOfTest, NamesTheKernelByItsLabel) {
+  KernelTuning k{.function = "block",
+                 .shape_class = "in0.0=[8..15]",
+                 .kernel = "f32_matmul_add",
+                 .symbol = "f32_matmul_add_6x16_avx2_3f0c1a2b4d5e6f70",
+                 .trials = 3,
+                 .default_seconds = 2e-6,
+                 .best_seconds = 1e-6,
+                 .curve = {2e-6, 1e-6}};
+  const KernelTuningResult r = ResultOf(k);
+  EXPECT_EQ(r.kernel, "f32_matmul_add_6x16_avx2_3f0c1a2b");
+  EXPECT_EQ(r.function, "block");
+  // A resumed kernel: its 2 points are its last 2 trials.
+  EXPECT_THAT(r.curve, ElementsAre(std::pair<int64_t, double>{2, 2e-6},
+                                   std::pair<int64_t, double>{3, 1e-6}));
 }
 
 }  // namespace

@@ -369,7 +369,7 @@ class ProgressPrinter {
     // Kernels of this set that were not queued are tuned already.
     p.kernels =
         std::max(p.kernel, kernels_ - std::max<int64_t>(0, set_kernels_ - k.kernels_queued));
-    p.name = k.kernel;
+    p.name = KernelLabel(k);
     p.trial = k.trials;
     p.trials = k.max_trials;
     p.best_speedup =
@@ -574,7 +574,8 @@ int Report(const TuneRequest& request, const TuneOutcome& outcome, bool interrup
   if (!results.empty()) std::fputs(FormatTuningTable(results).c_str(), stdout);
   for (const KernelTuning& k : outcome.tuned) {
     if (k.ended.rfind("failed", 0) == 0) {
-      std::printf("tuning %s of %s at %s: %s\n", k.kernel.c_str(), k.function.c_str(),
+      const std::string& kernel = k.symbol.empty() ? k.kernel : k.symbol;
+      std::printf("tuning %s of %s at %s: %s\n", kernel.c_str(), k.function.c_str(),
                   k.shape_class.c_str(), k.ended.c_str());
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -102,6 +103,25 @@ std::vector<std::pair<int64_t, double>> SpeedupCurve(const KernelTuningResult& r
   return points;
 }
 
+// Byte offset of the code point `n` code points into UTF-8 `text` (its size past the end).
+size_t CodePointOffset(std::string_view text, int64_t n) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80 && n-- == 0) return i;
+  }
+  return text.size();
+}
+
+// `text` in at most `room` display columns: when longer, its start and end around "…", the end
+// taking two thirds, so that a kernel label keeps its tile shape, ISA and hash.
+std::string ShortenMiddle(std::string_view text, int64_t room) {
+  const int64_t width = DisplayWidth(text);
+  if (width <= room) return std::string(text);
+  const int64_t tail = 2 * (room - 1) / 3;
+  const int64_t head = room - 1 - tail;
+  return std::string(text.substr(0, CodePointOffset(text, head))) + "…" +
+         std::string(text.substr(CodePointOffset(text, width - tail)));
+}
+
 }  // namespace
 
 int64_t DisplayWidth(std::string_view text) {
@@ -110,11 +130,24 @@ int64_t DisplayWidth(std::string_view text) {
   return n;
 }
 
+std::string KernelLabel(const KernelTuning& k) {
+  if (k.symbol.empty()) return k.kernel;
+  // jit/kernel_symbol.h: ..._<isa>_<16 hex digits>[_checked].
+  const std::string checked = "_checked";
+  constexpr size_t kHashDigits = 16;
+  const bool is_checked = k.symbol.ends_with(checked);
+  const std::string rest = k.symbol.substr(0, k.symbol.size() - (is_checked ? checked.size() : 0));
+  if (rest.size() <= kHashDigits || rest[rest.size() - kHashDigits - 1] != '_') return k.symbol;
+  const size_t hash = rest.size() - kHashDigits;
+  if (!std::all_of(rest.begin() + hash, rest.end(), absl::ascii_isxdigit)) return k.symbol;
+  return rest.substr(0, hash + kLabelHashDigits) + (is_checked ? checked : "");
+}
+
 KernelTuningResult ResultOf(const KernelTuning& k) {
   KernelTuningResult r;
   r.function = k.function;
   r.shape_class = k.shape_class;
-  r.kernel = k.kernel;
+  r.kernel = KernelLabel(k);
   r.default_seconds = k.default_seconds;
   r.tuned_seconds = k.best_seconds;
   r.trials = k.trials;
@@ -313,15 +346,7 @@ std::string FormatProgressLine(const TuningProgress& p) {
   // The name gets what the rest leaves of the line.
   const int64_t room =
       std::max<int64_t>(1, kProgressColumns - DisplayWidth(head) - DisplayWidth(rest));
-  std::string name = p.name;
-  if (DisplayWidth(name) > room) {
-    size_t end = 0;
-    for (int64_t kept = 0; end < name.size(); ++end) {
-      if ((static_cast<unsigned char>(name[end]) & 0xC0) != 0x80 && kept++ == room - 1) break;
-    }
-    name = name.substr(0, end) + "…";
-  }
-  return head + name + rest;
+  return head + ShortenMiddle(p.name, room) + rest;
 }
 
 }  // namespace pto::tools

@@ -16,13 +16,22 @@ namespace pto::tools {
 
 // The outcome of tuning one kernel (a fusion group at a shape class).
 struct KernelTuningResult {
-  std::string function, shape_class, kernel;
+  std::string function, shape_class;
+  std::string kernel;                             // KernelLabel
   double default_seconds = 0, tuned_seconds = 0;  // <= 0: not measured
   int64_t trials = 0, failed = 0;                 // failed: did not compile or were wrong
   std::string config;                             // the tuned config's text
   // (trial number, best seconds so far after it), trial numbers from 1, ascending.
   std::vector<std::pair<int64_t, double>> curve;
 };
+
+// How the report names a kernel: its symbol (KernelTuning::symbol, which tells apart kernels of
+// one kind and fused ops) with the hash cut to kLabelHashDigits hex digits, like a short git
+// hash: "f32_matmul_add_6x16_avx2_3f0c1a2b", a prefix of the symbol `pto dump --stage=asm`
+// prints ("_checked" stays at the end of a checked kernel's). The symbol whole when its hash
+// is not where kernel symbols have it; the kernel's name when the symbol is not known.
+inline constexpr int kLabelHashDigits = 8;
+std::string KernelLabel(const KernelTuning& tuning);
 
 // The report row of a kernel the Runtime tuned (Runtime::tuning_results); a resumed kernel's
 // curve starts after the trials it made before.
@@ -50,15 +59,16 @@ std::string TuningCurvesSvg(const std::vector<KernelTuningResult>& results, std:
 // The state shown on `pto tune`'s progress line.
 struct TuningProgress {
   int64_t kernel = 1, kernels = 1;  // the kernel being tuned, 1-based, of how many
-  std::string name;                 // its name
+  std::string name;                 // its KernelLabel
   int64_t trial = 0, trials = 0;    // trials done for it, of its trial budget
   double best_speedup = 0;          // default / best so far; <= 0: none measured yet
   double elapsed_seconds = 0;       // since tuning began
   double budget_seconds = 0;        // the overall time budget; <= 0: none
 };
 
-// "kernel 3/12 f32_matmul_… · trial 17/64 · best 1.42× · 1m05s · ~3m20s left", at most
-// kProgressColumns display columns (the name is shortened with "…" to fit). Time left is
+// "kernel 3/12 f32_matmul_add_6x16_avx2_3f0c1a2b · trial 17/64 · best 1.42× · 1m05s · ~3m20s
+// left", at most kProgressColumns display columns (the name is shortened in the middle, "…",
+// to fit, its end kept longer: where a kernel label has its hash). Time left is
 // extrapolated from the elapsed time and the share of the work done (kernels done plus the
 // current kernel's trial share), capped by what is left of the budget; "?" before any work.
 inline constexpr int kProgressColumns = 100;

@@ -4,6 +4,7 @@
 // tuning_swap_test.cc.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -89,6 +90,33 @@ TEST(Tuning, BlockingTunesEveryKernelBeforeTheFirstCallReturns) {
   // A second call runs the (possibly swapped) plan: still right, no more tuning.
   ExpectMatchesReference(**fn);
   EXPECT_EQ(rt->tuning_results().size(), 2u);
+}
+
+TEST(Tuning, KernelsOfOneNameAreToldApartByTheirSymbols) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime(Tuned(TuningMode::kBlocking, 1));
+  // Two matmuls with a bias epilogue over other shapes: one name, two kernels.
+  const TraceFn two_layers = [](std::span<const Value> v) {
+    return std::vector<Value>{matmul(matmul(v[0], v[1]) + v[2], v[3]) + v[4]};
+  };
+  auto fn = rt->JitTraced("two_layers", 5, two_layers, {});
+  ASSERT_TRUE(fn.ok());
+  const std::vector<HostTensor> in = {HostTensor::Random({24, 40}, 1),
+                                      HostTensor::Random({40, 72}, 2), HostTensor::Random({72}, 3),
+                                      HostTensor::Random({72, 16}, 4), HostTensor::Random({16}, 5)};
+  ASSERT_TRUE(testing::RunPto(**fn, in).ok());
+  const std::vector<KernelTuning> results = rt->tuning_results();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].kernel, "f32_matmul_add");
+  EXPECT_EQ(results[1].kernel, "f32_matmul_add");
+  EXPECT_NE(results[0].symbol, results[1].symbol);
+  // Each is the symbol its kernel was first compiled under, with its default config.
+  const std::vector<KernelEvent> events = rt->kernel_events();
+  for (const KernelTuning& r : results) {
+    EXPECT_EQ(r.symbol.rfind("f32_matmul_add_", 0), 0u) << r.symbol;
+    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const KernelEvent& e) {
+      return e.kernel == r.symbol;
+    })) << r.symbol;
+  }
 }
 
 TEST(Tuning, TunedConfigsPersistAndTheNextRuntimeLoadsTheirKernels) {
