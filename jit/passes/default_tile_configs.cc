@@ -96,23 +96,20 @@ int MostVectors(int mr, int registers) {
   return nr_vectors;
 }
 
-void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceInfo& device,
-                     ir::TileConfig& c) {
-  const int lanes = device.f32_lanes();
-  // The micro-tile: mr rows x nr vectors of accumulators within the register budget. Few rows
-  // (a static M of at most kFewRows: decode steps, small batches) over enough columns take
-  // 2 rows x 4 vectors: a 6-row tile would leave most rows to the single-row tail. With 32
-  // registers (AVX-512) the few-rows tile has 8 rows when M is a multiple of 8 (8 x 3 or 8 x 2:
-  // EightRowVectors), else 4 x 4; other matmuls over 4 vectors of columns take 6 x 4 (10 loads
-  // per 24 FMAs instead of 10 per 16), K blocks of 512 when a task has long runs of rows (the
-  // panel serves every row block), column grains of 2 blocks, and the K loop unrolled 4 times.
-  // 16-register targets (AVX2) keep 2 x 4 / 6 x 2, kc 256, unroll 1.
-  const int regs = std::max(8, device.vector_registers);
+// Matmuls of a static M of at most kFewRows rows: decode steps, small batches.
+bool FewRows(const ir::SymExpr& m) { return m.IsConstant() && m.constant() <= kFewRows; }
+
+// The micro-tile: mr rows x nr vectors of accumulators within `regs` registers. Few rows over
+// enough columns take 2 rows x 4 vectors: a 6-row tile would leave most rows to the single-row
+// tail. With 32 registers (AVX-512) the few-rows tile has 8 rows when M is a multiple of 8
+// (8 x 3 or 8 x 2: EightRowVectors), else 4 x 4; other matmuls over 4 vectors of columns take
+// 6 x 4 (10 loads per 24 FMAs instead of 10 per 16). 16-register targets (AVX2) keep 2 x 4 /
+// 6 x 2.
+void SetMicroTile(const ir::SymExpr& m, const ir::SymExpr& n, bool constant_b, int lanes, int regs,
+                  ir::TileConfig& c) {
   const bool wide_regs = regs >= 32;
-  const ir::SymExpr& m = k.domain[k.domain.size() - 2];
-  const ir::SymExpr& n = k.domain.back();
   const bool wide = !n.IsConstant() || n.constant() >= int64_t{8} * lanes;
-  const bool few_rows = m.IsConstant() && m.constant() <= kFewRows;
+  const bool few_rows = FewRows(m);
   if (few_rows && wide && wide_regs && m.constant() % 8 == 0) {
     c.nr_vectors = constant_b ? EightRowVectors(m.constant(), n, lanes) : 3;
     c.mr = 8;
@@ -126,6 +123,44 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
     c.nr_vectors = 2;
     c.mr = std::min(8, MostRows(c.nr_vectors, regs));
   }
+}
+
+// Few columns, or batched (rows = batch x M): the rows are the split, in a multiple of the
+// cores of tasks, at least one per core and up to two while each keeps 8 * mr rows, more when
+// tasks would exceed kRowTaskRows. Shorter tasks pay a launch and a panel packing per few
+// blocks; a task count that is not a multiple of the cores leaves a core idle. A symbolic row
+// count takes 16 * mr.
+void SetRowSplit(const ir::Kernel& k, const ir::SymExpr& grid_rows, bool constant_b,
+                 const device::DeviceInfo& device, ir::TileConfig& c) {
+  const int64_t mr = c.mr;
+  const int64_t cores = std::max(1, device.cores);
+  if (!grid_rows.IsConstant()) {
+    c.tile_rows = 16 * mr;
+    return;
+  }
+  const int64_t r = std::max<int64_t>(1, grid_rows.constant());
+  int64_t tasks = std::max(cores, std::min(2 * cores, r / (8 * mr)));
+  if (OneTaskPerCore(k, c, constant_b)) {
+    c.tile_cols = k.domain.back().constant();
+    tasks = cores;
+  }
+  tasks = std::max(tasks, CeilDiv(r, kRowTaskRows));
+  tasks = CeilDiv(tasks, cores) * cores;
+  c.tile_rows = CeilDiv(CeilDiv(r, tasks), mr) * mr;
+}
+
+// With 32 registers: K blocks of 512 when a task has long runs of rows (the panel serves every
+// row block), column grains of 2 blocks, and the K loop unrolled 4 times; 16-register targets
+// keep kc 256, 4 blocks and unroll 1.
+void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceInfo& device,
+                     ir::TileConfig& c) {
+  const int lanes = device.f32_lanes();
+  const int regs = std::max(8, device.vector_registers);
+  const bool wide_regs = regs >= 32;
+  const ir::SymExpr& m = k.domain[k.domain.size() - 2];
+  const ir::SymExpr& n = k.domain.back();
+  const bool few_rows = FewRows(m);
+  SetMicroTile(m, n, constant_b, lanes, regs, c);
   c.unroll = wide_regs ? 4 : 1;
   c.panel_bytes = device.l2_bytes / 2;  // B's panel and A's rows share the L2
   // Acts only when B is prepacked (a constant weight), whose static K x N is known then.
@@ -167,26 +202,7 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
   } else if (long_rows) {
     c.tile_rows = kRowTaskRows;
   } else if (!few_rows) {
-    // Few columns, or batched (rows = batch x M): the rows are the split, in a multiple of the
-    // cores of tasks, at least one per core and up to two while each keeps 8 * mr rows, more
-    // when tasks would exceed kRowTaskRows. Shorter tasks pay a launch and a panel packing per
-    // few blocks; a task count that is not a multiple of the cores leaves a core idle. A
-    // symbolic row count takes 16 * mr.
-    const int64_t mr = c.mr;
-    const int64_t cores = std::max(1, device.cores);
-    if (grid_rows.IsConstant()) {
-      const int64_t r = std::max<int64_t>(1, grid_rows.constant());
-      int64_t tasks = std::max(cores, std::min(2 * cores, r / (8 * mr)));
-      if (OneTaskPerCore(k, c, constant_b)) {
-        c.tile_cols = n.constant();
-        tasks = cores;
-      }
-      tasks = std::max(tasks, CeilDiv(r, kRowTaskRows));
-      tasks = CeilDiv(tasks, cores) * cores;
-      c.tile_rows = CeilDiv(CeilDiv(r, tasks), mr) * mr;
-    } else {
-      c.tile_rows = 16 * mr;
-    }
+    SetRowSplit(k, grid_rows, constant_b, device, c);
   } else {
     c.tile_rows = int64_t{c.mr} * 4;
   }
