@@ -5,12 +5,12 @@
 #include "jit/passes/attach_buffer_extents.h"
 #include "jit/passes/build_tile_graph.h"
 #include "jit/passes/canonicalize.h"
+#include "jit/passes/choose_tile_configs.h"
 #include "jit/passes/cse.h"
 #include "jit/passes/dce.h"
 #include "jit/passes/mark_in_place.h"
 #include "jit/passes/prepack_constant_weights.h"
 #include "jit/passes/read_short_rows_in_place.h"
-#include "jit/passes/schedule_blocks.h"
 #include "jit/passes/specialize_shapes.h"
 #include "jit/passes/split_matmul_columns.h"
 
@@ -54,7 +54,7 @@ absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& 
   p.tiles = *std::move(tiles);
   LogStage(options, "build_tile_graph", p.tiles.ToString());
   // Level 3: block schedule.
-  ScheduleBlocks(p.tiles, *options.device, options.constant_inputs);
+  ChooseTileConfigs(p.tiles, *options.device, options.constant_inputs);
   PrepackConstantWeights(p.tiles, options.constant_inputs, options.device->f32_lanes());
   ReadShortRowsOfBInPlace(p.tiles);
   LogStage(options, "prepack_constant_weights", p.tiles.ToString());

@@ -7,17 +7,14 @@
 
 namespace pto::tuner {
 
-Constraint RegisterCapacity(const device::DeviceInfo& info, const std::string& mr,
-                            const std::string& nr_vectors) {
+Constraint RegisterCapacity(const device::DeviceInfo& info, RegisterRule rule) {
   const int64_t registers = info.vector_registers;
   Constraint c;
   c.name = "register_capacity";
-  c.reason = absl::StrCat(mr, "*", nr_vectors, " accumulators + ", nr_vectors,
-                          " B vectors + 1 broadcast of A must fit in the ", registers,
-                          " vector registers");
-  c.parameters = {mr, nr_vectors};
-  c.satisfied = [registers](std::span<const int64_t> v) {
-    return v[0] * v[1] + v[1] + 1 <= registers;
+  c.reason = absl::StrCat(rule.holds, " must fit in the ", registers, " vector registers");
+  c.parameters = std::move(rule.parameters);
+  c.satisfied = [registers, used = std::move(rule.registers)](std::span<const int64_t> v) {
+    return used && used(v) <= registers;
   };
   return c;
 }

@@ -15,11 +15,20 @@
 
 namespace pto::tuner {
 
-// "register_capacity": an mr x nr_vectors micro-tile holds mr*nr_vectors accumulators, loads
-// nr_vectors vectors of B and broadcasts one element of A, so
-//   mr*nr_vectors + nr_vectors + 1 <= info.vector_registers.
-Constraint RegisterCapacity(const device::DeviceInfo& info, const std::string& mr = "mr",
-                            const std::string& nr_vectors = "nr_vectors");
+// The vector registers a config holds at once, as a function of some of its parameters (e.g. a
+// matmul micro-tile's accumulators, B vectors and A broadcast from mr and nr_vectors). The
+// space's owner supplies the count; the tuner knows only the register file.
+struct RegisterRule {
+  std::vector<std::string> parameters;
+  // What the registers hold, for the reason ("mr*nr_vectors accumulators + ...").
+  std::string holds;
+  // Registers in use given the values of `parameters`, in that order.
+  std::function<int64_t(std::span<const int64_t> values)> registers;
+};
+
+// "register_capacity": rule.registers(values) <= info.vector_registers, so the config does not
+// spill. The reason says what the registers hold and how many there are.
+Constraint RegisterCapacity(const device::DeviceInfo& info, RegisterRule rule);
 
 enum class CacheLevel : uint8_t { kL1d = 0, kL2 = 1, kL3 = 2 };
 const char* CacheLevelName(CacheLevel level);  // "L1d", "L2", "L3"

@@ -42,10 +42,8 @@ namespace {
 // An epilogue program beyond a few single-instruction ops (a transcendental activation, a long
 // chain) is emitted once per width as a function the micro-tiles call (EpilogueFunction);
 // shorter ones (a scale, a bias, a residual) inline at every accumulator: the call passes the
-// tile through the stack and computes each vector's addresses in a loop (1.10x on the
-// attention scores' K = 32 tiles with their scale, 1.01-1.04x on linears with a bias, Emerald
-// Rapids, 1 thread, interleaved), while inline copies of a short program cost little compile
-// time.
+// tile through the stack and computes each vector's addresses in a loop, while inline copies
+// of a short program cost little compile time (measurements: docs/default_configs.md).
 constexpr int kInlineEpilogueOps = 8;
 bool HeavyEpilogue(const std::vector<ir::ExprNode>& program) {
   int ops = 0;
@@ -970,9 +968,7 @@ class MatMulEmitter {
   // stream runs under every row block's FMAs instead of stalling the first. A tile of one row
   // block has nothing to spread over and prefetches prefetch_b bytes ahead (PrefetchPackedB);
   // one of at most kAheadToo row blocks does both, its first row block being a large share
-  // of its work. Interleaved sweeps, 2 threads, constant weights: against prefetching ahead
-  // alone, 32x4096x4096 1.21-1.29x, 24x4096x4096 1.45x, 16x4096x4096 1.38x, 128x4096x4096
-  // 1.10x, 32x768x3072 1.08-1.10x; both against the spread alone at 16 to 32 rows 1.01-1.26x.
+  // of its work (measurements: docs/default_configs.md).
   struct NextKBlockPrefetch {
     llvm::Value* next = nullptr;   // the next K block's panel; null: not this way
     llvm::Value* start = nullptr;  // this row block's share's first element in it
@@ -1033,9 +1029,8 @@ class MatMulEmitter {
   // broadcast form over rows of A contiguous along K, K blocks of kShortARowMin to
   // kShortARowMax floats, tasks of more than one row block. A task's first column block reads
   // each row block's A rows from wherever the caller left them, often memory; rows of at most
-  // 16 lines read side by side are streams too short for the hardware prefetchers. 256^3 with
-  // A rotated through memory, against none (interleaved): 1.16x at 2 threads, 1.21x at 1; A in
-  // cache 1.00-1.04x; 512x256x256 1.04x; 512^3 and other shapes 0.99-1.00x.
+  // 16 lines read side by side are streams too short for the hardware prefetchers
+  // (measurements: docs/default_configs.md).
   bool ShortARows() const {
     if (dot_ || TaskRows() <= mr_ || ConstantValue(access_.Stride(k_.a, rank_)) != 1) {
       return false;

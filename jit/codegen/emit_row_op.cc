@@ -27,13 +27,12 @@ constexpr double kSoftmaxFlushBelow = -64.0;
 // A static row of at most this many vectors is kept in registers (EmitRegisterRows).
 constexpr int kRegisterRowVectors = 16;
 // Register rows run side by side (EmitRegisterRows) while they have at most this many vectors
-// together, and at most kRegisterRowsInFlight rows. Softmax at 1 thread, Emerald Rapids,
-// interleaved against one row at a time: 4 to 48 columns 1.15-1.48x, 64 columns in two rows
-// 1.02x; more vectors than 8 spill (two rows of 128 columns 0.72x, three of 64 0.79x).
+// together, and at most kRegisterRowsInFlight rows: the rows' chains interleave, and more
+// vectors than that spill (measurements: docs/default_configs.md).
 constexpr int kRowsInFlightVectors = 8;
 constexpr int kRegisterRowsInFlight = 4;
 // Softmax rows of up to this many vectors that run one at a time are software-pipelined
-// (EmitPipelinedRegisterRows): 80 to 128 columns 1.04-1.09x, 1 thread, interleaved.
+// (EmitPipelinedRegisterRows): the next row's max runs beside this row's exps.
 constexpr int kPipelinedRowVectors = 8;
 
 // Streaming stores apply to a row op's one store along a unit stride.

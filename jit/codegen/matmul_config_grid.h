@@ -29,9 +29,10 @@ struct MatMulConfigGrid {
 };
 
 // The extremes every sweep covers: the smallest micro-tile and one far beyond the register
-// file (16 x 4 vectors: it spills, and must still be right), unroll 1 and the largest codegen
-// accepts (16), K blocks of 8 and none, every loop order (with mc below mr and not a multiple
-// of it), packing with panels of one block, and the default configs' shapes (AVX2, AVX-512).
+// file (16 x 4 vectors, 69 registers by ir::MatMulMicroTileRegisters: it spills, and must still
+// be right), unroll 1 and the largest codegen accepts (16), K blocks of 8 and none, every loop
+// order (with mc below mr and not a multiple of it), packing with panels of one block, and the
+// default configs' shapes (AVX2, AVX-512).
 std::vector<ir::TileConfig> MatMulBoundaryConfigs();
 
 // Scratch a kernel with `config` needs per thread (the plan provides it; kernel ABI).

@@ -89,6 +89,8 @@ absl::Status ValidateKernel(const ir::Kernel& k) {
   if (c.unroll < 1 || c.unroll > 16) {
     return Invalid(k, absl::StrCat("config.unroll ", c.unroll, " not in [1, 16]"));
   }
+  // Bounds on code size, not on registers: a micro-tile beyond the register file
+  // (ir::MatMulMicroTileRegisters) is valid, and spills.
   if (c.mr < 1 || c.mr > 32 || c.nr_vectors < 1 || c.nr_vectors > 16) {
     return Invalid(k, absl::StrCat("config.mr ", c.mr, " / nr_vectors ", c.nr_vectors,
                                    " not in [1, 32] / [1, 16]"));

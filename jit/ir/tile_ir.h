@@ -130,6 +130,13 @@ inline int MatMulColumnBlock(const TileConfig& config, int lanes) {
   return std::max(1, config.nr_vectors) * (config.vector_width > 0 ? config.vector_width : lanes);
 }
 
+// Vector registers an mr x nr_vectors matmul micro-tile holds at once: mr * nr_vectors
+// accumulators, nr_vectors vectors of B and one broadcast element of A. A micro-tile needing more
+// than the target's DeviceInfo::vector_registers spills (codegen still emits it correctly).
+constexpr int64_t MatMulMicroTileRegisters(int64_t mr, int64_t nr_vectors) {
+  return mr * nr_vectors + nr_vectors + 1;
+}
+
 // A kernel buffer slot's size in elements (in the kernel's symbols) and a name for messages
 // ("input 0", "output 1", "intermediate", "packed input 2").
 struct BufferExtent {

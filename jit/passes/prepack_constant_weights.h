@@ -1,4 +1,4 @@
-// Pass (level 3, after schedule_blocks): a matmul whose B is a constant input (a weight
+// Pass (level 3, after choose_tile_configs): a matmul whose B is a constant input (a weight
 // declared in FunctionOptions::constant_inputs) and that packs B's panels reads B prepacked
 // instead: a kPacked buffer (ir::PackedB) the plan builds once from the constants, so no call
 // repacks the panels. B must be a plain K x N view of the input: static K and N, constant

@@ -7,10 +7,8 @@ namespace pto::jit {
 namespace {
 
 // B read in the broadcast form (N stride 1) with rows of at most kInPlaceRowBytes: a packed
-// panel saves no cache traffic and its copy is pure cost (interleaved sweeps, Emerald Rapids,
-// 2 threads, unpacked over packed: 128^3 1.03x, 256x256x128 1.15x, 2048x128x128 1.07x,
-// 4096x128x128 1.08x, 512x512x128 1.01x, 1024x128x64 1.03x; at 1 KiB rows 0.95-1.08x by
-// shape, at 2 KiB 0.81x).
+// panel saves no cache traffic and its copy is pure cost (measurements:
+// docs/default_configs.md).
 constexpr int64_t kInPlaceRowBytes = 512;
 bool ShortRowsOfB(const ir::Kernel& k) {
   if (k.b < 0) return false;

@@ -16,7 +16,8 @@ namespace {
 constexpr int64_t kUnroll[] = {1, 2, 4, 8};
 constexpr int64_t kRowGrains[] = {1, 2, 4, 8, 16, 32, 64};
 constexpr int64_t kWholeRowsMax = 1024;
-// Column grains: multiples of every vector width x unroll (and of schedule_blocks' default).
+// Column grains: multiples of every vector width x unroll (and of the default policy's grain,
+// jit/passes/default_tile_configs.cc).
 constexpr int64_t kColGrains[] = {1024, 2048, 4096, 8192, 16384, 32768, 65536};
 // A task split off a row does at least this many elements: launching one costs about 0.4 us.
 constexpr int64_t kMinTaskElements = 4096;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "jit/ir/tile_ir.h"
 #include "jit/tuning/space_builders.h"
 #include "tuner/hardware_rules.h"
 
@@ -127,7 +128,12 @@ tuner::Constraint Rule(std::string name, std::string reason, std::vector<std::st
 void AddMachineRules(const KernelFacts& f, const device::DeviceInfo& device,
                      std::vector<tuner::Constraint>& rules) {
   const std::optional<int64_t> k = f.wide ? std::nullopt : f.k;
-  rules.push_back(tuner::RegisterCapacity(device));
+  rules.push_back(tuner::RegisterCapacity(
+      device, {.parameters = {"mr", "nr_vectors"},
+               .holds = "mr*nr_vectors accumulators + nr_vectors B vectors + 1 broadcast of A",
+               .registers = [](std::span<const int64_t> v) {
+                 return ir::MatMulMicroTileRegisters(v[0], v[1]);
+               }}));
   rules.push_back(Rule("pack_b_needs_panels",
                        "packing B copies panels of panel_bytes into the scratch: pack_b needs "
                        "panel_bytes > 0",

@@ -313,12 +313,31 @@ TEST(HardwareRulesTest, VectorWidthsFollowTheIsa) {
 TEST(HardwareRulesTest, RegisterCapacityDependsOnTheRegisterFile) {
   const int64_t six_by_four[] = {6, 4};    // 6*4 + 4 + 1 = 29
   const int64_t four_by_three[] = {4, 3};  // 4*3 + 3 + 1 = 16
-  Constraint avx2 = RegisterCapacity(TestDevice(16));
-  Constraint avx512 = RegisterCapacity(TestDevice(32));
+  Constraint avx2 = RegisterCapacity(TestDevice(16), MatmulLikeRegisters());
+  Constraint avx512 = RegisterCapacity(TestDevice(32), MatmulLikeRegisters());
   EXPECT_FALSE(avx2.satisfied(six_by_four));
   EXPECT_TRUE(avx512.satisfied(six_by_four));
   EXPECT_TRUE(avx2.satisfied(four_by_three));
   EXPECT_THAT(avx2.parameters, ElementsAre("mr", "nr_vectors"));
+  EXPECT_EQ(avx2.reason,
+            "mr*nr_vectors accumulators + nr_vectors B vectors + 1 broadcast of A must fit in the "
+            "16 vector registers");
+}
+
+// The count is the caller's: the rule applies it to the values of its parameters, in order.
+TEST(HardwareRulesTest, RegisterCapacityUsesTheCallersCount) {
+  RegisterRule rule;
+  rule.parameters = {"a", "b"};
+  rule.holds = "a + 2*b values";
+  rule.registers = [](std::span<const int64_t> v) { return v[0] + 2 * v[1]; };
+  Constraint c = RegisterCapacity(TestDevice(16), rule);
+  const int64_t at_limit[] = {10, 3};  // 16
+  const int64_t beyond[] = {3, 7};     // 17
+  EXPECT_TRUE(c.satisfied(at_limit));
+  EXPECT_FALSE(c.satisfied(beyond));
+  EXPECT_THAT(c.parameters, ElementsAre("a", "b"));
+  EXPECT_EQ(c.name, "register_capacity");
+  EXPECT_EQ(c.reason, "a + 2*b values must fit in the 16 vector registers");
 }
 
 TEST(HardwareRulesTest, CacheCapacityUsesTheChosenLevel) {

@@ -16,6 +16,14 @@ device::DeviceInfo TestDevice(int vector_registers) {
   return info;
 }
 
+RegisterRule MatmulLikeRegisters() {
+  RegisterRule rule;
+  rule.parameters = {"mr", "nr_vectors"};
+  rule.holds = "mr*nr_vectors accumulators + nr_vectors B vectors + 1 broadcast of A";
+  rule.registers = [](std::span<const int64_t> v) { return v[0] * v[1] + v[1] + 1; };
+  return rule;
+}
+
 SearchSpaceSpec MatmulLikeSpec(const device::DeviceInfo& info) {
   SearchSpaceSpec spec;
   spec.kind = "matmul";
@@ -25,7 +33,7 @@ SearchSpaceSpec MatmulLikeSpec(const device::DeviceInfo& info) {
                      {"mr", {2, 4, 6, 8}},
                      {"nr_vectors", {1, 2, 3, 4}},
                      {"vector_width", VectorWidthCandidates(info)}};
-  spec.constraints.push_back(RegisterCapacity(info));
+  spec.constraints.push_back(RegisterCapacity(info, MatmulLikeRegisters()));
   CacheRule rule;
   rule.name = "b_panel_fits_l1d";
   rule.level = CacheLevel::kL1d;

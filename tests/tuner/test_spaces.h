@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "device/device_info.h"
+#include "tuner/hardware_rules.h"
 #include "tuner/search_space.h"
 
 namespace pto::tuner {
@@ -15,8 +16,13 @@ inline constexpr int64_t kTestK = 128;
 // An AVX2-width machine with the given register file and a 32 KiB L1d.
 device::DeviceInfo TestDevice(int vector_registers);
 
+// A matmul-like micro-tile's registers over (mr, nr_vectors): mr*nr_vectors accumulators +
+// nr_vectors B vectors + 1 broadcast of A (pto's own count is ir::MatMulMicroTileRegisters; the
+// tuner's tests keep to a synthetic one).
+RegisterRule MatmulLikeRegisters();
+
 // tile_rows {1,2,4,8}, unroll {1,2,4}, mr {2,4,6,8}, nr_vectors {1,2,3,4}, vector_width
-// {4,8}; constraints: register_capacity, then b_panel_fits_l1d
+// {4,8}; constraints: register_capacity (MatmulLikeRegisters), then b_panel_fits_l1d
 // ((mr*K + K*nr_vectors*vector_width) * 4 bytes <= half of L1d). Version 3.
 SearchSpaceSpec MatmulLikeSpec(const device::DeviceInfo& info);
 

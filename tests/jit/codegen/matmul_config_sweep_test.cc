@@ -3,6 +3,9 @@
 // checked against the double-precision reference on random shapes: both B layouts, transposed
 // A, batch-shared B, with and without the epilogue, whole and split tile ranges, with the
 // scratch the plan gives and without it. `pto_bench_kernels --sweep` runs every config.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -76,6 +79,19 @@ TEST(MatMulConfigSweep, SeededSample) {
     CheckConfig(config, layout, rng);
     if (HasFatalFailure() || HasFailure()) return;
   }
+}
+
+// The boundary configs reach past the largest register file (the largest tile spills even on
+// 32 registers) and include micro-tiles that fit 16.
+TEST(MatMulConfigSweep, BoundaryConfigsSpanTheRegisterFile) {
+  int64_t most = 0, least = std::numeric_limits<int64_t>::max();
+  for (const ir::TileConfig& config : MatMulBoundaryConfigs()) {
+    const int64_t registers = ir::MatMulMicroTileRegisters(config.mr, config.nr_vectors);
+    most = std::max(most, registers);
+    least = std::min(least, registers);
+  }
+  EXPECT_GT(most, 32);
+  EXPECT_LE(least, 16);
 }
 
 TEST(MatMulConfigSweep, BoundaryConfigs) {

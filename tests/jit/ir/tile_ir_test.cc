@@ -102,5 +102,26 @@ TEST(SymExpr, PolynomialArithmetic) {
   EXPECT_EQ(bs.Substitute(bind), SymExpr(768) * s);
 }
 
+// An mr x nr_vectors micro-tile holds mr * nr_vectors accumulators, nr_vectors B vectors and one
+// broadcast of A.
+TEST(MatMulMicroTileRegisters, AccumulatorsBVectorsAndOneBroadcast) {
+  EXPECT_EQ(MatMulMicroTileRegisters(1, 1), 3);
+  EXPECT_EQ(MatMulMicroTileRegisters(6, 2), 15);  // AVX2's default: 15 of 16
+  EXPECT_EQ(MatMulMicroTileRegisters(2, 4), 13);
+  EXPECT_EQ(MatMulMicroTileRegisters(4, 4), 21);
+  EXPECT_EQ(MatMulMicroTileRegisters(8, 3), 28);
+  EXPECT_EQ(MatMulMicroTileRegisters(6, 4), 29);  // AVX-512's default: 29 of 32
+  EXPECT_EQ(MatMulMicroTileRegisters(16, 4), 69);
+  static_assert(MatMulMicroTileRegisters(8, 2) == 19, "usable in constant expressions");
+  for (int64_t mr = 1; mr <= 16; ++mr) {
+    for (int64_t nr = 1; nr <= 8; ++nr) {
+      // One more row adds a row of nr accumulators; one more vector of columns adds an
+      // accumulator per row and a B vector.
+      EXPECT_EQ(MatMulMicroTileRegisters(mr + 1, nr) - MatMulMicroTileRegisters(mr, nr), nr);
+      EXPECT_EQ(MatMulMicroTileRegisters(mr, nr + 1) - MatMulMicroTileRegisters(mr, nr), mr + 1);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pto::ir

@@ -1,4 +1,4 @@
-// ScheduleBlocks (jit/passes/schedule_blocks.h) alone: the mechanics of the block schedule it
+// ChooseTileConfigs (jit/passes/choose_tile_configs.h) alone: the mechanics of the block schedule it
 // gives every kernel, whatever numbers the default-config policy picks (those are tested with
 // the policy): the target's vector width; grains that split a kernel's grid into whole vectors
 // and whole micro-tiles, and into a task per core where the grid is large; a matmul micro-tile
@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "device/device_info.h"
 #include "gtest/gtest.h"
-#include "jit/passes/schedule_blocks.h"
+#include "jit/passes/choose_tile_configs.h"
 #include "tests/jit/codegen/kernel_builders.h"
 #include "tests/jit/e2e/test_util.h"
 #include "tests/jit/passes/builders.h"
@@ -46,7 +46,7 @@ ir::KernelCall Scheduled(ir::Kernel kernel, const device::DeviceInfo& device,
   for (int s = 0; s + 1 < kernel.num_buffers; ++s) buffers.push_back(t.Input(s, 1));
   buffers.push_back(t.Output(0, output_elements));
   t.Call(std::move(kernel), buffers);
-  ScheduleBlocks(t.graph(), device, constant_inputs);
+  ChooseTileConfigs(t.graph(), device, constant_inputs);
   return t.graph().calls[0];
 }
 
@@ -224,13 +224,13 @@ TEST(ChooseTileConfigsTest, StreamingStoresOnlyForOutputsNoCacheHolds) {
   TileGraphBuilder t;
   const int x = t.Input(0, huge), y = t.Input(1, huge), tmp = t.Temp(huge);
   t.Call(Elementwise({huge >> 12, 4096}, ir::ExprOp::kAdd), {x, y, tmp});
-  ScheduleBlocks(t.graph(), d, {});
+  ChooseTileConfigs(t.graph(), d, {});
   EXPECT_FALSE(t.graph().calls[0].kernel.config.streaming_stores);
 }
 
 TEST(ChooseTileConfigsTest, EmptyGraphIsANoOp) {
   ir::TileGraph tiles;
-  ScheduleBlocks(tiles, pto::testing::Avx512Device(), {});
+  ChooseTileConfigs(tiles, pto::testing::Avx512Device(), {});
   EXPECT_TRUE(tiles.calls.empty());
   EXPECT_TRUE(tiles.buffers.empty());
 }

@@ -315,9 +315,10 @@ TEST(KernelSpace, RulesPrune) {
   EXPECT_GT(Violations(*dot, "dot_unroll_needs_packing"), 0);
 }
 
-// schedule_blocks' matmul defaults for constant weights on a 32-register AVX-512 device with a
-// 1 MiB L2: few rows (16 to 48) take one column block per task, 8 rows and long M two; a
-// weight larger than the L2 is prefetched 4096 bytes ahead, one within it not at all.
+// The default policy's matmul configs (default_tile_configs.cc) for constant weights on a
+// 32-register AVX-512 device with a 1 MiB L2: few rows (16 to 48) take one column block per
+// task, 8 rows and long M two; a weight larger than the L2 is prefetched 4096 bytes ahead, one
+// within it not at all.
 TEST(KernelSpace, MatMulDefaultsForFewRowsAndLargeWeights) {
   const device::DeviceInfo avx512 = Avx512Device();
   struct Expect {
@@ -488,7 +489,7 @@ TEST(KernelSpace, IgnoredFieldsHaveOnlyZero) {
   kernel.output.push_back({ir::ExprOp::kGeluErf, kernel.stores[0].value});
   kernel.stores.push_back(
       {static_cast<int>(kernel.accesses.size()) - 1, static_cast<int>(kernel.output.size()) - 1});
-  ASSERT_GT(kernel.config.kc, 0) << "schedule_blocks sets kc whether or not it is used";
+  ASSERT_GT(kernel.config.kc, 0) << "the default policy sets kc whether or not it is used";
   absl::StatusOr<tuner::SearchSpace> space = KernelSearchSpace(kernel, host);
   ASSERT_TRUE(space.ok()) << space.status();
   EXPECT_THAT(Candidates(*space, "kc"), ::testing::ElementsAre(0));

@@ -1,0 +1,234 @@
+// The default tile-config policy on hand-made kernels and devices: the matmul micro-tile per
+// register file, K blocks, grains and prefetching, the loop kinds' unroll, grain, prefetch and
+// streaming stores, and that every micro-tile it picks fits the register file.
+#include "jit/passes/default_tile_configs.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace pto::jit {
+namespace {
+
+device::DeviceInfo Device(device::Isa isa, int vector_registers) {
+  device::DeviceInfo d;
+  d.isa = isa;
+  d.vector_bits = isa == device::Isa::kAvx512 ? 512 : isa == device::Isa::kAvx2 ? 256 : 128;
+  d.vector_registers = vector_registers;
+  d.l2_bytes = 2 << 20;
+  d.cores = 2;
+  return d;
+}
+const device::DeviceInfo kAvx512 = Device(device::Isa::kAvx512, 32);
+const device::DeviceInfo kAvx2 = Device(device::Isa::kAvx2, 16);
+
+ir::SymExpr Dim(int64_t extent) {
+  return extent < 0 ? ir::SymExpr::Symbol(0) : ir::SymExpr(extent);
+}
+
+// An unbatched M x K x N matmul (M < 0: symbolic), B stored [K, N]. With `batch` > 0 it has a
+// batch dim whose entries share B (`shared_b`) or read a B of their own.
+ir::Kernel MatMul(int64_t m, int64_t k, int64_t n, int64_t batch = 0, bool shared_b = true) {
+  ir::Kernel kernel;
+  kernel.kind = ir::KernelKind::kMatMul;
+  kernel.k = ir::SymExpr(k);
+  kernel.a = 0;
+  kernel.b = 1;
+  kernel.num_buffers = 3;
+  const ir::SymExpr zero(0), one(1);
+  if (batch > 0) {
+    kernel.domain = {ir::SymExpr(batch), Dim(m), ir::SymExpr(n)};
+    kernel.accesses = {
+        {0, zero, {Dim(m) * ir::SymExpr(k), ir::SymExpr(k), zero, one}},
+        {1, zero, {shared_b ? zero : ir::SymExpr(k * n), zero, one, ir::SymExpr(n)}}};
+  } else {
+    kernel.domain = {Dim(m), ir::SymExpr(n)};
+    kernel.accesses = {{0, zero, {ir::SymExpr(k), zero, one}},
+                       {1, zero, {zero, one, ir::SymExpr(n)}}};
+  }
+  kernel.output = {{ir::ExprOp::kAcc}};
+  return kernel;
+}
+
+ir::TileConfig Default(const ir::Kernel& kernel, const device::DeviceInfo& device,
+                       bool constant_b = false) {
+  KernelContext context;
+  context.constant_b = constant_b;
+  return DefaultTileConfig(kernel, context, device);
+}
+
+TEST(DefaultTileConfigs, MatMulMicroTilePerRegisterFile) {
+  struct Expect {
+    std::string name;
+    const device::DeviceInfo* device;
+    int64_t m, k, n;
+    bool constant_b;
+    int mr, nr_vectors, unroll;
+  };
+  const Expect cases[] = {
+      // 32 registers: few rows (a static M <= 48) take 8 rows when M is a multiple of 8
+      // (8 x 3, or 8 x 2 over a constant B below 24 rows), else 4 x 4; others 6 x 4 over at
+      // least 4 vectors of columns, 8 x 2 over fewer.
+      {"avx512 8 rows", &kAvx512, 8, 768, 768, false, 8, 3, 4},
+      {"avx512 8 rows, constant B", &kAvx512, 8, 768, 768, true, 8, 2, 4},
+      {"avx512 32 rows, constant B", &kAvx512, 32, 768, 768, true, 8, 3, 4},
+      {"avx512 32 rows, constant B, N not in blocks of 48", &kAvx512, 32, 768, 4096, true, 8, 2, 4},
+      {"avx512 36 rows", &kAvx512, 36, 768, 768, false, 4, 4, 4},
+      {"avx512 many rows", &kAvx512, 512, 512, 512, false, 6, 4, 4},
+      {"avx512 symbolic rows", &kAvx512, -1, 768, 768, false, 6, 4, 4},
+      {"avx512 few columns", &kAvx512, 512, 512, 32, false, 8, 2, 4},
+      // 16 registers: 2 x 4 for few rows, 6 x 2 otherwise, the K loop not unrolled.
+      {"avx2 8 rows", &kAvx2, 8, 768, 768, false, 2, 4, 1},
+      {"avx2 many rows", &kAvx2, 512, 512, 512, false, 6, 2, 1},
+  };
+  for (const Expect& e : cases) {
+    SCOPED_TRACE(e.name);
+    const ir::TileConfig c = Default(MatMul(e.m, e.k, e.n), *e.device, e.constant_b);
+    EXPECT_EQ(c.mr, e.mr);
+    EXPECT_EQ(c.nr_vectors, e.nr_vectors);
+    EXPECT_EQ(c.unroll, e.unroll);
+    EXPECT_EQ(c.vector_width, e.device->f32_lanes());
+    EXPECT_TRUE(c.pack_b);
+    EXPECT_EQ(c.panel_bytes, e.device->l2_bytes / 2);
+  }
+}
+
+TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
+  struct Expect {
+    std::string name;
+    const device::DeviceInfo* device;
+    ir::Kernel kernel;
+    bool constant_b;
+    int64_t kc, tile_rows, tile_cols, prefetch_b;
+  };
+  const Expect cases[] = {
+      // Whole rows (M <= 1024) over many columns: 2 blocks of columns per task, K blocks of
+      // 512; a B beyond the L2 (768 x 768 floats > 2 MiB) is prefetched.
+      {"avx512 8 rows", &kAvx512, MatMul(8, 768, 768), false, 512, 8, 96, 4096},
+      // One row block over a constant B: K whole.
+      {"avx512 8 rows, constant B", &kAvx512, MatMul(8, 768, 768), true, 0, 8, 64, 4096},
+      // 16 to 48 rows: one block of columns per task.
+      {"avx512 36 rows", &kAvx512, MatMul(36, 768, 768), false, 512, 36, 64, 4096},
+      {"avx512 512 rows", &kAvx512, MatMul(512, 512, 512), false, 512, 512, 128, 0},
+      // Over a constant B, 512 rows or more: tasks of 16 row blocks.
+      {"avx512 1024 rows, constant B", &kAvx512, MatMul(1024, 256, 512), true, 512, 96, 128, 0},
+      // A longer or symbolic M: tasks of 384 rows; a symbolic M over few columns 16 row blocks.
+      {"avx512 symbolic rows", &kAvx512, MatMul(-1, 768, 768), false, 512, 384, 128, 4096},
+      {"avx512 symbolic rows, few columns", &kAvx512, MatMul(-1, 512, 32), false, 512, 128, 64, 0},
+      // Few columns, B packed per task, K >= 128: one task per core over all of N.
+      {"avx512 few columns", &kAvx512, MatMul(512, 512, 32), false, 512, 256, 32, 0},
+      // Batch entries that share B count as one matmul of batch x M rows (K blocks of 512);
+      // entries with a B of their own keep 256. Either way the rows are the split.
+      {"avx512 batch sharing B", &kAvx512, MatMul(64, 64, 128, 4, true), false, 512, 66, 128, 0},
+      {"avx512 batch, B per entry", &kAvx512, MatMul(64, 64, 128, 4, false), false, 256, 66, 128,
+       0},
+      // 16 registers: K blocks of 256, 4 blocks of columns per task.
+      {"avx2 8 rows", &kAvx2, MatMul(8, 768, 768), false, 256, 8, 128, 4096},
+      {"avx2 512 rows", &kAvx2, MatMul(512, 512, 512), false, 256, 512, 64, 0},
+  };
+  for (const Expect& e : cases) {
+    SCOPED_TRACE(e.name);
+    const ir::TileConfig c = Default(e.kernel, *e.device, e.constant_b);
+    EXPECT_EQ(c.kc, e.kc);
+    EXPECT_EQ(c.tile_rows, e.tile_rows);
+    EXPECT_EQ(c.tile_cols, e.tile_cols);
+    EXPECT_EQ(c.prefetch_b, e.prefetch_b);
+  }
+}
+
+// Every micro-tile the policy picks fits the device's vector registers.
+TEST(DefaultTileConfigs, MatMulMicroTilesFitTheRegisterFile) {
+  const device::DeviceInfo devices[] = {Device(device::Isa::kSse2, 8),
+                                        Device(device::Isa::kSse2, 16), kAvx2, kAvx512};
+  for (const device::DeviceInfo& device : devices) {
+    for (int64_t m : {-1, 1, 4, 8, 16, 24, 36, 48, 64, 512, 2048}) {
+      for (int64_t n : {8, 32, 64, 128, 768, 4096}) {
+        for (bool constant_b : {false, true}) {
+          const ir::TileConfig c = Default(MatMul(m, 256, n), device, constant_b);
+          EXPECT_LE(ir::MatMulMicroTileRegisters(c.mr, c.nr_vectors), device.vector_registers)
+              << absl::StrCat(device::IsaName(device.isa), " with ", device.vector_registers,
+                              " registers, ", m, "x256x", n, constant_b ? ", constant B" : "", ": ",
+                              c.mr, " x ", c.nr_vectors);
+        }
+      }
+    }
+  }
+}
+
+// Fields the policy does not decide keep the kernel's values.
+TEST(DefaultTileConfigs, KeepsFieldsItDoesNotDecide) {
+  ir::Kernel kernel = MatMul(512, 512, 512);
+  kernel.config.loop_order = ir::LoopOrder::kRowBlocksOuter;
+  kernel.config.mc = 48;
+  kernel.config.prefetch_inputs = 1024;
+  const ir::TileConfig c = Default(kernel, kAvx512);
+  EXPECT_EQ(c.loop_order, ir::LoopOrder::kRowBlocksOuter);
+  EXPECT_EQ(c.mc, 48);
+  EXPECT_EQ(c.prefetch_inputs, 1024);
+}
+
+ir::Kernel Loop(ir::KernelKind kind, std::vector<ir::ExprNode> output) {
+  ir::Kernel kernel;
+  kernel.kind = kind;
+  kernel.domain = {ir::SymExpr(64), ir::SymExpr(1024)};
+  kernel.output = std::move(output);
+  return kernel;
+}
+
+TEST(DefaultTileConfigs, LoopKindsUnrollGrainAndPrefetch) {
+  const std::vector<ir::ExprNode> add = {
+      {ir::ExprOp::kLoad, -1, -1, 0}, {ir::ExprOp::kLoad, -1, -1, 1}, {ir::ExprOp::kAdd, 0, 1}};
+  const std::vector<ir::ExprNode> gelu = {{ir::ExprOp::kLoad, -1, -1, 0},
+                                          {ir::ExprOp::kGeluErf, 0}};
+  const ir::TileConfig plain = Default(Loop(ir::KernelKind::kElementwise, add), kAvx2);
+  EXPECT_EQ(plain.vector_width, 8);
+  EXPECT_EQ(plain.unroll, 4);
+  EXPECT_EQ(plain.tile_rows, 1);
+  EXPECT_EQ(plain.tile_cols, 1 << 14);
+  EXPECT_EQ(plain.prefetch_inputs, 0);
+  // A transcendental prefetches its streamed inputs 4096 bytes ahead.
+  EXPECT_EQ(Default(Loop(ir::KernelKind::kElementwise, gelu), kAvx2).prefetch_inputs, 4096);
+
+  const ir::TileConfig reduce =
+      Default(Loop(ir::KernelKind::kReduce, {{ir::ExprOp::kAcc}}), kAvx512);
+  EXPECT_EQ(reduce.vector_width, 16);
+  EXPECT_EQ(reduce.unroll, 2);
+  EXPECT_EQ(reduce.tile_rows, 1);
+  EXPECT_EQ(reduce.tile_cols, 1 << 14);
+
+  const ir::TileConfig row = Default(Loop(ir::KernelKind::kRowOp, {{ir::ExprOp::kAcc}}), kAvx2);
+  EXPECT_EQ(row.unroll, 4);
+  EXPECT_EQ(row.tile_rows, 1);
+  EXPECT_EQ(row.tile_cols, 0);
+  EXPECT_EQ(row.prefetch_inputs, 0);
+}
+
+// Outputs of at least 4 x the private caches (L2 x cores: 16 MiB here) stream past the caches;
+// smaller ones, outputs of symbolic size and kernels writing no Function output do not.
+TEST(DefaultTileConfigs, StreamingStoresForOutputsBeyondTheCaches) {
+  const int64_t limit = 4 * kAvx2.l2_bytes * kAvx2.cores;
+  for (ir::KernelKind kind : {ir::KernelKind::kElementwise, ir::KernelKind::kRowOp}) {
+    SCOPED_TRACE(static_cast<int>(kind));
+    const ir::Kernel kernel = Loop(kind, {{ir::ExprOp::kAcc}});
+    auto streams = [&](std::optional<int64_t> output_bytes, const device::DeviceInfo& device) {
+      KernelContext context;
+      context.output_bytes = output_bytes;
+      return DefaultTileConfig(kernel, context, device).streaming_stores;
+    };
+    EXPECT_TRUE(streams(limit, kAvx2));
+    EXPECT_FALSE(streams(limit - 4, kAvx2));
+    EXPECT_FALSE(streams(std::nullopt, kAvx2));
+    // No cache at all (a device that reports none) still needs an output to stream.
+    device::DeviceInfo no_l2 = kAvx2;
+    no_l2.l2_bytes = 0;
+    EXPECT_FALSE(streams(std::nullopt, no_l2));
+    EXPECT_TRUE(streams(0, no_l2));
+  }
+}
+
+}  // namespace
+}  // namespace pto::jit
