@@ -20,8 +20,8 @@
 #include "absl/status/statusor.h"
 #include "cache/bundle_signature.h"
 #include "cache/cache_key.h"
+#include "cache/cache_store.h"
 #include "cache/ed25519.h"
-#include "cache/kernel_store.h"
 #include "proto/bundle.pb.h"
 #include "proto/cache.pb.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "cache/lru_index.h"
 
 namespace pto::cache {

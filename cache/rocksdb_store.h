@@ -36,8 +36,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "cache/cache_store.h"
 #include "cache/inbox.h"
-#include "cache/kernel_store.h"
 #include "cache/lru_index.h"
 #include "cache/memory_store.h"
 

@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "cache/rocksdb_store.h"
 
 namespace pto::cache {

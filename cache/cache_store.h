@@ -8,8 +8,8 @@
 // under a key (a bad checksum, a truncated value, an unknown schema version, a RocksDB block
 // that fails its checksum) is a miss, counted in `corrupt`, and the value is deleted so the
 // next Put rewrites it.
-#ifndef PTO_CACHE_KERNEL_STORE_H_
-#define PTO_CACHE_KERNEL_STORE_H_
+#ifndef PTO_CACHE_CACHE_STORE_H_
+#define PTO_CACHE_CACHE_STORE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -206,4 +206,4 @@ absl::StatusOr<std::unique_ptr<CacheStore>> OpenPersistentCache(const CacheOptio
 
 }  // namespace pto::cache
 
-#endif  // PTO_CACHE_KERNEL_STORE_H_
+#endif  // PTO_CACHE_CACHE_STORE_H_
