@@ -50,9 +50,6 @@ struct ParsedBundle {
 // DataLoss if the manifest counts disagree with the records.
 absl::StatusOr<ParsedBundle> ParseBundle(std::string_view bytes);
 
-// The content hash ParseBundle checks (Bundle.content_hash): a keyed hash of the bundle's
-// deterministic bytes with content_hash cleared. It detects damage, not tampering.
-
 struct ImportOptions {
   // Kernel records (object code) are stored only from a bundle signed by one of these keys,
   // and only those whose fingerprints below match.
