@@ -157,6 +157,7 @@ rocksdb::Status RocksDbStore::OpenInRole(
       s = rocksdb::DB::Open(db_options, path_, families, &handles_, &raw);
       break;
     case DbRole::kReader:
+      // Its info log goes to a directory of its own, removed when the store closes.
       if (absl::Status dir = MakeReaderDir(); !dir.ok()) {
         return rocksdb::Status::IOError(std::string(dir.message()));
       }
