@@ -1,6 +1,7 @@
 // A RocksDB merge operator that adds signed 64-bit integers (8 bytes, little-endian). The
-// cache's counters of all processes (hits, misses, corrupt, puts) are merge operands, so each
-// process adds its own deltas without reading first, from the writer or through the inbox.
+// cache's counters of all processes (hits, misses, corrupt, puts, compiles) are merge
+// operands, so each process adds its own deltas without reading first, from the writer or
+// through the inbox.
 #ifndef PTO_CACHE_ADD_OPERATOR_H_
 #define PTO_CACHE_ADD_OPERATOR_H_
 

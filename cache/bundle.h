@@ -20,8 +20,8 @@
 #include "absl/status/statusor.h"
 #include "cache/bundle_signature.h"
 #include "cache/cache_key.h"
+#include "cache/cache_store.h"
 #include "cache/ed25519.h"
-#include "cache/kernel_store.h"
 #include "proto/bundle.pb.h"
 #include "proto/cache.pb.h"
 
@@ -49,9 +49,6 @@ struct ParsedBundle {
 // codes and messages), then parsed: InvalidArgument if the payload is not a proto::Bundle,
 // DataLoss if the manifest counts disagree with the records.
 absl::StatusOr<ParsedBundle> ParseBundle(std::string_view bytes);
-
-// The content hash ParseBundle checks (Bundle.content_hash): a keyed hash of the bundle's
-// deterministic bytes with content_hash cleared. It detects damage, not tampering.
 
 struct ImportOptions {
   // Kernel records (object code) are stored only from a bundle signed by one of these keys,

@@ -1,6 +1,7 @@
 // Stable hashes for the cache: SipHash-2-4 (Aumasson and Bernstein) with 64- and 128-bit
-// output, independent of the host's byte order and of the process (unlike absl::Hash). The
-// cache keeps its own copy so that cache/ does not depend on jit/.
+// output, independent of the host's byte order and of the process (unlike absl::Hash). It
+// lives here, in a target of its own (pto_checksum), because cache/ may not use jit/; jit/
+// uses it for its hashes too.
 #ifndef PTO_CACHE_CHECKSUM_H_
 #define PTO_CACHE_CHECKSUM_H_
 

@@ -165,8 +165,6 @@ bool ProcessRuns(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno ==
 
 }  // namespace
 
-std::string InboxDir(const std::string& db_path) { return Display(db_path); }
-
 absl::Status WriteBatch(const std::string& db_path, const Batch& batch,
                         const rocksdb::Options& options) {
   absl::StatusOr<fs_safety::Fd> inbox = OpenInbox(db_path, /*create=*/true);

@@ -44,8 +44,6 @@ struct Pending {
   std::map<std::string, std::string> files;  // family -> file path
 };
 
-std::string InboxDir(const std::string& db_path);
-
 // Writes `batch` (at least one entry) as a new batch directory; durable when it returns.
 // `options` are the table options the files are written with (comparator, compression).
 absl::Status WriteBatch(const std::string& db_path, const Batch& batch,

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "cache/lru_index.h"
 
 namespace pto::cache {
@@ -30,7 +30,9 @@ class MemoryStore final : public CacheStore {
   absl::Status ScanRaw(RecordKind kind, const std::function<void(ScannedRecord&)>& fn) override;
 
  private:
-  friend class RocksDbStore;  // keeps records here once its database stops taking writes
+  // Keeps records here: a reader's own until the writer has them, all new ones once its
+  // database stops taking writes.
+  friend class RocksDbStore;
   using Map = absl::flat_hash_map<std::string, std::string>;
   Map& MapOf(RecordKind kind);
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "proto/cache.pb.h"
 
 namespace pto::cache {

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 
 namespace pto::cache {
 namespace {

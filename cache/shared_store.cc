@@ -1,73 +1,15 @@
 #include "cache/shared_store.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <chrono>
-#include <filesystem>
-#include <string_view>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cache/reader_dirs.h"
 #include "cache/trust.h"
 
 namespace pto::cache {
 namespace {
-
-namespace fs = std::filesystem;
-
-// Whether another process holds RocksDB's LOCK on `path` (checked without taking it: a
-// failed DB::Open would rotate the holder's info log). False when there is no LOCK yet.
-// Never call it in a process that holds the LOCK (HeldInThisProcess): POSIX drops all of a
-// process's fcntl locks on a file when it closes any descriptor of that file.
-bool LockedByAnotherProcess(const std::string& path) {
-  const std::string lock_file = (fs::path(path) / "LOCK").string();
-  const int fd = ::open(lock_file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct flock probe = {};
-  probe.l_type = F_WRLCK;
-  probe.l_whence = SEEK_SET;
-  const bool held = ::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
-  ::close(fd);
-  return held;
-}
-
-bool IsLockError(const absl::Status& s) {
-  return absl::StrContains(absl::AsciiStrToLower(s.message()), "lock");
-}
-
-absl::StatusOr<std::unique_ptr<RocksDbStore>> OpenWriter(const CacheOptions& options) {
-  return RocksDbStore::Open(options, DbRole::kWriter);
-}
-
-bool HeldInThisProcess(const std::string& path) {
-  return RocksDbStore::WriterOpenInThisProcess(path);
-}
-
-// The writer role if it is free, else a reader. Processes that start together race: the
-// loser of the LOCK may find the database not created yet, so a reader open is retried.
-absl::StatusOr<std::unique_ptr<RocksDbStore>> OpenEitherRole(const CacheOptions& options) {
-  absl::Status last = absl::OkStatus();
-  for (int attempt = 0; attempt < 40; ++attempt) {
-    // This process's own writer first: probing the LOCK file in the process that holds it
-    // would release RocksDB's fcntl lock.
-    if (!HeldInThisProcess(options.path) && !LockedByAnotherProcess(options.path)) {
-      absl::StatusOr<std::unique_ptr<RocksDbStore>> writer = OpenWriter(options);
-      if (writer.ok() || !IsLockError(writer.status())) return writer;
-    }
-    absl::StatusOr<std::unique_ptr<RocksDbStore>> reader =
-        RocksDbStore::Open(options, DbRole::kReader);
-    if (reader.ok()) return reader;
-    last = reader.status();
-    if (last.code() == absl::StatusCode::kFailedPrecondition) return last;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return last;
-}
 
 void Warn(const CacheOptions& options, const std::string& message) {
   if (options.log) options.log(kLogWarning, message);
@@ -106,7 +48,8 @@ absl::StatusOr<std::unique_ptr<SharedStore>> SharedStore::Open(const CacheOption
   if (!trust.ok()) return trust.status();
   if (!trust->writable && unsafe == UnsafeDirectory::kRefuse) return RefuseToWrite(*trust);
   absl::StatusOr<std::unique_ptr<RocksDbStore>> db =
-      trust->writable ? OpenEitherRole(options) : RocksDbStore::Open(options, DbRole::kReadOnly);
+      trust->writable ? RocksDbStore::OpenWriterOrReader(options)
+                      : RocksDbStore::Open(options, DbRole::kReadOnly);
   if (!db.ok()) return db.status();
   std::string why_code_untrusted;
   if (!trust->writable) {
@@ -171,18 +114,16 @@ void SharedStore::Maintain() {
     std::shared_lock<std::shared_mutex> lock(role_mu_);
     role = db_->role();
   }
-  if (role == DbRole::kReader && !HeldInThisProcess(options_.path) &&
-      !LockedByAnotherProcess(options_.path)) {
-    // The writer has gone: take the role over. Our own batches are in the inbox, which the
-    // new writer ingests as it opens.
-    absl::StatusOr<std::unique_ptr<RocksDbStore>> writer = OpenWriter(options_);
-    if (writer.ok()) {
+  if (role == DbRole::kReader) {
+    // The writer may have gone: take the role over. Our own batches are in the inbox, which
+    // the new writer ingests as it opens.
+    if (std::unique_ptr<RocksDbStore> writer = RocksDbStore::TakeOverWriterRole(options_)) {
       std::unique_ptr<RocksDbStore> old;
       {
         std::unique_lock<std::shared_mutex> lock(role_mu_);
         (void)db_->FlushPendingUsage();
         old = std::move(db_);
-        db_ = std::move(*writer);
+        db_ = std::move(writer);
       }
       old.reset();
       (void)db_->IngestInbox();  // what the old reader handed over last
@@ -190,20 +131,11 @@ void SharedStore::Maintain() {
         options_.log(kLogInfo,
                      absl::StrCat("pto cache: took over the writer role of '", options_.path, "'"));
       }
-      role = DbRole::kWriter;
     }
   }
   {
     std::shared_lock<std::shared_mutex> lock(role_mu_);
-    if (role == DbRole::kWriter) {
-      if (absl::StatusOr<int> n = db_->IngestInbox(); !n.ok() && options_.log) {
-        options_.log(kLogDebug, std::string(n.status().message()));
-      }
-      reader_dirs::RemoveAbandoned(options_.path);
-    } else {
-      (void)db_->CatchUp();
-      (void)db_->FlushPendingUsage();
-    }
+    db_->DoRoleChores();
   }
   FlushCounters();
 }

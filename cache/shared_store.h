@@ -3,10 +3,11 @@
 //
 // The first process to open the path becomes the writer (it holds RocksDB's LOCK); every other
 // one becomes a reader (a RocksDB secondary instance that hands its writes to the writer
-// through the inbox). A background thread does each role's chores every
-// CacheOptions::maintenance_interval_ms: the writer ingests the inbox; a reader tries to take
-// the writer role over (it succeeds once the writer has exited, cleanly or not), otherwise
-// catches up and hands over its usage updates; both add their counters to the shared ones.
+// through the inbox). RocksDbStore::OpenWriterOrReader chooses (rocksdb_roles.cc). A
+// background thread does each role's chores every CacheOptions::maintenance_interval_ms: the
+// writer ingests the inbox; a reader tries to take the writer role over (it succeeds once the
+// writer has exited, cleanly or not), otherwise catches up and hands over its usage updates;
+// both add their counters to the shared ones.
 //
 // Before anything is opened, each directory is checked (trust.h): one another user could
 // change is refused, or with UnsafeDirectory::kReadDataOnly opened read-only for its data; code
@@ -22,7 +23,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "cache/rocksdb_store.h"
 
 namespace pto::cache {
@@ -46,7 +47,7 @@ class SharedStore final : public CacheStore {
   absl::StatusOr<int64_t> EvictTo(int64_t kernel_bytes) override;
   CacheStats TotalStats() override;
 
-  // One round of the background chores, now (tests; `pto cache` before it reads).
+  // One round of the background chores, now (for tests).
   void Maintain();
 
  protected:

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "device/device_info.h"
 #include "jit/ir/tile_ir.h"
 #include "jit/kernel_abi.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "device/device_info.h"
 #include "device/epoch.h"
 #include "device/thread_arena.h"

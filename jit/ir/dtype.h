@@ -10,17 +10,6 @@ namespace pto::ir {
 
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kBF16 = 2, kI8 = 3, kI32 = 4 };
 
-constexpr int DTypeSize(DType t) {
-  switch (t) {
-    case DType::kF32: return 4;
-    case DType::kF16: return 2;
-    case DType::kBF16: return 2;
-    case DType::kI8: return 1;
-    case DType::kI32: return 4;
-  }
-  return 0;
-}
-
 constexpr std::string_view DTypeName(DType t) {
   switch (t) {
     case DType::kF32: return "f32";

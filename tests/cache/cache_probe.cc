@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <string>
 
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "tests/cache/cache_test_util.h"
 
 int main(int argc, char** argv) {

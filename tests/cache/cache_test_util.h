@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cache/cache_key.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "proto/cache.pb.h"
 
 namespace pto::cache::testing {

@@ -11,7 +11,7 @@
 #include <random>
 #include <string>
 
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "tests/cache/cache_test_util.h"
 
 namespace {

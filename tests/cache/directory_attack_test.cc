@@ -21,9 +21,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cache/cache_store.h"
 #include "cache/envelope.h"
 #include "cache/inbox.h"
-#include "cache/kernel_store.h"
 #include "cache/rocksdb_options.h"
 #include "cache/shared_store.h"
 #include "gmock/gmock.h"

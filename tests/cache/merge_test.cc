@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "gtest/gtest.h"
 #include "tests/cache/cache_test_util.h"
 

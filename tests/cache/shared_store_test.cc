@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "cache/cache_store.h"
 #include "cache/inbox.h"
-#include "cache/kernel_store.h"
 #include "gtest/gtest.h"
 #include "tests/cache/cache_test_util.h"
 

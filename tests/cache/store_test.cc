@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "gtest/gtest.h"
 #include "tests/cache/cache_test_util.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cache/bundle.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "cache/merge.h"
 #include "gtest/gtest.h"
 #include "tests/cache/cache_test_util.h"

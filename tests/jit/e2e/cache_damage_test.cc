@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "cache/rocksdb_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

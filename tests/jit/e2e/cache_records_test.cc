@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cache/cache_key.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/graph/graph_hash.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "ops/host_tensor.h"
 #include "pto/pto.h"
 

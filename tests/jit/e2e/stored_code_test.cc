@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cache/bundle.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "device/device_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

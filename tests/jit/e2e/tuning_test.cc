@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 #include "device/device_info.h"
 #include "gtest/gtest.h"
 #include "tests/jit/e2e/test_util.h"

@@ -1,4 +1,4 @@
-#include "cache/kernel_store.h"
+#include "cache/cache_store.h"
 
 #include <chrono>
 #include <utility>

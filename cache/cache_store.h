@@ -1,6 +1,6 @@
 // The kernel cache's store: kernel, plan and tuning records (proto/cache.proto) under keys from
-// cache_key.h. One interface, one file per implementation (memory_store.h, rocksdb_store.h),
-// and a factory, OpenCache, that never leaves the embedder without a cache: a database that
+// cache_key.h. One interface, one file per implementation (memory_store.h, rocksdb_store.h,
+// shared_store.h), and a factory, OpenCache, that never leaves the embedder without a cache: a database that
 // cannot be used degrades to memory-only with one warning.
 //
 // Integrity: a hit is a record that parses, has this schema version, and whose key parts equal
@@ -8,8 +8,8 @@
 // under a key (a bad checksum, a truncated value, an unknown schema version, a RocksDB block
 // that fails its checksum) is a miss, counted in `corrupt`, and the value is deleted so the
 // next Put rewrites it.
-#ifndef PTO_CACHE_KERNEL_STORE_H_
-#define PTO_CACHE_KERNEL_STORE_H_
+#ifndef PTO_CACHE_CACHE_STORE_H_
+#define PTO_CACHE_CACHE_STORE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -123,12 +123,14 @@ class CacheStore {
   // take no code from it.
   virtual bool code_trusted() const { return true; }
   virtual std::string WhyCodeUntrusted() const { return ""; }
-  // "memory", "writer" (holds the database) or "reader" (another process is the writer).
+  // "memory", "writer" (holds the database), "reader" (another process is the writer) or
+  // "read-only" (a directory opened for its data only).
   virtual std::string Role() const { return "memory"; }
 
   // Whether records survive the process (false for MemoryStore, including the fallback).
   virtual bool persistent() const = 0;
-  // "memory" or "rocksdb:<path>".
+  // "memory", or "rocksdb:<path> (<role>)" with what else applies (a base layer, failed
+  // writes).
   virtual std::string Describe() const = 0;
 
  protected:
@@ -206,4 +208,4 @@ absl::StatusOr<std::unique_ptr<CacheStore>> OpenPersistentCache(const CacheOptio
 
 }  // namespace pto::cache
 
-#endif  // PTO_CACHE_KERNEL_STORE_H_
+#endif  // PTO_CACHE_CACHE_STORE_H_
