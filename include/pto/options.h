@@ -36,7 +36,7 @@ enum class TuningStrategy : uint8_t { kExhaustive = 0, kRandom = 1, kEvolutionar
 // (Runtime::tuning_results).
 struct KernelTuning {
   std::string function;     // the Function's name
-  std::string shape_class;  // the shape class's canonical text
+  std::string shape_class;  // e.g. "batch=[4..7],in0.1=[64..127]%8" (declared dims by name)
   std::string kernel;       // the kernel's name (its kind and fused ops)
   int kernel_index = 0;     // among the kernels queued for tuning in this Runtime, from 0
   int kernels_queued = 0;

@@ -220,16 +220,15 @@ int RunConfigSweep(const SweepOptions& o) {
     Row& row = rows[r];
     jit::LoweredProgram program = *lowered;
     program.tiles.calls[call].kernel.config = row.config;
-    int64_t compiled = 0;
-    absl::StatusOr<std::unique_ptr<jit::Plan>> plan =
+    absl::StatusOr<jit::BuiltPlan> plan =
         RepackFor(program, call, device.f32_lanes())
-            ? jit::BuildPlan(program, **compiler, &compiled)
-            : absl::StatusOr<std::unique_ptr<jit::Plan>>(absl::InvalidArgumentError(
+            ? jit::BuildPlan(program, **compiler)
+            : absl::StatusOr<jit::BuiltPlan>(absl::InvalidArgumentError(
                   "N is narrower than one block of nr_vectors x vector width columns"));
     if (!plan.ok()) {
       row.failure = plan.status().ToString();
     } else {
-      jit::Plan* p = plan->get();
+      jit::Plan* p = plan->plan.get();
       const bool constant_b = o.constant_b;
       auto run = [&a, &b, &c, &arena, p, constant_b](int s) {
         // A constant B is packed once from the first pointer the plan sees: one copy, as in
@@ -245,7 +244,7 @@ int RunConfigSweep(const SweepOptions& o) {
       if (!(err <= 1e-5 * want_max)) {
         row.failure = absl::StrCat("wrong result: max rel err ", err / want_max);
       } else if (interleave) {
-        kept.push_back(std::move(*plan));
+        kept.push_back(std::move(plan->plan));
         kept_runs.push_back(run);
         kept_rows.push_back(r);
       } else {

@@ -148,9 +148,10 @@ int CheckCappedProgram(const TraceFn& trace, const std::vector<std::vector<int64
   absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
       jit::KernelCompiler::Create(device::DetectHost());
   EXPECT_TRUE(compiler.ok()) << compiler.status();
-  absl::StatusOr<std::unique_ptr<jit::Plan>> plan = jit::BuildPlan(*lowered, **compiler, nullptr);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  if (!plan.ok()) return -1;
+  absl::StatusOr<jit::BuiltPlan> built = jit::BuildPlan(*lowered, **compiler);
+  EXPECT_TRUE(built.ok()) << built.status();
+  if (!built.ok()) return -1;
+  const std::unique_ptr<jit::Plan>& plan = built->plan;
   std::vector<ops::HostTensor> inputs;
   for (size_t i = 0; i < shapes.size(); ++i) {
     inputs.push_back(ops::HostTensor::Random(shapes[i], 7 + i));

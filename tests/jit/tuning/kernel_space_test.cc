@@ -682,8 +682,9 @@ void CheckSampledConfigs(const Case& c, int count, uint64_t seed, ops::Tolerance
     absl::StatusOr<ir::TileConfig> tile = ApplySpaceConfig(*space, config, kernel.config);
     ASSERT_TRUE(tile.ok()) << tile.status();
     program.tiles.calls[call].kernel.config = *tile;
-    absl::StatusOr<std::unique_ptr<Plan>> plan = BuildPlan(program, **compiler, nullptr);
-    ASSERT_TRUE(plan.ok()) << plan.status();
+    absl::StatusOr<BuiltPlan> built = BuildPlan(program, **compiler);
+    ASSERT_TRUE(built.ok()) << built.status();
+    const std::unique_ptr<Plan>& plan = built->plan;
     (*plan)->parallel_threshold = 0;  // split by the grain however small the work
     std::vector<ops::HostTensor> got = *want;
     std::vector<void*> in, out;

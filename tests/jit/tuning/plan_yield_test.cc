@@ -29,8 +29,9 @@ TEST(PlanYieldTest, HookRunsBetweenPiecesAndIsNotKernelTime) {
   absl::StatusOr<std::unique_ptr<KernelCompiler>> compiler =
       KernelCompiler::Create(device::DetectHost());
   ASSERT_TRUE(compiler.ok()) << compiler.status();
-  absl::StatusOr<std::unique_ptr<Plan>> plan = BuildPlan(*lowered, **compiler, nullptr);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<BuiltPlan> built = BuildPlan(*lowered, **compiler);
+  ASSERT_TRUE(built.ok()) << built.status();
+  const std::unique_ptr<Plan>& plan = built->plan;
   // 96 rows in grains of 4 rows: 24 grains cut into 8 pieces of 3 grains (12 rows).
   int64_t tiles = 0;
   for (PlanKernel& k : (*plan)->kernels) {
