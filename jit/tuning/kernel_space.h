@@ -1,4 +1,4 @@
-// The tuner's search space for one tile kernel (issue 5, item 1): the TileConfig fields that
+// The tuner's search space for one tile kernel: the TileConfig fields that
 // codegen (jit/codegen/emit_*.cc) and the plan's split (Plan::Run) honour for the kernel's
 // kind, with candidate values derived from DeviceInfo and the kernel's static extents, pruned by
 // named rules (register and cache capacity, and configs that would only repeat another one).

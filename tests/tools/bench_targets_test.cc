@@ -1,5 +1,5 @@
-// The bench's check of issue 4's targets: which rows each target covers, its bar, the rows
-// below it, and rows without a measurement.
+// The bench's check of its targets (docs/performance.md): which rows each target covers, its
+// bar, the rows below it, and rows without a measurement.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Strategy evaluation (issue 5, item 3): a matmul config table measured once with
+// Strategy evaluation: a matmul config table measured once with
 // `pto_bench_kernels --sweep` (tests/data/tuner/, its first lines say how) is replayed offline:
 // the objective returns the table's time for a config, so strategies can be compared over many
 // seeds in milliseconds. The evolutionary strategy must beat random search at equal budget (mean

@@ -38,7 +38,7 @@ using BackendFactory =
 enum class Column { kOnednn = 0, kOnednnFused = 1, kOpenblas = 2 };
 inline constexpr int kNumColumns = 3;
 
-// Which of issue 4's targets a case is held to (targets.h lists each target's bar).
+// Which of the bench's targets a case is held to (targets.h lists each target's bar).
 enum class TargetClass {
   kNone,           // reported, held to no target (batched matmul)
   kLargeMatmul,    // matmul with M >= 128

@@ -1,4 +1,4 @@
-// The cases the bench runs (issue 4, item 2), each with pto's program and its baselines.
+// The cases the bench runs, each with pto's program and its baselines.
 #ifndef PTO_TOOLS_BENCH_BENCH_SHAPES_H_
 #define PTO_TOOLS_BENCH_BENCH_SHAPES_H_
 

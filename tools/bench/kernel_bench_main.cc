@@ -1,5 +1,5 @@
 // pto_bench_kernels: pto's kernels beside oneDNN and OpenBLAS on the same inputs, per thread
-// count, with the machine's measured roofline (issue 4). See docs/performance.md.
+// count, with the machine's measured roofline. See docs/performance.md.
 //
 //   pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] [--threads 2,1] [--budget SECONDS]
 //                     [--tune-trials N [--tune-seconds S]]

@@ -42,8 +42,8 @@ struct Target {
   bool percent;
 };
 
-// Issue 4, item 3. The peak and bandwidth shares are %lim (the limit measured around the case),
-// M = 1's roofline share is %roof.
+// In docs/performance.md's order. The peak and bandwidth shares are %lim (the limit measured
+// around the case), M = 1's roofline share is %roof.
 const std::vector<Target>& Targets() {
   using C = TargetClass;
   static const auto* targets = new std::vector<Target>{

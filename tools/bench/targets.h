@@ -1,4 +1,4 @@
-// Issue 4's targets (docs/performance.md), checked on one run's rows: which cases each target
+// The bench's targets (docs/performance.md), checked on one run's rows: which cases each target
 // covers, the bar it sets, and which cases fall short of it. The targets are set at 2 threads.
 #ifndef PTO_TOOLS_BENCH_TARGETS_H_
 #define PTO_TOOLS_BENCH_TARGETS_H_
@@ -23,7 +23,7 @@ struct TargetResult {
   std::vector<std::string> unmeasured;  // covered, without the value (pto or baseline failed)
 };
 
-// The targets that cover at least one of `rows`, in the issue's order.
+// The targets that cover at least one of `rows`, in docs/performance.md's order.
 std::vector<TargetResult> EvaluateTargets(const std::vector<Row>& rows);
 
 void PrintTargets(std::FILE* out, int threads, const std::vector<TargetResult>& results);

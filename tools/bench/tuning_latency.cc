@@ -1,5 +1,5 @@
 // pto_bench_tuning_latency: the caller's loop latency with background tuning on against off
-// (issue 5, item 8; target: p99 with tuning on at most 1.25x off). See docs/tuning.md.
+// (target: p99 with tuning on at most 1.25x off). See docs/tuning.md.
 //
 //   pto_bench_tuning_latency [--batch 4] [--seq 128] [--seconds 20] [--warmup-seconds 2]
 //       [--interval-us 0] [--threads 0] [--phases off,on,off] [--tune-trials 24]

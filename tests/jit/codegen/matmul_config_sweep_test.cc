@@ -1,4 +1,4 @@
-// The matmul config sweep (issue 4, item 5): a seeded sample of the config grid
+// The matmul config sweep: a seeded sample of the config grid
 // (jit/codegen/matmul_config_grid.h) plus its boundary configs, each compiled for the host and
 // checked against the double-precision reference on random shapes: both B layouts, transposed
 // A, batch-shared B, with and without the epilogue, whole and split tile ranges, with the

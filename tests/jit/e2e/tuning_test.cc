@@ -1,4 +1,4 @@
-// Tuning through the Runtime (issue 5): blocking tuning before the first call returns, tuned
+// Tuning through the Runtime: blocking tuning before the first call returns, tuned
 // configs persisted and used by the next Runtime, interrupted searches resumed, budgets, the
 // deterministic mode, and shutdown while tuning. Plan swaps under concurrent calls:
 // tuning_swap_test.cc.

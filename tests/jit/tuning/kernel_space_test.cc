@@ -716,7 +716,7 @@ TEST(KernelSpace, SampledElementwiseConfigsCompileAndAreRight) {
   CheckSampledConfigs(c, 4, 12, {.abs = 1e-5, .rel = 1e-5});
 }
 
-// The sizes reported in the notes, on this machine.
+// The sizes docs/tuning.md reports ("Search spaces of real kernels"), on this machine.
 TEST(KernelSpace, ReferenceKernelSizes) {
   const device::DeviceInfo host = device::DetectHost();
   for (const Case& c : {Cases()[0], Cases()[1], Cases()[5]}) {
