@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "jit/codegen/emit_kernel.h"
 #include "jit/passes/attach_buffer_extents.h"
 #include "jit/passes/build_tile_graph.h"
@@ -81,8 +80,9 @@ class Steps {
     if (!log && !stop) return absl::OkStatus();
     std::string printed = text();
     if (log) {
-      options_.logger->Log(LogLevel::kDebug, absl::StrFormat("after %s (%.3f ms):\n%s", name,
-                                                             seconds * 1e3, printed));
+      options_.logger->Log(
+          LogLevel::kDebug,
+          absl::StrFormat("after %s (%.3f ms):\n%s", std::string(name), seconds * 1e3, printed));
     }
     if (stop) {
       stopped_ = true;
@@ -357,6 +357,15 @@ absl::StatusOr<CompiledProgram> CompileShapeClass(const ir::Graph& traced, const
 std::span<const std::string_view> PipelineStepNames() { return kSteps; }
 std::span<const std::string_view> PipelineLevelNames() { return kLevelNames; }
 
+std::string PipelineStageList() {
+  auto join = [](std::span<const std::string_view> names) {
+    std::string out;
+    for (std::string_view n : names) absl::StrAppend(&out, out.empty() ? "" : ", ", std::string(n));
+    return out;
+  };
+  return absl::StrCat("a level (", join(kLevelNames), ") or a step (", join(kSteps), ")");
+}
+
 absl::StatusOr<std::string> PrintAfter(std::string_view stage, const ir::Graph& traced,
                                        const ShapeClass& cls, const PipelineOptions& options,
                                        const TuningRecordSource& records, KernelCompiler& compiler,
@@ -366,8 +375,7 @@ absl::StatusOr<std::string> PrintAfter(std::string_view stage, const ir::Graph& 
   const bool is_step = std::find(std::begin(kSteps), std::end(kSteps), stage) != std::end(kSteps);
   if (!is_level && !is_step) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown stage '", stage, "': a level (", absl::StrJoin(kLevelNames, ", "),
-                     ") or a step (", absl::StrJoin(kSteps, ", "), ")"));
+        absl::StrCat("unknown stage '", std::string(stage), "': ", PipelineStageList()));
   }
   std::vector<StepTime> times;
   Steps steps(options, &times, is_step ? stage : std::string_view());

@@ -102,6 +102,8 @@ absl::StatusOr<CompiledProgram> CompileShapeClass(const ir::Graph& traced, const
 // takes besides them.
 std::span<const std::string_view> PipelineStepNames();
 std::span<const std::string_view> PipelineLevelNames();
+// "a level (tensor, ...) or a step (specialize_shapes, ...)", for messages.
+std::string PipelineStageList();
 
 // What the pipeline leaves after step or level `stage`, running it only that far: a step's
 // text as log_passes logs it; a level's as `pto dump --stage=LEVEL` prints it (block: the

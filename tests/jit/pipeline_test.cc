@@ -49,7 +49,7 @@ class PipelineTest : public ::testing::Test {
     options.log_level = LogLevel::kDebug;
     options.log_passes = true;
     rt_ = testing::OpenRuntime(options);
-    absl::StatusOr<std::unique_ptr<Function>> fn = rt_->JitTraced("mlp", 5, Mlp);
+    absl::StatusOr<std::unique_ptr<Function>> fn = rt_->JitTraced("mlp", 5, Mlp, FunctionOptions{});
     ASSERT_TRUE(fn.ok()) << fn.status();
     fn_ = *std::move(fn);
   }

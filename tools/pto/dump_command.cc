@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_join.h"
 #include "jit/pipeline.h"
 #include "tools/npy.h"
 #include "tools/pto/commands.h"
@@ -65,9 +64,8 @@ int DumpCommand(const std::vector<std::string>& args) {
   const std::span<const std::string_view> steps = jit::PipelineStepNames();
   if (std::find(levels.begin(), levels.end(), stage_name) == levels.end() &&
       std::find(steps.begin(), steps.end(), stage_name) == steps.end()) {
-    std::fprintf(stderr, "pto dump: unknown --stage=%s (a level: %s; or a step: %s)\n",
-                 stage_name.c_str(), absl::StrJoin(levels, ", ").c_str(),
-                 absl::StrJoin(steps, ", ").c_str());
+    std::fprintf(stderr, "pto dump: unknown --stage=%s (%s)\n", stage_name.c_str(),
+                 jit::PipelineStageList().c_str());
     return 2;
   }
   TraceFn trace;

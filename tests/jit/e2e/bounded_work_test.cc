@@ -167,7 +167,7 @@ int CheckCappedProgram(const TraceFn& trace, const std::vector<std::vector<int64
     std::fill(t.data.begin(), t.data.end(), -7.0f);
     out.push_back(t.data.data());
   }
-  EXPECT_TRUE((*plan)->Run({}, in.data(), out.data(), nullptr).ok());
+  EXPECT_TRUE(plan->Run({}, in.data(), out.data(), nullptr).ok());
   EXPECT_EQ(testing::Compare(got, *want, tol), "");
   return static_cast<int>(lowered->tiles.calls.size());
 }
