@@ -38,7 +38,7 @@ struct CompiledKernel {
 // key) and into its timing event.
 struct KernelOrigin {
   std::string graph_name;   // the Function's name
-  std::string shape_class;  // the shape class's canonical text
+  std::string shape_class;  // the shape class as people read it (declared dims by name)
   std::string dtype = "f32";
 };
 

@@ -1,9 +1,20 @@
-// The pipeline, levels 1 to 5, as one readable sequence of passes (like Halide's Lower.cpp).
+// The pipeline for one shape class, levels 1 to 5, as one sequence of named steps (the model
+// is Halide's Lower.cpp): a reader of pipeline.cc sees the whole lowering.
+//   tensor (level 1)  specialize_shapes canonicalize cse split_matmul_columns dce
+//   tile   (level 2)  fusion_groups build_tile_graph
+//   block  (level 3)  choose_tile_configs prepack_constant_weights read_short_rows_in_place
+//   exec   (level 4)  mark_in_place plan_buffers attach_buffer_extents check_plan_limits
+//   code   (level 5)  apply_tuning_records compile_kernels bind_plan
+// Every step is timed (LoweredProgram::steps). With PipelineOptions::log_passes each logs, at
+// kDebug, "after STEP (T ms):" and the program it leaves, the text `pto dump --stage=STEP`
+// prints (PrintAfter).
 #ifndef PTO_JIT_PIPELINE_H_
 #define PTO_JIT_PIPELINE_H_
 
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -17,8 +28,14 @@
 #include "jit/passes/plan_buffers.h"
 #include "jit/plan.h"
 #include "jit/shape_class.h"
+#include "jit/tuning/apply_tuning_records.h"
 
 namespace pto::jit {
+
+struct StepTime {
+  std::string step;
+  double seconds = 0;
+};
 
 struct LoweredProgram {
   ir::Graph graph;  // level 1 after the graph passes, specialized to the class
@@ -26,6 +43,7 @@ struct LoweredProgram {
   ir::TileGraph tiles;  // levels 2 and 3
   BufferPlan buffers;   // level 4
   std::vector<SymbolSource> symbol_sources;
+  std::vector<StepTime> steps;  // the steps run so far, in order
 };
 
 struct PipelineOptions {
@@ -39,23 +57,62 @@ struct PipelineOptions {
   FusionOptions fusion;
 };
 
+// Level 5's options.
+struct BuildPlanOptions {
+  // Goes into the kernels' cache records and timing events.
+  KernelOrigin origin;
+  // False: kernels compiled here are not written to the cache (tuning candidates).
+  bool persist = true;
+  // Compiles the kernels in parallel on this arena (each compile is single-threaded LLVM work:
+  // a plan of many kernels is ready sooner). Null: one after the other.
+  device::ThreadArena* threads = nullptr;
+};
+
+struct BuiltPlan {
+  std::unique_ptr<Plan> plan;
+  std::vector<std::string> kernel_keys;  // each kernel's cache key, in plan order
+  int64_t kernels_compiled = 0;          // LLVM code generation runs (not cache loads)
+};
+
+// A shape class compiled by the whole pipeline.
+struct CompiledProgram {
+  LoweredProgram program;                       // with the configs the plan was built with
+  std::vector<ir::TileConfig> default_configs;  // per kernel, before tuning records
+  AppliedTuning tuning;
+  BuiltPlan built;
+};
+
 // Levels 1-4: no code generation.
 absl::StatusOr<LoweredProgram> Lower(const ir::Graph& traced, const ShapeClass& cls,
                                      const PipelineOptions& options);
-// Level 5: compiles (or loads) every kernel and binds the Plan. `origin` goes into the kernels'
-// cache records and timing events; `kernel_keys` (may be null) receives each kernel's cache key
-// in plan order. With `persist` false, kernels compiled here are not written to the cache
-// (tuning candidates). With `threads`, the kernels compile in parallel on that arena (each
-// compile is single-threaded LLVM work: a plan of many kernels is ready sooner).
-absl::StatusOr<std::unique_ptr<Plan>> BuildPlan(const LoweredProgram& program,
-                                                KernelCompiler& compiler, int64_t* kernels_compiled,
-                                                const KernelOrigin& origin = {},
-                                                std::vector<std::string>* kernel_keys = nullptr,
-                                                bool persist = true,
-                                                device::ThreadArena* threads = nullptr);
 
-// Level-1 graph passes alone (used by Lower, and by dumps of the traced graph).
-void RunGraphPasses(ir::Graph& graph, const PipelineOptions& options);
+// Level 5 alone: compiles (or loads) every kernel of `program` and binds the Plan. Not logged
+// (the tuner builds a plan per candidate).
+absl::StatusOr<BuiltPlan> BuildPlan(const LoweredProgram& program, KernelCompiler& compiler,
+                                    const BuildPlanOptions& options = {});
+
+// The whole pipeline: Lower, the cache's tuned configs (`records`), then level 5.
+absl::StatusOr<CompiledProgram> CompileShapeClass(const ir::Graph& traced, const ShapeClass& cls,
+                                                  const PipelineOptions& options,
+                                                  const TuningRecordSource& records,
+                                                  KernelCompiler& compiler,
+                                                  const BuildPlanOptions& build);
+
+// The step names in order, and the levels (tensor, tile, block, exec, llvm, asm) PrintAfter
+// takes besides them.
+std::span<const std::string_view> PipelineStepNames();
+std::span<const std::string_view> PipelineLevelNames();
+// "a level (tensor, ...) or a step (specialize_shapes, ...)", for messages.
+std::string PipelineStageList();
+
+// What the pipeline leaves after step or level `stage`, running it only that far: a step's
+// text as log_passes logs it; a level's as `pto dump --stage=LEVEL` prints it (block: the
+// schedule of each kernel for `threads` threads; llvm and asm: every kernel's code). Steps of
+// level 5 compile without writing to the cache. InvalidArgument for an unknown name.
+absl::StatusOr<std::string> PrintAfter(std::string_view stage, const ir::Graph& traced,
+                                       const ShapeClass& cls, const PipelineOptions& options,
+                                       const TuningRecordSource& records, KernelCompiler& compiler,
+                                       int threads);
 
 }  // namespace pto::jit
 

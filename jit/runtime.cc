@@ -253,8 +253,7 @@ absl::StatusOr<std::unique_ptr<Function>> Runtime::JitTraced(std::string name, i
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = detail::FunctionImpl::ValidateOptions(num_inputs, options); !s.ok())
-    return s;
+  if (absl::Status s = detail::ValidateFunctionOptions(num_inputs, options); !s.ok()) return s;
   return std::make_unique<Function>(std::make_unique<detail::FunctionImpl>(
       impl_, std::move(name), num_inputs, std::move(trace), std::move(options)));
 }
@@ -299,6 +298,13 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> Function::OutputShapes(
 }
 
 absl::StatusOr<std::string> Function::Dump(Stage stage,
+                                           absl::Span<const std::vector<int64_t>> input_shapes) {
+  if (absl::Status s = detail::RefuseFunctionCallInsideCallback(name()); !s.ok()) return s;
+  constexpr std::string_view kLevels[] = {"tensor", "tile", "block", "exec", "llvm", "asm"};
+  return impl_->Dump(kLevels[static_cast<int>(stage)], input_shapes);
+}
+
+absl::StatusOr<std::string> Function::Dump(std::string_view stage,
                                            absl::Span<const std::vector<int64_t>> input_shapes) {
   if (absl::Status s = detail::RefuseFunctionCallInsideCallback(name()); !s.ok()) return s;
   return impl_->Dump(stage, input_shapes);

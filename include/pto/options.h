@@ -36,7 +36,7 @@ enum class TuningStrategy : uint8_t { kExhaustive = 0, kRandom = 1, kEvolutionar
 // (Runtime::tuning_results).
 struct KernelTuning {
   std::string function;     // the Function's name
-  std::string shape_class;  // the shape class's canonical text
+  std::string shape_class;  // e.g. "batch=[4..7],in0.1=[64..127]%8" (declared dims by name)
   std::string kernel;       // the kernel's name (its dtype, kind and fused ops)
   // The kernel's symbol with its default config ("f32_matmul_add_6x16_avx2_<hash>"): unlike
   // `kernel`, it tells apart the kernels of one shape class (two share it only when their

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -47,7 +48,7 @@ struct FunctionStats {
 struct KernelEvent {
   std::string kernel;       // the kernel's symbol
   std::string function;     // the Function whose shape class needed it
-  std::string shape_class;  // that shape class's canonical text
+  std::string shape_class;  // that shape class, declared dims by name ("batch=[4..7]")
   bool loaded_from_cache = false;
   // Cold: emitting LLVM IR, optimizing, code generation and loading the object into the JIT,
   // up to a callable entry point. Warm: the store lookup and loading the stored object, up to
@@ -126,6 +127,11 @@ class Function {
       absl::Span<const std::vector<int64_t>> input_shapes);
   // A printable form of one level of the pipeline for these input shapes.
   absl::StatusOr<std::string> Dump(Stage stage,
+                                   absl::Span<const std::vector<int64_t>> input_shapes);
+  // What one step of the pipeline leaves (a step name as the pass log prints it, e.g. "cse"
+  // or "choose_tile_configs"), or a level by name ("tensor" ... "asm"). InvalidArgument for
+  // an unknown name, listing the names.
+  absl::StatusOr<std::string> Dump(std::string_view stage,
                                    absl::Span<const std::vector<int64_t>> input_shapes);
   // Runs these views `calls` times (after one untimed call, which compiles if needed) and
   // returns each kernel of the plan in execution order with its median time: where the time

@@ -51,14 +51,14 @@ KernelTuningJob::~KernelTuningJob() = default;
 absl::StatusOr<std::unique_ptr<Plan>> KernelTuningJob::BuildFor(const ir::TileConfig& config) {
   LoweredProgram program = program_->program();
   program.tiles.calls[call_].kernel.config = config;
-  KernelOrigin origin;
-  origin.graph_name = program_->function();
-  origin.shape_class = program_->shape_class();
-  int64_t compiled = 0;
-  absl::StatusOr<std::unique_ptr<Plan>> plan =
-      BuildPlan(program, *compiler_, &compiled, origin, nullptr, /*persist=*/false);
-  if (plan.ok() && incumbent_plan_ != nullptr) (*plan)->SharePackedOf(*incumbent_plan_);
-  return plan;
+  BuildPlanOptions build;
+  build.origin.graph_name = program_->function();
+  build.origin.shape_class = program_->shape_class();
+  build.persist = false;
+  absl::StatusOr<BuiltPlan> built = BuildPlan(program, *compiler_, build);
+  if (!built.ok()) return built.status();
+  if (incumbent_plan_ != nullptr) built->plan->SharePackedOf(*incumbent_plan_);
+  return std::move(built->plan);
 }
 
 absl::StatusOr<double> KernelTuningJob::Sample(const Plan& plan, const std::atomic<bool>& stop,

@@ -94,7 +94,8 @@ int main() {
     jit::PipelineOptions options;
     options.device = &device;
     auto lowered = jit::Lower(*graph, jit::ShapeClass{}, options);
-    auto plan = jit::BuildPlan(*lowered, **compiler, nullptr);
+    auto built = jit::BuildPlan(*lowered, **compiler);
+    const std::unique_ptr<jit::Plan>& plan = built->plan;
     std::vector<float> arena(1 << 16);
     struct Bound {
       pto_kernel_fn fn;
@@ -102,7 +103,7 @@ int main() {
       int64_t hi[2];
     };
     std::vector<Bound> bound;
-    for (const jit::PlanKernel& k : (*plan)->kernels) {
+    for (const jit::PlanKernel& k : plan->kernels) {
       Bound b{k.fn, {}, {k.grid[0].Evaluate({}), k.grid[1].Evaluate({})}};
       for (const jit::BufferRef& r : k.buffers) {
         b.buffers.push_back(r.kind == ir::BufferKind::kInput    ? in[r.index].data

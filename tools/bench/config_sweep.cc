@@ -228,11 +228,13 @@ absl::StatusOr<std::unique_ptr<jit::Plan>> PlanWithConfig(const SweepProgram& sw
                                                           int lanes) {
   jit::LoweredProgram program = swept.lowered;
   program.tiles.calls[swept.call].kernel.config = config;
-  int64_t compiled = 0;
-  return RepackFor(program, swept.call, lanes)
-             ? jit::BuildPlan(program, compiler, &compiled)
-             : absl::StatusOr<std::unique_ptr<jit::Plan>>(absl::InvalidArgumentError(
-                   "N is narrower than one block of nr_vectors x vector width columns"));
+  if (!RepackFor(program, swept.call, lanes)) {
+    return absl::InvalidArgumentError(
+        "N is narrower than one block of nr_vectors x vector width columns");
+  }
+  absl::StatusOr<jit::BuiltPlan> built = jit::BuildPlan(program, compiler);
+  if (!built.ok()) return built.status();
+  return std::move(built->plan);
 }
 
 // One call of the plan on operand set `s`.

@@ -6,11 +6,14 @@
 //   pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-transposed-b] [--sweep-limit N]
 //                     [--sweep-csv FILE] [--sweep-configs "mr=12,nr_vectors=2;kc=512"]
 //                     [--sweep-constant-b]
+//   pto_bench_kernels --dump-asm [--quick] [--filter SUBSTR] [--threads T]
 //
 // --tune-trials N (default 0: off) opens pto's Runtime with blocking tuning (N trials and at
 // most --tune-seconds, default 30, per kernel): each case's first call, made before its timing,
 // tunes its kernels, so the pto column shows tuned kernels beside baselines measured in the same
 // run; the tuner's own figures per kernel are printed under each table.
+//
+// --dump-asm prints pto's assembly for each case instead of timing anything (asm_dump.h).
 //
 // OMP_WAIT_POLICY: oneDNN's OpenMP pool must not spin on a core pto is using. libgomp reads
 // the variable when it is loaded, before main, so main sets OMP_WAIT_POLICY=passive and re-runs
@@ -35,6 +38,7 @@
 #include "absl/strings/str_split.h"
 #include "device/device_info.h"
 #include "pto/pto.h"
+#include "tools/bench/asm_dump.h"
 #include "tools/bench/baselines_onednn.h"
 #include "tools/bench/baselines_openblas.h"
 #include "tools/bench/bench_runner.h"
@@ -62,6 +66,7 @@ struct Flags {
   double budget = 1.0;
   std::vector<int> threads = {2, 1};
   bool sweep = false;
+  bool dump_asm = false;
   SweepOptions sweep_options;
   PtoTuning tuning;
 };
@@ -95,6 +100,8 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
           !(flags.tuning.seconds_per_kernel >= 0)) {
         return false;
       }
+    } else if (arg == "--dump-asm") {
+      flags.dump_asm = true;
     } else if (arg == "--sweep") {
       flags.sweep = true;
     } else if (arg == "--sweep-shape") {
@@ -300,11 +307,13 @@ int Main(int argc, char** argv) {
                  "[--sweep-transposed-b] [--sweep-constant-b] [--sweep-csv FILE] "
                  "[--sweep-configs \"F=V,...;...\"] "
                  "[--threads T] [--reps N] "
-                 "[--budget SECONDS]\n");
+                 "[--budget SECONDS]\n"
+                 "       pto_bench_kernels --dump-asm [--quick] [--filter SUBSTR] "
+                 "[--threads T]\n");
     return 2;
   }
   const device::DeviceInfo device = device::DetectHost();
-  PrintMachine(device);
+  if (!flags.dump_asm) PrintMachine(device);
   if (flags.sweep) {
     SweepOptions sweep = flags.sweep_options;
     sweep.threads = flags.threads.front();
@@ -318,6 +327,7 @@ int Main(int argc, char** argv) {
     if (!flags.filter.empty() && c.name.find(flags.filter) == std::string::npos) continue;
     cases.push_back(std::move(c));
   }
+  if (flags.dump_asm) return DumpAssembly(cases, flags.threads.front());
   std::printf(
       "cases    : %zu%s%s; up to %d repetitions, %.1f s budget per backend, the backends of a "
       "case timed in turn each repetition\n",

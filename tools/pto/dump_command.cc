@@ -1,10 +1,13 @@
-// `pto dump --stage=tensor|tile|block|exec|llvm|asm (GRAPH.pbtxt --input NAME=FILE.npy ... |
-//            --example matmul|mlp|attention|demo) [--checked-kernels]`
+// `pto dump --stage=tensor|tile|block|exec|llvm|asm|STEP (GRAPH.pbtxt --input NAME=FILE.npy ... |
+//            --example matmul|mlp|attention|demo) [--checked-kernels]
+// STEP: a step of the pipeline, as the pass log names it (jit/pipeline.h).`
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "jit/pipeline.h"
 #include "tools/npy.h"
 #include "tools/pto/commands.h"
 #include "tools/pto/flags.h"
@@ -57,13 +60,12 @@ int DumpCommand(const std::vector<std::string>& args) {
   RuntimeOptions runtime_options;
   runtime_options.checked_kernels =
       !checked_flag.empty() && checked_flag != "false" && checked_flag != "0";
-  const std::map<std::string, Stage> stages = {{"tensor", Stage::kTensor}, {"tile", Stage::kTile},
-                                               {"block", Stage::kBlock},   {"exec", Stage::kExec},
-                                               {"llvm", Stage::kLlvm},     {"asm", Stage::kAsm}};
-  auto stage = stages.find(stage_name);
-  if (stage == stages.end()) {
-    std::fprintf(stderr, "pto dump: unknown --stage=%s (tensor, tile, block, exec, llvm or asm)\n",
-                 stage_name.c_str());
+  const std::span<const std::string_view> levels = jit::PipelineLevelNames();
+  const std::span<const std::string_view> steps = jit::PipelineStepNames();
+  if (std::find(levels.begin(), levels.end(), stage_name) == levels.end() &&
+      std::find(steps.begin(), steps.end(), stage_name) == steps.end()) {
+    std::fprintf(stderr, "pto dump: unknown --stage=%s (%s)\n", stage_name.c_str(),
+                 jit::PipelineStageList().c_str());
     return 2;
   }
   TraceFn trace;
@@ -105,7 +107,7 @@ int DumpCommand(const std::vector<std::string>& args) {
   absl::StatusOr<std::unique_ptr<Function>> fn =
       (*rt)->JitTraced(name, static_cast<int>(shapes.size()), trace, options);
   if (!fn.ok()) return Error(fn.status());
-  absl::StatusOr<std::string> text = (*fn)->Dump(stage->second, shapes);
+  absl::StatusOr<std::string> text = (*fn)->Dump(std::string_view(stage_name), shapes);
   if (!text.ok()) return Error(text.status());
   std::fputs(text->c_str(), stdout);
   return 0;

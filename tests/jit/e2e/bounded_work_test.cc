@@ -148,9 +148,10 @@ int CheckCappedProgram(const TraceFn& trace, const std::vector<std::vector<int64
   absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
       jit::KernelCompiler::Create(device::DetectHost());
   EXPECT_TRUE(compiler.ok()) << compiler.status();
-  absl::StatusOr<std::unique_ptr<jit::Plan>> plan = jit::BuildPlan(*lowered, **compiler, nullptr);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  if (!plan.ok()) return -1;
+  absl::StatusOr<jit::BuiltPlan> built = jit::BuildPlan(*lowered, **compiler);
+  EXPECT_TRUE(built.ok()) << built.status();
+  if (!built.ok()) return -1;
+  const std::unique_ptr<jit::Plan>& plan = built->plan;
   std::vector<ops::HostTensor> inputs;
   for (size_t i = 0; i < shapes.size(); ++i) {
     inputs.push_back(ops::HostTensor::Random(shapes[i], 7 + i));
@@ -166,7 +167,7 @@ int CheckCappedProgram(const TraceFn& trace, const std::vector<std::vector<int64
     std::fill(t.data.begin(), t.data.end(), -7.0f);
     out.push_back(t.data.data());
   }
-  EXPECT_TRUE((*plan)->Run({}, in.data(), out.data(), nullptr).ok());
+  EXPECT_TRUE(plan->Run({}, in.data(), out.data(), nullptr).ok());
   EXPECT_EQ(testing::Compare(got, *want, tol), "");
   return static_cast<int>(lowered->tiles.calls.size());
 }

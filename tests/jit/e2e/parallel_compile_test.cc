@@ -66,21 +66,18 @@ TEST(ParallelCompile, BuildPlanOnAnArenaMatchesTheSerialPlan) {
   auto serial_compiler = jit::KernelCompiler::Create(device);
   auto parallel_compiler = jit::KernelCompiler::Create(device);
   ASSERT_TRUE(serial_compiler.ok() && parallel_compiler.ok());
-  int64_t serial_compiled = 0, parallel_compiled = 0;
-  std::vector<std::string> serial_keys, parallel_keys;
-  auto serial = jit::BuildPlan(program, **serial_compiler, &serial_compiled, {}, &serial_keys);
+  auto serial = jit::BuildPlan(program, **serial_compiler);
   device::ThreadArena arena(2);
-  auto parallel = jit::BuildPlan(program, **parallel_compiler, &parallel_compiled, {},
-                                 &parallel_keys, /*persist=*/true, &arena);
+  auto parallel = jit::BuildPlan(program, **parallel_compiler, {.threads = &arena});
   ASSERT_TRUE(serial.ok()) << serial.status();
   ASSERT_TRUE(parallel.ok()) << parallel.status();
-  EXPECT_EQ(parallel_compiled, serial_compiled);
-  EXPECT_EQ(parallel_compiled, (*parallel_compiler)->codegen_runs());
-  EXPECT_EQ(parallel_keys, serial_keys);
-  ASSERT_EQ((*parallel)->kernels.size(), (*serial)->kernels.size());
-  for (size_t i = 0; i < (*serial)->kernels.size(); ++i) {
-    EXPECT_EQ((*parallel)->kernels[i].name, (*serial)->kernels[i].name) << "kernel " << i;
-    EXPECT_NE((*parallel)->kernels[i].fn, nullptr);
+  EXPECT_EQ(parallel->kernels_compiled, serial->kernels_compiled);
+  EXPECT_EQ(parallel->kernels_compiled, (*parallel_compiler)->codegen_runs());
+  EXPECT_EQ(parallel->kernel_keys, serial->kernel_keys);
+  ASSERT_EQ(parallel->plan->kernels.size(), serial->plan->kernels.size());
+  for (size_t i = 0; i < serial->plan->kernels.size(); ++i) {
+    EXPECT_EQ(parallel->plan->kernels[i].name, serial->plan->kernels[i].name) << "kernel " << i;
+    EXPECT_NE(parallel->plan->kernels[i].fn, nullptr);
   }
   // A kernel that cannot compile fails the build with its own error, on the arena too.
   jit::LoweredProgram broken = program;
@@ -91,7 +88,7 @@ TEST(ParallelCompile, BuildPlanOnAnArenaMatchesTheSerialPlan) {
     broke = true;
   }
   ASSERT_TRUE(broke);
-  auto failed = jit::BuildPlan(broken, **parallel_compiler, nullptr, {}, nullptr, true, &arena);
+  auto failed = jit::BuildPlan(broken, **parallel_compiler, {.threads = &arena});
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kInvalidArgument);
   // The validator's message names the broken kernel.

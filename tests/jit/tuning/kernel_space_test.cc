@@ -683,9 +683,10 @@ void CheckSampledConfigs(const Case& c, int count, uint64_t seed, ops::Tolerance
     absl::StatusOr<ir::TileConfig> tile = ApplySpaceConfig(*space, config, kernel.config);
     ASSERT_TRUE(tile.ok()) << tile.status();
     program.tiles.calls[call].kernel.config = *tile;
-    absl::StatusOr<std::unique_ptr<Plan>> plan = BuildPlan(program, **compiler, nullptr);
-    ASSERT_TRUE(plan.ok()) << plan.status();
-    (*plan)->parallel_threshold = 0;  // split by the grain however small the work
+    absl::StatusOr<BuiltPlan> built = BuildPlan(program, **compiler);
+    ASSERT_TRUE(built.ok()) << built.status();
+    const std::unique_ptr<Plan>& plan = built->plan;
+    plan->parallel_threshold = 0;  // split by the grain however small the work
     std::vector<ops::HostTensor> got = *want;
     std::vector<void*> in, out;
     for (const ops::HostTensor& t : inputs) in.push_back(const_cast<float*>(t.data.data()));
@@ -693,7 +694,7 @@ void CheckSampledConfigs(const Case& c, int count, uint64_t seed, ops::Tolerance
       std::fill(t.data.begin(), t.data.end(), -7.f);
       out.push_back(t.data.data());
     }
-    ASSERT_TRUE((*plan)->Run({}, in.data(), out.data(), &arena).ok());
+    ASSERT_TRUE(plan->Run({}, in.data(), out.data(), &arena).ok());
     EXPECT_EQ(testing::Compare(got, *want, tol), "");
   }
 }

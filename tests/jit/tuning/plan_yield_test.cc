@@ -29,11 +29,12 @@ TEST(PlanYieldTest, HookRunsBetweenPiecesAndIsNotKernelTime) {
   absl::StatusOr<std::unique_ptr<KernelCompiler>> compiler =
       KernelCompiler::Create(device::DetectHost());
   ASSERT_TRUE(compiler.ok()) << compiler.status();
-  absl::StatusOr<std::unique_ptr<Plan>> plan = BuildPlan(*lowered, **compiler, nullptr);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<BuiltPlan> built = BuildPlan(*lowered, **compiler);
+  ASSERT_TRUE(built.ok()) << built.status();
+  const std::unique_ptr<Plan>& plan = built->plan;
   // 96 rows in grains of 4 rows: 24 grains cut into 8 pieces of 3 grains (12 rows).
   int64_t tiles = 0;
-  for (PlanKernel& k : (*plan)->kernels) {
+  for (PlanKernel& k : plan->kernels) {
     ASSERT_EQ(k.grid[0].Evaluate({}), 96);
     k.grain[0] = 4;
     k.grain[1] = 0;
@@ -57,10 +58,10 @@ TEST(PlanYieldTest, HookRunsBetweenPiecesAndIsNotKernelTime) {
   std::vector<ops::HostTensor> got = *want;
   std::fill(got[0].data.begin(), got[0].data.end(), -7.f);
   void* out[] = {got[0].data.data()};
-  std::vector<double> seconds((*plan)->kernels.size(), -1);
+  std::vector<double> seconds(plan->kernels.size(), -1);
   {
     const device::ScopedYieldHook scoped(&hook);
-    ASSERT_TRUE((*plan)->Run({}, in.data(), out, nullptr, seconds.data()).ok());
+    ASSERT_TRUE(plan->Run({}, in.data(), out, nullptr, seconds.data()).ok());
   }
   EXPECT_EQ(testing::Compare(got, *want, {1e-5, 1e-5}), "");
   EXPECT_EQ(hooks, tiles);  // one before each kernel, one between pieces
@@ -75,7 +76,7 @@ TEST(PlanYieldTest, HookRunsBetweenPiecesAndIsNotKernelTime) {
 
   // Without a hook: one launch per kernel, no yields.
   const double yielded = device::SecondsYielded();
-  ASSERT_TRUE((*plan)->Run({}, in.data(), out, nullptr, seconds.data()).ok());
+  ASSERT_TRUE(plan->Run({}, in.data(), out, nullptr, seconds.data()).ok());
   EXPECT_EQ(testing::Compare(got, *want, {1e-5, 1e-5}), "");
   EXPECT_EQ(device::SecondsYielded(), yielded);
 }
