@@ -25,8 +25,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cache/add_operator.h"
 #include "cache/inbox.h"
@@ -90,10 +88,6 @@ bool WriterRoleFree(const std::string& path) {
   return !WriterOpenInThisProcess(path) && !LockedByAnotherProcess(path);
 }
 
-bool IsLockError(const absl::Status& s) {
-  return absl::StrContains(absl::AsciiStrToLower(s.message()), "lock");
-}
-
 int64_t* CounterField(CacheStats& s, int i) {
   int64_t* fields[] = {&s.hits, &s.misses, &s.corrupt, &s.puts, &s.kernel_puts};
   return fields[i];
@@ -107,11 +101,20 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::OpenWriterOrReader(
     const CacheOptions& options) {
   // Processes that start together race: the loser of the LOCK may find the database not
   // created yet, so a reader open is retried.
+  // A failed writer open is a lost race when the role is taken afterwards (by another process
+  // or another store of this one): then this store becomes a reader. When the role is still
+  // free, the failure is the database's own, unless the holder exited in between: one retry.
   absl::Status last = absl::OkStatus();
+  bool retried_free_role = false;
   for (int attempt = 0; attempt < 40; ++attempt) {
     if (WriterRoleFree(options.path)) {
       absl::StatusOr<std::unique_ptr<RocksDbStore>> writer = Open(options, DbRole::kWriter);
-      if (writer.ok() || !IsLockError(writer.status())) return writer;
+      if (writer.ok()) return writer;
+      if (WriterRoleFree(options.path)) {
+        if (retried_free_role) return writer;
+        retried_free_role = true;
+        continue;
+      }
     }
     absl::StatusOr<std::unique_ptr<RocksDbStore>> reader = Open(options, DbRole::kReader);
     if (reader.ok()) return reader;

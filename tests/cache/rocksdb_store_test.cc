@@ -172,6 +172,33 @@ TEST_F(RocksDbStoreTest, AnotherProcessSeesTheRecord) {
   EXPECT_EQ(RunProbe(db_path_, "zz"), "miss\nstore rocksdb:" + db_path_ + " (writer)\n");
 }
 
+// Processes that open a fresh database at the same moment race for the writer role: every
+// one of them opens it (the losers of RocksDB's LOCK become readers) and none warns.
+TEST_F(RocksDbStoreTest, ProcessesStartingTogetherAllOpenTheDatabase) {
+  constexpr int kProcesses = 6;
+  for (int round = 0; round < 4; ++round) {  // a lost race is likely but not certain per round
+    const std::string path = dir_.Sub("race" + std::to_string(round));
+    std::vector<FILE*> pipes;
+    for (int i = 0; i < kProcesses; ++i) {
+      const std::string command = std::string(CACHE_PROBE) + " '" + path + "' a 2>&1";
+      pipes.push_back(popen(command.c_str(), "r"));
+      ASSERT_NE(pipes.back(), nullptr);
+    }
+    int writers = 0, readers = 0;
+    for (FILE* pipe : pipes) {
+      std::string out;
+      char buf[512];
+      while (fgets(buf, sizeof(buf), pipe) != nullptr) out += buf;
+      EXPECT_EQ(pclose(pipe), 0) << out;
+      EXPECT_EQ(out.find("warning"), std::string::npos) << out;
+      writers += out.find(" (writer)") != std::string::npos;
+      readers += out.find(" (reader)") != std::string::npos;
+    }
+    EXPECT_EQ(writers + readers, kProcesses) << "round " << round;
+    EXPECT_GE(writers, 1) << "round " << round;
+  }
+}
+
 // While this process holds the database (the writer), another process opens it as a reader
 // (a RocksDB secondary instance): it sees what the writer has written, even records still in
 // the writer's memtable and WAL, and no warning is logged.
