@@ -61,7 +61,7 @@ absl::StatusOr<CompiledClassResult> CompileClass(RuntimeImpl& runtime, const std
   const int64_t loads_before = runtime.compiler().cache_loads();
   jit::BuildPlanOptions build;
   build.origin.graph_name = function;
-  build.origin.shape_class = cls->shape_class;
+  build.origin.shape_class = cls->label;
   build.threads = runtime.threads();
   absl::StatusOr<jit::CompiledProgram> compiled = jit::CompileShapeClass(
       v.graph, cls->cls, PipelineOptionsOf(runtime, constant_inputs),

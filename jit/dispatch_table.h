@@ -28,8 +28,8 @@ struct CompiledClass {
   // kernel is swapped in, the old one retired to the Runtime's epoch domain.
   std::atomic<const jit::Plan*> plan{nullptr};
   std::vector<ir::Shape> output_shapes;
-  std::string shape_class;  // ShapeClassKey: records, kernel events and tuning reports
-  std::string label;        // ShapeClassLabel (declared dim names): log lines only
+  std::string shape_class;  // ShapeClassKey: the plan and tuning records' keys
+  std::string label;  // ShapeClassLabel (declared dim names): logs, kernel origins, reports
   // Guarded by the Function's lock: the program with the configs of `plan`, and `plan` itself.
   jit::LoweredProgram program;
   std::unique_ptr<const jit::Plan> current;

@@ -35,7 +35,7 @@ void FunctionTuning::Queue(CompiledClass& cls, std::span<const int64_t> values,
   if (service == nullptr) return;
   const TuningOptions& t = runtime_.options().tuning;
   auto program = std::make_shared<jit::TuningProgram>(
-      function_, cls.shape_class, cls.variant->graph, cls.cls, cls.program,
+      function_, cls.label, cls.variant->graph, cls.cls, cls.program,
       std::vector<int64_t>(values.begin(), values.end()));
   const std::vector<int64_t> kernel_symbols = jit::ProgramSymbolValues(cls.program, values);
   // The overall budget is shared by each kernel's share of the work, with a floor: a small
@@ -60,7 +60,7 @@ void FunctionTuning::Queue(CompiledClass& cls, std::span<const int64_t> values,
     o.logger = &runtime_.logger();
     KernelTuning initial;
     initial.function = function_;
-    initial.shape_class = cls.shape_class;
+    initial.shape_class = cls.label;
     initial.kernel = call.kernel.name;
     ir::Kernel untuned = call.kernel;
     untuned.config = cls.default_configs[c];
@@ -93,7 +93,7 @@ void FunctionTuning::Publish(CompiledClass& cls, int call, const ir::TileConfig&
   kernel.config = config;
   jit::BuildPlanOptions build;
   build.origin.graph_name = function_;
-  build.origin.shape_class = cls.shape_class;
+  build.origin.shape_class = cls.label;
   build.persist = false;
   absl::StatusOr<jit::BuiltPlan> built = jit::BuildPlan(cls.program, runtime_.compiler(), build);
   if (!built.ok()) {

@@ -21,7 +21,7 @@ namespace pto::jit {
 
 class TuningProgram {
  public:
-  // `shape_class`: the class's key, for reports and kernel records. `measure_symbols`: the
+  // `shape_class`: the class's label, for reports and kernel records. `measure_symbols`: the
   // traced symbol values candidates are timed at (a call's, within the class).
   TuningProgram(std::string function, std::string shape_class, ir::Graph traced, ShapeClass cls,
                 LoweredProgram program, std::vector<int64_t> measure_symbols);

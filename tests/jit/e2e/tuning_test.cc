@@ -170,7 +170,7 @@ TEST(Tuning, SymbolicShapeClassIsCheckedWithinItsBucket) {
   const int64_t lanes = device::DetectHost().f32_lanes();
   ExpectMatchesReference(**fn, 3 * lanes);
   const std::string want_class =
-      absl::StrCat("in0.0=[", 2 * lanes, "..", 4 * lanes - 1, "]%", lanes);
+      absl::StrCat("rows=[", 2 * lanes, "..", 4 * lanes - 1, "]%", lanes);
   const std::vector<KernelTuning> results = rt->tuning_results();
   ASSERT_EQ(results.size(), 2u);
   for (const KernelTuning& r : results) {
