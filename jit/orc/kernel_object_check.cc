@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "jit/orc/llvm_status.h"
@@ -50,30 +51,12 @@ bool InitializerSection(const Shdr& sec, llvm::StringRef name) {
          name == ".fini";
 }
 
-}  // namespace
-
-absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
-                               const std::vector<std::string>& allowed) {
-  llvm::MemoryBufferRef ref(llvm::StringRef(object.data(), object.size()), "pto-kernel");
-  llvm::Expected<std::unique_ptr<llvm::object::ObjectFile>> file =
-      llvm::object::ObjectFile::createObjectFile(ref);
-  if (!file) {
-    absl::Status s = ToStatus(file.takeError(), "reading kernel object");
-    return absl::InvalidArgumentError(s.message());
-  }
-  const auto* elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(file->get());
-  if (elf == nullptr) return Refuse(symbol, "not a 64-bit little-endian ELF file");
-  const llvm::object::ELFFile<ELFT>& ef = elf->getELFFile();
-  if (ef.getHeader().e_type != llvm::ELF::ET_REL ||
-      ef.getHeader().e_machine != llvm::ELF::EM_X86_64) {
-    return Refuse(symbol, "not an x86-64 relocatable object");
-  }
-  llvm::Expected<ELFT::ShdrRange> sections = ef.sections();
-  if (!sections) return Refuse(symbol, ToStatus(sections.takeError(), "sections").ToString());
-
-  // Sections.
+// Sections: one symbol table, RELA relocations only, no initializers, thread-locals or
+// writable code. Returns the symbol table.
+absl::StatusOr<const Shdr*> CheckSections(const llvm::object::ELFFile<ELFT>& ef,
+                                          ELFT::ShdrRange sections, std::string_view symbol) {
   const Shdr* symtab = nullptr;
-  for (const Shdr& sec : *sections) {
+  for (const Shdr& sec : sections) {
     llvm::Expected<llvm::StringRef> name = ef.getSectionName(sec);
     if (!name) return Refuse(symbol, ToStatus(name.takeError(), "section name").ToString());
     if (sec.sh_type == llvm::ELF::SHT_SYMTAB) {
@@ -97,17 +80,16 @@ absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
     }
   }
   if (symtab == nullptr) return Refuse(symbol, "no symbol table");
-  llvm::Expected<ELFT::SymRange> symbols = ef.symbols(symtab);
-  if (!symbols) return Refuse(symbol, ToStatus(symbols.takeError(), "symbols").ToString());
-  llvm::Expected<llvm::StringRef> strtab = ef.getStringTableForSymtab(*symtab, *sections);
-  if (!strtab) return Refuse(symbol, ToStatus(strtab.takeError(), "string table").ToString());
+  return symtab;
+}
 
-  // Relocations: known kinds, inside the allocated section they patch, naming a symbol.
-  const uint64_t num_symbols = symbols->size();
-  for (const Shdr& sec : *sections) {
+// Relocations: known kinds, inside the allocated section they patch, naming a symbol.
+absl::Status CheckRelocations(const llvm::object::ELFFile<ELFT>& ef, ELFT::ShdrRange sections,
+                              const Shdr* symtab, uint64_t num_symbols, std::string_view symbol) {
+  for (const Shdr& sec : sections) {
     if (sec.sh_type != llvm::ELF::SHT_RELA) continue;
-    if (sec.sh_info >= sections->size()) return Refuse(symbol, "relocations of no section");
-    const Shdr& target = (*sections)[sec.sh_info];
+    if (sec.sh_info >= sections.size()) return Refuse(symbol, "relocations of no section");
+    const Shdr& target = sections[sec.sh_info];
     llvm::Expected<llvm::StringRef> target_name = ef.getSectionName(target);
     if (!target_name) {
       return Refuse(symbol, ToStatus(target_name.takeError(), "section name").ToString());
@@ -116,7 +98,7 @@ absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
       return Refuse(symbol, absl::StrCat("relocations of section '", target_name->str(),
                                          "', which is not loaded with contents"));
     }
-    if (sec.sh_link >= sections->size() || &(*sections)[sec.sh_link] != symtab) {
+    if (sec.sh_link >= sections.size() || &sections[sec.sh_link] != symtab) {
       return Refuse(symbol, "relocations against another symbol table");
     }
     llvm::Expected<ELFT::RelaRange> relas = ef.relas(sec);
@@ -142,24 +124,33 @@ absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
       }
     }
   }
+  return absl::OkStatus();
+}
 
-  // Symbols: one global definition (the kernel), undefined names from `allowed` only.
-  bool defines_symbol = false;
-  for (size_t i = 1; i < symbols->size(); ++i) {
-    const Sym& sym = (*symbols)[i];
-    llvm::Expected<llvm::StringRef> name = sym.getName(*strtab);
+// Whether a global definition of `symbol` is among `symbols` (NotFound if not).
+absl::Status CheckDefinesKernel(ELFT::SymRange symbols, llvm::StringRef strtab,
+                                std::string_view symbol) {
+  for (size_t i = 1; i < symbols.size(); ++i) {
+    const Sym& sym = symbols[i];
+    llvm::Expected<llvm::StringRef> name = sym.getName(strtab);
     if (!name) return Refuse(symbol, ToStatus(name.takeError(), "symbol name").ToString());
-    defines_symbol |= sym.st_shndx != llvm::ELF::SHN_UNDEF &&
-                      sym.getBinding() != llvm::ELF::STB_LOCAL && name->str() == symbol;
+    if (sym.st_shndx != llvm::ELF::SHN_UNDEF && sym.getBinding() != llvm::ELF::STB_LOCAL &&
+        name->str() == symbol) {
+      return absl::OkStatus();
+    }
   }
-  if (!defines_symbol) {
-    return absl::NotFoundError(
-        absl::StrCat("kernel object does not define symbol '", std::string(symbol), "'"));
-  }
+  return absl::NotFoundError(
+      absl::StrCat("kernel object does not define symbol '", std::string(symbol), "'"));
+}
+
+// Symbols: one global definition (the kernel, a function in code), undefined names from
+// `allowed` only, no thread-local, indirect or common symbols.
+absl::Status CheckSymbols(ELFT::ShdrRange sections, ELFT::SymRange symbols, llvm::StringRef strtab,
+                          std::string_view symbol, const std::vector<std::string>& allowed) {
   int defined = 0;
-  for (size_t i = 1; i < symbols->size(); ++i) {
-    const Sym& sym = (*symbols)[i];
-    llvm::Expected<llvm::StringRef> name = sym.getName(*strtab);
+  for (size_t i = 1; i < symbols.size(); ++i) {
+    const Sym& sym = symbols[i];
+    llvm::Expected<llvm::StringRef> name = sym.getName(strtab);
     if (!name) return Refuse(symbol, ToStatus(name.takeError(), "symbol name").ToString());
     const uint8_t type = sym.getType();
     if (type == llvm::ELF::STT_FILE) continue;
@@ -186,8 +177,8 @@ absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
       return Refuse(symbol, absl::StrCat("it defines global symbol '", name->str(),
                                          "' (a kernel object defines only its kernel)"));
     }
-    const bool in_code = sym.st_shndx != llvm::ELF::SHN_ABS && sym.st_shndx < sections->size() &&
-                         ((*sections)[sym.st_shndx].sh_flags & llvm::ELF::SHF_EXECINSTR) != 0;
+    const bool in_code = sym.st_shndx != llvm::ELF::SHN_ABS && sym.st_shndx < sections.size() &&
+                         (sections[sym.st_shndx].sh_flags & llvm::ELF::SHF_EXECINSTR) != 0;
     if (type != llvm::ELF::STT_FUNC || !in_code) {
       return Refuse(symbol, "its kernel symbol is not a function in an executable section");
     }
@@ -195,6 +186,39 @@ absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
   }
   if (defined > 1) return Refuse(symbol, "it defines the kernel symbol more than once");
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckKernelObject(std::string_view object, std::string_view symbol,
+                               const std::vector<std::string>& allowed) {
+  llvm::MemoryBufferRef ref(llvm::StringRef(object.data(), object.size()), "pto-kernel");
+  llvm::Expected<std::unique_ptr<llvm::object::ObjectFile>> file =
+      llvm::object::ObjectFile::createObjectFile(ref);
+  if (!file) {
+    absl::Status s = ToStatus(file.takeError(), "reading kernel object");
+    return absl::InvalidArgumentError(s.message());
+  }
+  const auto* elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(file->get());
+  if (elf == nullptr) return Refuse(symbol, "not a 64-bit little-endian ELF file");
+  const llvm::object::ELFFile<ELFT>& ef = elf->getELFFile();
+  if (ef.getHeader().e_type != llvm::ELF::ET_REL ||
+      ef.getHeader().e_machine != llvm::ELF::EM_X86_64) {
+    return Refuse(symbol, "not an x86-64 relocatable object");
+  }
+  llvm::Expected<ELFT::ShdrRange> sections = ef.sections();
+  if (!sections) return Refuse(symbol, ToStatus(sections.takeError(), "sections").ToString());
+  absl::StatusOr<const Shdr*> symtab = CheckSections(ef, *sections, symbol);
+  if (!symtab.ok()) return symtab.status();
+  llvm::Expected<ELFT::SymRange> symbols = ef.symbols(*symtab);
+  if (!symbols) return Refuse(symbol, ToStatus(symbols.takeError(), "symbols").ToString());
+  llvm::Expected<llvm::StringRef> strtab = ef.getStringTableForSymtab(**symtab, *sections);
+  if (!strtab) return Refuse(symbol, ToStatus(strtab.takeError(), "string table").ToString());
+  if (absl::Status s = CheckRelocations(ef, *sections, *symtab, symbols->size(), symbol); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckDefinesKernel(*symbols, *strtab, symbol); !s.ok()) return s;
+  return CheckSymbols(*sections, *symbols, *strtab, symbol, allowed);
 }
 
 }  // namespace pto::jit

@@ -207,121 +207,146 @@ std::string FormatTuningTable(const std::vector<KernelTuningResult>& results) {
   return AlignRows(rows, {false, false, false, true, true, true, true, false});
 }
 
-std::string TuningCurvesSvg(const std::vector<KernelTuningResult>& results,
-                            std::string_view title) {
-  std::vector<std::vector<std::pair<int64_t, double>>> curves;
+namespace {
+
+// The plot area of the tuning curves: axis ranges on tick steps and the page geometry.
+struct CurvePlot {
+  static constexpr double kWidth = 800, kLeft = 70, kRight = 20, kTop = 50, kPlotHeight = 360;
+  static constexpr double kLegendRow = 18;
+  static constexpr double kPlotWidth = kWidth - kLeft - kRight;
+  static constexpr double kLegendTop = kTop + kPlotHeight + 55;
+  double x_max = 1, x_step = 1;
+  double y_min = 1, y_max = 1, y_step = 1;
+  int y_decimals = 0;
+  double height = 0;
+
+  double X(double trial) const { return kLeft + trial / x_max * kPlotWidth; }
+  double Y(double speedup) const {
+    return kTop + (y_max - speedup) / (y_max - y_min) * kPlotHeight;
+  }
+};
+
+// Axis ranges on tick steps, at least 0.1× tall so a flat curve is not blown up.
+CurvePlot PlotFor(const std::vector<std::vector<std::pair<int64_t, double>>>& curves) {
   int64_t max_trial = 1;
-  double y_min = 1, y_max = 1;
-  for (const KernelTuningResult& r : results) {
-    curves.push_back(SpeedupCurve(r));
-    for (const auto& [trial, speedup] : curves.back()) {
+  CurvePlot p;
+  for (const auto& curve : curves) {
+    for (const auto& [trial, speedup] : curve) {
       max_trial = std::max(max_trial, trial);
-      y_min = std::min(y_min, speedup);
-      y_max = std::max(y_max, speedup);
+      p.y_min = std::min(p.y_min, speedup);
+      p.y_max = std::max(p.y_max, speedup);
     }
   }
-  // Axis ranges on tick steps, at least 0.1× tall so a flat curve is not blown up.
-  const double x_step = std::max(1.0, NiceStep(static_cast<double>(max_trial), 8));
-  const double x_max = std::ceil(max_trial / x_step) * x_step;
-  if (y_max - y_min < 0.1) y_max = y_min + 0.1;
-  const double y_step = NiceStep(y_max - y_min, 6);
-  y_min = std::floor(y_min / y_step + 1e-9) * y_step;
-  y_max = std::ceil(y_max / y_step - 1e-9) * y_step;
-  const int y_decimals = std::clamp(static_cast<int>(-std::floor(std::log10(y_step))), 0, 3);
+  p.x_step = std::max(1.0, NiceStep(static_cast<double>(max_trial), 8));
+  p.x_max = std::ceil(max_trial / p.x_step) * p.x_step;
+  if (p.y_max - p.y_min < 0.1) p.y_max = p.y_min + 0.1;
+  p.y_step = NiceStep(p.y_max - p.y_min, 6);
+  p.y_min = std::floor(p.y_min / p.y_step + 1e-9) * p.y_step;
+  p.y_max = std::ceil(p.y_max / p.y_step - 1e-9) * p.y_step;
+  p.y_decimals = std::clamp(static_cast<int>(-std::floor(std::log10(p.y_step))), 0, 3);
+  p.height =
+      CurvePlot::kLegendTop + CurvePlot::kLegendRow * static_cast<double>(curves.size()) + 10;
+  return p;
+}
 
-  constexpr double kWidth = 800, kLeft = 70, kRight = 20, kTop = 50, kPlotHeight = 360;
-  constexpr double kLegendRow = 18;
-  const double plot_width = kWidth - kLeft - kRight;
-  const double legend_top = kTop + kPlotHeight + 55;
-  const double height = legend_top + kLegendRow * static_cast<double>(results.size()) + 10;
-  auto x_of = [&](double trial) { return kLeft + trial / x_max * plot_width; };
-  auto y_of = [&](double speedup) {
-    return kTop + (y_max - speedup) / (y_max - y_min) * kPlotHeight;
-  };
-
-  std::string svg = absl::StrFormat(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-      "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n",
-      kWidth, height, kWidth, height);
+// The page, the title, the grid with its tick labels, the axes with their labels and the
+// default's level (a dashed line at 1×).
+void AppendFrame(const CurvePlot& p, std::string_view title, std::string& svg) {
+  using P = CurvePlot;
+  absl::StrAppendFormat(&svg,
+                        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                        "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n",
+                        P::kWidth, p.height, P::kWidth, p.height);
   absl::StrAppend(&svg, "<title>", XmlEscape(title), "</title>\n");
-  absl::StrAppendFormat(&svg, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", kWidth,
-                        height);
+  absl::StrAppendFormat(&svg, "<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", P::kWidth,
+                        p.height);
   absl::StrAppendFormat(&svg,
                         "<text x=\"%.1f\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" "
                         "font-weight=\"bold\">%s</text>\n",
-                        kWidth / 2, XmlEscape(title));
-
-  // Grid, ticks and tick labels.
-  for (double x = 0; x <= x_max + 1e-9; x += x_step) {
+                        P::kWidth / 2, XmlEscape(title));
+  for (double x = 0; x <= p.x_max + 1e-9; x += p.x_step) {
     absl::StrAppendFormat(
         &svg,
         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>"
         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f</text>\n",
-        x_of(x), kTop, x_of(x), kTop + kPlotHeight + 5, x_of(x), kTop + kPlotHeight + 18, x);
+        p.X(x), P::kTop, p.X(x), P::kTop + P::kPlotHeight + 5, p.X(x),
+        P::kTop + P::kPlotHeight + 18, x);
   }
-  for (double y = y_min; y <= y_max + y_step * 1e-6; y += y_step) {
+  for (double y = p.y_min; y <= p.y_max + p.y_step * 1e-6; y += p.y_step) {
     absl::StrAppendFormat(
         &svg,
         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>"
         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.*f×</text>\n",
-        kLeft - 5, y_of(y), kLeft + plot_width, y_of(y), kLeft - 8, y_of(y) + 4, y_decimals, y);
+        P::kLeft - 5, p.Y(y), P::kLeft + P::kPlotWidth, p.Y(y), P::kLeft - 8, p.Y(y) + 4,
+        p.y_decimals, y);
   }
-  // Axes, their labels and the default's level.
   absl::StrAppendFormat(&svg,
                         "<path d=\"M%.1f %.1f V%.1f H%.1f\" fill=\"none\" stroke=\"black\"/>\n",
-                        kLeft, kTop, kTop + kPlotHeight, kLeft + plot_width);
+                        P::kLeft, P::kTop, P::kTop + P::kPlotHeight, P::kLeft + P::kPlotWidth);
   absl::StrAppendFormat(&svg, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">trial</text>\n",
-                        kLeft + plot_width / 2, kTop + kPlotHeight + 36);
+                        P::kLeft + P::kPlotWidth / 2, P::kTop + P::kPlotHeight + 36);
   absl::StrAppendFormat(&svg,
                         "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" "
                         "transform=\"rotate(-90 16 %.1f)\">speed-up over the default config, "
                         "best so far</text>\n",
-                        kTop + kPlotHeight / 2, kTop + kPlotHeight / 2);
+                        P::kTop + P::kPlotHeight / 2, P::kTop + P::kPlotHeight / 2);
   absl::StrAppendFormat(&svg,
                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" "
                         "stroke-dasharray=\"4 4\"/>\n",
-                        kLeft, y_of(1), kLeft + plot_width, y_of(1));
+                        P::kLeft, p.Y(1), P::kLeft + P::kPlotWidth, p.Y(1));
+}
 
-  // One stepped line per kernel (the best so far holds until the next improvement), a dot at
-  // its end, and its legend row.
-  for (size_t i = 0; i < results.size(); ++i) {
-    const char* colour = kColours[i % kNumColours];
-    const char* dash = kDashes[(i / kNumColours) % kNumDashes];
-    const std::string dash_attr =
-        *dash == '\0' ? "" : absl::StrCat(" stroke-dasharray=\"", dash, "\"");
-    const std::vector<std::pair<int64_t, double>>& curve = curves[i];
-    if (!curve.empty()) {
-      std::string points;
-      for (size_t k = 0; k < curve.size(); ++k) {
-        const double x = x_of(static_cast<double>(curve[k].first));
-        if (k > 0) absl::StrAppendFormat(&points, "%.1f,%.1f ", x, y_of(curve[k - 1].second));
-        absl::StrAppendFormat(&points, "%.1f,%.1f ", x, y_of(curve[k].second));
-      }
-      points.pop_back();
-      absl::StrAppendFormat(&svg,
-                            "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s "
-                            "points=\"%s\"/>\n",
-                            colour, dash_attr, points);
-      absl::StrAppendFormat(&svg, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
-                            x_of(static_cast<double>(curve.back().first)),
-                            y_of(curve.back().second), colour);
+// Kernel `i`'s stepped line (the best so far holds until the next improvement), a dot at its
+// end, and its legend row.
+void AppendCurve(const CurvePlot& p, size_t i, const KernelTuningResult& r,
+                 const std::vector<std::pair<int64_t, double>>& curve, std::string& svg) {
+  using P = CurvePlot;
+  const char* colour = kColours[i % kNumColours];
+  const char* dash = kDashes[(i / kNumColours) % kNumDashes];
+  const std::string dash_attr =
+      *dash == '\0' ? "" : absl::StrCat(" stroke-dasharray=\"", dash, "\"");
+  if (!curve.empty()) {
+    std::string points;
+    for (size_t k = 0; k < curve.size(); ++k) {
+      const double x = p.X(static_cast<double>(curve[k].first));
+      if (k > 0) absl::StrAppendFormat(&points, "%.1f,%.1f ", x, p.Y(curve[k - 1].second));
+      absl::StrAppendFormat(&points, "%.1f,%.1f ", x, p.Y(curve[k].second));
     }
-    const KernelTuningResult& r = results[i];
-    const double y = legend_top + kLegendRow * static_cast<double>(i);
-    // The final speed-up as in the table (the tuned time), else the curve's last.
-    const double final_seconds = r.tuned_seconds > 0 || curve.empty()
-                                     ? r.tuned_seconds
-                                     : r.default_seconds / curve.back().second;
-    const std::string label = absl::StrCat(
-        r.kernel, " @ ", r.shape_class, "  ",
-        curve.empty() ? "(no curve)" : FormatSpeedup(r.default_seconds, final_seconds));
+    points.pop_back();
     absl::StrAppendFormat(&svg,
-                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                          "stroke-width=\"2\"%s/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-                          kLeft, y, kLeft + 24, y, curve.empty() ? "#bbbbbb" : colour, dash_attr,
-                          kLeft + 30, y + 4, XmlEscape(label));
+                          "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s "
+                          "points=\"%s\"/>\n",
+                          colour, dash_attr, points);
+    absl::StrAppendFormat(&svg, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
+                          p.X(static_cast<double>(curve.back().first)), p.Y(curve.back().second),
+                          colour);
   }
+  const double y = P::kLegendTop + P::kLegendRow * static_cast<double>(i);
+  // The final speed-up as in the table (the tuned time), else the curve's last.
+  const double final_seconds = r.tuned_seconds > 0 || curve.empty()
+                                   ? r.tuned_seconds
+                                   : r.default_seconds / curve.back().second;
+  const std::string label =
+      absl::StrCat(r.kernel, " @ ", r.shape_class, "  ",
+                   curve.empty() ? "(no curve)" : FormatSpeedup(r.default_seconds, final_seconds));
+  absl::StrAppendFormat(&svg,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                        "stroke-width=\"2\"%s/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                        P::kLeft, y, P::kLeft + 24, y, curve.empty() ? "#bbbbbb" : colour,
+                        dash_attr, P::kLeft + 30, y + 4, XmlEscape(label));
+}
+
+}  // namespace
+
+std::string TuningCurvesSvg(const std::vector<KernelTuningResult>& results,
+                            std::string_view title) {
+  std::vector<std::vector<std::pair<int64_t, double>>> curves;
+  for (const KernelTuningResult& r : results) curves.push_back(SpeedupCurve(r));
+  const CurvePlot plot = PlotFor(curves);
+  std::string svg;
+  AppendFrame(plot, title, svg);
+  for (size_t i = 0; i < results.size(); ++i) AppendCurve(plot, i, results[i], curves[i], svg);
   svg += "</svg>\n";
   return svg;
 }
