@@ -124,7 +124,7 @@ std::vector<TargetResult> EvaluateTargets(const std::vector<Row>& rows) {
 
 void PrintTargets(std::FILE* out, int threads, const std::vector<TargetResult>& results) {
   if (results.empty()) return;
-  std::fprintf(out, "\nissue 4's targets at %d thread%s, this run (set at 2 threads):\n", threads,
+  std::fprintf(out, "\nthe kernel targets at %d thread%s, this run (set at 2 threads):\n", threads,
                threads == 1 ? "" : "s");
   const char* row = "  %-62s %-7s %-15s %s\n";
   std::fprintf(out, row, "target", "holds", "range", "below the bar");
