@@ -1,4 +1,4 @@
-// Forwards pto's messages to the embedder's LogSink, filtered by level; silent without a sink.
+// Forwards pto's messages to the embedder's LogSink, filtered by level.
 // While the sink runs, calls from it into pto that could wait for pto are refused
 // (jit/callback_guard.h).
 #ifndef PTO_JIT_LOGGER_H_
@@ -10,6 +10,10 @@
 #include "pto/options.h"
 
 namespace pto::jit {
+
+// The sink of a Runtime without one: each message as one line on stderr, after its level
+// ("warning: ...").
+LogSink StderrLogSink();
 
 class Logger {
  public:

@@ -191,6 +191,7 @@ RuntimeStats RuntimeImpl::stats() const {
 }  // namespace detail
 
 absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
+  if (!options.log_sink) options.log_sink = jit::StderrLogSink();
   if (options.intra_op_threads < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "intra_op_threads must be >= 0 (0 = all cores), got ", options.intra_op_threads));

@@ -8,10 +8,14 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
+
 namespace pto {
 
-enum class LogLevel : uint8_t { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
-// pto prints nothing unless the embedder installs a sink.
+// kOff as RuntimeOptions::log_level: no message at all.
+enum class LogLevel : uint8_t { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3, kOff = 4 };
+// Receives pto's messages at RuntimeOptions::log_level or above. Without a sink they go to
+// stderr, one line each ("warning: pto cache: ..."); a sink replaces that.
 using LogSink = std::function<void(LogLevel level, std::string_view message)>;
 
 // The vector ISA kernels are generated for. kHost uses everything the CPU has; the others
@@ -97,7 +101,7 @@ struct RuntimeOptions {
   // share the process's one thread pool for it.
   int intra_op_threads = 0;
   TargetIsa isa = TargetIsa::kHost;
-  LogSink log_sink;
+  LogSink log_sink;  // empty: stderr
   LogLevel log_level = LogLevel::kWarning;
   // Logs each pass's output (at kDebug) while compiling.
   bool log_passes = false;
@@ -114,6 +118,12 @@ struct RuntimeOptions {
   // buffer, the index and the extent. Slower (docs/performance.md); checked kernels have names
   // ending in "_checked" and cache keys of their own.
   bool checked_kernels = false;
+
+  // The defaults with what the process's environment sets, as users of Triton and oneDNN
+  // expect: PTO_CACHE_DIR (cache_path) and PTO_LOG (log_level: debug, info, warning, error or
+  // off). The library reads the environment only here, when the embedder asks.
+  // InvalidArgument for a PTO_LOG value it does not know.
+  static absl::StatusOr<RuntimeOptions> FromEnvironment();
 };
 
 // A named symbolic dim with its range. Dims with the same name are one symbol: the `batch` of

@@ -1,4 +1,12 @@
-// The log sink: silent unless asked, each pass's output at kDebug when log_passes is set.
+// The log: warnings to stderr unless a sink replaces that, each pass's output at kDebug when
+// log_passes is set; RuntimeOptions::FromEnvironment.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +67,118 @@ TEST(Logging, WarningLevelHidesCompileMessages) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime(options);
   ASSERT_TRUE(RunOnce(*rt).ok());
   EXPECT_TRUE(c.messages.empty()) << c.All();
+}
+
+// A cache path that is a regular file: the Runtime opens with the cache in memory and warns.
+class UnusableCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (std::filesystem::path(::testing::TempDir()) /
+             ("not_a_dir_" + std::to_string(::getpid())))
+                .string();
+    std::ofstream(path_) << "a file, not a cache directory";
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+  std::string path_;
+};
+
+TEST_F(UnusableCacheTest, WarnsOnStderrWithoutASink) {
+  RuntimeOptions options;
+  options.cache_path = path_;
+  ::testing::internal::CaptureStderr();
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  EXPECT_THAT(err, ::testing::StartsWith("warning: "));
+  EXPECT_THAT(err, HasSubstr(path_));
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+TEST_F(UnusableCacheTest, ASinkReplacesStderr) {
+  Captured c;
+  RuntimeOptions options;
+  options.cache_path = path_;
+  options.log_sink = [&c](LogLevel level, std::string_view m) {
+    c.messages.emplace_back(level, std::string(m));
+  };
+  ::testing::internal::CaptureStderr();
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  EXPECT_EQ(err, "");
+  ASSERT_EQ(c.messages.size(), 1u) << c.All();
+  EXPECT_EQ(c.messages[0].first, LogLevel::kWarning);
+  EXPECT_THAT(c.messages[0].second, HasSubstr(path_));
+}
+
+TEST_F(UnusableCacheTest, LevelOffIsSilent) {
+  RuntimeOptions options;
+  options.cache_path = path_;
+  options.log_level = LogLevel::kOff;
+  ::testing::internal::CaptureStderr();
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  EXPECT_EQ(err, "");
+}
+
+// Sets (or, with nullptr, unsets) an environment variable for one test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = ::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_.has_value()) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(FromEnvironment, UnsetLeavesTheDefaults) {
+  ScopedEnv dir("PTO_CACHE_DIR", nullptr), log("PTO_LOG", nullptr);
+  absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->cache_path, "");
+  EXPECT_EQ(o->log_level, RuntimeOptions().log_level);
+}
+
+TEST(FromEnvironment, ReadsTheCacheDirAndTheLogLevel) {
+  ScopedEnv dir("PTO_CACHE_DIR", "/var/cache/pto-test"), log("PTO_LOG", "Info");
+  absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->cache_path, "/var/cache/pto-test");
+  EXPECT_EQ(o->log_level, LogLevel::kInfo);
+  for (const auto& [text, level] : std::vector<std::pair<const char*, LogLevel>>{
+           {"debug", LogLevel::kDebug},
+           {"warning", LogLevel::kWarning},
+           {"ERROR", LogLevel::kError},
+           {"off", LogLevel::kOff}}) {
+    ScopedEnv again("PTO_LOG", text);
+    absl::StatusOr<RuntimeOptions> parsed = RuntimeOptions::FromEnvironment();
+    ASSERT_TRUE(parsed.ok()) << text;
+    EXPECT_EQ(parsed->log_level, level) << text;
+  }
+}
+
+TEST(FromEnvironment, AnUnknownLogLevelIsInvalidArgument) {
+  ScopedEnv log("PTO_LOG", "loud");
+  absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(o.status().message(),
+            "PTO_LOG must be one of debug, info, warning, error or off; got 'loud'");
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+// RuntimeOptions::FromEnvironment: the only place libpto reads the environment, and only when
+// the embedder calls it.
+#include <cstdlib>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "pto/options.h"
+
+namespace pto {
+namespace {
+
+absl::StatusOr<LogLevel> ParseLogLevel(const std::string& text) {
+  const std::string name = absl::AsciiStrToLower(text);
+  if (name == "debug") return LogLevel::kDebug;
+  if (name == "info") return LogLevel::kInfo;
+  if (name == "warning") return LogLevel::kWarning;
+  if (name == "error") return LogLevel::kError;
+  if (name == "off") return LogLevel::kOff;
+  return absl::InvalidArgumentError(
+      absl::StrCat("PTO_LOG must be one of debug, info, warning, error or off; got '", text, "'"));
+}
+
+}  // namespace
+
+absl::StatusOr<RuntimeOptions> RuntimeOptions::FromEnvironment() {
+  RuntimeOptions options;
+  if (const char* dir = std::getenv("PTO_CACHE_DIR"); dir != nullptr && *dir != '\0') {
+    options.cache_path = dir;
+  }
+  if (const char* level = std::getenv("PTO_LOG"); level != nullptr && *level != '\0') {
+    absl::StatusOr<LogLevel> parsed = ParseLogLevel(level);
+    if (!parsed.ok()) return parsed.status();
+    options.log_level = *parsed;
+  }
+  return options;
+}
+
+}  // namespace pto
