@@ -5,10 +5,10 @@
 # using_it.cc, which includes the README's "Using it" code block as written (extracted from
 # README.md between its markers), and check its results. Also checks what was installed:
 # libpto's SONAME, an interface without pto's private dependencies, and the pto program.
-#   downstream_test.sh CMAKE BUILD_DIR SOURCE_DIR
+#   downstream_test.sh CMAKE BUILD_DIR SOURCE_DIR BUILT_LIBPTO BUILT_PTO
 # CXX, CXXFLAGS and LDFLAGS (the build's compiler and sanitizer flags) reach both programs.
 set -euo pipefail
-cmake=$1 build_dir=$2 source_dir=$3
+cmake=$1 build_dir=$2 source_dir=$3 built_libpto=$4 built_pto=$5
 here=$source_dir/tests/install
 work=$(mktemp -d "${TMPDIR:-/tmp}/pto-install-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -33,6 +33,18 @@ done
 soname=$(readelf -d "$libdir/libpto.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 echo "libpto SONAME: $soname"
 [[ "$soname" == libpto.so.* ]] && [ -e "$libdir/$soname" ] || fail "SONAME '$soname'"
+
+# The binaries, built and installed, look for nothing in the current directory (an empty
+# RUNPATH entry); installed, nothing in the build tree.
+runpath_of() { readelf -d "$1" | sed -n 's/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]/\2/p'; }
+for f in "$built_libpto" "$built_pto" "$libdir/libpto.so" "$prefix/bin/pto"; do
+  runpath=$(runpath_of "$f")
+  echo "$f RUNPATH: ${runpath:-(none)}"
+  [ -z "$runpath" ] || [[ ":$runpath:" != *::* ]] || fail "an empty entry in $f's RUNPATH"
+done
+for f in "$libdir/libpto.so" "$prefix/bin/pto"; do
+  [[ "$(runpath_of "$f")" != *"$build_dir"* ]] || fail "$f's RUNPATH names the build tree"
+done
 
 # Nothing libpto links privately is part of its interface, and nothing points into the build.
 private='LLVM|rocksdb|RocksDB|tbb|TBB|protobuf|sodium|pto_jit'
