@@ -25,7 +25,8 @@ pc_file=$(find "$prefix" -name pto.pc)
 [ -n "$pc_file" ] || fail "no pto.pc installed"
 libdir=$(dirname "$(dirname "$pc_file")")
 for f in "$libdir/libpto.so" "$libdir/cmake/pto/ptoConfig.cmake" \
-         "$libdir/cmake/pto/ptoConfigVersion.cmake" "$prefix/include/pto/pto.h" "$prefix/bin/pto"; do
+         "$libdir/cmake/pto/ptoConfigVersion.cmake" "$prefix/include/pto/pto.h" \
+         "$prefix/bin/pto"; do
   [ -e "$f" ] || fail "not installed: $f"
 done
 
