@@ -106,7 +106,7 @@ configure -DPTO_VERSION_WANTED="$version" ||
 cat "$work/configure.log"
 grep -q "^-- pto $version from $libdir/cmake/pto\$" "$work/configure.log" ||
   fail "find_package(pto $version) did not find the installed package"
-run "$cmake" --build "$work/find_package" -- VERBOSE=1 ||
+run "$cmake" --build "$work/find_package" --verbose ||
   fail "building the find_package project"
 check_program "$work/find_package/using_it"
 
