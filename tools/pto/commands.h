@@ -1,13 +1,15 @@
-// The subcommands of the `pto` program.
+// The commands of the `pto` program.
 #ifndef PTO_TOOLS_PTO_COMMANDS_H_
 #define PTO_TOOLS_PTO_COMMANDS_H_
 
 #include <string>
 #include <vector>
 
+#include "tools/pto/command_line.h"
+
 namespace pto::tools {
 
-// Each returns the process exit code; `args` excludes the subcommand name.
+// Not yet on CommandLine: each returns the process exit code; `args` excludes the command name.
 int DemoCommand(const std::vector<std::string>& args);
 int DumpCommand(const std::vector<std::string>& args);
 int RunCommand(const std::vector<std::string>& args);
