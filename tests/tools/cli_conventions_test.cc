@@ -24,7 +24,10 @@ testing::PtoStreams RunPto(const std::string& args) {
 // Every command ("" is the program itself) and the flags its usage must list.
 const std::map<std::string, std::vector<std::string>>& Commands() {
   static const auto* commands = new std::map<std::string, std::vector<std::string>>{
-      {"", {"--help", "--version"}},
+      {"", {"--help", "--version", "demo"}},
+      {"demo",
+       {"--iterations N", "--threads N", "--cache DIR", "--cache-base DIR", "--kernel-times",
+        "--record-workload FILE", "--profile BxS", "--checked-kernels"}},
   };
   return *commands;
 }

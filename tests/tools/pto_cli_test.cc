@@ -167,6 +167,15 @@ TEST_F(PtoCli, DemoWarmStartFromCacheCompilesNothing) {
   EXPECT_THAT(warm.output, HasSubstr("PASS"));
 }
 
+TEST_F(PtoCli, DemoRefusesAMalformedProfileShapeBeforeRunning) {
+  Result r = RunPto("demo --iterations 1 --profile 4by128");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("pto demo: --profile expects BATCHxSEQ (e.g. 4x128), got '4by128'"));
+  EXPECT_THAT(r.output, HasSubstr("Usage: pto demo [OPTIONS]"));
+  EXPECT_THAT(r.output, Not(HasSubstr("pto demo: transformer block")));
+}
+
 TEST_F(PtoCli, DemoPassesItsReferenceCheck) {
   Result r = RunPto("demo --iterations 8");
   EXPECT_EQ(r.exit_code, 0) << r.output;
