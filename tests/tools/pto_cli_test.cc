@@ -35,6 +35,21 @@ class PtoCli : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Path(const std::string& name) { return (dir_ / name).string(); }
   std::string Graph() { return std::string(PTO_SOURCE_DIR) + "/tests/tools/data/small_mlp.pbtxt"; }
+  // Writes .npy inputs for Graph() (x of 3 rows); returns their --input flags.
+  std::string WriteSmallMlpInputs() {
+    const std::vector<std::vector<int64_t>> shapes = {{3, 12}, {12, 20}, {20}, {20, 12}};
+    std::string inputs;
+    int i = 0;
+    for (const char* n : {"x", "w1", "b1", "w2"}) {
+      EXPECT_TRUE(
+          tools::WriteNpy(Path(std::string(n) + ".npy"),
+                          {shapes[i], std::vector<float>(ops::NumElements(shapes[i]), 0.5f)})
+              .ok());
+      inputs += std::string(" --input ") + n + "=" + Path(std::string(n) + ".npy");
+      ++i;
+    }
+    return inputs;
+  }
   std::filesystem::path dir_;
 };
 
@@ -93,16 +108,7 @@ TEST_F(PtoCli, RunReportsBadNpy) {
 }
 
 TEST_F(PtoCli, DumpEveryStage) {
-  const std::vector<std::vector<int64_t>> shapes = {{3, 12}, {12, 20}, {20}, {20, 12}};
-  std::string inputs;
-  int i = 0;
-  for (const char* n : {"x", "w1", "b1", "w2"}) {
-    ASSERT_TRUE(tools::WriteNpy(Path(std::string(n) + ".npy"),
-                                {shapes[i], std::vector<float>(ops::NumElements(shapes[i]), 0.5f)})
-                    .ok());
-    inputs += std::string(" --input ") + n + "=" + Path(std::string(n) + ".npy");
-    ++i;
-  }
+  const std::string inputs = WriteSmallMlpInputs();
   const std::vector<std::pair<std::string, std::string>> expect = {
       {"tensor", "gelu_tanh"},
       {"tile", "(matmul)"},
@@ -117,6 +123,18 @@ TEST_F(PtoCli, DumpEveryStage) {
   }
 }
 
+// A boolean flag takes no value after a space: the graph after it stays positional.
+TEST_F(PtoCli, DumpCheckedKernelsBeforeTheGraph) {
+  const std::string inputs = WriteSmallMlpInputs();
+  Result r = RunPto("dump --stage=llvm --checked-kernels " + Graph() + inputs);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("call void @pto_kernel_bounds_fault("));
+  r = RunPto("dump --stage=llvm --checked-kernels=false " + Graph() + inputs);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("define void @f32_matmul"));
+  EXPECT_THAT(r.output, Not(HasSubstr("@pto_kernel_bounds_fault")));
+}
+
 TEST_F(PtoCli, MatmulAsmHasVectorFmasOfTheHostWidth) {
   Result r = RunPto("dump --stage=asm --example matmul");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -128,10 +146,19 @@ TEST_F(PtoCli, MatmulAsmHasVectorFmasOfTheHostWidth) {
 TEST_F(PtoCli, UnknownStageAndCommand) {
   Result r = RunPto("dump --stage=bogus --example matmul");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.output, HasSubstr("unknown --stage=bogus"));
+  EXPECT_THAT(r.output, HasSubstr("pto dump: unknown --stage=bogus (a level (tensor, tile,"));
+  EXPECT_THAT(r.output, HasSubstr("Usage: pto dump [OPTIONS] [GRAPH.pbtxt]"));
+  r = RunPto("dump --example conv");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output,
+              HasSubstr("pto dump: unknown --example=conv (matmul, mlp, attention, demo)"));
+  r = RunPto("dump --stage=tile");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("pto dump: expected GRAPH.pbtxt or --example NAME"));
   r = RunPto("frobnicate");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.output, HasSubstr("unknown command 'frobnicate'"));
+  EXPECT_THAT(r.output, HasSubstr("pto: unknown command 'frobnicate'"));
+  EXPECT_THAT(r.output, HasSubstr("Usage: pto [OPTIONS]"));
 }
 
 // The same line of two outputs ("output checksum : ..."), for comparing them.
