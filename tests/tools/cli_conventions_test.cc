@@ -24,13 +24,14 @@ testing::PtoStreams RunPto(const std::string& args) {
 // Every command ("" is the program itself) and the flags its usage must list.
 const std::map<std::string, std::vector<std::string>>& Commands() {
   static const auto* commands = new std::map<std::string, std::vector<std::string>>{
-      {"", {"--help", "--version", "demo", "dump"}},
+      {"", {"--help", "--version", "demo", "dump", "run"}},
       {"demo",
        {"--iterations N", "--threads N", "--cache DIR", "--cache-base DIR", "--kernel-times",
         "--record-workload FILE", "--profile BxS", "--checked-kernels"}},
       {"dump",
        {"GRAPH.pbtxt", "--stage STAGE", "--example NAME", "--input NAME=FILE.npy",
         "--checked-kernels"}},
+      {"run", {"GRAPH.pbtxt", "--input NAME=FILE.npy", "--output NAME=FILE.npy", "--threads N"}},
   };
   return *commands;
 }

@@ -78,6 +78,29 @@ TEST_F(PtoCli, RunMatchesReference) {
       << mismatch;
 }
 
+// Each --input takes one value: the graph after it stays positional.
+TEST_F(PtoCli, RunTakesTheGraphAfterItsFlags) {
+  const std::string inputs = WriteSmallMlpInputs();
+  Result r = RunPto("run" + inputs + " --output y=" + Path("y.npy") + " --threads 1 " + Graph());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  absl::StatusOr<tools::NpyArray> y = tools::ReadNpy(Path("y.npy"));
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape, (std::vector<int64_t>{3, 12}));
+}
+
+TEST_F(PtoCli, RunWithoutAGraphOrWithTwoIsAUsageError) {
+  Result r = RunPto("run --output y=" + Path("y.npy"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("pto run: expected GRAPH.pbtxt\n"));
+  EXPECT_THAT(r.output, HasSubstr("Usage: pto run [OPTIONS] [GRAPH.pbtxt]"));
+  r = RunPto("run " + Graph() + " " + Graph());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("pto run: unexpected argument '" + Graph() + "'"));
+  r = RunPto("run " + Graph() + " --threads two");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("pto run: Could not convert: --threads = two"));
+}
+
 TEST_F(PtoCli, RunReportsMalformedGraphWithLine) {
   FILE* f = std::fopen(Path("bad.pbtxt").c_str(), "w");
   std::fputs("name: \"bad\"\nnum_inputs: 1\nnodes { op: OP_NOT_AN_OP }\n", f);

@@ -12,9 +12,9 @@ namespace pto::tools {
 // Each adds its command (and the command's subcommands) to `cli`.
 void AddDemoCommand(CommandLine& cli);
 void AddDumpCommand(CommandLine& cli);
+void AddRunCommand(CommandLine& cli);
 
 // Not yet on CommandLine: each returns the process exit code; `args` excludes the command name.
-int RunCommand(const std::vector<std::string>& args);
 int CacheCommand(const std::vector<std::string>& args);
 int TuneCommand(const std::vector<std::string>& args);
 

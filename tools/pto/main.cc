@@ -10,8 +10,7 @@
 
 int main(int argc, char** argv) {
   using LegacyCommand = int (*)(const std::vector<std::string>&);
-  const std::map<std::string, LegacyCommand> legacy = {{"run", pto::tools::RunCommand},
-                                                       {"cache", pto::tools::CacheCommand},
+  const std::map<std::string, LegacyCommand> legacy = {{"cache", pto::tools::CacheCommand},
                                                        {"tune", pto::tools::TuneCommand}};
   if (argc >= 2 && legacy.contains(argv[1])) {
     return legacy.at(argv[1])(std::vector<std::string>(argv + 2, argv + argc));
@@ -22,6 +21,7 @@ int main(int argc, char** argv) {
       "Print pto's version, the kernel ABI and LLVM versions and the\nhost's ISA, and exit");
   pto::tools::AddDemoCommand(cli);
   pto::tools::AddDumpCommand(cli);
+  pto::tools::AddRunCommand(cli);
   // After the commands: a subcommand inherits the footer its parent has when it is added.
   cli.root().footer(
       "Run `pto COMMAND --help` for a command's options. Exit codes: 0 done, 1 failed, 2 a "
