@@ -24,7 +24,7 @@ testing::PtoStreams RunPto(const std::string& args) {
 // Every command ("" is the program itself) and the flags its usage must list.
 const std::map<std::string, std::vector<std::string>>& Commands() {
   static const auto* commands = new std::map<std::string, std::vector<std::string>>{
-      {"", {"--help", "--version", "demo", "dump", "run"}},
+      {"", {"--help", "--version", "demo", "dump", "run", "tune"}},
       {"demo",
        {"--iterations N", "--threads N", "--cache DIR", "--cache-base DIR", "--kernel-times",
         "--record-workload FILE", "--profile BxS", "--checked-kernels"}},
@@ -32,6 +32,9 @@ const std::map<std::string, std::vector<std::string>>& Commands() {
        {"GRAPH.pbtxt", "--stage STAGE", "--example NAME", "--input NAME=FILE.npy",
         "--checked-kernels"}},
       {"run", {"GRAPH.pbtxt", "--input NAME=FILE.npy", "--output NAME=FILE.npy", "--threads N"}},
+      {"tune",
+       {"--workload FILE", "--cache DIR", "--budget SECONDS", "--trials-per-kernel N",
+        "--strategy S", "--seed S", "--retune", "--svg FILE", "--threads N"}},
   };
   return *commands;
 }

@@ -13,10 +13,10 @@ namespace pto::tools {
 void AddDemoCommand(CommandLine& cli);
 void AddDumpCommand(CommandLine& cli);
 void AddRunCommand(CommandLine& cli);
+void AddTuneCommand(CommandLine& cli);
 
 // Not yet on CommandLine: each returns the process exit code; `args` excludes the command name.
 int CacheCommand(const std::vector<std::string>& args);
-int TuneCommand(const std::vector<std::string>& args);
 
 }  // namespace pto::tools
 

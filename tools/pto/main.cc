@@ -10,8 +10,7 @@
 
 int main(int argc, char** argv) {
   using LegacyCommand = int (*)(const std::vector<std::string>&);
-  const std::map<std::string, LegacyCommand> legacy = {{"cache", pto::tools::CacheCommand},
-                                                       {"tune", pto::tools::TuneCommand}};
+  const std::map<std::string, LegacyCommand> legacy = {{"cache", pto::tools::CacheCommand}};
   if (argc >= 2 && legacy.contains(argv[1])) {
     return legacy.at(argv[1])(std::vector<std::string>(argv + 2, argv + argc));
   }
@@ -22,6 +21,7 @@ int main(int argc, char** argv) {
   pto::tools::AddDemoCommand(cli);
   pto::tools::AddDumpCommand(cli);
   pto::tools::AddRunCommand(cli);
+  pto::tools::AddTuneCommand(cli);
   // After the commands: a subcommand inherits the footer its parent has when it is added.
   cli.root().footer(
       "Run `pto COMMAND --help` for a command's options. Exit codes: 0 done, 1 failed, 2 a "
