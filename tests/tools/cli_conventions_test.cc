@@ -24,7 +24,7 @@ testing::PtoStreams RunPto(const std::string& args) {
 // Every command ("" is the program itself) and the flags its usage must list.
 const std::map<std::string, std::vector<std::string>>& Commands() {
   static const auto* commands = new std::map<std::string, std::vector<std::string>>{
-      {"", {"--help", "--version", "demo", "dump", "run", "tune"}},
+      {"", {"--help", "--version", "demo", "dump", "run", "cache", "tune"}},
       {"demo",
        {"--iterations N", "--threads N", "--cache DIR", "--cache-base DIR", "--kernel-times",
         "--record-workload FILE", "--profile BxS", "--checked-kernels"}},
@@ -32,6 +32,15 @@ const std::map<std::string, std::vector<std::string>>& Commands() {
        {"GRAPH.pbtxt", "--stage STAGE", "--example NAME", "--input NAME=FILE.npy",
         "--checked-kernels"}},
       {"run", {"GRAPH.pbtxt", "--input NAME=FILE.npy", "--output NAME=FILE.npy", "--threads N"}},
+      {"cache", {"ls", "stats", "verify", "gc", "export", "import", "merge", "keygen"}},
+      {"cache ls", {"--cache DIR"}},
+      {"cache stats", {"--cache DIR", "--json"}},
+      {"cache verify", {"--cache DIR", "--repair"}},
+      {"cache gc", {"--cache DIR", "--max-bytes N"}},
+      {"cache export", {"--cache DIR", "--out FILE", "--with-code", "--sign KEYFILE"}},
+      {"cache import", {"FILE", "--cache DIR", "--trust-key PUBFILE", "--trust-unsigned-code"}},
+      {"cache merge", {"OTHER_DIR", "--cache DIR"}},
+      {"cache keygen", {"--out NAME", "--comment TEXT"}},
       {"tune",
        {"--workload FILE", "--cache DIR", "--budget SECONDS", "--trials-per-kernel N",
         "--strategy S", "--seed S", "--retune", "--svg FILE", "--threads N"}},
@@ -66,12 +75,18 @@ TEST(PtoCliConventions, UnknownFlagExitsTwoWithTheUsageOnStderr) {
 }
 
 TEST(PtoCliConventions, HelpWordPrintsTheUsageOfItsGroup) {
-  for (const std::string group : {""}) {
+  for (const std::string group : {"", "cache"}) {
     const testing::PtoStreams r = RunPto(group + " help");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.out, HasSubstr("Usage: " + Path(group) + " [OPTIONS]"));
     EXPECT_EQ(r.err, "");
   }
+}
+
+TEST(PtoCliConventions, AnUnknownFlagIsNamedWithoutItsValue) {
+  const testing::PtoStreams r = RunPto("cache ls --colour=red");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, StartsWith("pto cache ls: unknown flag --colour\n"));
 }
 
 TEST(PtoCliConventions, CommandMissingOrUnknownExitsTwoWithTheUsage) {
@@ -84,6 +99,14 @@ TEST(PtoCliConventions, CommandMissingOrUnknownExitsTwoWithTheUsage) {
   EXPECT_THAT(r.err, StartsWith("pto: unknown command 'frobnicate'\n"));
   EXPECT_THAT(r.err, HasSubstr("Usage: pto [OPTIONS]"));
   EXPECT_EQ(r.out, "");
+  r = RunPto("cache");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, StartsWith("pto cache: missing subcommand\n"));
+  EXPECT_THAT(r.err, HasSubstr("Usage: pto cache [OPTIONS] [COMMAND]"));
+  r = RunPto("cache frob");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, StartsWith("pto cache: unknown subcommand 'frob'\n"));
+  EXPECT_THAT(r.err, HasSubstr("Usage: pto cache [OPTIONS] [COMMAND]"));
 }
 
 TEST(PtoCliConventions, VersionNamesPtoTheKernelAbiLlvmAndTheHostIsa) {

@@ -17,6 +17,7 @@ const CLI::App& Selected(const CLI::App& root) {
 CommandLine::CommandLine(const std::string& name, const std::string& description)
     : root_(description, name) {
   root_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  root_.get_formatter()->label("SUBCOMMAND", "COMMAND");  // the formatter is shared
   // One command at most: a later word is the command's argument (a graph file named `run`),
   // never another command. Subcommands inherit the option defaults.
   root_.require_subcommand(0, 1);
@@ -26,6 +27,7 @@ CommandLine::CommandLine(const std::string& name, const std::string& description
 CLI::App* CommandLine::AddCommand(CLI::App& parent, const std::string& name,
                                   const std::string& description, CommandFn run) {
   CLI::App* command = parent.add_subcommand(name, description);
+  command->group("Commands");
   commands_.emplace_back(command, std::move(run));
   return command;
 }
@@ -33,6 +35,7 @@ CLI::App* CommandLine::AddCommand(CLI::App& parent, const std::string& name,
 CLI::App* CommandLine::AddGroup(CLI::App& parent, const std::string& name,
                                 const std::string& description) {
   CLI::App* group = parent.add_subcommand(name, description);
+  group->group("Commands");
   group->require_subcommand(0, 1);
   AddHelpWord(*group);
   return group;
@@ -66,7 +69,9 @@ int CommandLine::Run(int argc, const char* const* argv) {
       return UsageError(command, e.what());
     }
     const std::string& extra = extras.front();
-    if (extra.starts_with("-")) return UsageError(command, "unknown flag " + extra);
+    if (extra.starts_with("-")) {
+      return UsageError(command, "unknown flag " + extra.substr(0, extra.find('=')));
+    }
     if (Find(command) == nullptr) {
       return UsageError(
           command,

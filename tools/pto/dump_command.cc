@@ -123,10 +123,12 @@ int RunDump(const CLI::App& command, const DumpOptions& o) {
 void AddDumpCommand(CommandLine& cli) {
   auto o = std::make_shared<DumpOptions>();
   CLI::App* dump = cli.AddCommand(
-      cli.root(), "dump",
-      "Prints one level of the pipeline (or what one step of it leaves) for a GraphDef on\n"
-      "the shapes of .npy inputs, or for a built-in example.",
+      cli.root(), "dump", "print one level of the pipeline for a GraphDef or a built-in example",
       [o](const CLI::App& command) { return RunDump(command, *o); });
+  dump->footer(
+      "Prints a level of the pipeline, or what one step of it leaves, for GRAPH.pbtxt at the\n"
+      "shapes of its --input files, or for --example NAME. Exit codes: 0 printed, 1 failed,\n"
+      "2 a usage error.");
   dump->add_option("GRAPH.pbtxt", o->graph_path,
                    "a pto.proto.GraphDef in protobuf text format (proto/graph.proto)")
       ->type_name("");

@@ -1,19 +1,10 @@
 // pto: the command-line program. `pto demo`, `pto dump`, `pto run`, `pto cache`, `pto tune`;
 // `pto --version`; `pto COMMAND --help` (tools/pto/command_line.h: the conventions).
-#include <map>
-#include <string>
-#include <vector>
-
 #include "tools/pto/command_line.h"
 #include "tools/pto/commands.h"
 #include "tools/pto/version_text.h"
 
 int main(int argc, char** argv) {
-  using LegacyCommand = int (*)(const std::vector<std::string>&);
-  const std::map<std::string, LegacyCommand> legacy = {{"cache", pto::tools::CacheCommand}};
-  if (argc >= 2 && legacy.contains(argv[1])) {
-    return legacy.at(argv[1])(std::vector<std::string>(argv + 2, argv + argc));
-  }
   pto::tools::CommandLine cli("pto", "pto: a JIT runtime for tensor programs on the CPU.");
   cli.root().set_version_flag(
       "--version", [] { return pto::tools::VersionText(); },
@@ -21,6 +12,7 @@ int main(int argc, char** argv) {
   pto::tools::AddDemoCommand(cli);
   pto::tools::AddDumpCommand(cli);
   pto::tools::AddRunCommand(cli);
+  pto::tools::AddCacheCommands(cli);
   pto::tools::AddTuneCommand(cli);
   // After the commands: a subcommand inherits the footer its parent has when it is added.
   cli.root().footer(

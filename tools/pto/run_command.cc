@@ -62,10 +62,12 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
 
 void AddRunCommand(CommandLine& cli) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* run = cli.AddCommand(
-      cli.root(), "run",
-      "Runs a GraphDef on .npy inputs and writes its outputs as .npy files (<f4, C order).",
-      [o](const CLI::App& command) { return RunGraph(command, *o); });
+  CLI::App* run =
+      cli.AddCommand(cli.root(), "run", "run a GraphDef on .npy inputs, writing .npy outputs",
+                     [o](const CLI::App& command) { return RunGraph(command, *o); });
+  run->footer(
+      "Inputs and outputs are NumPy .npy files (<f4, C order), bound to the graph's inputs and\n"
+      "outputs by name. Exit codes: 0 done, 1 failed, 2 a usage error.");
   run->add_option("GRAPH.pbtxt", o->graph_path,
                   "a pto.proto.GraphDef in protobuf text format (proto/graph.proto)")
       ->type_name("");

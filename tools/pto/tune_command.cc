@@ -609,12 +609,9 @@ int RunTune(const CLI::App& command, TuneFlags& flags) {
 void AddTuneCommand(CommandLine& cli) {
   auto flags = std::make_shared<TuneFlags>();
   TuneRequest& r = flags->request;
-  CLI::App* tune = cli.AddCommand(
-      cli.root(), "tune",
-      "Tunes the kernels of a workload (proto/workload.proto: one recorded by\n"
-      "`pto demo --record-workload FILE`, or written by hand) and keeps the best configs\n"
-      "and their code in the cache, where later runs find them at their first call.",
-      [flags](const CLI::App& command) { return RunTune(command, *flags); });
+  CLI::App* tune =
+      cli.AddCommand(cli.root(), "tune", "tune a workload's kernels into the cache",
+                     [flags](const CLI::App& command) { return RunTune(command, *flags); });
   tune->add_option("--workload", r.workload_path, "the workload file (protobuf text format)")
       ->type_name("FILE");
   tune->add_option("--cache", r.cache_dir,
@@ -646,6 +643,9 @@ void AddTuneCommand(CommandLine& cli) {
                    "so more than 1 makes timings noisier)")
       ->type_name("N");
   tune->footer(
+      "Tunes the kernels of a workload (proto/workload.proto: one recorded by\n"
+      "`pto demo --record-workload FILE`, or written by hand) and keeps the best configs\n"
+      "and their code in the cache, where later runs find them at their first call.\n"
       "Shape sets: a recorded shape class is tuned at the shapes it was called with; a range\n"
       "is tuned at one size per power-of-two bucket it touches; a graph without shapes at its\n"
       "static shapes. Ctrl-C (or SIGTERM) stops cleanly, keeping what was found: run the same\n"
