@@ -109,6 +109,16 @@ TEST(PtoCliConventions, CommandMissingOrUnknownExitsTwoWithTheUsage) {
   EXPECT_THAT(r.err, HasSubstr("Usage: pto cache [OPTIONS] [COMMAND]"));
 }
 
+// After a command, a word that names another command is the command's argument.
+TEST(PtoCliConventions, AWordNamingAnotherCommandIsAnArgument) {
+  testing::PtoStreams r = RunPto("run demo");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, StartsWith("pto run: cannot open graph file demo"));
+  r = RunPto("cache merge ls --cache /nonexistent/pto_cache");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, StartsWith("pto cache merge: no cache directory at 'ls'"));
+}
+
 TEST(PtoCliConventions, VersionNamesPtoTheKernelAbiLlvmAndTheHostIsa) {
   const testing::PtoStreams r = RunPto("--version");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -624,34 +624,35 @@ std::pair<CLI::App*, CacheRequest*> AddCacheSubcommand(CommandLine& cli, CLI::Ap
   return {command, request.get()};
 }
 
-}  // namespace
-
-void AddCacheCommands(CommandLine& cli) {
-  CLI::App* cache = cli.AddGroup(cli.root(), "cache",
-                                 "inspect, check, trim, export, import and merge a kernel cache");
-  AddCacheSubcommand(cli, *cache, "ls",
+// ls, stats, verify and gc: they look into the cache at DIR (gc and verify --repair change it).
+void AddInspectingCommands(CommandLine& cli, CLI::App& cache) {
+  AddCacheSubcommand(cli, cache, "ls",
                      "kernel records: graph, shape class, dtype, hardware, size,\n"
                      "hits, age; plan and tuning counts");
   auto [stats, stats_request] =
-      AddCacheSubcommand(cli, *cache, "stats",
+      AddCacheSubcommand(cli, cache, "stats",
                          "hits, misses, corrupt, compiles, puts, entries, bytes (all\n"
                          "processes that used the cache)");
   stats->add_flag("--json", stats_request->json, "one JSON object");
   auto [verify, verify_request] =
-      AddCacheSubcommand(cli, *cache, "verify",
+      AddCacheSubcommand(cli, cache, "verify",
                          "check every record; exit 1 if any is unsound or a record\n"
                          "family has a damaged block");
   verify->add_flag("--repair", verify_request->repair,
                    "remove the unsound records and rebuild damaged record families\n"
                    "from the records still readable (no other process may use the\n"
                    "cache meanwhile)");
-  auto [gc, gc_request] = AddCacheSubcommand(
-      cli, *cache, "gc", "evict least-recently-used kernels down to --max-bytes");
+  auto [gc, gc_request] =
+      AddCacheSubcommand(cli, cache, "gc", "evict least-recently-used kernels down to --max-bytes");
   gc->add_option("--max-bytes", gc_request->max_bytes_text,
                  "kernel bytes to keep at most (suffixes K, M, G, T: 64M)")
       ->type_name("N");
+}
+
+// export, import and merge: they move records between caches.
+void AddShippingCommands(CommandLine& cli, CLI::App& cache) {
   auto [out, export_request] =
-      AddCacheSubcommand(cli, *cache, "export",
+      AddCacheSubcommand(cli, cache, "export",
                          "write a bundle: plan and tuning records, and object code with\n"
                          "--with-code");
   out->add_option("--out", export_request->out, "the bundle file to write")->type_name("FILE");
@@ -660,7 +661,7 @@ void AddCacheCommands(CommandLine& cli) {
                   "sign the bundle with the secret key in KEYFILE (pto cache keygen)")
       ->type_name("KEYFILE");
   auto [in, import_request] =
-      AddCacheSubcommand(cli, *cache, "import",
+      AddCacheSubcommand(cli, cache, "import",
                          "read a bundle: tuning configs validated against the search\n"
                          "space; object code only from a bundle signed by a --trust-key\n"
                          "key (or unsigned, with --trust-unsigned-code) and only when its\n"
@@ -672,11 +673,20 @@ void AddCacheCommands(CommandLine& cli) {
       ->type_name("PUBFILE");
   in->add_flag("--trust-unsigned-code", import_request->trust_unsigned_code,
                "store object code from unsigned bundles");
-  in->add_flag("--trust-code", import_request->trust_code)
-      ->group("");  // gone: says what replaces it
+  // Hidden: the flag is gone, and given it says what replaces it.
+  in->add_flag("--trust-code", import_request->trust_code)->group("");
   auto [merge, merge_request] =
-      AddCacheSubcommand(cli, *cache, "merge", "merge the cache at OTHER_DIR into this one");
+      AddCacheSubcommand(cli, cache, "merge", "merge the cache at OTHER_DIR into this one");
   merge->add_option("OTHER_DIR", merge_request->argument, "the cache to merge from")->type_name("");
+}
+
+}  // namespace
+
+void AddCacheCommands(CommandLine& cli) {
+  CLI::App* cache = cli.AddGroup(cli.root(), "cache",
+                                 "inspect, check, trim, export, import and merge a kernel cache");
+  AddInspectingCommands(cli, *cache);
+  AddShippingCommands(cli, *cache);
   AddKeygenCommand(cli, *cache);
   // Last: a subcommand inherits the footer its parent has when it is added.
   cache->footer(absl::StrCat(
