@@ -8,7 +8,7 @@ preset="${1:-release}"
 target="${2:-}"
 packages=(cmake g++ make pkg-config binutils llvm-19-dev libtbb-dev libabsl-dev libprotobuf-dev
           protobuf-compiler librocksdb-dev libgtest-dev libgmock-dev zlib1g-dev libzstd-dev
-          libsodium-dev
+          libsodium-dev libcli11-dev
           clang-19 libclang-rt-19-dev  # the fuzz preset: clang, libFuzzer and its sanitizers
           libdnnl-dev libopenblas-dev)  # the last two: baselines of pto_bench_kernels
 missing=()

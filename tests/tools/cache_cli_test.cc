@@ -452,7 +452,8 @@ TEST_F(CacheCli, ExportImportAndMergeRoundTrip) {
   ASSERT_EQ(out.exit_code, 0) << out.output;
   EXPECT_THAT(out.output, HasSubstr("unsigned: its object code is imported only with "
                                     "--trust-unsigned-code"));
-  in = RunPto("cache import " + Path("u.bundle") + " --trust-unsigned-code --cache " + Path("u"));
+  // A boolean flag takes no value: the bundle after it stays positional.
+  in = RunPto("cache import --trust-unsigned-code " + Path("u.bundle") + " --cache " + Path("u"));
   ASSERT_EQ(in.exit_code, 0) << in.output;
   EXPECT_THAT(in.output, HasSubstr("kernel records  " + n + " stored"));
 
@@ -550,7 +551,8 @@ TEST_F(CacheCli, KeysAndTrustFlagsSayWhatIsWrong) {
                                   "': expected a line 'pto-ed25519-public-v1 <base64 key>'"));
   r = RunPto("cache import " + Path("a.bundle") + " --cache " + Path("d") + " --trust-key");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("--trust-key expects a public key PUBFILE"));
+  EXPECT_THAT(r.output, HasSubstr("pto cache import: --trust-key: 1 required PUBFILE missing\n"));
+  EXPECT_THAT(r.output, HasSubstr("Usage: pto cache import [OPTIONS] [FILE]"));
 
   // A trusted key inside the cache directory, directly or through a symlink.
   std::filesystem::copy_file(Path("a.pub"), cache + "/a.pub");
@@ -602,7 +604,11 @@ TEST_F(CacheCli, ErrorsSayWhatIsWrong) {
   EXPECT_THAT(r.output, HasSubstr("--out FILE is required"));
   r = RunPto("cache ls --colour --cache " + Path("c"));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.output, HasSubstr("unknown flag --colour"));
+  EXPECT_THAT(r.output, HasSubstr("pto cache ls: unknown flag --colour\n"));
+  EXPECT_THAT(r.output, HasSubstr("Usage: pto cache ls [OPTIONS]"));
+  r = RunPto("cache ls extra --cache " + Path("c"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("pto cache ls: unexpected argument 'extra'\n"));
   r = RunPto("cache import --cache " + Path("c"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("import: expects a bundle FILE"));

@@ -35,6 +35,21 @@ class PtoCli : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Path(const std::string& name) { return (dir_ / name).string(); }
   std::string Graph() { return std::string(PTO_SOURCE_DIR) + "/tests/tools/data/small_mlp.pbtxt"; }
+  // Writes .npy inputs for Graph() (x of 3 rows); returns their --input flags.
+  std::string WriteSmallMlpInputs() {
+    const std::vector<std::vector<int64_t>> shapes = {{3, 12}, {12, 20}, {20}, {20, 12}};
+    std::string inputs;
+    int i = 0;
+    for (const char* n : {"x", "w1", "b1", "w2"}) {
+      EXPECT_TRUE(
+          tools::WriteNpy(Path(std::string(n) + ".npy"),
+                          {shapes[i], std::vector<float>(ops::NumElements(shapes[i]), 0.5f)})
+              .ok());
+      inputs += std::string(" --input ") + n + "=" + Path(std::string(n) + ".npy");
+      ++i;
+    }
+    return inputs;
+  }
   std::filesystem::path dir_;
 };
 
@@ -61,6 +76,29 @@ TEST_F(PtoCli, RunMatchesReference) {
   EXPECT_TRUE(ops::AllClose({y->shape, y->data}, (*want)[0],
                             ops::OpTolerance(ir::OpKind::kMatMul, 20), &mismatch))
       << mismatch;
+}
+
+// Each --input takes one value: the graph after it stays positional.
+TEST_F(PtoCli, RunTakesTheGraphAfterItsFlags) {
+  const std::string inputs = WriteSmallMlpInputs();
+  Result r = RunPto("run" + inputs + " --output y=" + Path("y.npy") + " --threads 1 " + Graph());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  absl::StatusOr<tools::NpyArray> y = tools::ReadNpy(Path("y.npy"));
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape, (std::vector<int64_t>{3, 12}));
+}
+
+TEST_F(PtoCli, RunWithoutAGraphOrWithTwoIsAUsageError) {
+  Result r = RunPto("run --output y=" + Path("y.npy"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("pto run: expected GRAPH.pbtxt\n"));
+  EXPECT_THAT(r.output, HasSubstr("Usage: pto run [OPTIONS] [GRAPH.pbtxt]"));
+  r = RunPto("run " + Graph() + " " + Graph());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("pto run: unexpected argument '" + Graph() + "'"));
+  r = RunPto("run " + Graph() + " --threads two");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("pto run: Could not convert: --threads = two"));
 }
 
 TEST_F(PtoCli, RunReportsMalformedGraphWithLine) {
@@ -93,16 +131,7 @@ TEST_F(PtoCli, RunReportsBadNpy) {
 }
 
 TEST_F(PtoCli, DumpEveryStage) {
-  const std::vector<std::vector<int64_t>> shapes = {{3, 12}, {12, 20}, {20}, {20, 12}};
-  std::string inputs;
-  int i = 0;
-  for (const char* n : {"x", "w1", "b1", "w2"}) {
-    ASSERT_TRUE(tools::WriteNpy(Path(std::string(n) + ".npy"),
-                                {shapes[i], std::vector<float>(ops::NumElements(shapes[i]), 0.5f)})
-                    .ok());
-    inputs += std::string(" --input ") + n + "=" + Path(std::string(n) + ".npy");
-    ++i;
-  }
+  const std::string inputs = WriteSmallMlpInputs();
   const std::vector<std::pair<std::string, std::string>> expect = {
       {"tensor", "gelu_tanh"},
       {"tile", "(matmul)"},
@@ -117,6 +146,18 @@ TEST_F(PtoCli, DumpEveryStage) {
   }
 }
 
+// A boolean flag takes no value after a space: the graph after it stays positional.
+TEST_F(PtoCli, DumpCheckedKernelsBeforeTheGraph) {
+  const std::string inputs = WriteSmallMlpInputs();
+  Result r = RunPto("dump --stage=llvm --checked-kernels " + Graph() + inputs);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("call void @pto_kernel_bounds_fault("));
+  r = RunPto("dump --stage=llvm --checked-kernels=false " + Graph() + inputs);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("define void @f32_matmul"));
+  EXPECT_THAT(r.output, Not(HasSubstr("@pto_kernel_bounds_fault")));
+}
+
 TEST_F(PtoCli, MatmulAsmHasVectorFmasOfTheHostWidth) {
   Result r = RunPto("dump --stage=asm --example matmul");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -128,10 +169,19 @@ TEST_F(PtoCli, MatmulAsmHasVectorFmasOfTheHostWidth) {
 TEST_F(PtoCli, UnknownStageAndCommand) {
   Result r = RunPto("dump --stage=bogus --example matmul");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.output, HasSubstr("unknown --stage=bogus"));
+  EXPECT_THAT(r.output, HasSubstr("pto dump: unknown --stage=bogus (a level (tensor, tile,"));
+  EXPECT_THAT(r.output, HasSubstr("Usage: pto dump [OPTIONS] [GRAPH.pbtxt]"));
+  r = RunPto("dump --example conv");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output,
+              HasSubstr("pto dump: unknown --example=conv (matmul, mlp, attention, demo)"));
+  r = RunPto("dump --stage=tile");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("pto dump: expected GRAPH.pbtxt or --example NAME"));
   r = RunPto("frobnicate");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.output, HasSubstr("unknown command 'frobnicate'"));
+  EXPECT_THAT(r.output, HasSubstr("pto: unknown command 'frobnicate'"));
+  EXPECT_THAT(r.output, HasSubstr("Usage: pto [OPTIONS]"));
 }
 
 // The same line of two outputs ("output checksum : ..."), for comparing them.
@@ -165,6 +215,15 @@ TEST_F(PtoCli, DemoWarmStartFromCacheCompilesNothing) {
   EXPECT_FALSE(checksum.empty()) << cold.output;
   EXPECT_EQ(LineStartingWith(warm.output, "  output checksum"), checksum);
   EXPECT_THAT(warm.output, HasSubstr("PASS"));
+}
+
+TEST_F(PtoCli, DemoRefusesAMalformedProfileShapeBeforeRunning) {
+  Result r = RunPto("demo --iterations 1 --profile 4by128");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("pto demo: --profile expects BATCHxSEQ (e.g. 4x128), got '4by128'"));
+  EXPECT_THAT(r.output, HasSubstr("Usage: pto demo [OPTIONS]"));
+  EXPECT_THAT(r.output, Not(HasSubstr("pto demo: transformer block")));
 }
 
 TEST_F(PtoCli, DemoPassesItsReferenceCheck) {

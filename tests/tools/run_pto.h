@@ -16,6 +16,15 @@ struct PtoResult {
 PtoResult RunPtoBinary(const std::string& pto, const std::string& args,
                        const std::string& env = "");
 
+// What the program printed on each stream.
+struct PtoStreams {
+  int exit_code = -1;  // -1 when it could not be run or did not exit normally
+  std::string out, err;
+};
+
+// Runs `PTO ARGS` through the shell, keeping stdout and stderr apart.
+PtoStreams RunPtoStreams(const std::string& pto, const std::string& args);
+
 // How many lines of `text` contain `needle`.
 int CountLines(const std::string& text, const std::string& needle);
 

@@ -250,7 +250,12 @@ TEST_F(PtoTune, BadFlagsExitTwo) {
   EXPECT_THAT(budget.output, HasSubstr("--budget expects a positive number of seconds"));
   const Result missing = RunPto("tune --cache " + Path("c"));
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_THAT(missing.output, HasSubstr("--workload FILE is required"));
+  EXPECT_THAT(missing.output, HasSubstr("pto tune: --workload FILE is required\n"));
+  EXPECT_THAT(missing.output, HasSubstr("Usage: pto tune [OPTIONS]"));
+  const Result trials =
+      RunPto("tune --workload " + MlpWorkload() + " --trials-per-kernel 0 --cache " + Path("c"));
+  EXPECT_EQ(trials.exit_code, 2);
+  EXPECT_THAT(trials.output, HasSubstr("pto tune: --trials-per-kernel must be at least 1\n"));
   const Result no_file =
       RunPto("tune --workload " + Path("none.workload") + " --cache " + Path("c"));
   EXPECT_EQ(no_file.exit_code, 2);

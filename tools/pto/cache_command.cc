@@ -36,45 +36,17 @@
 #include "jit/kernel_compiler.h"
 #include "tools/pto/cache_dir.h"
 #include "tools/pto/cache_keys.h"
+#include "tools/pto/command_line.h"
 #include "tools/pto/commands.h"
-#include "tools/pto/flags.h"
 #include "tools/pto/tuning_spaces.h"
 
 namespace pto::tools {
 namespace {
 
-constexpr char kCacheUsage[] =
-    "usage: pto cache <subcommand> [--cache DIR]\n"
-    "  ls                          kernel records: graph, shape class, dtype, hardware, size,\n"
-    "                              hits, age; plan and tuning counts\n"
-    "  stats [--json]              hits, misses, corrupt, compiles, puts, entries, bytes (all\n"
-    "                              processes that used the cache)\n"
-    "  verify [--repair]           check every record; exit 1 if any is unsound or a record\n"
-    "                              family has a damaged block. --repair removes the unsound\n"
-    "                              records and rebuilds damaged families from the records still\n"
-    "                              readable (no other process may use the cache meanwhile)\n"
-    "  gc --max-bytes N            evict least-recently-used kernels down to N bytes (suffixes\n"
-    "                              K, M, G: 64M)\n"
-    "  export --out FILE [--with-code] [--sign KEYFILE]\n"
-    "                              write a bundle: plan and tuning records, object code only\n"
-    "                              with --with-code; signed with the secret key in KEYFILE\n"
-    "  import FILE [--trust-key PUBFILE]... [--trust-unsigned-code]\n"
-    "                              read a bundle: tuning configs validated against the search\n"
-    "                              space; object code only from a bundle signed by a key in a\n"
-    "                              PUBFILE (or unsigned, with --trust-unsigned-code) and only\n"
-    "                              when its fingerprints are this machine's\n"
-    "  merge OTHER_DIR             merge the cache at OTHER_DIR into this one\n"
-    "  keygen --out NAME [--comment TEXT]\n"
-    "                              make a signing key pair: NAME (secret) and NAME.pub\n"
-    "DIR defaults to $PTO_CACHE_DIR, else $HOME/.cache/pto.\n";
+constexpr char kDefaultDirNote[] = "DIR defaults to $PTO_CACHE_DIR, else $HOME/.cache/pto.";
 
 // Stores opened by this command never evict on their own: only `gc` does.
 constexpr int64_t kNoCapacityBound = int64_t{1} << 62;
-
-int UsageError(const std::string& message) {
-  std::fprintf(stderr, "pto cache: %s\n%s", message.c_str(), kCacheUsage);
-  return 2;
-}
 
 int Failure(const std::string& subcommand, absl::string_view message) {
   std::fprintf(stderr, "pto cache %s: %.*s\n", subcommand.c_str(), static_cast<int>(message.size()),
@@ -102,15 +74,6 @@ absl::StatusOr<std::unique_ptr<cache::CacheStore>> OpenDir(const std::string& di
     }
   };
   return cache::OpenPersistentCache(options, unsafe);
-}
-
-// A boolean flag given as `--name` followed by a word has swallowed that word (Flags reads
-// `--name VALUE`): anything but true/false goes back to the positionals.
-bool BoolFlag(Flags& flags, const std::string& name, std::vector<std::string>* positional) {
-  const std::string value = flags.String(name);
-  if (value.empty() || value == "false") return false;
-  if (value != "true") positional->push_back(value);
-  return true;
 }
 
 // "64M" -> 64 MiB. Suffixes K, M, G, T (powers of 1024, optionally followed by "B" or "iB").
@@ -536,13 +499,14 @@ int Merge(cache::CacheStore& dst, cache::CacheStore& src, const std::string& oth
 // A `pto cache` subcommand and its flags, as given (a flag of another subcommand stays empty).
 struct CacheRequest {
   std::string sub;
-  std::string dir;  // --cache, else the default directory
-  std::vector<std::string> positional;
+  std::string dir;                           // --cache, else the default directory
+  std::string argument;                      // import: the bundle FILE; merge: OTHER_DIR
   bool json = false;                         // stats
   bool with_code = false;                    // export
   std::string sign_file, out;                // export
   bool trust_unsigned_code = false;          // import
   std::vector<std::string> trust_key_files;  // import
+  bool trust_code = false;                   // import: the flag that is gone
   bool repair = false;                       // verify
   std::string max_bytes_text;                // gc
   int64_t max_bytes = 0;                     // gc, parsed
@@ -551,54 +515,28 @@ struct CacheRequest {
 // What a step returns when the command ends there: its exit status.
 using ExitStatus = std::optional<int>;
 
-ExitStatus ReadFlags(const std::vector<std::string>& args, CacheRequest& r) {
-  const std::string& sub = r.sub;
-  Flags flags(args);
-  r.dir = flags.String("cache");
-  r.positional = flags.positional();
-  r.json = sub == "stats" && BoolFlag(flags, "json", &r.positional);
-  r.with_code = sub == "export" && BoolFlag(flags, "with-code", &r.positional);
-  r.trust_unsigned_code = sub == "import" && BoolFlag(flags, "trust-unsigned-code", &r.positional);
-  if (sub == "import") r.trust_key_files = flags.All("trust-key");
-  if (sub == "export") r.sign_file = flags.String("sign");
-  if (sub == "import" && !flags.String("trust-code").empty()) {
-    return UsageError(
-        "import: --trust-code is gone: pass --trust-key PUBFILE to store object code from "
-        "bundles signed by that key, or --trust-unsigned-code to store it from unsigned "
-        "bundles");
-  }
-  r.repair = sub == "verify" && BoolFlag(flags, "repair", &r.positional);
-  if (sub == "export") r.out = flags.String("out");
-  if (sub == "gc") r.max_bytes_text = flags.String("max-bytes");
-  if (!flags.CheckAllUsed("cache " + sub) || !flags.ok()) return flags.Fail("cache " + sub);
-  return std::nullopt;
-}
-
 // The arguments each subcommand needs, and the default directory when --cache is not given.
-ExitStatus CheckArguments(CacheRequest& r) {
+ExitStatus CheckArguments(const CLI::App& command, CacheRequest& r) {
   const std::string& sub = r.sub;
-  const size_t wanted = sub == "import" || sub == "merge" ? 1 : 0;
-  if (r.positional.size() != wanted) {
-    if (wanted == 0)
-      return UsageError(absl::StrCat(sub, ": unexpected argument '", r.positional[0], "'"));
-    return UsageError(absl::StrCat(sub, ": expects ",
-                                   sub == "import" ? "a bundle FILE" : "OTHER_DIR", ", got ",
-                                   r.positional.size(), " arguments"));
+  if (r.trust_code) {
+    return UsageError(command,
+                      "--trust-code is gone: pass --trust-key PUBFILE to store object code from "
+                      "bundles signed by that key, or --trust-unsigned-code to store it from "
+                      "unsigned bundles");
+  }
+  if ((sub == "import" || sub == "merge") && r.argument.empty()) {
+    return UsageError(command, sub == "import" ? "expects a bundle FILE" : "expects OTHER_DIR");
   }
   if (sub == "gc") {
-    if (r.max_bytes_text.empty()) return UsageError("gc: --max-bytes N is required");
+    if (r.max_bytes_text.empty()) return UsageError(command, "--max-bytes N is required");
     absl::StatusOr<int64_t> parsed = ParseBytes(r.max_bytes_text);
-    if (!parsed.ok()) return UsageError(std::string(parsed.status().message()));
+    if (!parsed.ok()) return UsageError(command, std::string(parsed.status().message()));
     r.max_bytes = *parsed;
   }
-  if (sub == "export" && r.out.empty()) return UsageError("export: --out FILE is required");
-  if (r.sign_file == "true") return UsageError("export: --sign expects a secret KEYFILE");
-  for (const std::string& f : r.trust_key_files) {
-    if (f == "true") return UsageError("import: --trust-key expects a public key PUBFILE");
-  }
+  if (sub == "export" && r.out.empty()) return UsageError(command, "--out FILE is required");
   if (r.dir.empty()) {
     absl::StatusOr<std::string> fallback = DefaultCacheDir();
-    if (!fallback.ok()) return UsageError(std::string(fallback.status().message()));
+    if (!fallback.ok()) return UsageError(command, std::string(fallback.status().message()));
     r.dir = *fallback;
   }
   return std::nullopt;
@@ -622,17 +560,18 @@ ExitStatus ReadKeys(const CacheRequest& r, Keys& keys) {
 }
 
 // The cache at DIR, and for merge the one at OTHER_DIR.
-ExitStatus OpenStores(const CacheRequest& r, std::unique_ptr<cache::CacheStore>& store,
+ExitStatus OpenStores(const CLI::App& command, const CacheRequest& r,
+                      std::unique_ptr<cache::CacheStore>& store,
                       std::unique_ptr<cache::CacheStore>& other) {
   // Reading commands need an existing cache; import and merge may create theirs.
   const bool creates = r.sub == "import" || r.sub == "merge";
   if (r.sub == "merge") {
     std::error_code ec;
-    if (std::filesystem::equivalent(r.positional[0], r.dir, ec)) {
-      return UsageError("merge: OTHER_DIR is the cache itself");
+    if (std::filesystem::equivalent(r.argument, r.dir, ec)) {
+      return UsageError(command, "OTHER_DIR is the cache itself");
     }
     absl::StatusOr<std::unique_ptr<cache::CacheStore>> opened =
-        OpenDir(r.positional[0], /*must_exist=*/true, cache::UnsafeDirectory::kReadDataOnly);
+        OpenDir(r.argument, /*must_exist=*/true, cache::UnsafeDirectory::kReadDataOnly);
     if (!opened.ok()) return Failure(r.sub, opened.status().message());
     other = *std::move(opened);
   }
@@ -656,37 +595,104 @@ int RunSubcommand(const CacheRequest& r, const Keys& keys, std::unique_ptr<cache
   if (r.sub == "export") {
     return Export(s, r.out, r.with_code, keys.signing.has_value() ? &*keys.signing : nullptr);
   }
-  if (r.sub == "import") return Import(s, r.positional[0], keys.trusted, r.trust_unsigned_code);
-  return Merge(s, *other, r.positional[0]);
+  if (r.sub == "import") return Import(s, r.argument, keys.trusted, r.trust_unsigned_code);
+  return Merge(s, *other, r.argument);
 }
 
-}  // namespace
-
-int CacheCommand(const std::vector<std::string>& args) {
-  if (args.empty()) return UsageError("missing subcommand");
-  const std::string sub = args[0];
-  if (sub == "--help" || sub == "help") {
-    std::fputs(kCacheUsage, stdout);
-    return 0;
-  }
-  if (sub == "keygen") return CacheKeygen(std::vector<std::string>(args.begin() + 1, args.end()));
-  const std::vector<std::string> known = {"ls",     "stats",  "verify", "gc",
-                                          "export", "import", "merge"};
-  if (std::find(known.begin(), known.end(), sub) == known.end()) {
-    return UsageError(absl::StrCat("unknown subcommand '", sub, "'"));
-  }
-  CacheRequest request;
-  request.sub = sub;
-  if (ExitStatus e = ReadFlags(std::vector<std::string>(args.begin() + 1, args.end()), request)) {
-    return *e;
-  }
-  if (ExitStatus e = CheckArguments(request)) return *e;
+int RunCacheRequest(const CLI::App& command, CacheRequest& request) {
+  if (ExitStatus e = CheckArguments(command, request)) return *e;
   // Key files are read before any cache is opened or created.
   Keys keys;
   if (ExitStatus e = ReadKeys(request, keys)) return *e;
   std::unique_ptr<cache::CacheStore> store, other;
-  if (ExitStatus e = OpenStores(request, store, other)) return *e;
+  if (ExitStatus e = OpenStores(command, request, store, other)) return *e;
   return RunSubcommand(request, keys, std::move(store), other.get());
+}
+
+// A subcommand of `pto cache` that opens a cache (all but keygen), with its --cache option.
+std::pair<CLI::App*, CacheRequest*> AddCacheSubcommand(CommandLine& cli, CLI::App& cache,
+                                                       const std::string& name,
+                                                       const std::string& description) {
+  auto request = std::make_shared<CacheRequest>();
+  request->sub = name;
+  CLI::App* command = cli.AddCommand(cache, name, description, [request](const CLI::App& command) {
+    return RunCacheRequest(command, *request);
+  });
+  command->add_option("--cache", request->dir, "the cache directory (default below)")
+      ->type_name("DIR");
+  command->footer(kDefaultDirNote);
+  return {command, request.get()};
+}
+
+// ls, stats, verify and gc: they look into the cache at DIR (gc and verify --repair change it).
+void AddInspectingCommands(CommandLine& cli, CLI::App& cache) {
+  AddCacheSubcommand(cli, cache, "ls",
+                     "kernel records: graph, shape class, dtype, hardware, size,\n"
+                     "hits, age; plan and tuning counts");
+  auto [stats, stats_request] =
+      AddCacheSubcommand(cli, cache, "stats",
+                         "hits, misses, corrupt, compiles, puts, entries, bytes (all\n"
+                         "processes that used the cache)");
+  stats->add_flag("--json", stats_request->json, "one JSON object");
+  auto [verify, verify_request] =
+      AddCacheSubcommand(cli, cache, "verify",
+                         "check every record; exit 1 if any is unsound or a record\n"
+                         "family has a damaged block");
+  verify->add_flag("--repair", verify_request->repair,
+                   "remove the unsound records and rebuild damaged record families\n"
+                   "from the records still readable (no other process may use the\n"
+                   "cache meanwhile)");
+  auto [gc, gc_request] =
+      AddCacheSubcommand(cli, cache, "gc", "evict least-recently-used kernels down to --max-bytes");
+  gc->add_option("--max-bytes", gc_request->max_bytes_text,
+                 "kernel bytes to keep at most (suffixes K, M, G, T: 64M)")
+      ->type_name("N");
+}
+
+// export, import and merge: they move records between caches.
+void AddShippingCommands(CommandLine& cli, CLI::App& cache) {
+  auto [out, export_request] =
+      AddCacheSubcommand(cli, cache, "export",
+                         "write a bundle: plan and tuning records, and object code with\n"
+                         "--with-code");
+  out->add_option("--out", export_request->out, "the bundle file to write")->type_name("FILE");
+  out->add_flag("--with-code", export_request->with_code, "include the kernels' object code");
+  out->add_option("--sign", export_request->sign_file,
+                  "sign the bundle with the secret key in KEYFILE (pto cache keygen)")
+      ->type_name("KEYFILE");
+  auto [in, import_request] =
+      AddCacheSubcommand(cli, cache, "import",
+                         "read a bundle: tuning configs validated against the search\n"
+                         "space; object code only from a bundle signed by a --trust-key\n"
+                         "key (or unsigned, with --trust-unsigned-code) and only when its\n"
+                         "fingerprints are this machine's");
+  in->add_option("FILE", import_request->argument, "the bundle")->type_name("");
+  AddRepeatedOption(*in, "--trust-key", import_request->trust_key_files,
+                    "store object code from bundles signed by the public key in\n"
+                    "PUBFILE (a file outside the cache, not writable by others)")
+      ->type_name("PUBFILE");
+  in->add_flag("--trust-unsigned-code", import_request->trust_unsigned_code,
+               "store object code from unsigned bundles");
+  // Hidden: the flag is gone, and given it says what replaces it.
+  in->add_flag("--trust-code", import_request->trust_code)->group("");
+  auto [merge, merge_request] =
+      AddCacheSubcommand(cli, cache, "merge", "merge the cache at OTHER_DIR into this one");
+  merge->add_option("OTHER_DIR", merge_request->argument, "the cache to merge from")->type_name("");
+}
+
+}  // namespace
+
+void AddCacheCommands(CommandLine& cli) {
+  CLI::App* cache = cli.AddGroup(cli.root(), "cache",
+                                 "inspect, check, trim, export, import and merge a kernel cache");
+  AddInspectingCommands(cli, *cache);
+  AddShippingCommands(cli, *cache);
+  AddKeygenCommand(cli, *cache);
+  // Last: a subcommand inherits the footer its parent has when it is added.
+  cache->footer(absl::StrCat(
+      "docs/cache.md, \"Bundles and the pto cache command\". Exit codes: 0 done, 1 failed,\n"
+      "2 a usage error. ",
+      kDefaultDirNote));
 }
 
 }  // namespace pto::tools

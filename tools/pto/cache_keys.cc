@@ -1,29 +1,25 @@
 #include "tools/pto/cache_keys.h"
 
 #include <cstdio>
+#include <memory>
+#include <string>
 
 #include "cache/key_file.h"
-#include "tools/pto/flags.h"
 
 namespace pto::tools {
 
-int CacheKeygen(const std::vector<std::string>& args) {
-  Flags flags(args);
-  const std::string out = flags.String("out");
-  const std::string comment = flags.String("comment");
-  if (!flags.CheckAllUsed("cache keygen") || !flags.ok()) return flags.Fail("cache keygen");
-  if (!flags.positional().empty() || out.empty() || out == "true") {
-    std::fprintf(stderr, "pto cache keygen: %s\n%s",
-                 flags.positional().empty()
-                     ? "--out NAME is required"
-                     : ("unexpected argument '" + flags.positional()[0] + "'").c_str(),
-                 kKeygenUsage);
-    return 2;
-  }
+namespace {
+
+struct KeygenOptions {
+  std::string out;      // NAME
+  std::string comment;  // TEXT
+};
+
+int Keygen(const CLI::App& command, const KeygenOptions& o) {
+  if (o.out.empty()) return UsageError(command, "--out NAME is required");
   absl::StatusOr<cache::SecretKey> key = cache::SecretKey::Generate();
   absl::StatusOr<cache::KeyPairFiles> files =
-      key.ok() ? cache::WriteKeyPairFiles(*key, out, comment == "true" ? "" : comment)
-               : key.status();
+      key.ok() ? cache::WriteKeyPairFiles(*key, o.out, o.comment) : key.status();
   if (!files.ok()) {
     std::fprintf(stderr, "pto cache keygen: %s\n", std::string(files.status().message()).c_str());
     return 1;
@@ -34,6 +30,23 @@ int CacheKeygen(const std::vector<std::string>& args) {
   std::printf("sign bundles with `pto cache export --sign %s`; importers pass `--trust-key %s`\n",
               files->secret_path.c_str(), files->public_path.c_str());
   return 0;
+}
+
+}  // namespace
+
+void AddKeygenCommand(CommandLine& cli, CLI::App& cache) {
+  auto o = std::make_shared<KeygenOptions>();
+  CLI::App* keygen =
+      cli.AddCommand(cache, "keygen",
+                     "make an Ed25519 signing key pair: NAME (the secret key, mode\n"
+                     "0600) and NAME.pub (the public key, mode 0644); never overwrites\n"
+                     "a file. Sign bundles with `pto cache export --sign NAME`;\n"
+                     "importers trust them with `pto cache import --trust-key NAME.pub`",
+                     [o](const CLI::App& command) { return Keygen(command, *o); });
+  keygen->add_option("--out", o->out, "where the key pair goes: NAME and NAME.pub")
+      ->type_name("NAME");
+  keygen->add_option("--comment", o->comment, "a comment stored with the keys (who, what for)")
+      ->type_name("TEXT");
 }
 
 absl::StatusOr<std::vector<cache::PublicKey>> ReadTrustedKeys(const std::vector<std::string>& files,

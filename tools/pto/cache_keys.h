@@ -8,17 +8,12 @@
 
 #include "absl/status/statusor.h"
 #include "cache/ed25519.h"
+#include "tools/pto/command_line.h"
 
 namespace pto::tools {
 
-inline constexpr char kKeygenUsage[] =
-    "usage: pto cache keygen --out NAME [--comment TEXT]\n"
-    "  writes an Ed25519 key pair: NAME (the secret key, mode 0600) and NAME.pub (the public\n"
-    "  key, mode 0644); never overwrites a file. Sign bundles with `pto cache export --sign\n"
-    "  NAME`; importers trust them with `pto cache import --trust-key NAME.pub`.\n";
-
-// `pto cache keygen ARGS` (ARGS after "keygen"); returns the exit code.
-int CacheKeygen(const std::vector<std::string>& args);
+// Adds `pto cache keygen --out NAME [--comment TEXT]` to `cache`.
+void AddKeygenCommand(CommandLine& cli, CLI::App& cache);
 
 // The public keys in `files`, each read as a trusted key file that must not be inside
 // `cache_dir` (cache::ReadTrustedKeyFile).

@@ -1,18 +1,17 @@
-// The subcommands of the `pto` program.
+// The commands of the `pto` program.
 #ifndef PTO_TOOLS_PTO_COMMANDS_H_
 #define PTO_TOOLS_PTO_COMMANDS_H_
 
-#include <string>
-#include <vector>
+#include "tools/pto/command_line.h"
 
 namespace pto::tools {
 
-// Each returns the process exit code; `args` excludes the subcommand name.
-int DemoCommand(const std::vector<std::string>& args);
-int DumpCommand(const std::vector<std::string>& args);
-int RunCommand(const std::vector<std::string>& args);
-int CacheCommand(const std::vector<std::string>& args);
-int TuneCommand(const std::vector<std::string>& args);
+// Each adds its command (and the command's subcommands) to `cli`.
+void AddDemoCommand(CommandLine& cli);
+void AddDumpCommand(CommandLine& cli);
+void AddRunCommand(CommandLine& cli);
+void AddCacheCommands(CommandLine& cli);
+void AddTuneCommand(CommandLine& cli);
 
 }  // namespace pto::tools
 

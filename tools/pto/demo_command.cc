@@ -12,14 +12,15 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "jit/reference_runner.h"
 #include "ops/tolerance.h"
 #include "pto/pto.h"
+#include "tools/pto/command_line.h"
 #include "tools/pto/commands.h"
-#include "tools/pto/flags.h"
 #include "tools/pto/transformer_block.h"
 
 namespace pto::tools {
@@ -46,15 +47,8 @@ std::string MedianMax(std::vector<double> ms) {
 }
 
 // Profiles `fn` on [batch, seq, model] inputs (then `weights`) and prints the kernel table.
-bool PrintProfile(Function& fn, const std::string& shape, int64_t model,
+bool PrintProfile(Function& fn, int64_t b, int64_t s, int64_t model,
                   const std::vector<ops::HostTensor>& weights) {
-  long long b = 0, s = 0;
-  char end = 0;
-  if (std::sscanf(shape.c_str(), "%lldx%lld%c", &b, &s, &end) != 2 || b < 1 || s < 1) {
-    std::fprintf(stderr, "pto demo: --profile expects BATCHxSEQ (e.g. 4x128), got '%s'\n",
-                 shape.c_str());
-    return false;
-  }
   ops::HostTensor x = ops::HostTensor::Random({b, s, model}, 7);
   std::vector<TensorView> views = {TensorView::Dense(x.data.data(), x.shape)};
   for (const ops::HostTensor& w : weights)
@@ -66,7 +60,8 @@ bool PrintProfile(Function& fn, const std::string& shape, int64_t model,
     std::fprintf(stderr, "pto demo: %s\n", std::string(profile.status().message()).c_str());
     return false;
   }
-  std::printf("profile at batch %lld, seq %lld (median of 50 calls per kernel):\n", b, s);
+  std::printf("profile at batch %lld, seq %lld (median of 50 calls per kernel):\n",
+              static_cast<long long>(b), static_cast<long long>(s));
   std::printf("  %-56s %10s %7s\n", "kernel", "us", "share");
   double total = 0;
   for (const KernelProfile& k : *profile) {
@@ -112,32 +107,23 @@ void PrintKernelTimes(const Runtime& rt, double first_ms) {
 
 struct DemoOptions {
   int iterations = 60;
-  std::string workload_path;  // --record-workload
-  std::string profile_shape;  // --profile BxS
+  std::string workload_path;                   // --record-workload
+  std::string profile_shape;                   // --profile BxS
+  int64_t profile_batch = 0, profile_seq = 0;  // parsed from profile_shape
   bool kernel_times = false;
   RuntimeOptions runtime;
 };
 
-bool FlagIsOn(const std::string& value) {
-  return !value.empty() && value != "false" && value != "0";
-}
-
-// Reads the demo's flags; the caller checks that they were all used and parsed.
-DemoOptions ReadDemoFlags(Flags& flags) {
-  DemoOptions o;
-  o.iterations = static_cast<int>(flags.Int("iterations", 60));
-  o.runtime.intra_op_threads = static_cast<int>(flags.Int("threads", 0));
-  o.runtime.cache_path = flags.String("cache");
-  o.runtime.cache_base_path = flags.String("cache-base");
-  o.workload_path = flags.String("record-workload");
-  o.kernel_times = FlagIsOn(flags.String("kernel-times"));
-  o.profile_shape = flags.String("profile");
-  o.runtime.checked_kernels = FlagIsOn(flags.String("checked-kernels"));
-  o.runtime.record_workload = !o.workload_path.empty();
-  o.runtime.log_sink = [](LogLevel level, std::string_view message) {
-    std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
-  };
-  return o;
+// --profile BATCHxSEQ (e.g. 4x128) into o.profile_batch and o.profile_seq; false if malformed.
+bool ParseProfileShape(DemoOptions& o) {
+  long long b = 0, s = 0;
+  char end = 0;
+  if (std::sscanf(o.profile_shape.c_str(), "%lldx%lld%c", &b, &s, &end) != 2 || b < 1 || s < 1) {
+    return false;
+  }
+  o.profile_batch = b;
+  o.profile_seq = s;
+  return true;
 }
 
 // The block as a Function: batch and seq dynamic, the weights constant inputs.
@@ -265,12 +251,15 @@ bool WriteWorkload(Runtime& rt, const std::string& path) {
   return true;
 }
 
-}  // namespace
-
-int DemoCommand(const std::vector<std::string>& args) {
-  Flags flags(args);
-  const DemoOptions o = ReadDemoFlags(flags);
-  if (!flags.CheckAllUsed("demo") || !flags.ok()) return flags.Fail("demo");
+int RunDemo(const CLI::App& command, DemoOptions& o) {
+  if (!o.profile_shape.empty() && !ParseProfileShape(o)) {
+    return UsageError(command,
+                      "--profile expects BATCHxSEQ (e.g. 4x128), got '" + o.profile_shape + "'");
+  }
+  o.runtime.record_workload = !o.workload_path.empty();
+  o.runtime.log_sink = [](LogLevel level, std::string_view message) {
+    std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
+  };
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(o.runtime);
   if (!rt.ok()) {
     std::fprintf(stderr, "pto demo: %s\n", std::string(rt.status().message()).c_str());
@@ -295,12 +284,51 @@ int DemoCommand(const std::vector<std::string>& args) {
   }
   PrintSummary((*fn)->stats(), tally);
   if (o.kernel_times) PrintKernelTimes(**rt, tally.first_ms);
-  if (!o.profile_shape.empty() && !PrintProfile(**fn, o.profile_shape, dims.model, weights)) {
+  if (!o.profile_shape.empty() &&
+      !PrintProfile(**fn, o.profile_batch, o.profile_seq, dims.model, weights)) {
     return 1;
   }
   if (!o.workload_path.empty() && !WriteWorkload(**rt, o.workload_path)) return 1;
   std::printf("%s\n", tally.failed == 0 ? "PASS" : "FAIL");
   return tally.failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void AddDemoCommand(CommandLine& cli) {
+  auto o = std::make_shared<DemoOptions>();
+  CLI::App* demo = cli.AddCommand(
+      cli.root(), "demo", "a transformer block over varying shapes, checked against the reference",
+      [o](const CLI::App& command) { return RunDemo(command, *o); });
+  demo->footer(
+      "Calls a transformer block on random weights over varying batch sizes and sequence\n"
+      "lengths; prints compilations, the first call's time, the median time per iteration\n"
+      "after it and a checksum of the outputs, and checks every distinct shape against the\n"
+      "reference. Exit codes: 0 every shape matches, 1 a failure or a mismatch, 2 a usage error.");
+  demo->add_option("--iterations", o->iterations, "calls of the block (default 60)")
+      ->type_name("N");
+  demo->add_option("--threads", o->runtime.intra_op_threads,
+                   "threads a call runs on (default 0: all the process may use)")
+      ->type_name("N");
+  demo->add_option("--cache", o->runtime.cache_path,
+                   "the kernel cache directory (default: memory only)")
+      ->type_name("DIR");
+  demo->add_option("--cache-base", o->runtime.cache_base_path,
+                   "a read-only base cache under --cache")
+      ->type_name("DIR");
+  demo->add_flag("--kernel-times", o->kernel_times,
+                 "each kernel's cold compile or warm load time, and the runtime's\n"
+                 "and the cache's counters");
+  demo->add_option("--record-workload", o->workload_path,
+                   "write the shape classes called, with their call counts and times,\n"
+                   "as a workload file for `pto tune --workload FILE`")
+      ->type_name("FILE");
+  demo->add_option("--profile", o->profile_shape,
+                   "each kernel's median time over 50 calls at batch B, sequence S\n"
+                   "(e.g. 4x128)")
+      ->type_name("BxS");
+  demo->add_flag("--checked-kernels", o->runtime.checked_kernels,
+                 "bounds-checked kernels (RuntimeOptions::checked_kernels)");
 }
 
 }  // namespace pto::tools

@@ -1,16 +1,19 @@
 // `pto dump --stage=tensor|tile|block|exec|llvm|asm|STEP (GRAPH.pbtxt --input NAME=FILE.npy ... |
-//            --example matmul|mlp|attention|demo) [--checked-kernels]
-// STEP: a step of the pipeline, as the pass log names it (jit/pipeline.h).`
+//            --example matmul|mlp|attention|demo) [--checked-kernels]`
+// STEP: a step of the pipeline, as the pass log names it (jit/pipeline.h).
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jit/pipeline.h"
 #include "tools/npy.h"
+#include "tools/pto/command_line.h"
 #include "tools/pto/commands.h"
-#include "tools/pto/flags.h"
 #include "tools/pto/graph_program.h"
 #include "tools/pto/transformer_block.h"
 
@@ -48,69 +51,101 @@ std::map<std::string, Example> Examples() {
   return e;
 }
 
-}  // namespace
+struct DumpOptions {
+  std::string stage = "tensor";
+  std::string example;              // --example NAME, else graph_path
+  std::string graph_path;           // GRAPH.pbtxt
+  std::vector<std::string> inputs;  // --input NAME=FILE.npy
+  RuntimeOptions runtime;
+};
 
-int DumpCommand(const std::vector<std::string>& args) {
-  Flags flags(args);
-  const std::string stage_name = flags.String("stage", "tensor");
-  const std::string example = flags.String("example");
-  const std::vector<std::string> input_flags = flags.All("input");
-  const std::string checked_flag = flags.String("checked-kernels");
-  if (!flags.CheckAllUsed("dump") || !flags.ok()) return flags.Fail("dump");
-  RuntimeOptions runtime_options;
-  runtime_options.checked_kernels =
-      !checked_flag.empty() && checked_flag != "false" && checked_flag != "0";
-  const std::span<const std::string_view> levels = jit::PipelineLevelNames();
-  const std::span<const std::string_view> steps = jit::PipelineStepNames();
-  if (std::find(levels.begin(), levels.end(), stage_name) == levels.end() &&
-      std::find(steps.begin(), steps.end(), stage_name) == steps.end()) {
-    std::fprintf(stderr, "pto dump: unknown --stage=%s (%s)\n", stage_name.c_str(),
-                 jit::PipelineStageList().c_str());
-    return 2;
-  }
+// What to dump: a traced program, its options and the shapes of its inputs.
+struct DumpTarget {
+  std::string name;
   TraceFn trace;
   FunctionOptions options;
   std::vector<std::vector<int64_t>> shapes;
-  std::string name;
-  if (!example.empty()) {
-    auto examples = Examples();
-    auto it = examples.find(example);
-    if (it == examples.end()) {
-      std::fprintf(stderr, "pto dump: unknown --example=%s (matmul, mlp, attention, demo)\n",
-                   example.c_str());
-      return 2;
-    }
-    trace = it->second.trace;
-    shapes = it->second.shapes;
-    name = example;
-  } else {
-    if (flags.positional().size() != 1) {
-      std::fprintf(stderr, "pto dump: expected GRAPH.pbtxt or --example NAME\n");
-      return 2;
-    }
-    absl::StatusOr<GraphProgram> program = LoadGraphProgram(flags.positional()[0]);
-    if (!program.ok()) return Error(program.status());
-    absl::StatusOr<std::vector<std::string>> files =
-        BindNamedFiles(input_flags, program->input_names, "input");
-    if (!files.ok()) return Error(files.status());
-    for (const std::string& f : *files) {
-      absl::StatusOr<NpyArray> a = ReadNpy(f);
-      if (!a.ok()) return Error(a.status());
-      shapes.push_back(a->shape);
-    }
-    trace = program->trace;
-    options = program->options;
-    name = flags.positional()[0];
+};
+
+// The GraphDef at o.graph_path with the shapes of the .npy files bound to its inputs.
+absl::StatusOr<DumpTarget> GraphTarget(const DumpOptions& o) {
+  absl::StatusOr<GraphProgram> program = LoadGraphProgram(o.graph_path);
+  if (!program.ok()) return program.status();
+  absl::StatusOr<std::vector<std::string>> files =
+      BindNamedFiles(o.inputs, program->input_names, "input");
+  if (!files.ok()) return files.status();
+  DumpTarget target{o.graph_path, program->trace, program->options, {}};
+  for (const std::string& f : *files) {
+    absl::StatusOr<NpyArray> a = ReadNpy(f);
+    if (!a.ok()) return a.status();
+    target.shapes.push_back(a->shape);
   }
-  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(runtime_options);
+  return target;
+}
+
+int RunDump(const CLI::App& command, const DumpOptions& o) {
+  const std::span<const std::string_view> levels = jit::PipelineLevelNames();
+  const std::span<const std::string_view> steps = jit::PipelineStepNames();
+  if (std::find(levels.begin(), levels.end(), o.stage) == levels.end() &&
+      std::find(steps.begin(), steps.end(), o.stage) == steps.end()) {
+    return UsageError(command,
+                      "unknown --stage=" + o.stage + " (" + jit::PipelineStageList() + ")");
+  }
+  DumpTarget target;
+  if (!o.example.empty()) {
+    auto examples = Examples();
+    auto it = examples.find(o.example);
+    if (it == examples.end()) {
+      return UsageError(command,
+                        "unknown --example=" + o.example + " (matmul, mlp, attention, demo)");
+    }
+    target = {o.example, it->second.trace, {}, it->second.shapes};
+  } else if (o.graph_path.empty()) {
+    return UsageError(command, "expected GRAPH.pbtxt or --example NAME");
+  } else {
+    absl::StatusOr<DumpTarget> graph = GraphTarget(o);
+    if (!graph.ok()) return Error(graph.status());
+    target = *std::move(graph);
+  }
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(o.runtime);
   if (!rt.ok()) return Error(rt.status());
-  absl::StatusOr<std::unique_ptr<Function>> fn =
-      (*rt)->JitTraced(name, static_cast<int>(shapes.size()), trace, options);
+  absl::StatusOr<std::unique_ptr<Function>> fn = (*rt)->JitTraced(
+      target.name, static_cast<int>(target.shapes.size()), target.trace, target.options);
   if (!fn.ok()) return Error(fn.status());
-  absl::StatusOr<std::string> text = (*fn)->Dump(std::string_view(stage_name), shapes);
+  absl::StatusOr<std::string> text = (*fn)->Dump(std::string_view(o.stage), target.shapes);
   if (!text.ok()) return Error(text.status());
   std::fputs(text->c_str(), stdout);
   return 0;
+}
+
+}  // namespace
+
+void AddDumpCommand(CommandLine& cli) {
+  auto o = std::make_shared<DumpOptions>();
+  CLI::App* dump = cli.AddCommand(
+      cli.root(), "dump", "print one level of the pipeline for a GraphDef or a built-in example",
+      [o](const CLI::App& command) { return RunDump(command, *o); });
+  dump->footer(
+      "Prints a level of the pipeline, or what one step of it leaves, for GRAPH.pbtxt at the\n"
+      "shapes of its --input files, or for --example NAME. Exit codes: 0 printed, 1 failed,\n"
+      "2 a usage error.");
+  dump->add_option("GRAPH.pbtxt", o->graph_path,
+                   "a pto.proto.GraphDef in protobuf text format (proto/graph.proto)")
+      ->type_name("");
+  dump->add_option("--stage", o->stage,
+                   "tensor, tile, block, exec, llvm or asm (default tensor), or a\n"
+                   "step of the pipeline as the pass log names it (jit/pipeline.h)")
+      ->type_name("STAGE");
+  dump->add_option("--example", o->example,
+                   "a built-in program instead of GRAPH.pbtxt: matmul, mlp, attention\n"
+                   "or demo (the block of `pto demo`)")
+      ->type_name("NAME");
+  AddRepeatedOption(*dump, "--input", o->inputs,
+                    "the .npy file whose shape the graph's input NAME takes (one per\n"
+                    "input)")
+      ->type_name("NAME=FILE.npy");
+  dump->add_flag("--checked-kernels", o->runtime.checked_kernels,
+                 "bounds-checked kernels (RuntimeOptions::checked_kernels)");
 }
 
 }  // namespace pto::tools

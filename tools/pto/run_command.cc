@@ -1,11 +1,12 @@
-// `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ...`
+// `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ... [--threads N]`
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tools/npy.h"
+#include "tools/pto/command_line.h"
 #include "tools/pto/commands.h"
-#include "tools/pto/flags.h"
 #include "tools/pto/graph_program.h"
 
 namespace pto::tools {
@@ -16,24 +17,21 @@ int Error(const absl::Status& s) {
   return 1;
 }
 
-}  // namespace
+struct RunOptions {
+  std::string graph_path;
+  std::vector<std::string> inputs, outputs;  // NAME=FILE.npy
+  int threads = 0;
+};
 
-int RunCommand(const std::vector<std::string>& args) {
-  Flags flags(args);
-  const std::vector<std::string> input_flags = flags.All("input");
-  const std::vector<std::string> output_flags = flags.All("output");
-  const int64_t threads = flags.Int("threads", 0);
-  if (!flags.CheckAllUsed("run") || !flags.ok()) return flags.Fail("run");
-  if (flags.positional().size() != 1) {
-    std::fprintf(stderr, "pto run: expected one GRAPH.pbtxt, got %zu positional arguments\n",
-                 flags.positional().size());
-    return 2;
-  }
-  absl::StatusOr<GraphProgram> program = LoadGraphProgram(flags.positional()[0]);
+int RunGraph(const CLI::App& command, const RunOptions& o) {
+  if (o.graph_path.empty()) return UsageError(command, "expected GRAPH.pbtxt");
+  absl::StatusOr<GraphProgram> program = LoadGraphProgram(o.graph_path);
   if (!program.ok()) return Error(program.status());
-  absl::StatusOr<std::vector<std::string>> in_files = BindNamedFiles(input_flags, program->input_names, "input");
+  absl::StatusOr<std::vector<std::string>> in_files =
+      BindNamedFiles(o.inputs, program->input_names, "input");
   if (!in_files.ok()) return Error(in_files.status());
-  absl::StatusOr<std::vector<std::string>> out_files = BindNamedFiles(output_flags, program->output_names, "output");
+  absl::StatusOr<std::vector<std::string>> out_files =
+      BindNamedFiles(o.outputs, program->output_names, "output");
   if (!out_files.ok()) return Error(out_files.status());
   std::vector<NpyArray> inputs;
   std::vector<TensorView> views;
@@ -43,21 +41,43 @@ int RunCommand(const std::vector<std::string>& args) {
     inputs.push_back(*std::move(a));
   }
   for (const NpyArray& a : inputs) views.push_back(TensorView::Dense(a.data.data(), a.shape));
-  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open({.intra_op_threads = static_cast<int>(threads)});
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open({.intra_op_threads = o.threads});
   if (!rt.ok()) return Error(rt.status());
   absl::StatusOr<std::unique_ptr<Function>> fn =
-      (*rt)->JitTraced(flags.positional()[0], program->graph.num_inputs, program->trace, program->options);
+      (*rt)->JitTraced(o.graph_path, program->graph.num_inputs, program->trace, program->options);
   if (!fn.ok()) return Error(fn.status());
   absl::StatusOr<std::vector<Tensor>> outputs = (**fn)(views);
   if (!outputs.ok()) return Error(outputs.status());
-  for (size_t o = 0; o < outputs->size(); ++o) {
-    const Tensor& t = (*outputs)[o];
+  for (size_t out = 0; out < outputs->size(); ++out) {
+    const Tensor& t = (*outputs)[out];
     NpyArray a;
     a.shape.assign(t.dims().begin(), t.dims().end());
     a.data.assign(t.data(), t.data() + t.num_elements());
-    if (absl::Status s = WriteNpy((*out_files)[o], a); !s.ok()) return Error(s);
+    if (absl::Status s = WriteNpy((*out_files)[out], a); !s.ok()) return Error(s);
   }
   return 0;
+}
+
+}  // namespace
+
+void AddRunCommand(CommandLine& cli) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* run =
+      cli.AddCommand(cli.root(), "run", "run a GraphDef on .npy inputs, writing .npy outputs",
+                     [o](const CLI::App& command) { return RunGraph(command, *o); });
+  run->footer(
+      "Inputs and outputs are NumPy .npy files (<f4, C order), bound to the graph's inputs and\n"
+      "outputs by name. Exit codes: 0 done, 1 failed, 2 a usage error.");
+  run->add_option("GRAPH.pbtxt", o->graph_path,
+                  "a pto.proto.GraphDef in protobuf text format (proto/graph.proto)")
+      ->type_name("");
+  AddRepeatedOption(*run, "--input", o->inputs, "the .npy file of the graph's input NAME")
+      ->type_name("NAME=FILE.npy");
+  AddRepeatedOption(*run, "--output", o->outputs, "where the graph's output NAME goes")
+      ->type_name("NAME=FILE.npy");
+  run->add_option("--threads", o->threads,
+                  "threads the call runs on (default 0: all the process may use)")
+      ->type_name("N");
 }
 
 }  // namespace pto::tools

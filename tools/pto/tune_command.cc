@@ -31,8 +31,8 @@
 #include "jit/graph/graph_def.h"
 #include "pto/pto.h"
 #include "tools/pto/cache_dir.h"
+#include "tools/pto/command_line.h"
 #include "tools/pto/commands.h"
-#include "tools/pto/flags.h"
 #include "tools/pto/graph_program.h"
 #include "tools/pto/transformer_block.h"
 #include "tools/pto/tuning_report.h"
@@ -40,35 +40,6 @@
 
 namespace pto::tools {
 namespace {
-
-constexpr char kTuneUsage[] =
-    "usage: pto tune --workload FILE [--cache DIR] [--budget SECONDS] [--trials-per-kernel N]\n"
-    "                [--strategy evolutionary|random|exhaustive] [--seed S] [--retune]\n"
-    "                [--svg FILE] [--threads N]\n"
-    "Tunes the kernels of a workload (proto/workload.proto: one recorded by\n"
-    "`pto demo --record-workload FILE`, or written by hand) and keeps the best configs and\n"
-    "their code in the cache, where later runs find them at their first call.\n"
-    "  --workload FILE        the workload file (protobuf text format)\n"
-    "  --cache DIR            the cache to tune into (default $PTO_CACHE_DIR, else\n"
-    "                         $HOME/.cache/pto)\n"
-    "  --budget SECONDS       wall time for the whole run (default 600). Entries share it by\n"
-    "                         their weight (the entry's `weight`, else its recorded seconds,\n"
-    "                         else 1); an entry's shape sets share its part equally. Each part\n"
-    "                         is taken from what is left when its turn comes, so time a part\n"
-    "                         leaves unused (or kernels already tuned) goes to those after it.\n"
-    "                         Within a shape set, each kernel gets an equal part.\n"
-    "  --trials-per-kernel N  candidate configs tried per kernel at most (default 64)\n"
-    "  --strategy S           search strategy (default evolutionary)\n"
-    "  --seed S               makes the search reproducible (default 1)\n"
-    "  --retune               tune kernels the cache holds complete tuning records for\n"
-    "  --svg FILE             where the tuning curves go (default DIR/tuning_curves.svg)\n"
-    "  --threads N            kernels tuned at once (default 1; each is timed on all cores,\n"
-    "                         so more than 1 makes timings noisier)\n"
-    "Shape sets: a recorded shape class is tuned at the shapes it was called with; a range is\n"
-    "tuned at one size per power-of-two bucket it touches; a graph without shapes at its static\n"
-    "shapes. Ctrl-C (or SIGTERM) stops cleanly, keeping what was found: run the same command\n"
-    "again to continue where it stopped. Exit codes: 0 done, 1 a failure while tuning,\n"
-    "2 a usage or workload error, 130 interrupted.\n";
 
 constexpr char kDemoBlockModel[] = "demo_block";
 // A shape set is not started with less time than this left for it.
@@ -80,13 +51,10 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-bool FlagIsTrue(const std::string& value) {
-  return !value.empty() && value != "false" && value != "0";
-}
-
-int UsageError(absl::string_view message) {
+// A workload that cannot be read or planned: exit 2, like a usage error, without the usage.
+int WorkloadError(absl::string_view message) {
   std::fprintf(stderr, "pto tune: %.*s\n", static_cast<int>(message.size()), message.data());
-  return 2;
+  return kExitUsage;
 }
 
 // What the command line asks for.
@@ -98,23 +66,18 @@ struct TuneRequest {
   TuningOptions tuning;
 };
 
-absl::StatusOr<TuneRequest> ParseRequest(Flags& flags) {
-  TuneRequest r;
-  r.workload_path = flags.String("workload");
-  r.cache_dir = flags.String("cache");
-  r.svg_path = flags.String("svg");
-  const std::string budget = flags.String("budget");
-  const std::string strategy = flags.String("strategy", "evolutionary");
-  r.tuning.trials_per_kernel = flags.Int("trials-per-kernel", r.tuning.trials_per_kernel);
-  r.tuning.seed = static_cast<uint64_t>(flags.Int("seed", 1));
-  r.tuning.threads = static_cast<int>(flags.Int("threads", 1));
-  r.tuning.retune = FlagIsTrue(flags.String("retune"));
-  if (!flags.CheckAllUsed("tune") || !flags.ok()) return absl::InvalidArgumentError("");
-  if (!flags.positional().empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument '", flags.positional()[0], "'"));
-  }
+// The flags as given: those that need no check are bound in `request`; CompleteRequest checks
+// the others and fills in the defaults that depend on them.
+struct TuneFlags {
+  TuneRequest request;
+  std::string budget;
+  std::string strategy = "evolutionary";
+};
+
+absl::Status CompleteRequest(TuneFlags& flags) {
+  TuneRequest& r = flags.request;
   if (r.workload_path.empty()) return absl::InvalidArgumentError("--workload FILE is required");
+  const std::string& budget = flags.budget;
   if (!budget.empty() && (!absl::SimpleAtod(budget, &r.budget_seconds) || !(r.budget_seconds > 0) ||
                           r.budget_seconds > 1e9)) {
     return absl::InvalidArgumentError(
@@ -124,6 +87,7 @@ absl::StatusOr<TuneRequest> ParseRequest(Flags& flags) {
     return absl::InvalidArgumentError("--trials-per-kernel must be at least 1");
   }
   if (r.tuning.threads < 1) return absl::InvalidArgumentError("--threads must be at least 1");
+  const std::string& strategy = flags.strategy;
   if (strategy == "evolutionary") {
     r.tuning.strategy = TuningStrategy::kEvolutionary;
   } else if (strategy == "random") {
@@ -140,7 +104,7 @@ absl::StatusOr<TuneRequest> ParseRequest(Flags& flags) {
     r.cache_dir = *dir;
   }
   if (r.svg_path.empty()) r.svg_path = r.cache_dir + "/tuning_curves.svg";
-  return r;
+  return absl::OkStatus();
 }
 
 // One workload entry made ready to tune: its shape sets and how to build its Function.
@@ -612,34 +576,24 @@ int Report(const TuneRequest& request, const TuneOutcome& outcome, bool interrup
   return outcome.failed ? 1 : 0;
 }
 
-}  // namespace
-
-int TuneCommand(const std::vector<std::string>& args) {
-  // First, before any thread starts: the watcher's signal mask is inherited by every thread.
+int RunTune(const CLI::App& command, TuneFlags& flags) {
+  if (absl::Status s = CompleteRequest(flags); !s.ok()) {
+    return UsageError(command, std::string(s.message()));
+  }
+  const TuneRequest& request = flags.request;
+  // Before any thread starts: the watcher's signal mask is inherited by every thread.
   ProgressPrinter printer;
   InterruptWatcher watcher(&printer);
-  Flags flags(args);
-  if (FlagIsTrue(flags.String("help"))) {
-    std::fputs(kTuneUsage, stdout);
-    return 0;
-  }
-  absl::StatusOr<TuneRequest> request = ParseRequest(flags);
-  if (!request.ok()) {
-    if (request.status().message().empty()) return flags.Fail("tune");
-    std::fprintf(stderr, "pto tune: %s\n%s", std::string(request.status().message()).c_str(),
-                 kTuneUsage);
-    return 2;
-  }
-  absl::StatusOr<proto::Workload> workload = ReadWorkload(request->workload_path);
-  if (!workload.ok()) return UsageError(workload.status().message());
-  absl::StatusOr<std::vector<EntryPlan>> plans = PlanWorkload(*workload, request->workload_path);
-  if (!plans.ok()) return UsageError(plans.status().message());
+  absl::StatusOr<proto::Workload> workload = ReadWorkload(request.workload_path);
+  if (!workload.ok()) return WorkloadError(workload.status().message());
+  absl::StatusOr<std::vector<EntryPlan>> plans = PlanWorkload(*workload, request.workload_path);
+  if (!plans.ok()) return WorkloadError(plans.status().message());
   int64_t kernels = 0;
   for (const EntryPlan& plan : *plans) {
     for (int64_t k : plan.kernels) kernels += k;
   }
-  printer.Start(kernels, request->budget_seconds);
-  const TuneOutcome outcome = TuneWorkload(*request, *plans, printer, watcher);
+  printer.Start(kernels, request.budget_seconds);
+  const TuneOutcome outcome = TuneWorkload(request, *plans, printer, watcher);
   const bool interrupted = watcher.interrupted();
   printer.Finish();
   if (interrupted) {
@@ -647,7 +601,56 @@ int TuneCommand(const std::vector<std::string>& args) {
                  "pto tune: interrupted: run the same command again to continue where it "
                  "stopped\n");
   }
-  return Report(*request, outcome, interrupted);
+  return Report(request, outcome, interrupted);
+}
+
+}  // namespace
+
+void AddTuneCommand(CommandLine& cli) {
+  auto flags = std::make_shared<TuneFlags>();
+  TuneRequest& r = flags->request;
+  CLI::App* tune =
+      cli.AddCommand(cli.root(), "tune", "tune a workload's kernels into the cache",
+                     [flags](const CLI::App& command) { return RunTune(command, *flags); });
+  tune->add_option("--workload", r.workload_path, "the workload file (protobuf text format)")
+      ->type_name("FILE");
+  tune->add_option("--cache", r.cache_dir,
+                   "the cache to tune into (default $PTO_CACHE_DIR, else\n$HOME/.cache/pto)")
+      ->type_name("DIR");
+  tune->add_option("--budget", flags->budget,
+                   "wall time for the whole run (default 600). Entries share it by\n"
+                   "their weight (the entry's `weight`, else its recorded seconds,\n"
+                   "else 1); an entry's shape sets share its part equally. Each part\n"
+                   "is taken from what is left when its turn comes, so time a part\n"
+                   "leaves unused (or kernels already tuned) goes to those after it.\n"
+                   "Within a shape set, each kernel gets an equal part.")
+      ->type_name("SECONDS");
+  tune->add_option("--trials-per-kernel", r.tuning.trials_per_kernel,
+                   "candidate configs tried per kernel at most (default 64)")
+      ->type_name("N");
+  tune->add_option("--strategy", flags->strategy,
+                   "search strategy: evolutionary (default), random or exhaustive")
+      ->type_name("S");
+  tune->add_option("--seed", r.tuning.seed, "makes the search reproducible (default 1)")
+      ->type_name("S");
+  tune->add_flag("--retune", r.tuning.retune,
+                 "tune kernels the cache holds complete tuning records for");
+  tune->add_option("--svg", r.svg_path,
+                   "where the tuning curves go (default DIR/tuning_curves.svg)")
+      ->type_name("FILE");
+  tune->add_option("--threads", r.tuning.threads,
+                   "kernels tuned at once (default 1; each is timed on all cores,\n"
+                   "so more than 1 makes timings noisier)")
+      ->type_name("N");
+  tune->footer(
+      "Tunes the kernels of a workload (proto/workload.proto: one recorded by\n"
+      "`pto demo --record-workload FILE`, or written by hand) and keeps the best configs\n"
+      "and their code in the cache, where later runs find them at their first call.\n"
+      "Shape sets: a recorded shape class is tuned at the shapes it was called with; a range\n"
+      "is tuned at one size per power-of-two bucket it touches; a graph without shapes at its\n"
+      "static shapes. Ctrl-C (or SIGTERM) stops cleanly, keeping what was found: run the same\n"
+      "command again to continue where it stopped. Exit codes: 0 done, 1 a failure while\n"
+      "tuning, 2 a usage or workload error, 130 interrupted.");
 }
 
 }  // namespace pto::tools
