@@ -191,6 +191,24 @@ std::string LineStartingWith(const std::string& output, const std::string& prefi
   return output.substr(at, output.find('\n', at) - at);
 }
 
+// PTO_CACHE_DIR names the cache when --cache does not: a second demo warm-starts from it.
+// PTO_LOG=info shows the compile messages; an unknown level is refused before anything runs.
+TEST_F(PtoCli, DemoReadsTheCacheDirAndLogLevelFromTheEnvironment) {
+  const std::string env = "PTO_CACHE_DIR='" + Path("env_cache") + "' PTO_LOG=info";
+  Result cold = testing::RunPtoBinary(PTO_CLI_PATH, "demo --iterations 2", env);
+  ASSERT_EQ(cold.exit_code, 0) << cold.output;
+  EXPECT_THAT(cold.output, HasSubstr("pto: compiled '"));
+  EXPECT_TRUE(std::filesystem::exists(Path("env_cache")));
+  Result warm = testing::RunPtoBinary(PTO_CLI_PATH, "demo --iterations 2", env);
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  EXPECT_THAT(warm.output,
+              ::testing::ContainsRegex("kernels compiled: 0, loaded from cache: [1-9]"));
+  Result bad = testing::RunPtoBinary(PTO_CLI_PATH, "demo --iterations 2", "PTO_LOG=loud");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_THAT(bad.output,
+              HasSubstr("PTO_LOG must be one of debug, info, warning, error or off; got 'loud'"));
+}
+
 TEST_F(PtoCli, DemoWarmStartFromCacheCompilesNothing) {
   Result cold = RunPto("demo --iterations 6 --kernel-times --cache " + Path("cache"));
   ASSERT_EQ(cold.exit_code, 0) << cold.output;

@@ -256,6 +256,14 @@ int RunDemo(const CLI::App& command, DemoOptions& o) {
     return UsageError(command,
                       "--profile expects BATCHxSEQ (e.g. 4x128), got '" + o.profile_shape + "'");
   }
+  // PTO_CACHE_DIR and PTO_LOG as an embedder's users would set them; --cache wins.
+  absl::StatusOr<RuntimeOptions> env = RuntimeOptions::FromEnvironment();
+  if (!env.ok()) {
+    std::fprintf(stderr, "pto demo: %s\n", std::string(env.status().message()).c_str());
+    return 2;
+  }
+  if (o.runtime.cache_path.empty()) o.runtime.cache_path = env->cache_path;
+  o.runtime.log_level = env->log_level;
   o.runtime.record_workload = !o.workload_path.empty();
   o.runtime.log_sink = [](LogLevel level, std::string_view message) {
     std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());

@@ -41,7 +41,10 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
     inputs.push_back(*std::move(a));
   }
   for (const NpyArray& a : inputs) views.push_back(TensorView::Dense(a.data.data(), a.shape));
-  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open({.intra_op_threads = o.threads});
+  absl::StatusOr<RuntimeOptions> options = RuntimeOptions::FromEnvironment();
+  if (!options.ok()) return Error(options.status());
+  options->intra_op_threads = o.threads;
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(*options);
   if (!rt.ok()) return Error(rt.status());
   absl::StatusOr<std::unique_ptr<Function>> fn =
       (*rt)->JitTraced(o.graph_path, program->graph.num_inputs, program->trace, program->options);

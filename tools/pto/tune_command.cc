@@ -61,6 +61,7 @@ int WorkloadError(absl::string_view message) {
 struct TuneRequest {
   std::string workload_path;
   std::string cache_dir;
+  LogLevel log_level = LogLevel::kWarning;  // PTO_LOG
   std::string svg_path;
   double budget_seconds = 600;
   TuningOptions tuning;
@@ -98,6 +99,11 @@ absl::Status CompleteRequest(TuneFlags& flags) {
     return absl::InvalidArgumentError(
         absl::StrCat("--strategy '", strategy, "' is not one of evolutionary, random, exhaustive"));
   }
+  // PTO_CACHE_DIR and PTO_LOG as an embedder's users would set them; --cache wins.
+  absl::StatusOr<RuntimeOptions> env = RuntimeOptions::FromEnvironment();
+  if (!env.ok()) return env.status();
+  r.log_level = env->log_level;
+  if (r.cache_dir.empty()) r.cache_dir = env->cache_path;
   if (r.cache_dir.empty()) {
     absl::StatusOr<std::string> dir = DefaultCacheDir();
     if (!dir.ok()) return dir.status();
@@ -466,6 +472,7 @@ void TuneSet(const TuneRequest& request, const EntryPlan& plan, size_t set, doub
   options.tuning.seconds_per_kernel =
       seconds / static_cast<double>(std::max<int64_t>(1, plan.kernels[set]));
   options.tuning.progress = [&printer](const KernelTuning& k) { printer.Update(k); };
+  options.log_level = request.log_level;
   options.log_sink = [&printer](LogLevel, std::string_view message) { printer.Print(message); };
   const std::string where = absl::StrCat("entry '", plan.name, "' at ", plan.set_labels[set]);
   printer.StartSet(static_cast<int64_t>(outcome.tuned.size()), plan.kernels[set]);
