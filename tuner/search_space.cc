@@ -1,6 +1,7 @@
 #include "tuner/search_space.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <utility>
 
@@ -33,6 +34,8 @@ bool IsInteger(absl::string_view text) {
   return true;
 }
 
+std::atomic<int64_t> spaces_built{0};
+
 std::string Candidates(const Parameter& p) {
   return absl::StrCat("{", absl::StrJoin(p.values, ","), "}");
 }
@@ -43,6 +46,8 @@ std::string ParameterNames(const std::vector<Parameter>& params) {
 }
 
 }  // namespace
+
+int64_t SearchSpacesBuilt() { return spaces_built.load(std::memory_order_relaxed); }
 
 absl::StatusOr<SearchSpace> SearchSpace::Create(SearchSpaceSpec spec) {
   const std::string where = absl::StrCat("search space '", spec.kind, "': ");
@@ -118,6 +123,7 @@ absl::StatusOr<SearchSpace> SearchSpace::Create(SearchSpaceSpec spec) {
   }
 
   // Enumerate the full product once: count each constraint's violations, keep valid codes.
+  spaces_built.fetch_add(1, std::memory_order_relaxed);
   const int nc = static_cast<int>(space.spec_.constraints.size());
   space.violations_.assign(nc, 0);
   for (int64_t code = 0; code < full; ++code) {

@@ -57,6 +57,10 @@ struct SearchSpaceSpec {
   std::optional<Config> default_config;
 };
 
+// Spaces enumerated so far in this process (SearchSpace::Create calls that reached the
+// enumeration, the costly part): a statistic for tests and benches.
+int64_t SearchSpacesBuilt();
+
 class SearchSpace {
  public:
   // Bound on the product of the candidate counts (the full space is enumerated on creation).
