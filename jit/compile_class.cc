@@ -82,6 +82,7 @@ absl::StatusOr<CompiledClassResult> CompileClass(RuntimeImpl& runtime, const std
   counters.kernels_compiled.fetch_add(compiled->built.kernels_compiled);
   counters.kernels_loaded.fetch_add(runtime.compiler().cache_loads() - loads_before);
   counters.kernels_tuned_cached.fetch_add(compiled->tuning.complete);
+  counters.tuning_records_applied.fetch_add(compiled->tuning.applied);
   runtime.logger().Log(
       LogLevel::kInfo,
       absl::StrCat("pto: compiled '", function, "' for ", cls->label, ": ",

@@ -24,7 +24,8 @@ struct CompileCounters {
   std::atomic<int64_t> kernels_compiled{0};  // LLVM code generation runs
   std::atomic<int64_t> kernels_loaded{0};    // object code loaded from the cache
   std::atomic<int64_t> nanos{0};
-  std::atomic<int64_t> kernels_tuned_cached{0};  // complete tuning records applied
+  std::atomic<int64_t> kernels_tuned_cached{0};    // complete tuning records applied
+  std::atomic<int64_t> tuning_records_applied{0};  // tuning records applied, complete or not
 };
 
 // What the pipeline needs besides the traced graph, from the Runtime and the Function.

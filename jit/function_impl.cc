@@ -249,6 +249,7 @@ FunctionStats FunctionImpl::stats() const {
   s.compile_seconds = counters_.nanos.load() * 1e-9;
   s.plans_swapped = tuning_.plans_swapped();
   s.kernels_tuned_cached = counters_.kernels_tuned_cached.load();
+  s.tuning_records_applied = counters_.tuning_records_applied.load();
   return s;
 }
 

@@ -39,6 +39,8 @@ struct FunctionStats {
   int64_t plans_swapped = 0;
   // Kernels whose config came from a complete tuning record in the cache (not tuned again).
   int64_t kernels_tuned_cached = 0;
+  // Kernels whose config came from a tuning record in the cache, complete or not.
+  int64_t tuning_records_applied = 0;
 };
 
 // One kernel made ready to run in this Runtime: compiled by LLVM ("cold") or loaded from the

@@ -25,6 +25,7 @@ AppliedTuning ApplyTuningRecords(ir::TileGraph& tiles, const TuningRecordSource&
       continue;
     }
     kernel.config = *config;
+    ++applied.applied;
     if ((*record)->complete()) ++applied.complete;
     applied.records[c] = *std::move(*record);
   }

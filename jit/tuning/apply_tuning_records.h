@@ -29,7 +29,8 @@ struct TuningRecordSource {
 
 struct AppliedTuning {
   std::vector<std::optional<proto::TuningRecord>> records;  // per kernel: the record applied
-  int64_t complete = 0;  // records of searches that ended by themselves
+  int64_t applied = 0;                                      // records applied
+  int64_t complete = 0;  // of them, records of searches that ended by themselves
 };
 
 AppliedTuning ApplyTuningRecords(ir::TileGraph& tiles, const TuningRecordSource& source);

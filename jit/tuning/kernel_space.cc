@@ -102,6 +102,16 @@ tuner::SearchSpaceSpec SpecOf(const KernelFacts& facts, const device::DeviceInfo
   return spec;
 }
 
+// A kernel's space as KernelSearchSpace and KernelSpaceRules make it.
+absl::StatusOr<tuner::SearchSpaceSpec> KernelSpaceSpec(const ir::Kernel& kernel,
+                                                       const device::DeviceInfo& device) {
+  absl::StatusOr<KernelFacts> facts = FactsOf(kernel);
+  if (!facts.ok()) return facts.status();
+  tuner::SearchSpaceSpec spec = SpecOf(*facts, device);
+  LetDefaultThrough(spec);
+  return spec;
+}
+
 absl::StatusOr<ir::KernelKind> KindOf(std::string_view kind_name) {
   const absl::string_view kind = AsAbsl(kind_name);
   for (ir::KernelKind k : {ir::KernelKind::kElementwise, ir::KernelKind::kReduce,
@@ -155,18 +165,23 @@ std::vector<std::string> SpaceKinds() { return {"elementwise", "matmul", "reduce
 
 absl::StatusOr<tuner::SearchSpace> KernelSearchSpace(const ir::Kernel& kernel,
                                                      const device::DeviceInfo& device) {
-  absl::StatusOr<KernelFacts> facts = FactsOf(kernel);
-  if (!facts.ok()) return facts.status();
-  tuner::SearchSpaceSpec spec = SpecOf(*facts, device);
-  LetDefaultThrough(spec);
-  return tuner::SearchSpace::Create(std::move(spec));
+  absl::StatusOr<tuner::SearchSpaceSpec> spec = KernelSpaceSpec(kernel, device);
+  if (!spec.ok()) return spec.status();
+  return tuner::SearchSpace::Create(*std::move(spec));
 }
 
-tuner::Config ToSpaceConfig(const tuner::SearchSpace& space, const ir::TileConfig& config) {
+absl::StatusOr<tuner::SpaceRules> KernelSpaceRules(const ir::Kernel& kernel,
+                                                   const device::DeviceInfo& device) {
+  absl::StatusOr<tuner::SearchSpaceSpec> spec = KernelSpaceSpec(kernel, device);
+  if (!spec.ok()) return spec.status();
+  return tuner::SpaceRules::Create(*std::move(spec));
+}
+
+tuner::Config ToSpaceConfig(const tuner::SpaceRules& space, const ir::TileConfig& config) {
   return tuning::ConfigFromFields(space.parameters(), config);
 }
 
-absl::StatusOr<ir::TileConfig> ApplySpaceConfig(const tuner::SearchSpace& space,
+absl::StatusOr<ir::TileConfig> ApplySpaceConfig(const tuner::SpaceRules& space,
                                                 const tuner::Config& config, ir::TileConfig base) {
   for (const tuner::Parameter& p : space.parameters()) {
     if (tuning::FindTileConfigField(p.name) == nullptr) {

@@ -44,6 +44,7 @@
 #include "device/device_info.h"
 #include "jit/ir/tile_ir.h"
 #include "tuner/search_space.h"
+#include "tuner/space_rules.h"
 
 namespace pto::jit {
 
@@ -64,17 +65,24 @@ std::vector<std::string> SpaceKinds();
 absl::StatusOr<tuner::SearchSpace> KernelSearchSpace(const ir::Kernel& kernel,
                                                      const device::DeviceInfo& device);
 
+// The rules of KernelSearchSpace(kernel, device) without its enumeration: the same parameters,
+// candidates, rules and default, so Parse, Contains and ToString answer as the space's do, at
+// the cost of the one config they are given (a tuning record is checked with these before its
+// config is used). The same errors as KernelSearchSpace.
+absl::StatusOr<tuner::SpaceRules> KernelSpaceRules(const ir::Kernel& kernel,
+                                                   const device::DeviceInfo& device);
+
 // The config of `space` holding `config`'s values: one value per parameter, read from the
 // TileConfig field of that name (see above for fields a kernel ignores, reported as 0).
 // The space's parameters must be TileConfig fields (every space built here has only those).
-tuner::Config ToSpaceConfig(const tuner::SearchSpace& space, const ir::TileConfig& config);
+tuner::Config ToSpaceConfig(const tuner::SpaceRules& space, const ir::TileConfig& config);
 
 // `base` with the space's parameters set from `config`. A field whose value in `config` equals
 // ToSpaceConfig(space, base)'s is left as `base` has it, so a field the kernel ignores keeps its
 // value and ApplySpaceConfig(space, ToSpaceConfig(space, c), c) == c. Errors: `config` is not
 // in the space (the SearchSpace::Contains code, its message naming the parameter or the rule),
 // or a parameter that is not a TileConfig field (InvalidArgument).
-absl::StatusOr<ir::TileConfig> ApplySpaceConfig(const tuner::SearchSpace& space,
+absl::StatusOr<ir::TileConfig> ApplySpaceConfig(const tuner::SpaceRules& space,
                                                 const tuner::Config& config, ir::TileConfig base);
 
 // The kernel-independent space of `kind` on `device`: the same parameter names (and order) and

@@ -33,7 +33,7 @@ absl::StatusOr<proto::TuningRecord> MakeTuningRecord(
     const ir::Kernel& kernel, const std::string& bucket, const std::string& performance_fingerprint,
     const device::DeviceInfo& device, const ir::TileConfig& best, const KernelTuning& result,
     const std::string& found_by, bool complete) {
-  absl::StatusOr<tuner::SearchSpace> space = KernelSearchSpace(kernel, device);
+  absl::StatusOr<tuner::SpaceRules> space = KernelSpaceRules(kernel, device);
   if (!space.ok()) return space.status();
   const cache::TuningKeyParts parts = TuningKeyOf(kernel, bucket, performance_fingerprint);
   proto::TuningRecord record;
@@ -60,7 +60,8 @@ absl::StatusOr<ir::TileConfig> ConfigFromRecord(const proto::TuningRecord& recor
                                                       record.search_space_version(),
                                                       "; this pto's is ", kKernelSpaceVersion));
   }
-  absl::StatusOr<tuner::SearchSpace> space = KernelSearchSpace(kernel, device);
+  // The kernel's rules decide, as its space would, without enumerating the space.
+  absl::StatusOr<tuner::SpaceRules> space = KernelSpaceRules(kernel, device);
   if (!space.ok()) return space.status();
   absl::StatusOr<tuner::Config> config = space->Parse(record.config());
   if (!config.ok()) return config.status();

@@ -1,5 +1,5 @@
 // Tuning records for kernels (proto::TuningRecord in the cache): their keys, and turning a
-// record back into a kernel's config, validated against the kernel's search space.
+// record back into a kernel's config, validated against the kernel's search space's rules.
 #ifndef PTO_JIT_TUNING_TUNING_RECORD_H_
 #define PTO_JIT_TUNING_TUNING_RECORD_H_
 
@@ -33,6 +33,7 @@ absl::StatusOr<proto::TuningRecord> MakeTuningRecord(
 // The config `record` holds for `kernel` (the kernel's config with the space's parameters set
 // from it). FailedPrecondition when the record is for another search-space version; the
 // space's own error when the text does not parse or the config is outside the space here.
+// Checked against the kernel's space rules (KernelSpaceRules): the space is not enumerated.
 absl::StatusOr<ir::TileConfig> ConfigFromRecord(const proto::TuningRecord& record,
                                                 const ir::Kernel& kernel,
                                                 const device::DeviceInfo& device);

@@ -141,6 +141,7 @@ TEST(Tuning, TunedConfigsPersistAndTheNextRuntimeLoadsTheirKernels) {
     ExpectMatchesReference(**fn);
     EXPECT_TRUE(rt->tuning_results().empty());
     EXPECT_EQ((*fn)->stats().kernels_tuned_cached, 2);
+    EXPECT_EQ((*fn)->stats().tuning_records_applied, 2);
     EXPECT_EQ(rt->stats().llvm_codegen_runs, 0);
     EXPECT_EQ((*fn)->stats().kernels_loaded, 2);
   }
@@ -281,6 +282,9 @@ TEST(Tuning, ShutdownDuringTuningKeepsResultsAndTheNextRuntimeResumes) {
       }
     }
     EXPECT_EQ(resumed, 1);
+    // The interrupted kernel's record was applied too, though incomplete.
+    EXPECT_GE((*fn)->stats().tuning_records_applied, 1);
+    EXPECT_EQ((*fn)->stats().kernels_tuned_cached, 0);
   }
   std::filesystem::remove_all(dir);
 }

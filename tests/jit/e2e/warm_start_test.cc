@@ -1,6 +1,8 @@
 // The persistent kernel cache seen from the Runtime: a second Runtime on the same cache path
 // loads every kernel's object code and runs no LLVM code generation (RuntimeStats and the
-// per-kernel timing events say so). Across processes: tests/tools/pto_cli_test.cc.
+// per-kernel timing events say so), and applies the cache's tuning records without building a
+// search space. Across processes: tests/tools/pto_cli_test.cc; warm start times:
+// tools/bench/warm_start.cc.
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -8,6 +10,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/jit/e2e/test_util.h"
+#include "tuner/search_space.h"
 
 namespace pto {
 namespace {
@@ -136,6 +139,55 @@ TEST(WarmStart, ShippedBaseServesKernels) {
     ASSERT_TRUE(gn.ok());
     ASSERT_TRUE(testing::RunPto(**gn, {in[0]}).ok());
     EXPECT_EQ(rt->stats().llvm_codegen_runs, 1);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A cache after tuning holds a tuning record per kernel; a warm start applies each one, checked
+// against its kernel's rules, and builds no search space for it (building one enumerates the
+// space: a cost that grew with every record).
+TEST(WarmStart, TuningRecordsAreAppliedWithoutBuildingSearchSpaces) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("pto_warm_tuned_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  TraceFn mlp = [](std::span<const Value> v) {
+    return std::vector<Value>{softmax(linear(gelu(linear(v[0], v[1], v[2])), v[3], v[4]))};
+  };
+  const std::vector<HostTensor> in = {HostTensor::Random({7, 32}, 1),
+                                      HostTensor::Random({64, 32}, 2), HostTensor::Random({64}, 3),
+                                      HostTensor::Random({32, 64}, 4), HostTensor::Random({32}, 5)};
+  int64_t kernels = 0;
+  {
+    RuntimeOptions tune = {.cache_path = dir.string()};
+    tune.tuning.mode = TuningMode::kBlocking;
+    tune.tuning.trials_per_kernel = 2;
+    std::unique_ptr<Runtime> rt = testing::OpenRuntime(tune);
+    auto fn = rt->JitTraced("mlp", 5, mlp, {});
+    ASSERT_TRUE(fn.ok());
+    ASSERT_TRUE(testing::RunPto(**fn, in).ok());
+    kernels = (*fn)->stats().kernels_compiled;
+    ASSERT_EQ(static_cast<int64_t>(rt->tuning_results().size()), kernels);
+    for (const KernelTuning& k : rt->tuning_results()) EXPECT_EQ(k.ended, "completed") << k.kernel;
+  }
+  ASSERT_GE(kernels, 3);
+  {
+    std::unique_ptr<Runtime> rt = testing::OpenRuntime({.cache_path = dir.string()});
+    auto fn = rt->JitTraced("mlp", 5, mlp, {});
+    ASSERT_TRUE(fn.ok());
+    const int64_t spaces_before = tuner::SearchSpacesBuilt();
+    auto out = testing::RunPto(**fn, in);
+    const int64_t spaces_built = tuner::SearchSpacesBuilt() - spaces_before;
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*fn)->stats().tuning_records_applied, kernels);
+    EXPECT_EQ((*fn)->stats().kernels_tuned_cached, kernels);
+    EXPECT_EQ((*fn)->stats().kernels_loaded, kernels);
+    EXPECT_EQ((*fn)->stats().kernels_compiled, 0);
+    EXPECT_EQ(spaces_built, 0) << "for " << kernels << " tuning records";
+    std::cerr << "[ warm     ] " << kernels << " tuning records applied, " << spaces_built
+              << " search spaces built\n";
+    auto want = testing::RunReference(mlp, in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    EXPECT_EQ(testing::Compare(*out, *want, ops::Tolerance{1e-4, 1e-4}), "");
   }
   std::filesystem::remove_all(dir);
 }

@@ -91,6 +91,7 @@ TEST(ApplyTuningRecords, AKernelWithARecordTakesItsConfig) {
   ASSERT_EQ(applied.records.size(), 2u);
   EXPECT_TRUE(applied.records[0].has_value());
   EXPECT_FALSE(applied.records[1].has_value());
+  EXPECT_EQ(applied.applied, 1);
   EXPECT_EQ(applied.complete, 1);
   EXPECT_TRUE(p->tiles.calls[0].kernel.config == tuned);
   EXPECT_TRUE(p->tiles.calls[1].kernel.config == second_default);
@@ -110,6 +111,7 @@ TEST(ApplyTuningRecords, ARecordThatNoLongerFitsIsIgnoredWithAWarning) {
   Warnings w;
   const AppliedTuning applied = ApplyTuningRecords(p->tiles, SourceOf(&store, device, w.logger));
   EXPECT_FALSE(applied.records[0].has_value());
+  EXPECT_EQ(applied.applied, 0);
   EXPECT_EQ(applied.complete, 0);
   EXPECT_TRUE(p->tiles.calls[0].kernel.config == before);
   ASSERT_EQ(w.messages.size(), 1u);

@@ -22,6 +22,8 @@
 #include "jit/trace.h"
 #include "tests/jit/e2e/test_util.h"
 #include "tuner/rng.h"
+#include "tuner/search_space.h"
+#include "tuner/space_rules.h"
 
 namespace pto::jit {
 namespace {
@@ -221,6 +223,57 @@ TEST(KernelSpace, DefaultIsInTheSpaceAndRoundTrips) {
       EXPECT_LE(space->full_size(), tuner::SearchSpace::kMaxFullSize);
     }
   }
+}
+
+// A kernel's rules (KernelSpaceRules, which tuning records are checked with) answer as its
+// enumerated space does: the same parameters and candidates, every valid config in, and for
+// configs drawn from the whole product (most of them outside the space) and configs with a
+// value that is no candidate, the same verdict and message; the same text parses to the same
+// config. None of it enumerates a space.
+TEST(KernelSpace, RulesAnswerAsTheEnumeratedSpaceDoes) {
+  for (const NamedDevice& d : Devices()) {
+    for (const Case& c : Cases()) {
+      SCOPED_TRACE(absl::StrCat(c.name, " on ", d.name));
+      const ir::Kernel kernel = KernelOf(c, d.info);
+      absl::StatusOr<tuner::SearchSpace> space = KernelSearchSpace(kernel, d.info);
+      ASSERT_TRUE(space.ok()) << space.status();
+      const int64_t built_before = tuner::SearchSpacesBuilt();
+      absl::StatusOr<tuner::SpaceRules> rules = KernelSpaceRules(kernel, d.info);
+      ASSERT_TRUE(rules.ok()) << rules.status();
+      ASSERT_EQ(rules->num_parameters(), space->num_parameters());
+      for (int p = 0; p < space->num_parameters(); ++p) {
+        EXPECT_EQ(rules->parameters()[p].name, space->parameters()[p].name);
+        EXPECT_EQ(rules->parameters()[p].values, space->parameters()[p].values);
+      }
+      EXPECT_EQ(rules->search_space_version(), kKernelSpaceVersion);
+      EXPECT_EQ(rules->full_size(), space->full_size());
+      for (const tuner::Config& config : space->Enumerate()) {
+        ASSERT_TRUE(rules->Contains(config).ok()) << rules->Contains(config);
+      }
+      std::mt19937_64 random(5);
+      int64_t outside = 0;
+      for (int i = 0; i < 3000; ++i) {
+        tuner::Config config = space->Decode(static_cast<int64_t>(random() % space->full_size()));
+        const bool no_candidate = i % 10 == 0;
+        if (no_candidate) config[random() % config.size()] = -7;
+        const absl::Status want = space->Contains(config), got = rules->Contains(config);
+        ASSERT_EQ(got, want) << space->ToString(config);
+        outside += want.ok() ? 0 : 1;
+        if (no_candidate) continue;
+        absl::StatusOr<tuner::Config> parsed = rules->Parse(space->ToString(config));
+        ASSERT_TRUE(parsed.ok()) << parsed.status();
+        EXPECT_EQ(*parsed, config);
+      }
+      EXPECT_GT(outside, 0);
+      EXPECT_EQ(tuner::SearchSpacesBuilt(), built_before);
+    }
+  }
+  ir::Kernel bad = KernelOf(Cases()[2], device::DetectHost());
+  bad.b = 99;
+  const absl::Status rules = KernelSpaceRules(bad, device::DetectHost()).status();
+  EXPECT_EQ(rules, KernelSearchSpace(bad, device::DetectHost()).status());
+  EXPECT_EQ(rules.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(rules.message(), HasSubstr("operands a, b with rank + 1 strides"));
 }
 
 // The machine's rules, computed here from the applied TileConfig (not by the space).
