@@ -1,0 +1,211 @@
+// pto_bench_serving: the demo's transformer block served over the whole of wide declared ranges
+// (batch 1-64 x seq 1-2048) with the default max_shape_classes, as a server meets requests: a
+// random (batch, seq) per call (seeded), one Runtime, calls back to back. Past the cap, calls
+// that no compiled class takes run the Function's generic class (docs/architecture.md, "Shape
+// classes"), so no call fails. Prints the calls, errors, compilations and classes, the time per
+// call (percentiles, over all calls and over the calls that compiled nothing), and checks every
+// Nth call's output against the ops/ reference (not timed). See docs/performance.md.
+//
+//   pto_bench_serving [--calls 200] [--seed 1] [--check-every 50] [--threads 0]
+//       [--max-batch 64] [--max-seq 2048] [--max-shape-classes 32]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "jit/reference_runner.h"
+#include "ops/host_tensor.h"
+#include "ops/tolerance.h"
+#include "pto/pto.h"
+#include "tools/pto/transformer_block.h"
+
+namespace pto::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Flags {
+  int64_t calls = 200;
+  int64_t seed = 1;
+  int64_t check_every = 50;  // 0: no reference checks
+  int64_t threads = 0;       // RuntimeOptions::intra_op_threads
+  int64_t max_batch = 64, max_seq = 2048;
+  int64_t max_shape_classes = FunctionOptions().max_shape_classes;
+};
+
+bool ParseFlags(int argc, char** argv, Flags& f) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const std::string value = i + 1 < argc ? argv[++i] : "";
+    int64_t* target = arg == "--calls"               ? &f.calls
+                      : arg == "--seed"              ? &f.seed
+                      : arg == "--check-every"       ? &f.check_every
+                      : arg == "--threads"           ? &f.threads
+                      : arg == "--max-batch"         ? &f.max_batch
+                      : arg == "--max-seq"           ? &f.max_seq
+                      : arg == "--max-shape-classes" ? &f.max_shape_classes
+                                                     : nullptr;
+    if (target == nullptr || !absl::SimpleAtoi(value, target) || *target < 0) return false;
+  }
+  return f.calls >= 1 && f.max_batch >= 1 && f.max_seq >= 1 && f.max_shape_classes >= 1;
+}
+
+double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+// Nearest-rank quantile q of `v` (sorted here).
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+void PrintTimes(const char* what, const std::vector<double>& ms) {
+  if (ms.empty()) {
+    std::printf("  %-26s: none\n", what);
+    return;
+  }
+  std::printf("  %-26s: p50 %.2f, p90 %.2f, p99 %.2f, max %.2f ms (%zu calls)\n", what,
+              Quantile(ms, 0.5), Quantile(ms, 0.9), Quantile(ms, 0.99), Quantile(ms, 1.0),
+              ms.size());
+}
+
+struct Tally {
+  int64_t errors = 0, checked = 0, check_failures = 0;
+  double worst_error_ratio = 0;  // |error| / tolerance, the worst seen
+  std::vector<double> all_ms, warm_ms;
+  std::string first_error;
+};
+
+// Compares `out` with the reference's output of the block on `inputs`.
+void Check(const TraceFn& block, const tools::BlockDims& dims,
+           const std::vector<ops::HostTensor>& inputs, const ops::HostTensor& out, Tally& tally) {
+  ++tally.checked;
+  absl::StatusOr<std::vector<ops::HostTensor>> want = jit::RunReferenceOf(block, inputs);
+  if (!want.ok()) {
+    ++tally.check_failures;
+    std::fprintf(stderr, "reference: %s\n", std::string(want.status().message()).c_str());
+    return;
+  }
+  // The longest reductions: the MLP's and attention's over seq.
+  const int64_t seq = inputs[0].shape[1];
+  const ops::Tolerance tol =
+      ops::Combine(ops::OpTolerance(ir::OpKind::kMatMul, std::max(dims.ff, seq)),
+                   ops::OpTolerance(ir::OpKind::kLayerNorm, dims.model));
+  std::string mismatch;
+  if (!ops::AllClose(out, (*want)[0], tol, &mismatch)) {
+    ++tally.check_failures;
+    std::fprintf(stderr, "batch %lld seq %lld: %s\n", static_cast<long long>(out.shape[0]),
+                 static_cast<long long>(seq), mismatch.c_str());
+  }
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    const double bound = tol.abs + tol.rel * std::abs((*want)[0].data[i]);
+    tally.worst_error_ratio =
+        std::max(tally.worst_error_ratio, std::abs(out.data[i] - (*want)[0].data[i]) / bound);
+  }
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, flags)) {
+    std::fprintf(stderr,
+                 "usage: pto_bench_serving [--calls 200] [--seed 1] [--check-every 50] "
+                 "[--threads 0] [--max-batch 64] [--max-seq 2048] [--max-shape-classes 32]\n");
+    return 2;
+  }
+  RuntimeOptions options;
+  options.intra_op_threads = static_cast<int>(flags.threads);
+  options.log_sink = [](LogLevel, std::string_view m) {
+    std::fprintf(stderr, "%.*s\n", static_cast<int>(m.size()), m.data());
+  };
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
+  if (!rt.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(rt.status().message()).c_str());
+    return 1;
+  }
+  const tools::BlockDims dims;
+  const TraceFn block = tools::TransformerBlock(dims);
+  const std::vector<std::vector<int64_t>> weight_shapes = tools::WeightShapes(dims);
+  std::vector<ops::HostTensor> weights;
+  for (size_t i = 0; i < weight_shapes.size(); ++i) {
+    const bool norm_weight = i == 0 || i == 6;  // as pto demo draws them
+    weights.push_back(norm_weight
+                          ? ops::HostTensor::Random(weight_shapes[i], 100 + i, 0.9f, 1.1f)
+                          : ops::HostTensor::Random(weight_shapes[i], 100 + i, -0.1f, 0.1f));
+  }
+  FunctionOptions fopts;
+  fopts.dynamic = {{0, 0, Dim("batch", 1, flags.max_batch)}, {0, 1, Dim("seq", 1, flags.max_seq)}};
+  for (size_t i = 1; i <= weights.size(); ++i) fopts.constant_inputs.push_back(static_cast<int>(i));
+  fopts.max_shape_classes = static_cast<int>(flags.max_shape_classes);
+  absl::StatusOr<std::unique_ptr<Function>> fn =
+      (*rt)->JitTraced("transformer_block", static_cast<int>(1 + weights.size()), block, fopts);
+  if (!fn.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(fn.status().message()).c_str());
+    return 1;
+  }
+  std::printf(
+      "pto_bench_serving: transformer block (model %lld, heads %lld, mlp %lld), batch 1-%lld x "
+      "seq 1-%lld, max_shape_classes %lld, %lld calls, seed %lld\n",
+      static_cast<long long>(dims.model), static_cast<long long>(dims.heads),
+      static_cast<long long>(dims.ff), static_cast<long long>(flags.max_batch),
+      static_cast<long long>(flags.max_seq), static_cast<long long>(flags.max_shape_classes),
+      static_cast<long long>(flags.calls), static_cast<long long>(flags.seed));
+  std::mt19937_64 random(static_cast<uint64_t>(flags.seed));
+  std::uniform_int_distribution<int64_t> batches(1, flags.max_batch), seqs(1, flags.max_seq);
+  Tally tally;
+  const auto loop_start = Clock::now();
+  for (int64_t call = 0; call < flags.calls; ++call) {
+    const int64_t b = batches(random), s = seqs(random);
+    std::vector<ops::HostTensor> inputs = {ops::HostTensor::Random({b, s, dims.model}, call)};
+    inputs.insert(inputs.end(), weights.begin(), weights.end());
+    std::vector<TensorView> views;
+    for (const ops::HostTensor& t : inputs)
+      views.push_back(TensorView::Dense(t.data.data(), t.shape));
+    ops::HostTensor out = ops::HostTensor::Filled({b, s, dims.model}, 0);
+    const TensorView out_view = TensorView::Dense(out.data.data(), out.shape);
+    const int64_t compiles_before = (*fn)->stats().compiles;
+    const auto start = Clock::now();
+    const absl::Status status = (**fn)(views, {&out_view, 1});
+    const double ms = Millis(Clock::now() - start);
+    if (!status.ok()) {
+      if (tally.errors++ == 0) tally.first_error = std::string(status.message());
+      continue;
+    }
+    tally.all_ms.push_back(ms);
+    if ((*fn)->stats().compiles == compiles_before) tally.warm_ms.push_back(ms);
+    if (flags.check_every > 0 && call % flags.check_every == 0) {
+      Check(block, dims, inputs, out, tally);
+    }
+  }
+  const double loop_seconds = Millis(Clock::now() - loop_start) / 1000;
+  const FunctionStats st = (*fn)->stats();
+  std::printf("  calls                     : %lld (%.1f s with the checks)\n",
+              static_cast<long long>(st.calls), loop_seconds);
+  std::printf("  errors                    : %lld%s%s\n", static_cast<long long>(tally.errors),
+              tally.errors ? ", the first: " : "", tally.first_error.c_str());
+  std::printf("  compilations              : %lld (%lld kernels compiled, %.1f s)\n",
+              static_cast<long long>(st.compiles), static_cast<long long>(st.kernels_compiled),
+              st.compile_seconds);
+  std::printf("  shape classes             : %lld (%lld generic)\n",
+              static_cast<long long>(st.shape_classes), static_cast<long long>(st.generic_classes));
+  PrintTimes("time per call", tally.all_ms);
+  PrintTimes("  calls that compiled none", tally.warm_ms);
+  std::printf(
+      "  reference checks          : %lld calls (every %lld), %lld failed (worst error "
+      "%.3g of the tolerance)\n",
+      static_cast<long long>(tally.checked), static_cast<long long>(flags.check_every),
+      static_cast<long long>(tally.check_failures), tally.worst_error_ratio);
+  const bool ok = tally.errors == 0 && tally.check_failures == 0 &&
+                  st.compiles <= flags.max_shape_classes + st.generic_classes;
+  std::printf("%s\n", ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace pto::bench
+
+int main(int argc, char** argv) { return pto::bench::Main(argc, argv); }
