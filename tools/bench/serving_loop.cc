@@ -1,13 +1,16 @@
 // pto_bench_serving: the demo's transformer block served over the whole of wide declared ranges
 // (batch 1-64 x seq 1-2048) with the default max_shape_classes, as a server meets requests: a
-// random (batch, seq) per call (seeded), one Runtime, calls back to back. Past the cap, calls
+// random (batch, seq) per call (seeded), one Runtime, calls back to back. --sizes log (the
+// default) draws each dim log-uniformly (every power-of-two bucket about as likely: short
+// requests are common, and the classes are met evenly), --sizes uniform uniformly (most calls
+// are then large: 250 to 300 calls meet more than 32 classes). Past the cap, calls
 // that no compiled class takes run the Function's generic class (docs/architecture.md, "Shape
 // classes"), so no call fails. Prints the calls, errors, compilations and classes, the time per
 // call (percentiles, over all calls and over the calls that compiled nothing), and checks every
 // Nth call's output against the ops/ reference (not timed). See docs/performance.md.
 //
-//   pto_bench_serving [--calls 200] [--seed 1] [--check-every 50] [--threads 0]
-//       [--max-batch 64] [--max-seq 2048] [--max-shape-classes 32]
+//   pto_bench_serving [--calls 500] [--seed 1] [--sizes log|uniform] [--check-every 50]
+//       [--threads 0] [--max-batch 64] [--max-seq 2048] [--max-shape-classes 32]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,6 +20,8 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "jit/function_impl.h"
 #include "jit/reference_runner.h"
 #include "ops/host_tensor.h"
 #include "ops/tolerance.h"
@@ -29,8 +34,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Flags {
-  int64_t calls = 200;
+  int64_t calls = 500;
   int64_t seed = 1;
+  bool log_sizes = true;     // --sizes log; false: uniform
   int64_t check_every = 50;  // 0: no reference checks
   int64_t threads = 0;       // RuntimeOptions::intra_op_threads
   int64_t max_batch = 64, max_seq = 2048;
@@ -41,6 +47,11 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const std::string value = i + 1 < argc ? argv[++i] : "";
+    if (arg == "--sizes") {
+      if (value != "log" && value != "uniform") return false;
+      f.log_sizes = value == "log";
+      continue;
+    }
     int64_t* target = arg == "--calls"               ? &f.calls
                       : arg == "--seed"              ? &f.seed
                       : arg == "--check-every"       ? &f.check_every
@@ -52,6 +63,13 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
     if (target == nullptr || !absl::SimpleAtoi(value, target) || *target < 0) return false;
   }
   return f.calls >= 1 && f.max_batch >= 1 && f.max_seq >= 1 && f.max_shape_classes >= 1;
+}
+
+// A size in [1, max]: log-uniform (floor of e^u, u uniform in [0, ln(max + 1))) or uniform.
+int64_t DrawSize(std::mt19937_64& random, int64_t max, bool log_sizes) {
+  if (!log_sizes) return std::uniform_int_distribution<int64_t>(1, max)(random);
+  const double u = std::uniform_real_distribution<double>(0, std::log(max + 1.0))(random);
+  return std::clamp<int64_t>(static_cast<int64_t>(std::exp(u)), 1, max);
 }
 
 double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
@@ -79,6 +97,9 @@ struct Tally {
   double worst_error_ratio = 0;  // |error| / tolerance, the worst seen
   std::vector<double> all_ms, warm_ms;
   std::string first_error;
+  // The call that compiled the generic class: its index (-1: none), time and kernels compiled.
+  int64_t generic_call = -1, generic_kernels = 0;
+  double generic_ms = 0;
 };
 
 // Compares `out` with the reference's output of the block on `inputs`.
@@ -113,12 +134,14 @@ int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, flags)) {
     std::fprintf(stderr,
-                 "usage: pto_bench_serving [--calls 200] [--seed 1] [--check-every 50] "
-                 "[--threads 0] [--max-batch 64] [--max-seq 2048] [--max-shape-classes 32]\n");
+                 "usage: pto_bench_serving [--calls 500] [--seed 1] [--sizes log|uniform] "
+                 "[--check-every 50] [--threads 0] [--max-batch 64] [--max-seq 2048] "
+                 "[--max-shape-classes 32]\n");
     return 2;
   }
   RuntimeOptions options;
   options.intra_op_threads = static_cast<int>(flags.threads);
+  options.record_workload = true;  // calls per shape class
   options.log_sink = [](LogLevel, std::string_view m) {
     std::fprintf(stderr, "%.*s\n", static_cast<int>(m.size()), m.data());
   };
@@ -149,17 +172,18 @@ int Main(int argc, char** argv) {
   }
   std::printf(
       "pto_bench_serving: transformer block (model %lld, heads %lld, mlp %lld), batch 1-%lld x "
-      "seq 1-%lld, max_shape_classes %lld, %lld calls, seed %lld\n",
+      "seq 1-%lld (%s), max_shape_classes %lld, %lld calls, seed %lld\n",
       static_cast<long long>(dims.model), static_cast<long long>(dims.heads),
       static_cast<long long>(dims.ff), static_cast<long long>(flags.max_batch),
-      static_cast<long long>(flags.max_seq), static_cast<long long>(flags.max_shape_classes),
-      static_cast<long long>(flags.calls), static_cast<long long>(flags.seed));
+      static_cast<long long>(flags.max_seq), flags.log_sizes ? "log-uniform" : "uniform",
+      static_cast<long long>(flags.max_shape_classes), static_cast<long long>(flags.calls),
+      static_cast<long long>(flags.seed));
   std::mt19937_64 random(static_cast<uint64_t>(flags.seed));
-  std::uniform_int_distribution<int64_t> batches(1, flags.max_batch), seqs(1, flags.max_seq);
   Tally tally;
   const auto loop_start = Clock::now();
   for (int64_t call = 0; call < flags.calls; ++call) {
-    const int64_t b = batches(random), s = seqs(random);
+    const int64_t b = DrawSize(random, flags.max_batch, flags.log_sizes);
+    const int64_t s = DrawSize(random, flags.max_seq, flags.log_sizes);
     std::vector<ops::HostTensor> inputs = {ops::HostTensor::Random({b, s, dims.model}, call)};
     inputs.insert(inputs.end(), weights.begin(), weights.end());
     std::vector<TensorView> views;
@@ -167,7 +191,7 @@ int Main(int argc, char** argv) {
       views.push_back(TensorView::Dense(t.data.data(), t.shape));
     ops::HostTensor out = ops::HostTensor::Filled({b, s, dims.model}, 0);
     const TensorView out_view = TensorView::Dense(out.data.data(), out.shape);
-    const int64_t compiles_before = (*fn)->stats().compiles;
+    const FunctionStats before = (*fn)->stats();
     const auto start = Clock::now();
     const absl::Status status = (**fn)(views, {&out_view, 1});
     const double ms = Millis(Clock::now() - start);
@@ -176,7 +200,13 @@ int Main(int argc, char** argv) {
       continue;
     }
     tally.all_ms.push_back(ms);
-    if ((*fn)->stats().compiles == compiles_before) tally.warm_ms.push_back(ms);
+    const FunctionStats after = (*fn)->stats();
+    if (after.compiles == before.compiles) tally.warm_ms.push_back(ms);
+    if (after.generic_classes > before.generic_classes) {
+      tally.generic_call = call;
+      tally.generic_ms = ms;
+      tally.generic_kernels = after.kernels_compiled - before.kernels_compiled;
+    }
     if (flags.check_every > 0 && call % flags.check_every == 0) {
       Check(block, dims, inputs, out, tally);
     }
@@ -192,6 +222,22 @@ int Main(int argc, char** argv) {
               st.compile_seconds);
   std::printf("  shape classes             : %lld (%lld generic)\n",
               static_cast<long long>(st.shape_classes), static_cast<long long>(st.generic_classes));
+  // The generic class's key is the declared ranges (jit/trace_variants.h).
+  const std::string generic_key =
+      absl::StrCat("in0.0=[1..", flags.max_batch, "],in0.1=[1..", flags.max_seq, "]");
+  int64_t generic_calls = 0;
+  for (const proto::WorkloadEntry& e : (*fn)->impl()->Workload()) {
+    for (const proto::WorkloadShapeClass& c : e.shape_classes()) {
+      if (c.shape_class() == generic_key) generic_calls += c.calls();
+    }
+  }
+  std::printf("  %-26s: %lld\n", "calls run by generic class",
+              static_cast<long long>(generic_calls));
+  if (tally.generic_call >= 0) {
+    std::printf("  %-26s: at call %lld, %.1f ms, %lld kernels compiled\n", "generic class compiled",
+                static_cast<long long>(tally.generic_call), tally.generic_ms,
+                static_cast<long long>(tally.generic_kernels));
+  }
   PrintTimes("time per call", tally.all_ms);
   PrintTimes("  calls that compiled none", tally.warm_ms);
   std::printf(
