@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -130,15 +131,16 @@ void Check(const TraceFn& block, const tools::BlockDims& dims,
   }
 }
 
-int Main(int argc, char** argv) {
-  Flags flags;
-  if (!ParseFlags(argc, argv, flags)) {
-    std::fprintf(stderr,
-                 "usage: pto_bench_serving [--calls 500] [--seed 1] [--sizes log|uniform] "
-                 "[--check-every 50] [--threads 0] [--max-batch 64] [--max-seq 2048] "
-                 "[--max-shape-classes 32]\n");
-    return 2;
-  }
+// The block served: its Runtime, Function, weights and what it computes.
+struct Served {
+  tools::BlockDims dims;
+  TraceFn block;
+  std::vector<ops::HostTensor> weights;
+  std::unique_ptr<Runtime> rt;
+  std::unique_ptr<Function> fn;
+};
+
+absl::Status OpenServed(const Flags& flags, Served& served) {
   RuntimeOptions options;
   options.intra_op_threads = static_cast<int>(flags.threads);
   options.record_workload = true;  // calls per shape class
@@ -146,73 +148,77 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%.*s\n", static_cast<int>(m.size()), m.data());
   };
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
-  if (!rt.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(rt.status().message()).c_str());
-    return 1;
-  }
-  const tools::BlockDims dims;
-  const TraceFn block = tools::TransformerBlock(dims);
-  const std::vector<std::vector<int64_t>> weight_shapes = tools::WeightShapes(dims);
-  std::vector<ops::HostTensor> weights;
+  if (!rt.ok()) return rt.status();
+  served.rt = *std::move(rt);
+  served.block = tools::TransformerBlock(served.dims);
+  const std::vector<std::vector<int64_t>> weight_shapes = tools::WeightShapes(served.dims);
   for (size_t i = 0; i < weight_shapes.size(); ++i) {
     const bool norm_weight = i == 0 || i == 6;  // as pto demo draws them
-    weights.push_back(norm_weight
-                          ? ops::HostTensor::Random(weight_shapes[i], 100 + i, 0.9f, 1.1f)
-                          : ops::HostTensor::Random(weight_shapes[i], 100 + i, -0.1f, 0.1f));
+    served.weights.push_back(norm_weight
+                                 ? ops::HostTensor::Random(weight_shapes[i], 100 + i, 0.9f, 1.1f)
+                                 : ops::HostTensor::Random(weight_shapes[i], 100 + i, -0.1f, 0.1f));
   }
   FunctionOptions fopts;
   fopts.dynamic = {{0, 0, Dim("batch", 1, flags.max_batch)}, {0, 1, Dim("seq", 1, flags.max_seq)}};
-  for (size_t i = 1; i <= weights.size(); ++i) fopts.constant_inputs.push_back(static_cast<int>(i));
+  for (size_t i = 1; i <= served.weights.size(); ++i)
+    fopts.constant_inputs.push_back(static_cast<int>(i));
   fopts.max_shape_classes = static_cast<int>(flags.max_shape_classes);
-  absl::StatusOr<std::unique_ptr<Function>> fn =
-      (*rt)->JitTraced("transformer_block", static_cast<int>(1 + weights.size()), block, fopts);
-  if (!fn.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(fn.status().message()).c_str());
-    return 1;
+  absl::StatusOr<std::unique_ptr<Function>> fn = served.rt->JitTraced(
+      "transformer_block", static_cast<int>(1 + served.weights.size()), served.block, fopts);
+  if (!fn.ok()) return fn.status();
+  served.fn = *std::move(fn);
+  return absl::OkStatus();
+}
+
+// Call `call` at a random (batch, seq): timed, its compilations noted, checked when due.
+void ServeCall(const Flags& flags, Served& served, int64_t call, std::mt19937_64& random,
+               Tally& tally) {
+  const int64_t b = DrawSize(random, flags.max_batch, flags.log_sizes);
+  const int64_t s = DrawSize(random, flags.max_seq, flags.log_sizes);
+  std::vector<ops::HostTensor> inputs = {ops::HostTensor::Random({b, s, served.dims.model}, call)};
+  inputs.insert(inputs.end(), served.weights.begin(), served.weights.end());
+  std::vector<TensorView> views;
+  for (const ops::HostTensor& t : inputs)
+    views.push_back(TensorView::Dense(t.data.data(), t.shape));
+  ops::HostTensor out = ops::HostTensor::Filled({b, s, served.dims.model}, 0);
+  const TensorView out_view = TensorView::Dense(out.data.data(), out.shape);
+  const FunctionStats before = served.fn->stats();
+  const auto start = Clock::now();
+  const absl::Status status = (*served.fn)(views, {&out_view, 1});
+  const double ms = Millis(Clock::now() - start);
+  if (!status.ok()) {
+    if (tally.errors++ == 0) tally.first_error = std::string(status.message());
+    return;
   }
-  std::printf(
-      "pto_bench_serving: transformer block (model %lld, heads %lld, mlp %lld), batch 1-%lld x "
-      "seq 1-%lld (%s), max_shape_classes %lld, %lld calls, seed %lld\n",
-      static_cast<long long>(dims.model), static_cast<long long>(dims.heads),
-      static_cast<long long>(dims.ff), static_cast<long long>(flags.max_batch),
-      static_cast<long long>(flags.max_seq), flags.log_sizes ? "log-uniform" : "uniform",
-      static_cast<long long>(flags.max_shape_classes), static_cast<long long>(flags.calls),
-      static_cast<long long>(flags.seed));
-  std::mt19937_64 random(static_cast<uint64_t>(flags.seed));
-  Tally tally;
-  const auto loop_start = Clock::now();
-  for (int64_t call = 0; call < flags.calls; ++call) {
-    const int64_t b = DrawSize(random, flags.max_batch, flags.log_sizes);
-    const int64_t s = DrawSize(random, flags.max_seq, flags.log_sizes);
-    std::vector<ops::HostTensor> inputs = {ops::HostTensor::Random({b, s, dims.model}, call)};
-    inputs.insert(inputs.end(), weights.begin(), weights.end());
-    std::vector<TensorView> views;
-    for (const ops::HostTensor& t : inputs)
-      views.push_back(TensorView::Dense(t.data.data(), t.shape));
-    ops::HostTensor out = ops::HostTensor::Filled({b, s, dims.model}, 0);
-    const TensorView out_view = TensorView::Dense(out.data.data(), out.shape);
-    const FunctionStats before = (*fn)->stats();
-    const auto start = Clock::now();
-    const absl::Status status = (**fn)(views, {&out_view, 1});
-    const double ms = Millis(Clock::now() - start);
-    if (!status.ok()) {
-      if (tally.errors++ == 0) tally.first_error = std::string(status.message());
-      continue;
-    }
-    tally.all_ms.push_back(ms);
-    const FunctionStats after = (*fn)->stats();
-    if (after.compiles == before.compiles) tally.warm_ms.push_back(ms);
-    if (after.generic_classes > before.generic_classes) {
-      tally.generic_call = call;
-      tally.generic_ms = ms;
-      tally.generic_kernels = after.kernels_compiled - before.kernels_compiled;
-    }
-    if (flags.check_every > 0 && call % flags.check_every == 0) {
-      Check(block, dims, inputs, out, tally);
+  tally.all_ms.push_back(ms);
+  const FunctionStats after = served.fn->stats();
+  if (after.compiles == before.compiles) tally.warm_ms.push_back(ms);
+  if (after.generic_classes > before.generic_classes) {
+    tally.generic_call = call;
+    tally.generic_ms = ms;
+    tally.generic_kernels = after.kernels_compiled - before.kernels_compiled;
+  }
+  if (flags.check_every > 0 && call % flags.check_every == 0) {
+    Check(served.block, served.dims, inputs, out, tally);
+  }
+}
+
+// The calls the generic class ran: its key is the declared ranges (jit/trace_variants.h).
+int64_t GenericClassCalls(const Flags& flags, Function& fn) {
+  const std::string generic_key =
+      absl::StrCat("in0.0=[1..", flags.max_batch, "],in0.1=[1..", flags.max_seq, "]");
+  int64_t calls = 0;
+  for (const proto::WorkloadEntry& e : fn.impl()->Workload()) {
+    for (const proto::WorkloadShapeClass& c : e.shape_classes()) {
+      if (c.shape_class() == generic_key) calls += c.calls();
     }
   }
-  const double loop_seconds = Millis(Clock::now() - loop_start) / 1000;
-  const FunctionStats st = (*fn)->stats();
+  return calls;
+}
+
+// The report; true when it passed.
+bool PrintReport(const Flags& flags, Function& fn, const Tally& tally, double loop_seconds) {
+  const FunctionStats st = fn.stats();
   std::printf("  calls                     : %lld (%.1f s with the checks)\n",
               static_cast<long long>(st.calls), loop_seconds);
   std::printf("  errors                    : %lld%s%s\n", static_cast<long long>(tally.errors),
@@ -222,19 +228,10 @@ int Main(int argc, char** argv) {
               st.compile_seconds);
   std::printf("  shape classes             : %lld (%lld generic)\n",
               static_cast<long long>(st.shape_classes), static_cast<long long>(st.generic_classes));
-  // The generic class's key is the declared ranges (jit/trace_variants.h).
-  const std::string generic_key =
-      absl::StrCat("in0.0=[1..", flags.max_batch, "],in0.1=[1..", flags.max_seq, "]");
-  int64_t generic_calls = 0;
-  for (const proto::WorkloadEntry& e : (*fn)->impl()->Workload()) {
-    for (const proto::WorkloadShapeClass& c : e.shape_classes()) {
-      if (c.shape_class() == generic_key) generic_calls += c.calls();
-    }
-  }
-  std::printf("  %-26s: %lld\n", "calls run by generic class",
-              static_cast<long long>(generic_calls));
+  std::printf("  calls run by generic class: %lld\n",
+              static_cast<long long>(GenericClassCalls(flags, fn)));
   if (tally.generic_call >= 0) {
-    std::printf("  %-26s: at call %lld, %.1f ms, %lld kernels compiled\n", "generic class compiled",
+    std::printf("  generic class compiled    : at call %lld, %.1f ms, %lld kernels compiled\n",
                 static_cast<long long>(tally.generic_call), tally.generic_ms,
                 static_cast<long long>(tally.generic_kernels));
   }
@@ -248,7 +245,38 @@ int Main(int argc, char** argv) {
   const bool ok = tally.errors == 0 && tally.check_failures == 0 &&
                   st.compiles <= flags.max_shape_classes + st.generic_classes;
   std::printf("%s\n", ok ? "PASS" : "FAIL");
-  return ok ? 0 : 1;
+  return ok;
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, flags)) {
+    std::fprintf(stderr,
+                 "usage: pto_bench_serving [--calls 500] [--seed 1] [--sizes log|uniform] "
+                 "[--check-every 50] [--threads 0] [--max-batch 64] [--max-seq 2048] "
+                 "[--max-shape-classes 32]\n");
+    return 2;
+  }
+  Served served;
+  if (absl::Status s = OpenServed(flags, served); !s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  const tools::BlockDims& dims = served.dims;
+  std::printf(
+      "pto_bench_serving: transformer block (model %lld, heads %lld, mlp %lld), batch 1-%lld x "
+      "seq 1-%lld (%s), max_shape_classes %lld, %lld calls, seed %lld\n",
+      static_cast<long long>(dims.model), static_cast<long long>(dims.heads),
+      static_cast<long long>(dims.ff), static_cast<long long>(flags.max_batch),
+      static_cast<long long>(flags.max_seq), flags.log_sizes ? "log-uniform" : "uniform",
+      static_cast<long long>(flags.max_shape_classes), static_cast<long long>(flags.calls),
+      static_cast<long long>(flags.seed));
+  std::mt19937_64 random(static_cast<uint64_t>(flags.seed));
+  Tally tally;
+  const auto loop_start = Clock::now();
+  for (int64_t call = 0; call < flags.calls; ++call) ServeCall(flags, served, call, random, tally);
+  const double loop_seconds = Millis(Clock::now() - loop_start) / 1000;
+  return PrintReport(flags, *served.fn, tally, loop_seconds) ? 0 : 1;
 }
 
 }  // namespace
