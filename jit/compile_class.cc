@@ -46,7 +46,7 @@ jit::TuningRecordSource TuningRecordsOf(RuntimeImpl& runtime, const std::string&
 
 absl::StatusOr<CompiledClassResult> CompileClass(RuntimeImpl& runtime, const std::string& function,
                                                  const TraceVariant& v, const CallShapes& shapes,
-                                                 std::span<const int64_t> values,
+                                                 jit::ShapeClass shape_class,
                                                  const std::vector<bool>& constant_inputs,
                                                  CompileCounters& counters) {
   auto cls = std::make_unique<CompiledClass>();
@@ -54,7 +54,7 @@ absl::StatusOr<CompiledClassResult> CompileClass(RuntimeImpl& runtime, const std
   for (size_t i = 0; i < v.inputs.size(); ++i) {
     cls->first_shapes.emplace_back(shapes.dims[i], shapes.dims[i] + shapes.rank[i]);
   }
-  cls->cls = jit::Classify(values, v.symbols, runtime.device().f32_lanes());
+  cls->cls = std::move(shape_class);
   cls->shape_class = ShapeClassKey(v, cls->cls);
   cls->label = ShapeClassLabel(v, cls->cls);
   const auto start = std::chrono::steady_clock::now();

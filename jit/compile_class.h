@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -41,10 +40,11 @@ struct CompiledClassResult {
   jit::AppliedTuning tuning;  // the records applied, per kernel (for the tuning queue)
 };
 
-// `values`: the variant's symbol values for the call `shapes` (BindSymbols).
+// `shape_class`: a class of `v`'s symbols (jit::Classify of the call's values, or
+// jit::GenericClass); `shapes`: the call that needs it.
 absl::StatusOr<CompiledClassResult> CompileClass(RuntimeImpl& runtime, const std::string& function,
                                                  const TraceVariant& v, const CallShapes& shapes,
-                                                 std::span<const int64_t> values,
+                                                 jit::ShapeClass shape_class,
                                                  const std::vector<bool>& constant_inputs,
                                                  CompileCounters& counters);
 

@@ -1,6 +1,7 @@
 // The shape classes a Function has compiled, and the lock-free table calls find theirs in.
 // A call binds its dims to each class's trace variant and checks the class's guard
-// (jit::Matches); the first class that takes it runs. Compiling a class publishes a new table;
+// (jit::Matches); the first class that takes it runs, the specific classes (jit::Classify)
+// before the generic ones (jit::GenericClass). Compiling a class publishes a new table;
 // the tables it replaces stay alive for calls that may still read them, until the Function
 // goes.
 #ifndef PTO_JIT_DISPATCH_TABLE_H_
@@ -42,23 +43,23 @@ struct CompiledClass {
 
 class DispatchTable {
  public:
-  explicit DispatchTable(int64_t lanes) : lanes_(lanes) {}
-
-  // The class that serves these dims, with its variant's symbol values in `values`; null if
-  // none is installed. Lock-free, allocates nothing.
+  // The class that serves these dims, with its variant's symbol values in `values`: a
+  // specific class if one takes them, else a generic one; null if none is installed.
+  // Lock-free, allocates nothing.
   const CompiledClass* Find(const CallShapes& shapes, int64_t* values) const;
   // Installs `cls`. Callers serialize (the Function's lock).
   const CompiledClass* Add(std::unique_ptr<CompiledClass> cls);
-  // Classes installed (lock-free).
+  // Classes installed, and of them the generic ones (lock-free).
   int64_t size() const;
+  int64_t generic_size() const;
   // Every class; only under the lock that serializes Add.
   const std::vector<std::unique_ptr<CompiledClass>>& classes() const { return classes_; }
 
  private:
   struct Table {
-    std::vector<const CompiledClass*> entries;
+    std::vector<const CompiledClass*> entries;  // the specific classes, then the generic ones
+    int64_t generic = 0;
   };
-  int64_t lanes_;
   std::atomic<const Table*> table_{nullptr};
   std::vector<std::unique_ptr<CompiledClass>> classes_;
   std::vector<std::unique_ptr<const Table>> tables_;  // every table published

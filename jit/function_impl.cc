@@ -30,7 +30,6 @@ FunctionImpl::FunctionImpl(std::shared_ptr<RuntimeImpl> runtime, std::string nam
       num_inputs_(num_inputs),
       options_(std::move(options)),
       constants_(num_inputs, options_.constant_inputs),
-      table_(runtime_->device().f32_lanes()),
       variants_(name_, num_inputs, std::move(fn), options_),
       tuning_(*runtime_, name_, mu_) {
   runtime_->AddFunction(this);
@@ -118,17 +117,29 @@ absl::StatusOr<const CompiledClass*> FunctionImpl::CompileFor(const CallShapes& 
   if (!BindSymbols(v, shapes, values)) {
     return absl::InternalError("input shapes do not bind the variant chosen for them");
   }
-  if (static_cast<int>(table_.classes().size()) >= options_.max_shape_classes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "function '", name_, "' reached max_shape_classes (", options_.max_shape_classes,
-        ") and a call needs another shape class; raise the limit or declare the dims dynamic with "
-        "wider buckets"));
-  }
+  // Past the cap, the variant's generic class: no installed class took the call, so this
+  // variant has none yet (it would take every call the variant binds).
+  const int64_t specific = table_.size() - table_.generic_size();
+  const bool generic = specific >= options_.max_shape_classes;
   const std::span<const int64_t> vals(values, v.symbols.size());
   absl::StatusOr<CompiledClassResult> compiled =
-      CompileClass(*runtime_, name_, v, shapes, vals, constants_.is_constant(), counters_);
+      CompileClass(*runtime_, name_, v, shapes,
+                   generic ? jit::GenericClass(v.symbols) : jit::Classify(vals, v.symbols),
+                   constants_.is_constant(), counters_);
   if (!compiled.ok()) return compiled.status();
-  tuning_.Queue(*compiled->cls, vals, compiled->tuning, queued);
+  // The generic class is not tuned: it serves shapes of every bucket, and its candidates would
+  // be checked at the ranges' largest sizes.
+  if (generic) {
+    runtime_->logger().Log(
+        LogLevel::kWarning,
+        absl::StrCat("pto: function '", name_, "' reached max_shape_classes (",
+                     options_.max_shape_classes, "): calls no compiled class serves run its class ",
+                     compiled->cls->label,
+                     ", generic over the declared ranges (compiled once, not tuned); raise the "
+                     "limit for code specialized to more shapes"));
+  } else {
+    tuning_.Queue(*compiled->cls, vals, compiled->tuning, queued);
+  }
   return table_.Add(std::move(compiled->cls));
 }
 
@@ -225,8 +236,8 @@ absl::StatusOr<std::string> FunctionImpl::Dump(
   absl::StatusOr<const TraceVariant*> variant = TracedVariant(input_shapes, values);
   if (!variant.ok()) return variant.status();
   const TraceVariant& v = **variant;
-  const jit::ShapeClass cls = jit::Classify(std::span<const int64_t>(values, v.symbols.size()),
-                                            v.symbols, runtime_->device().f32_lanes());
+  const jit::ShapeClass cls =
+      jit::Classify(std::span<const int64_t>(values, v.symbols.size()), v.symbols);
   const int threads = runtime_->threads() ? runtime_->threads()->threads() : 1;
   return jit::PrintAfter(
       stage, v.graph, cls, PipelineOptionsOf(*runtime_, constants_.is_constant()),
@@ -246,6 +257,7 @@ FunctionStats FunctionImpl::stats() const {
   s.kernels_compiled = counters_.kernels_compiled.load();
   s.kernels_loaded = counters_.kernels_loaded.load();
   s.shape_classes = table_.size();
+  s.generic_classes = table_.generic_size();
   s.compile_seconds = counters_.nanos.load() * 1e-9;
   s.plans_swapped = tuning_.plans_swapped();
   s.kernels_tuned_cached = counters_.kernels_tuned_cached.load();

@@ -1,7 +1,9 @@
 // A Function: a call validates its views, finds its shape class in the dispatch table
 // (lock-free) and runs the class's plan. A call no class serves takes the slow path under the
 // Function's lock: the trace variant for its dims (traced if new), the class compiled by the
-// pipeline, its tuning queued, the class installed.
+// pipeline, its tuning queued, the class installed. Once max_shape_classes classes are
+// compiled, the class compiled is the variant's generic one (not tuned); calls that arrive
+// while it compiles wait for the lock and then find it.
 #ifndef PTO_JIT_FUNCTION_IMPL_H_
 #define PTO_JIT_FUNCTION_IMPL_H_
 
@@ -53,8 +55,8 @@ class FunctionImpl {
   std::vector<proto::WorkloadEntry> Workload() const;
 
  private:
-  // Compiles the shape class of `shapes` (under mu_); `queued` receives the tuning jobs it
-  // queued.
+  // Compiles the shape class of `shapes` (under mu_), or the generic class of its variant once
+  // the cap is reached; `queued` receives the tuning jobs it queued.
   absl::StatusOr<const CompiledClass*> CompileFor(const CallShapes& shapes, int64_t* values,
                                                   std::vector<uint64_t>* queued);
   // The trace variant for these shapes (traced if new) and its symbol values.

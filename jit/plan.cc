@@ -107,7 +107,7 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
   int64_t sym[kMaxSymbols];
   for (size_t i = 0; i < symbols.size(); ++i) {
     const SymbolSource& s = symbols[i];
-    sym[i] = s.symbol < 0 ? s.constant : call_symbols[s.symbol] / s.divisor;
+    sym[i] = s.symbol < 0 ? s.constant : call_symbols[s.symbol];
   }
   const std::span<const int64_t> values(sym, symbols.size());
   size_t offsets[kMaxArenaSlots];

@@ -64,10 +64,9 @@ struct PlanKernel {
   std::vector<BufferRef> buffers;
 };
 
-// A kernel symbol's value: call_symbols[symbol] / divisor, or `constant` when symbol < 0.
+// A kernel symbol's value: call_symbols[symbol], or `constant` when symbol < 0.
 struct SymbolSource {
   int symbol = -1;
-  int64_t divisor = 1;
   int64_t constant = 0;
 };
 

@@ -7,14 +7,15 @@
 #include "absl/strings/str_cat.h"
 #include "jit/callback_guard.h"
 #include "jit/graph/graph_hash.h"
+#include "jit/graph/limits.h"
 #include "jit/trace.h"
 #include "ops/derived_symbols.h"
 
 namespace pto::detail {
 namespace {
 
-// At most this many symbols per variant: a shape class specializes each into up to two.
-constexpr size_t kMaxVariantSymbols = jit::kMaxSymbols / 2;
+// At most this many symbols per variant: as many as a GraphDef's program may have.
+constexpr size_t kMaxVariantSymbols = graph::kMaxSymbols;
 
 }  // namespace
 
@@ -101,7 +102,6 @@ std::string ShapeClassText(const TraceVariant& v, const jit::ShapeClass& cls, Na
         absl::StrAppend(&out, c.lo);
       } else {
         absl::StrAppend(&out, "[", c.lo, "..", c.hi, "]");
-        if (c.divisor > 1) absl::StrAppend(&out, "%", c.divisor);
       }
     }
   }

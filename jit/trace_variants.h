@@ -53,8 +53,10 @@ bool BindSymbols(const TraceVariant& v, const CallShapes& shapes, int64_t* value
 
 // The shape class as canonical text, the same in every process for the same graph hash: each
 // symbol named by the input dim where it first appears (inputs, then axes, in order), e.g.
-// "in0.0=1,in0.1=[64..127]%8"; "static" without symbols. Symbol names are left out (the graph
-// hash ignores them too).
+// "in0.0=1,in0.1=[64..127]"; "static" without symbols. Symbol names are left out (the graph
+// hash ignores them too). A generic class (jit::GenericClass) is its ranges,
+// "in0.0=[1..64],in0.1=[1..2048]": no class Classify makes has a range starting below 2, and
+// one that equals the whole ranges compiles to the same program.
 std::string ShapeClassKey(const TraceVariant& v, const jit::ShapeClass& cls);
 // The same for people (logs, kernel events, tuning reports, `pto cache ls`): a declared dim
 // by its name ("batch=[4..7]"), a dim made symbolic automatically by its place ("in0.1=...").

@@ -155,8 +155,10 @@ struct FunctionOptions {
   // A dim not declared dynamic is specialized on its first value and made symbolic when a
   // second value is seen (torch.compile's "automatic dynamic shapes").
   bool automatic_dynamic = true;
-  // At most this many shape classes are compiled; a call needing another one fails with
-  // ResourceExhausted (like torch.compile's cache size limit, minus the silent fallback).
+  // At most this many shape classes specialized to buckets of sizes are compiled. Past that,
+  // calls no compiled class takes run a class generic over the declared ranges, compiled once
+  // (per trace variant) with a warning in the log and not tuned: the cap bounds compilations,
+  // never which calls succeed.
   int max_shape_classes = 32;
 };
 

@@ -34,6 +34,9 @@ struct FunctionStats {
   int64_t kernels_compiled = 0;  // LLVM code generation runs
   int64_t kernels_loaded = 0;    // kernels loaded from the persistent cache instead
   int64_t shape_classes = 0;     // installed in the dispatch table
+  // Of those, classes generic over the declared ranges (one per trace variant at most): what
+  // serves calls no other class takes once max_shape_classes is reached.
+  int64_t generic_classes = 0;
   double compile_seconds = 0;
   // Plans replaced by tuned ones while calls kept running (RuntimeOptions::tuning).
   int64_t plans_swapped = 0;
@@ -120,7 +123,8 @@ class Function {
   // Allocates and returns the outputs.
   absl::StatusOr<std::vector<Tensor>> operator()(absl::Span<const TensorView> inputs);
 
-  // Compiles the shape class of these input shapes ahead of the first call with them.
+  // Compiles the shape class of these input shapes ahead of the first call with them (past
+  // FunctionOptions::max_shape_classes, the generic class that will serve them).
   absl::Status Precompile(absl::Span<const std::vector<int64_t>> input_shapes);
   // Constant inputs are read again at the next call.
   void InvalidateConstants();

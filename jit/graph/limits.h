@@ -20,8 +20,8 @@ inline constexpr int64_t kMaxOutputs = 64;
 // memory a graph takes (a few hundred bytes a node) and the size of its text form.
 inline constexpr int64_t kMaxNodes = int64_t{1} << 20;
 
-// Symbolic dims of one program. Shape classes may split each into two (a multiple of the
-// vector width plus a remainder), and a plan holds at most twice this many (jit/plan.h).
+// Symbolic dims of one program (a plan's symbol array, jit::kMaxSymbols in jit/plan.h, has
+// room for twice this many).
 inline constexpr int64_t kMaxSymbols = 32;
 
 // Rank of every value (pto::kMaxRank in the public API), and so the length of a transpose's

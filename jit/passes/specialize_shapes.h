@@ -1,5 +1,5 @@
-// Pass: binds the graph's symbols for one shape class (a symbol becomes a constant, or a
-// multiple of a fresh symbol when divisibility is assumed), rewriting every shape.
+// Pass: binds the graph's symbols for one shape class (a symbol whose class is one value
+// becomes that constant), rewriting every shape.
 #ifndef PTO_JIT_PASSES_SPECIALIZE_SHAPES_H_
 #define PTO_JIT_PASSES_SPECIALIZE_SHAPES_H_
 

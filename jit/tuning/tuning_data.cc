@@ -14,23 +14,12 @@
 namespace pto::jit {
 namespace {
 
-// The smallest and largest values of a class (multiples of its divisor in [lo, hi]), and an
-// odd multiple of the divisor near the middle (no multiple of any larger tile), or the
-// smallest if there is none.
-int64_t Smallest(const SymbolClass& c) {
-  const int64_t d = std::max<int64_t>(1, c.divisor);
-  return (c.lo + d - 1) / d * d;
-}
-int64_t Largest(const SymbolClass& c) {
-  const int64_t d = std::max<int64_t>(1, c.divisor);
-  return c.hi / d * d;
-}
+// An odd value near the middle of a class (no multiple of any tile), or its smallest if there
+// is none.
 int64_t NotATileMultiple(const SymbolClass& c) {
-  const int64_t d = std::max<int64_t>(1, c.divisor);
-  int64_t v = (c.lo + (c.hi - c.lo) / 2) / d * d;
-  if (v < Smallest(c)) v = Smallest(c);
-  if ((v / d) % 2 == 0) v += d;
-  return v <= Largest(c) ? v : Smallest(c);
+  int64_t v = c.lo + (c.hi - c.lo) / 2;
+  if (v % 2 == 0) ++v;
+  return v <= c.hi ? v : c.lo;
 }
 
 }  // namespace
@@ -39,7 +28,7 @@ std::vector<int64_t> ProgramSymbolValues(const LoweredProgram& program,
                                          std::span<const int64_t> symbols) {
   std::vector<int64_t> values;
   for (const SymbolSource& s : program.symbol_sources) {
-    values.push_back(s.symbol < 0 ? s.constant : symbols[s.symbol] / s.divisor);
+    values.push_back(s.symbol < 0 ? s.constant : symbols[s.symbol]);
   }
   return values;
 }
@@ -56,7 +45,7 @@ std::vector<std::vector<int64_t>> CheckSymbolValues(const ShapeClass& cls) {
   for (int which = 0; which < 3; ++which) {
     std::vector<int64_t> values;
     for (const SymbolClass& c : cls.symbols) {
-      values.push_back(which == 0 ? Smallest(c) : which == 1 ? Largest(c) : NotATileMultiple(c));
+      values.push_back(which == 0 ? c.lo : which == 1 ? c.hi : NotATileMultiple(c));
     }
     if (seen.insert(values).second) sets.push_back(std::move(values));
   }

@@ -30,10 +30,9 @@ struct ProgramData {
 };
 
 // The symbol values a candidate is checked at: every symbol at the smallest value of its class,
-// at the largest, and at a value that is not a multiple of any tile (an odd multiple of the
-// class's divisor near the middle of the bucket); values are multiples of the class's divisor;
-// duplicates removed. A static class gives one set. Derived symbols get placeholder values:
-// MakeProgramData computes them from the others.
+// at the largest, and at a value that is not a multiple of any tile (an odd value near the
+// middle of the bucket); duplicates removed. A static class gives one set. Derived symbols get
+// placeholder values: MakeProgramData computes them from the others.
 std::vector<std::vector<int64_t>> CheckSymbolValues(const ShapeClass& cls);
 
 // Random inputs (seeded) for `traced` at `symbols` and zeroed outputs; with `reference`, the

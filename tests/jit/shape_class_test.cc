@@ -21,52 +21,49 @@ using ir::SymExpr;
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 const ir::SymbolInfo kBatch{"batch", 1, 4096};
 
-SymbolClass Class(int64_t value, const ir::SymbolInfo& info = kBatch, int64_t lanes = 8) {
-  return ClassifySymbol(value, info, lanes);
+SymbolClass Class(int64_t value, const ir::SymbolInfo& info = kBatch) {
+  return ClassifySymbol(value, info);
 }
 
 TEST(ShapeClassTest, ZeroAndOneAreClassesOfTheirOwn) {
-  EXPECT_EQ(Class(0), (SymbolClass{0, 0, 1}));
-  EXPECT_EQ(Class(1), (SymbolClass{1, 1, 1}));
-  EXPECT_EQ(Class(0, {"n", 0, 10}), (SymbolClass{0, 0, 1}));
+  EXPECT_EQ(Class(0), (SymbolClass{0, 0}));
+  EXPECT_EQ(Class(1), (SymbolClass{1, 1}));
+  EXPECT_EQ(Class(0, {"n", 0, 10}), (SymbolClass{0, 0}));
 }
 
 TEST(ShapeClassTest, OtherValuesFallInPowerOfTwoBuckets) {
-  EXPECT_EQ(Class(2), (SymbolClass{2, 3, 1}));
-  EXPECT_EQ(Class(3), (SymbolClass{2, 3, 1}));
-  EXPECT_EQ(Class(4), (SymbolClass{4, 7, 1}));
-  EXPECT_EQ(Class(7), (SymbolClass{4, 7, 1}));
-  EXPECT_EQ(Class(9), (SymbolClass{8, 15, 1}));
-  EXPECT_EQ(Class(1001), (SymbolClass{512, 1023, 1}));
-  EXPECT_EQ(Class(1025), (SymbolClass{1024, 2047, 1}));
+  EXPECT_EQ(Class(2), (SymbolClass{2, 3}));
+  EXPECT_EQ(Class(3), (SymbolClass{2, 3}));
+  EXPECT_EQ(Class(4), (SymbolClass{4, 7}));
+  EXPECT_EQ(Class(7), (SymbolClass{4, 7}));
+  EXPECT_EQ(Class(9), (SymbolClass{8, 15}));
+  EXPECT_EQ(Class(1001), (SymbolClass{512, 1023}));
+  EXPECT_EQ(Class(1025), (SymbolClass{1024, 2047}));
 }
 
-TEST(ShapeClassTest, MultiplesOfTheVectorWidthAreSplitOut) {
-  EXPECT_EQ(Class(8), (SymbolClass{8, 15, 8}));
-  EXPECT_EQ(Class(24), (SymbolClass{16, 31, 8}));
-  EXPECT_EQ(Class(1000, kBatch, 8), (SymbolClass{512, 1023, 8}));
-  EXPECT_EQ(Class(1000, kBatch, 16), (SymbolClass{512, 1023, 1}));
-  // Four lanes: 4 itself is a multiple; one lane splits nothing out.
-  EXPECT_EQ(Class(4, kBatch, 4), (SymbolClass{4, 7, 4}));
-  EXPECT_EQ(Class(16, kBatch, 1), (SymbolClass{16, 31, 1}));
+TEST(ShapeClassTest, MultiplesOfTheVectorWidthShareTheirBucket) {
+  EXPECT_EQ(Class(8), (SymbolClass{8, 15}));
+  EXPECT_EQ(Class(24), (SymbolClass{16, 31}));
+  EXPECT_EQ(Class(24), Class(25));
+  EXPECT_EQ(Class(1000), (SymbolClass{512, 1023}));
 }
 
 TEST(ShapeClassTest, BucketsAreClippedToTheSymbolsRange) {
   const ir::SymbolInfo range{"seq", 50, 100};
-  EXPECT_EQ(Class(60, range), (SymbolClass{50, 63, 1}));
-  EXPECT_EQ(Class(56, range), (SymbolClass{50, 63, 8}));
-  EXPECT_EQ(Class(100, range), (SymbolClass{64, 100, 1}));
-  EXPECT_EQ(Class(96, range), (SymbolClass{64, 100, 8}));
-  // A bucket clipped to one value compiles as that constant: no divisor.
-  EXPECT_EQ(Class(64, {"n", 1, 64}), (SymbolClass{64, 64, 1}));
-  EXPECT_EQ(Class(2, {"n", 1, 2}), (SymbolClass{2, 2, 1}));
+  EXPECT_EQ(Class(60, range), (SymbolClass{50, 63}));
+  EXPECT_EQ(Class(56, range), (SymbolClass{50, 63}));
+  EXPECT_EQ(Class(100, range), (SymbolClass{64, 100}));
+  EXPECT_EQ(Class(96, range), (SymbolClass{64, 100}));
+  // A bucket clipped to one value compiles as that constant.
+  EXPECT_EQ(Class(64, {"n", 1, 64}), (SymbolClass{64, 64}));
+  EXPECT_EQ(Class(2, {"n", 1, 2}), (SymbolClass{2, 2}));
 }
 
 TEST(ShapeClassTest, TheLargestBucketEndsAtTheRange) {
   const ir::SymbolInfo any{"n", 1, kMax};
-  EXPECT_EQ(Class(kMax, any), (SymbolClass{int64_t{1} << 62, kMax, 1}));
+  EXPECT_EQ(Class(kMax, any), (SymbolClass{int64_t{1} << 62, kMax}));
   EXPECT_EQ(Class((int64_t{1} << 62) - 1, any),
-            (SymbolClass{int64_t{1} << 61, (int64_t{1} << 62) - 1, 1}));
+            (SymbolClass{int64_t{1} << 61, (int64_t{1} << 62) - 1}));
 }
 
 // batch and seq are bound from input dims; `rows` (symbol 2) is the length of seq[2:40:7].
@@ -80,65 +77,85 @@ std::vector<ir::SymbolInfo> Infos() {
 TEST(ShapeClassTest, DerivedSymbolsTakeTheirWholeRange) {
   const std::vector<ir::SymbolInfo> infos = Infos();
   const std::vector<int64_t> values = {9, 1, 5};
-  const ShapeClass cls = Classify(values, infos, 8);
-  EXPECT_EQ(cls.symbols, (std::vector<SymbolClass>{{8, 15, 1}, {1, 1, 1}, {0, 6, 1}}));
+  const ShapeClass cls = Classify(values, infos);
+  EXPECT_EQ(cls.symbols, (std::vector<SymbolClass>{{8, 15}, {1, 1}, {0, 6}}));
   EXPECT_EQ(cls.ToString(infos), "batch=[8..15], seq=1");
 }
 
 TEST(ShapeClassTest, GuardMatchesExactlyTheValuesOfTheClass) {
   const std::vector<ir::SymbolInfo> infos = Infos();
   const std::vector<int64_t> values = {16, 300, 6};
-  const ShapeClass cls = Classify(values, infos, 8);
-  EXPECT_EQ(cls.ToString(infos), "batch=[16..31] %8, seq=[256..511]");
-  const std::vector<int64_t> same = {24, 511, 0};  // the derived symbol does not count
-  EXPECT_TRUE(Matches(cls, same, infos, 8));
-  for (const std::vector<int64_t>& other :
-       std::vector<std::vector<int64_t>>{{25, 300, 6},   // not a multiple of 8
-                                         {32, 300, 6},   // the next bucket
-                                         {16, 255, 6},   // the previous one
-                                         {16, 1, 6}}) {  // 1 is a class of its own
-    EXPECT_FALSE(Matches(cls, other, infos, 8)) << other[0] << ", " << other[1];
+  const ShapeClass cls = Classify(values, infos);
+  EXPECT_EQ(cls.ToString(infos), "batch=[16..31], seq=[256..511]");
+  for (const std::vector<int64_t>& same :
+       std::vector<std::vector<int64_t>>{{24, 511, 0},     // the derived symbol does not count
+                                         {31, 256, 6}}) {  // the bucket's bounds
+    EXPECT_TRUE(Matches(cls, same, infos)) << same[0] << ", " << same[1];
   }
-  // The guard uses the lanes it is given.
-  EXPECT_FALSE(Matches(cls, values, infos, 16));
+  for (const std::vector<int64_t>& other :
+       std::vector<std::vector<int64_t>>{{32, 300, 6},   // the next bucket
+                                         {15, 300, 6},   // the previous one
+                                         {16, 255, 6},   // seq's previous one
+                                         {16, 1, 6}}) {  // 1 is a class of its own
+    EXPECT_FALSE(Matches(cls, other, infos)) << other[0] << ", " << other[1];
+  }
 }
 
-TEST(ShapeClassTest, SpecializeBindsConstantsAndDivisibleSymbols) {
+TEST(ShapeClassTest, TheGenericClassTakesEveryValueOfTheRanges) {
   const std::vector<ir::SymbolInfo> infos = Infos();
-  // batch in [16, 31] and a multiple of 8; seq = 10.
-  const ShapeClass cls{{{16, 31, 8}, {10, 10, 1}, {0, 6, 1}}};
+  const ShapeClass cls = GenericClass(infos);
+  EXPECT_TRUE(cls.generic);
+  EXPECT_EQ(cls.symbols, (std::vector<SymbolClass>{{1, 4096}, {1, 512}, {0, 6}}));
+  EXPECT_EQ(cls.ToString(infos), "batch=[1..4096], seq=[1..512]");
+  for (const std::vector<int64_t>& in :
+       std::vector<std::vector<int64_t>>{{1, 1, 0}, {8, 9, 1}, {4096, 512, 6}, {17, 300, 6}}) {
+    EXPECT_TRUE(Matches(cls, in, infos)) << in[0] << ", " << in[1];
+  }
+  EXPECT_FALSE(Matches(cls, std::vector<int64_t>{4097, 1, 0}, infos));
+  EXPECT_FALSE(Matches(cls, std::vector<int64_t>{0, 1, 0}, infos));
+  // Not the class of a bucket with the same ranges: that one refuses 1.
+  ShapeClass bucket = cls;
+  bucket.generic = false;
+  EXPECT_NE(cls, bucket);
+  EXPECT_FALSE(Matches(bucket, std::vector<int64_t>{1, 1, 0}, infos));
+  // Every symbol stays symbolic, 0 and 1 included; a range of one value is that constant.
   const Specialization sp = Specialize(cls, infos);
-  // batch = 8 * batch/8, a new symbol 3 of range [2, 3] read as call symbol 0 / 8.
+  for (int s = 0; s < 3; ++s) EXPECT_FALSE(sp.replacement[s].has_value()) << s;
+  const std::vector<ir::SymbolInfo> fixed = {{"n", 7, 7}};
+  EXPECT_EQ(Specialize(GenericClass(fixed), fixed).replacement[0], SymExpr(7));
+}
+
+TEST(ShapeClassTest, SpecializeBindsConstants) {
+  const std::vector<ir::SymbolInfo> infos = Infos();
+  // batch in [16, 31]; seq = 10.
+  const ShapeClass cls{{{16, 31}, {10, 10}, {0, 6}}};
+  const Specialization sp = Specialize(cls, infos);
+  // batch stays symbolic, read from call symbol 0, with its declared range.
   ASSERT_EQ(sp.replacement.size(), 3u);
-  EXPECT_EQ(sp.replacement[0], SymExpr(8) * SymExpr::Symbol(3));
-  ASSERT_EQ(sp.symbols.size(), 4u);
-  EXPECT_EQ(sp.symbols[3].name, "batch/8");
-  EXPECT_EQ(sp.symbols[3].min, 2);
-  EXPECT_EQ(sp.symbols[3].max, 3);
+  EXPECT_FALSE(sp.replacement[0].has_value());
+  ASSERT_EQ(sp.symbols.size(), 3u);
+  EXPECT_EQ(sp.symbols[0].min, 1);
+  EXPECT_EQ(sp.symbols[0].max, 4096);
   // seq is the constant 10; the derived length of seq[2:40:7] then too: 2 and 9.
   EXPECT_EQ(sp.replacement[1], SymExpr(10));
   EXPECT_EQ(sp.replacement[2], SymExpr(2));
   ASSERT_TRUE(sp.symbols[2].derived.has_value());
   EXPECT_EQ(sp.symbols[2].derived->dim, SymExpr(10));
-  ASSERT_EQ(sp.sources.size(), 4u);
+  ASSERT_EQ(sp.sources.size(), 3u);
   EXPECT_EQ(sp.sources[0].symbol, 0);
-  EXPECT_EQ(sp.sources[0].divisor, 1);
   EXPECT_EQ(sp.sources[1].symbol, -1);
   EXPECT_EQ(sp.sources[1].constant, 10);
   EXPECT_EQ(sp.sources[2].symbol, -1);
   EXPECT_EQ(sp.sources[2].constant, 2);
-  EXPECT_EQ(sp.sources[3].symbol, 0);
-  EXPECT_EQ(sp.sources[3].divisor, 8);
 }
 
 TEST(ShapeClassTest, SpecializeLeavesBucketsSymbolic) {
   const std::vector<ir::SymbolInfo> infos = Infos();
-  const ShapeClass cls{{{2, 3, 1}, {256, 511, 1}, {0, 6, 1}}};
+  const ShapeClass cls{{{2, 3}, {256, 511}, {0, 6}}};
   const Specialization sp = Specialize(cls, infos);
   for (int s = 0; s < 3; ++s) {
     EXPECT_FALSE(sp.replacement[s].has_value()) << s;
     EXPECT_EQ(sp.sources[s].symbol, s);
-    EXPECT_EQ(sp.sources[s].divisor, 1);
   }
   ASSERT_EQ(sp.symbols.size(), 3u);
   // The derived symbol is read at run time, over the symbol it is computed from.

@@ -27,7 +27,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "device/device_info.h"
 #include "gtest/gtest.h"
 #include "tests/jit/e2e/random_program.h"
 #include "tests/jit/e2e/test_util.h"
@@ -85,7 +84,6 @@ std::string CheckProgram(Function& fn, const testing::RandomProgram& p) {
 void RunPrograms(const DifferentialFlags& flags, const std::string& program_name) {
   testing::RandomProgramOptions options;
   options.max_ops = flags.max_ops;
-  options.lanes = device::DetectHost().f32_lanes();
   std::unique_ptr<Runtime> rt;
   int failures = 0;
   int64_t calls = 0, ops = 0;

@@ -99,10 +99,10 @@ class ProgramBuilder {
       const int64_t first = choices[Uniform(0, static_cast<int64_t>(choices.size()) - 1)];
       // The second call: another size of the first's shape class if one is near, else the same.
       int64_t second = first;
-      const jit::SymbolClass cls = jit::ClassifySymbol(first, info, o_.lanes);
+      const jit::SymbolClass cls = jit::ClassifySymbol(first, info);
       for (int attempt = 0; attempt < 20; ++attempt) {
         const int64_t v = Uniform(std::max(info.min, first - 8), std::min(top, first + 8));
-        if (jit::ClassifySymbol(v, info, o_.lanes) == cls) {
+        if (jit::ClassifySymbol(v, info) == cls) {
           second = v;
           break;
         }

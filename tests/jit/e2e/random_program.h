@@ -28,9 +28,6 @@ struct RandomProgramOptions {
   int max_symbols = 2;  // symbolic dims (named n0, n1, ...)
   int64_t max_elements = 1 << 13;  // per value, at every call
   int64_t max_size = 48;           // largest size a dim takes at a call
-  // f32 lanes of the target: a call's sizes are chosen so that the program's second call
-  // falls in the shape class of its first (no second compile).
-  int64_t lanes = 8;
 };
 
 // One value of a program: an input, a scalar constant or an op on earlier values.

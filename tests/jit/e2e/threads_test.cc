@@ -5,7 +5,6 @@
 #include <thread>
 #include <vector>
 
-#include "device/device_info.h"
 #include "gtest/gtest.h"
 #include "tests/jit/e2e/test_util.h"
 
@@ -20,13 +19,12 @@ TEST(Threads, EightCallersDuringFirstCompile) {
   const ops::HostTensor w = ops::HostTensor::Random({16, 32}, 1),
                         b = ops::HostTensor::Random({16}, 2);
   constexpr int kThreads = 8;
-  // Two shape classes, raced for: a multiple of the vector width and the size after it.
-  const int64_t lanes = device::DetectHost().f32_lanes();
+  // Two shape classes, raced for: the buckets [8, 15] and [16, 31].
   std::atomic<int> go{0}, failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      const int64_t batch = lanes + (t % 2);
+      const int64_t batch = 8 + 8 * (t % 2);
       ops::HostTensor x = ops::HostTensor::Random({batch, 32}, 10 + t);
       go.fetch_add(1);
       while (go.load() < kThreads) {

@@ -155,7 +155,7 @@ absl::StatusOr<LoweredProgram> LowerFor(const Case& c, const device::DeviceInfo&
     inputs[0].shape[0] = ir::SymExpr::Symbol(0);
     symbols.push_back({"batch", 1, 4096});
     const int64_t values[] = {c.batch};
-    cls = Classify(values, symbols, device.f32_lanes());
+    cls = Classify(values, symbols);
   }
   absl::StatusOr<ir::Graph> g = Trace(c.trace, inputs, symbols);
   if (!g.ok()) return g.status();
