@@ -33,6 +33,11 @@ std::shared_ptr<ThreadArena> ThreadArena::Shared(int threads) {
   return arena;
 }
 
+int ThreadArena::CurrentThreadIndex() {
+  const int index = tbb::this_task_arena::current_thread_index();
+  return index < 0 ? 0 : index;
+}
+
 void ThreadArena::ParallelFor2D(
     const int64_t extent[2], const int64_t grain[2],
     absl::FunctionRef<void(const int64_t lo[2], const int64_t hi[2])> body) {

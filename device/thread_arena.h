@@ -25,6 +25,9 @@ class ThreadArena {
   static std::shared_ptr<ThreadArena> Shared(int threads);
 
   int threads() const { return threads_; }
+  // The calling thread's slot in the arena it is running a task of (0 for the thread that
+  // entered it); 0 outside any arena.
+  static int CurrentThreadIndex();
   // Calls body(lo, hi) on disjoint sub-ranges covering [0, extent) in both dims, split on
   // multiples of grain (grain <= 0: never split that dim). Blocks until all are done.
   void ParallelFor2D(const int64_t extent[2], const int64_t grain[2],

@@ -102,8 +102,8 @@ void Plan::SharePackedOf(const Plan& previous) {
 }
 
 absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* inputs,
-                       void* const* outputs, device::ThreadArena* threads,
-                       double* kernel_seconds) const {
+                       void* const* outputs, device::ThreadArena* threads, double* kernel_seconds,
+                       RunObserver* observer) const {
   int64_t sym[kMaxSymbols];
   for (size_t i = 0; i < symbols.size(); ++i) {
     const SymbolSource& s = symbols[i];
@@ -163,16 +163,32 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
     }
     const pto_kernel_args args{bufs, sym};
     const int64_t extent[2] = {k.grid[0].Evaluate(values), k.grid[1].Evaluate(values)};
+    KernelLaunch launch;
+    if (observer != nullptr) {
+      launch = {static_cast<int>(ki),
+                std::span<void* const>(bufs, k.buffers.size()),
+                values,
+                {extent[0], extent[1]}};
+      if (absl::Status s = observer->BeforeKernel(launch); !s.ok()) return s;
+    }
+    // Runs one piece of the grid; with an observer that wants pieces, times it.
+    const auto run_piece = [&](const int64_t lo[2], const int64_t hi[2]) {
+      if (observer == nullptr || !observer->wants_pieces()) {
+        k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
+        return;
+      }
+      const auto piece_start = std::chrono::steady_clock::now();
+      k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
+      observer->OnPiece(static_cast<int>(ki), lo, hi, device::ThreadArena::CurrentThreadIndex(),
+                        piece_start, std::chrono::steady_clock::now());
+    };
     if (extent[0] > 0 && extent[1] > 0) {
       const int64_t work = extent[0] * extent[1] * k.work_per_cell.Evaluate(values);
       // A grid of one grain is one task: the caller runs it without entering the arena.
       const bool one_task = (k.grain[0] <= 0 || extent[0] <= k.grain[0]) &&
                             (k.grain[1] <= 0 || extent[1] <= k.grain[1]);
-      if (threads != nullptr && threads->threads() > 1 && work >= parallel_threshold &&
-          !one_task) {
-        threads->ParallelFor2D(extent, k.grain, [&](const int64_t lo[2], const int64_t hi[2]) {
-          k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
-        });
+      if (threads != nullptr && threads->threads() > 1 && work >= parallel_threshold && !one_task) {
+        threads->ParallelFor2D(extent, k.grain, run_piece);
       } else if (yielding) {
         // The background tuner's one-thread runs: yields between pieces of the grid cut like a
         // parallel split would (on grain multiples, along the dim with more grains, a few
@@ -185,12 +201,12 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
             const int64_t lo[2] = {r, c};
             const int64_t hi[2] = {std::min(r + step[0], extent[0]),
                                    std::min(c + step[1], extent[1])};
-            k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
+            run_piece(lo, hi);
           }
         }
       } else {
         const int64_t lo[2] = {0, 0};
-        k.fn(&args, lo, extent, Scratch(k.scratch_bytes));
+        run_piece(lo, extent);
       }
     }
     if (kernel_seconds != nullptr) {
@@ -200,6 +216,9 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
       const double waited = yielding ? device::SecondsYielded() - yielded : 0;
       kernel_seconds[ki] =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited;
+    }
+    if (observer != nullptr) {
+      if (absl::Status s = observer->AfterKernel(launch); !s.ok()) return s;
     }
   }
   return absl::OkStatus();

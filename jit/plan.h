@@ -6,6 +6,7 @@
 #define PTO_JIT_PLAN_H_
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -64,6 +65,31 @@ struct PlanKernel {
   std::vector<BufferRef> buffers;
 };
 
+// What a RunObserver sees of one kernel launch: its index in Plan::kernels, its bound buffers
+// (in PlanKernel::buffers order), the call's kernel symbol values and the grid's extent.
+struct KernelLaunch {
+  int index = 0;
+  std::span<void* const> buffers;
+  std::span<const int64_t> symbols;
+  int64_t extent[2] = {0, 0};
+};
+
+// Watches a Plan::Run (debugging and profiling; a run without one pays a pointer test per
+// kernel). BeforeKernel and AfterKernel run on the calling thread around each kernel, after
+// all of its pieces are done; a non-OK status from either ends the run with that status.
+// With wants_pieces(), OnPiece reports each piece of a kernel's grid on the thread that ran it
+// (thread: device::ThreadArena's index, 0 for the caller) with its steady-clock start and end.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual absl::Status BeforeKernel(const KernelLaunch& /*launch*/) { return absl::OkStatus(); }
+  virtual absl::Status AfterKernel(const KernelLaunch& /*launch*/) { return absl::OkStatus(); }
+  virtual bool wants_pieces() const { return false; }
+  virtual void OnPiece(int /*kernel*/, const int64_t /*lo*/[2], const int64_t /*hi*/[2],
+                       int /*thread*/, std::chrono::steady_clock::time_point /*start*/,
+                       std::chrono::steady_clock::time_point /*end*/) {}
+};
+
 // A kernel symbol's value: call_symbols[symbol], or `constant` when symbol < 0.
 struct SymbolSource {
   int symbol = -1;
@@ -88,8 +114,10 @@ struct Plan {
   // On a thread with a yield hook (device/yield_point.h: the background tuner's), the hook runs
   // before each kernel and, on one thread, between up to 8 pieces of its grid (cut on grain
   // multiples, as a parallel split would); time in it is not kernel time.
+  // `observer`, when not null, watches the run (RunObserver).
   absl::Status Run(std::span<const int64_t> call_symbols, void* const* inputs, void* const* outputs,
-                   device::ThreadArena* threads, double* kernel_seconds = nullptr) const;
+                   device::ThreadArena* threads, double* kernel_seconds = nullptr,
+                   RunObserver* observer = nullptr) const;
 };
 
 }  // namespace pto::jit

@@ -2,8 +2,8 @@
 // kernel ABI: kernel symbols from the call's (divided, or constant), buffers bound by kind,
 // arena slots sized from their largest member at the call's values and laid out 64-byte
 // aligned, grids evaluated and split on grain multiples only when the work reaches
-// parallel_threshold, scratch, kernel_seconds, size overflow, and prepacked constant operands
-// packed once per source and shared by SharePackedOf.
+// parallel_threshold, scratch, kernel_seconds, size overflow, a RunObserver (kernels, pieces, its
+// errors), and prepacked constant operands packed once per source and shared by SharePackedOf.
 #include "jit/plan.h"
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "device/thread_arena.h"
 #include "gtest/gtest.h"
 
@@ -166,6 +167,87 @@ TEST(PlanTest, ValuesFlowThroughTheArena) {
     ASSERT_TRUE(plan.Run(call, nullptr, outputs, threads).ok());
     for (int i = 0; i < 100; ++i) ASSERT_EQ(out[i], 2.f * i) << i;
   }
+}
+
+// Records what a RunObserver is told; fails AfterKernel of kernel `fail_after` when >= 0.
+class RecordingObserver : public RunObserver {
+ public:
+  explicit RecordingObserver(bool pieces, int fail_after = -1)
+      : pieces_(pieces), fail_after_(fail_after) {}
+  absl::Status BeforeKernel(const KernelLaunch& launch) override {
+    events.push_back(absl::StrCat("before ", launch.index, " extent ", launch.extent[0], "x",
+                                  launch.extent[1], " buffers ", launch.buffers.size()));
+    return absl::OkStatus();
+  }
+  absl::Status AfterKernel(const KernelLaunch& launch) override {
+    const float* out = static_cast<const float*>(launch.buffers.back());
+    events.push_back(absl::StrCat("after ", launch.index, " last ", out[launch.extent[0] - 1]));
+    if (launch.index == fail_after_) return absl::DataLossError("observer stops the run");
+    return absl::OkStatus();
+  }
+  bool wants_pieces() const override { return pieces_; }
+  void OnPiece(int kernel, const int64_t lo[2], const int64_t hi[2], int thread,
+               std::chrono::steady_clock::time_point start,
+               std::chrono::steady_clock::time_point end) override {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_LE(start, end);
+    EXPECT_GE(thread, 0);
+    rows[kernel] += hi[0] - lo[0];
+    ++piece_count;
+  }
+  std::vector<std::string> events;
+  std::mutex mu;
+  int64_t rows[2] = {0, 0};
+  int piece_count = 0;
+
+ private:
+  bool pieces_;
+  int fail_after_;
+};
+
+TEST(PlanTest, AnObserverSeesEachKernelAndEachPieceOfItsGrid) {
+  Plan plan;
+  plan.symbols = {{0, 0}};
+  const SymExpr n = SymExpr::Symbol(0);
+  plan.slot_sizes = {{n}};
+  plan.kernels.push_back(Kernel(FillIndex, {{BufferKind::kTemp, 0}}, n));
+  plan.kernels.push_back(Kernel(Double, {{BufferKind::kTemp, 0}, {BufferKind::kOutput, 0}}, n));
+  plan.parallel_threshold = 0;
+  for (PlanKernel& k : plan.kernels) k.grain[0] = 8;
+  device::ThreadArena two(2);
+  for (device::ThreadArena* threads : {static_cast<device::ThreadArena*>(nullptr), &two}) {
+    for (bool pieces : {false, true}) {
+      std::vector<float> out(100, -1);
+      void* outputs[] = {out.data()};
+      const int64_t call[] = {100};
+      RecordingObserver observer(pieces);
+      ASSERT_TRUE(plan.Run(call, nullptr, outputs, threads, nullptr, &observer).ok());
+      // AfterKernel sees every piece's writes.
+      EXPECT_EQ(observer.events,
+                (std::vector<std::string>{"before 0 extent 100x1 buffers 1", "after 0 last 99",
+                                          "before 1 extent 100x1 buffers 2", "after 1 last 198"}));
+      EXPECT_EQ(observer.rows[0], pieces ? 100 : 0);
+      EXPECT_EQ(observer.rows[1], pieces ? 100 : 0);
+      if (pieces && threads != nullptr) {
+        EXPECT_GT(observer.piece_count, 2);
+      }
+    }
+  }
+}
+
+TEST(PlanTest, AnObserversErrorEndsTheRun) {
+  Plan plan;
+  plan.kernels.push_back(Kernel(FillIndex, {{BufferKind::kOutput, 0}}, SymExpr(4)));
+  plan.kernels.push_back(
+      Kernel(Double, {{BufferKind::kOutput, 0}, {BufferKind::kOutput, 1}}, SymExpr(4)));
+  std::vector<float> out0(4, -1), out1(4, -1);
+  void* outputs[] = {out0.data(), out1.data()};
+  RecordingObserver observer(false, /*fail_after=*/0);
+  const absl::Status s = plan.Run({}, nullptr, outputs, nullptr, nullptr, &observer);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(s.message(), "observer stops the run");
+  EXPECT_EQ(observer.events.size(), 2u);  // the second kernel never started
+  EXPECT_EQ(out1[0], -1);
 }
 
 // The launches of one recording kernel over a {rows, 1} grid in grains of `grain` rows.
