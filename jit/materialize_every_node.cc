@@ -14,8 +14,7 @@
 
 namespace pto::jit {
 
-std::vector<std::vector<int>> MaterializedNodeGroups(const ir::Graph& traced,
-                                                     int64_t max_outputs) {
+std::vector<std::vector<int>> MaterializedNodeGroups(const ir::Graph& traced, int64_t max_outputs) {
   std::vector<std::vector<int>> groups;
   for (size_t id = 0; id < traced.nodes.size(); ++id) {
     if (traced.nodes[id].op == ir::OpKind::kInput) continue;
@@ -98,12 +97,12 @@ absl::StatusOr<NodeValues> RunEveryNode(Runtime& runtime, const std::string& nam
       ops::HostTensor value = ToHost((*values)[i]);
       const std::optional<std::vector<int64_t>> want = StaticDims(out.traced.nodes[nodes[i]].shape);
       if (!want.has_value() || *want != value.shape) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "node %", nodes[i], " (", ir::OpName(out.traced.nodes[nodes[i]].op),
-            "): the debug plan's value has shape ", value.ShapeString(),
-            ", the program traced on the inputs' shapes gives ",
-            ir::ShapeToString(out.traced.nodes[nodes[i]].shape),
-            " (does it trace differently with symbolic shapes?)"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("node %", nodes[i], " (", ir::OpName(out.traced.nodes[nodes[i]].op),
+                         "): the debug plan's value has shape ", value.ShapeString(),
+                         ", the program traced on the inputs' shapes gives ",
+                         ir::ShapeToString(out.traced.nodes[nodes[i]].shape),
+                         " (does it trace differently with symbolic shapes?)"));
       }
       out.nodes.push_back(nodes[i]);
       out.values.push_back(std::move(value));

@@ -27,8 +27,8 @@ std::vector<std::vector<int>> MaterializedNodeGroups(const ir::Graph& traced, in
 TraceFn MaterializeNodes(TraceFn program, std::vector<int> nodes);
 
 struct NodeValues {
-  ir::Graph traced;                    // `program` traced on the inputs' static shapes
-  std::vector<int> nodes;              // the nodes returned: every node but the inputs
+  ir::Graph traced;                     // `program` traced on the inputs' static shapes
+  std::vector<int> nodes;               // the nodes returned: every node but the inputs
   std::vector<ops::HostTensor> values;  // values[i] is node nodes[i]'s value
 };
 

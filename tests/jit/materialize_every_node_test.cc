@@ -89,7 +89,8 @@ TEST(MaterializeEveryNode, ProgramsOfManyNodesRunAsSeveralFunctions) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime();
   ASSERT_NE(rt, nullptr);
   const std::vector<ops::HostTensor> inputs = {ops::HostTensor::Random({3, 7}, 9)};
-  absl::StatusOr<jit::NodeValues> every = jit::RunEveryNode(*rt, "doublings", doublings, {}, inputs);
+  absl::StatusOr<jit::NodeValues> every =
+      jit::RunEveryNode(*rt, "doublings", doublings, {}, inputs);
   ASSERT_TRUE(every.ok()) << every.status();
   ASSERT_EQ(every->values.size(), static_cast<size_t>(steps));
   for (int i = 0; i < steps; ++i) {
@@ -108,7 +109,8 @@ TEST(MaterializeEveryNode, ANodeTheTraceLacksFailsTheTrace) {
   ASSERT_TRUE(fn.ok()) << fn.status();
   absl::StatusOr<std::vector<ops::HostTensor>> out = testing::RunPto(**fn, MlpInputs());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(out.status().message(), HasSubstr("cannot materialize node %99: the trace has 9 nodes"));
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("cannot materialize node %99: the trace has 9 nodes"));
 }
 
 }  // namespace

@@ -18,12 +18,27 @@ using ::testing::HasSubstr;
 // x [23, 29] · w [29, 31].
 constexpr char kMatMul[] = R"pb(
   num_inputs: 2
-  nodes { name: "x" op: OP_INPUT index: 0
-          shape { terms { coeff: 23 } } shape { terms { coeff: 29 } } }
-  nodes { name: "w" op: OP_INPUT index: 1
-          shape { terms { coeff: 29 } } shape { terms { coeff: 31 } } }
-  nodes { op: OP_MATMUL inputs: 0 inputs: 1
-          shape { terms { coeff: 23 } } shape { terms { coeff: 31 } } }
+  nodes {
+    name: "x"
+    op: OP_INPUT
+    index: 0
+    shape { terms { coeff: 23 } }
+    shape { terms { coeff: 29 } }
+  }
+  nodes {
+    name: "w"
+    op: OP_INPUT
+    index: 1
+    shape { terms { coeff: 29 } }
+    shape { terms { coeff: 31 } }
+  }
+  nodes {
+    op: OP_MATMUL
+    inputs: 0
+    inputs: 1
+    shape { terms { coeff: 23 } }
+    shape { terms { coeff: 31 } }
+  }
   outputs: 2
 )pb";
 
@@ -31,11 +46,26 @@ constexpr char kMatMul[] = R"pb(
 constexpr char kSymbolic[] = R"pb(
   num_inputs: 2
   symbols { name: "batch" min: 1 max: 8 }
-  nodes { name: "x" op: OP_INPUT index: 0
-          shape { terms { coeff: 1 symbols: 0 } } shape { terms { coeff: 2 symbols: 0 } } }
-  nodes { op: OP_INPUT index: 1 shape { terms { coeff: 1 symbols: 0 } } shape { terms { coeff: 1 } } }
-  nodes { op: OP_ADD inputs: 0 inputs: 1
-          shape { terms { coeff: 1 symbols: 0 } } shape { terms { coeff: 2 symbols: 0 } } }
+  nodes {
+    name: "x"
+    op: OP_INPUT
+    index: 0
+    shape { terms { coeff: 1 symbols: 0 } }
+    shape { terms { coeff: 2 symbols: 0 } }
+  }
+  nodes {
+    op: OP_INPUT
+    index: 1
+    shape { terms { coeff: 1 symbols: 0 } }
+    shape { terms { coeff: 1 } }
+  }
+  nodes {
+    op: OP_ADD
+    inputs: 0
+    inputs: 1
+    shape { terms { coeff: 1 symbols: 0 } }
+    shape { terms { coeff: 2 symbols: 0 } }
+  }
   outputs: 2
 )pb";
 
@@ -110,13 +140,12 @@ TEST(GraphProgramTrace, RefusesAWrongRankOrConstantDim) {
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open({});
   ASSERT_TRUE(rt.ok()) << rt.status();
   const GraphProgram p = Program(kMatMul);
-  absl::StatusOr<std::unique_ptr<Function>> fn =
-      (*rt)->JitTraced("matmul", 2, p.trace, p.options);
+  absl::StatusOr<std::unique_ptr<Function>> fn = (*rt)->JitTraced("matmul", 2, p.trace, p.options);
   ASSERT_TRUE(fn.ok()) << fn.status();
   std::vector<float> x(24 * 29, 1.0f), w(29 * 31, 1.0f);
   const std::vector<int64_t> x_shape = {24, 29}, w_shape = {29, 31};
-  absl::StatusOr<std::vector<Tensor>> out = (**fn)(
-      {TensorView::Dense(x.data(), x_shape), TensorView::Dense(w.data(), w_shape)});
+  absl::StatusOr<std::vector<Tensor>> out =
+      (**fn)({TensorView::Dense(x.data(), x_shape), TensorView::Dense(w.data(), w_shape)});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(out.status().message(),
               HasSubstr("input 0 (x): shape [24, 29] does not match the declared shape "

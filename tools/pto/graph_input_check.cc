@@ -59,8 +59,9 @@ class Checker {
     const ir::Node& node = *declared_[i];
     const GivenInput& in = inputs_[i];
     if (in.dtype != node.dtype) {
-      return absl::InvalidArgumentError(absl::StrCat(Name(i), ": dtype ", ir::DTypeName(in.dtype),
-                                                     ", declared ", ir::DTypeName(node.dtype)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(Name(i), ": dtype ", std::string(ir::DTypeName(in.dtype)), ", declared ",
+                       std::string(ir::DTypeName(node.dtype))));
     }
     if (in.shape.size() != node.shape.size()) {
       return Mismatch(i, absl::StrCat("rank ", in.shape.size(), ", declared ", node.shape.size()));
@@ -69,7 +70,8 @@ class Checker {
       const int64_t dim = in.shape[axis];
       const ir::SymExpr& want = node.shape[axis];
       if (std::optional<int64_t> c = want.AsConstant()) {
-        if (dim != *c) return Mismatch(i, absl::StrCat("dim ", axis, " is ", dim, ", declared ", *c));
+        if (dim != *c)
+          return Mismatch(i, absl::StrCat("dim ", axis, " is ", dim, ", declared ", *c));
         continue;
       }
       std::optional<int> s = want.AsSymbol();
@@ -77,9 +79,9 @@ class Checker {
       const std::string& symbol = symbol_names_[*s];
       if (const std::optional<Binding>& b = bindings_[*s]; b.has_value()) {
         if (dim != b->value) {
-          return Mismatch(i, absl::StrCat("dim ", axis, " is ", dim, ", but ", symbol, " is ",
-                                          b->value, " (dim ", b->axis, " of ", Name(b->input),
-                                          ")"));
+          return Mismatch(
+              i, absl::StrCat("dim ", axis, " is ", dim, ", but ", symbol, " is ", b->value,
+                              " (dim ", b->axis, " of ", Name(b->input), ")"));
         }
         continue;
       }
@@ -107,9 +109,8 @@ class Checker {
       if (!bound) continue;  // a symbol no single dim binds: the reference's binding decides
       const int64_t value = want.Evaluate(values);
       if (inputs_[i].shape[axis] != value) {
-        return Mismatch(i, absl::StrCat("dim ", axis, " is ", inputs_[i].shape[axis],
-                                        ", declared ", want.ToString(symbol_names_), " = ",
-                                        value));
+        return Mismatch(i, absl::StrCat("dim ", axis, " is ", inputs_[i].shape[axis], ", declared ",
+                                        want.ToString(symbol_names_), " = ", value));
       }
     }
     return absl::OkStatus();

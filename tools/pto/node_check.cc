@@ -61,9 +61,10 @@ absl::StatusOr<std::vector<NodeCheck>> CheckEveryNode(Runtime& runtime, const Gr
 
 std::string NodeCheckText(const std::vector<NodeCheck>& rows) {
   std::string out =
-      "every node computed by a debug plan that materializes each one in a buffer of its own\n"
-      "(slower than the real plan; values the same up to the order of float operations), against\n"
-      "the ops/ reference (double, rounded to f32 per node) on the same inputs:\n"
+      "pto run --check: every node computed by a debug plan that materializes each one in a\n"
+      "buffer of its own (slower than the real plan; values the same up to the order of float\n"
+      "operations), against the ops/ reference (double, rounded to f32 per node) on the same\n"
+      "inputs:\n"
       "  local: the node's op run by the reference on pto's values of its inputs (that op's own\n"
       "         error; ok when |pto - ref| <= tol_abs + tol_rel * |ref| for every element)\n"
       "  total: the whole graph run by the reference from the inputs (earlier nodes' errors too)\n"
