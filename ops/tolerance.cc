@@ -92,7 +92,8 @@ ErrorStats MaxErrors(const HostTensor& got, const HostTensor& want) {
     if (g == w || (std::isnan(g) && std::isnan(w))) continue;
     const double diff = std::isfinite(g) && std::isfinite(w) ? std::fabs(g - w) : kInf;
     e.max_abs = std::max(e.max_abs, diff);
-    e.max_rel = std::max(e.max_rel, diff / std::max(std::fabs(w), double{FLT_MIN}));
+    const double rel = std::isinf(diff) ? kInf : diff / std::max(std::fabs(w), double{FLT_MIN});
+    e.max_rel = std::max(e.max_rel, rel);
   }
   return e;
 }
