@@ -15,33 +15,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// x [23, 29] · w [29, 31].
-constexpr char kMatMul[] = R"pb(
-  num_inputs: 2
-  nodes {
-    name: "x"
-    op: OP_INPUT
-    index: 0
-    shape { terms { coeff: 23 } }
-    shape { terms { coeff: 29 } }
-  }
-  nodes {
-    name: "w"
-    op: OP_INPUT
-    index: 1
-    shape { terms { coeff: 29 } }
-    shape { terms { coeff: 31 } }
-  }
-  nodes {
-    op: OP_MATMUL
-    inputs: 0
-    inputs: 1
-    shape { terms { coeff: 23 } }
-    shape { terms { coeff: 31 } }
-  }
-  outputs: 2
-)pb";
-
 // x [batch, 2*batch] + m [batch, 1], batch in [1, 8]; an unnamed input.
 constexpr char kSymbolic[] = R"pb(
   num_inputs: 2
@@ -75,6 +48,14 @@ GraphProgram Program(const char* text) {
   return GraphProgramFromGraph(g.ok() ? *std::move(g) : ir::Graph());
 }
 
+// tests/tools/data/matmul_23x29.pbtxt: x [23, 29] · w [29, 31].
+GraphProgram MatMul() {
+  absl::StatusOr<GraphProgram> p =
+      LoadGraphProgram(std::string(PTO_SOURCE_DIR) + "/tests/tools/data/matmul_23x29.pbtxt");
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *std::move(p) : GraphProgram();
+}
+
 absl::Status Check(const GraphProgram& p, std::vector<std::vector<int64_t>> shapes) {
   std::vector<GivenInput> given;
   for (auto& s : shapes) given.push_back({std::move(s), ir::DType::kF32});
@@ -82,25 +63,25 @@ absl::Status Check(const GraphProgram& p, std::vector<std::vector<int64_t>> shap
 }
 
 TEST(GraphInputCheck, AcceptsTheDeclaredShapes) {
-  EXPECT_TRUE(Check(Program(kMatMul), {{23, 29}, {29, 31}}).ok());
+  EXPECT_TRUE(Check(MatMul(), {{23, 29}, {29, 31}}).ok());
   EXPECT_TRUE(Check(Program(kSymbolic), {{3, 6}, {3, 1}}).ok());
   EXPECT_TRUE(Check(Program(kSymbolic), {{8, 16}, {8, 1}}).ok());
 }
 
 TEST(GraphInputCheck, AConstantDimThatDiffers) {
-  absl::Status s = Check(Program(kMatMul), {{24, 29}, {29, 31}});
+  absl::Status s = Check(MatMul(), {{24, 29}, {29, 31}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
             "input 0 (x): shape [24, 29] does not match the declared shape [23, 29]: dim 0 is 24, "
             "declared 23");
-  s = Check(Program(kMatMul), {{23, 29}, {29, 32}});
+  s = Check(MatMul(), {{23, 29}, {29, 32}});
   EXPECT_EQ(s.message(),
             "input 1 (w): shape [29, 32] does not match the declared shape [29, 31]: dim 1 is 32, "
             "declared 31");
 }
 
 TEST(GraphInputCheck, ARankThatDiffers) {
-  absl::Status s = Check(Program(kMatMul), {{29}, {29, 31}});
+  absl::Status s = Check(MatMul(), {{29}, {29, 31}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
             "input 0 (x): shape [29] does not match the declared shape [23, 29]: rank 1, "
@@ -125,7 +106,7 @@ TEST(GraphInputCheck, ASymbolMustAgreeAcrossInputsAndStayInItsRange) {
 
 TEST(GraphInputCheck, TheInputCountAndDtype) {
   std::vector<GivenInput> one = {{{23, 29}, ir::DType::kF32}};
-  const GraphProgram p = Program(kMatMul);
+  const GraphProgram p = MatMul();
   absl::Status s = CheckGraphInputs(p.graph, p.input_names, one);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "the graph has 2 inputs; 1 were given");
@@ -139,7 +120,7 @@ TEST(GraphInputCheck, TheInputCountAndDtype) {
 TEST(GraphProgramTrace, RefusesAWrongRankOrConstantDim) {
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open({});
   ASSERT_TRUE(rt.ok()) << rt.status();
-  const GraphProgram p = Program(kMatMul);
+  const GraphProgram p = MatMul();
   absl::StatusOr<std::unique_ptr<Function>> fn = (*rt)->JitTraced("matmul", 2, p.trace, p.options);
   ASSERT_TRUE(fn.ok()) << fn.status();
   std::vector<float> x(24 * 29, 1.0f), w(29 * 31, 1.0f);

@@ -20,100 +20,10 @@ namespace {
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
-// x [23, 29] · w [29, 31].
-constexpr char kMatMul[] = R"pb(
-  num_inputs: 2
-  nodes {
-    name: "x"
-    op: OP_INPUT
-    index: 0
-    shape { terms { coeff: 23 } }
-    shape { terms { coeff: 29 } }
-  }
-  nodes {
-    name: "w"
-    op: OP_INPUT
-    index: 1
-    shape { terms { coeff: 29 } }
-    shape { terms { coeff: 31 } }
-  }
-  nodes {
-    name: "y"
-    op: OP_MATMUL
-    inputs: 0
-    inputs: 1
-    shape { terms { coeff: 23 } }
-    shape { terms { coeff: 31 } }
-  }
-  outputs: 2
-)pb";
-
-// x [3, 1, 17] + z [3, 4, 17]: an x of shape [17] would broadcast too.
-constexpr char kBroadcast[] = R"pb(
-  num_inputs: 2
-  nodes {
-    name: "x"
-    op: OP_INPUT
-    index: 0
-    shape { terms { coeff: 3 } }
-    shape { terms { coeff: 1 } }
-    shape { terms { coeff: 17 } }
-  }
-  nodes {
-    name: "z"
-    op: OP_INPUT
-    index: 1
-    shape { terms { coeff: 3 } }
-    shape { terms { coeff: 4 } }
-    shape { terms { coeff: 17 } }
-  }
-  nodes {
-    name: "y"
-    op: OP_ADD
-    inputs: 0
-    inputs: 1
-    shape { terms { coeff: 3 } }
-    shape { terms { coeff: 4 } }
-    shape { terms { coeff: 17 } }
-  }
-  outputs: 2
-)pb";
-
-// n = rms_norm(x, w); y = n * w, for x [2, 8] and w [8].
-constexpr char kRmsNorm[] = R"pb(
-  num_inputs: 2
-  nodes {
-    name: "x"
-    op: OP_INPUT
-    index: 0
-    shape { terms { coeff: 2 } }
-    shape { terms { coeff: 8 } }
-  }
-  nodes {
-    name: "w"
-    op: OP_INPUT
-    index: 1
-    shape { terms { coeff: 8 } }
-  }
-  nodes {
-    name: "n"
-    op: OP_RMS_NORM
-    inputs: 0
-    inputs: 1
-    eps: 1e-6
-    shape { terms { coeff: 2 } }
-    shape { terms { coeff: 8 } }
-  }
-  nodes {
-    name: "y"
-    op: OP_MUL
-    inputs: 2
-    inputs: 1
-    shape { terms { coeff: 2 } }
-    shape { terms { coeff: 8 } }
-  }
-  outputs: 3
-)pb";
+// A checked-in graph of tests/tools/data.
+std::string Data(const std::string& name) {
+  return std::string(PTO_SOURCE_DIR) + "/tests/tools/data/" + name;
+}
 
 class RunCheck : public ::testing::Test {
  protected:
@@ -125,13 +35,6 @@ class RunCheck : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Path(const std::string& name) { return (dir_ / name).string(); }
-  std::string WriteGraph(const char* text) {
-    const std::string path = Path("graph.pbtxt");
-    FILE* f = std::fopen(path.c_str(), "w");
-    std::fputs(text, f);
-    std::fclose(f);
-    return path;
-  }
   // Writes `t` as NAME.npy; returns its --input flag.
   std::string Input(const std::string& name, const ops::HostTensor& t) {
     EXPECT_TRUE(tools::WriteNpy(Path(name + ".npy"), {t.shape, t.data}).ok());
@@ -145,7 +48,7 @@ class RunCheck : public ::testing::Test {
 
 // A 24×29 x where 23×29 is declared: refused before anything runs, no output written.
 TEST_F(RunCheck, AnInputWithAnotherDimIsRefused) {
-  const std::string graph = WriteGraph(kMatMul);
+  const std::string graph = Data("matmul_23x29.pbtxt");
   const testing::PtoStreams r =
       Run(graph + Input("x", ops::HostTensor::Random({24, 29}, 1)) +
           Input("w", ops::HostTensor::Random({29, 31}, 2)) + " --output y=" + Path("y.npy"));
@@ -159,7 +62,7 @@ TEST_F(RunCheck, AnInputWithAnotherDimIsRefused) {
 
 // A (17,) x where [3, 1, 17] is declared: refused, though it would broadcast.
 TEST_F(RunCheck, AnInputOfAnotherRankIsRefused) {
-  const std::string graph = WriteGraph(kBroadcast);
+  const std::string graph = Data("add_3x1x17.pbtxt");
   const testing::PtoStreams r =
       Run(graph + Input("x", ops::HostTensor::Random({17}, 1)) +
           Input("z", ops::HostTensor::Random({3, 4, 17}, 2)) + " --output y=" + Path("y.npy"));
@@ -196,7 +99,7 @@ double Largest(const ops::HostTensor& t) {
 }
 
 TEST_F(RunCheck, CheckPrintsEveryNodeOfSmallMlpWithinTolerance) {
-  const std::string graph = std::string(PTO_SOURCE_DIR) + "/tests/tools/data/small_mlp.pbtxt";
+  const std::string graph = Data("small_mlp.pbtxt");
   const std::vector<ops::HostTensor> in = {
       ops::HostTensor::Random({3, 12}, 1), ops::HostTensor::Random({12, 20}, 2),
       ops::HostTensor::Random({20}, 3), ops::HostTensor::Random({20, 12}, 4)};
@@ -247,7 +150,7 @@ TEST_F(RunCheck, CheckPrintsEveryNodeOfSmallMlpWithinTolerance) {
 // in double), so pto's n is 0 where the reference's is w. The node that did it exceeds its
 // tolerance; the mul after it, given pto's n, is exact (its total error shows the drift).
 TEST_F(RunCheck, CheckFlagsTheNodeOutsideItsTolerance) {
-  const std::string graph = WriteGraph(kRmsNorm);
+  const std::string graph = Data("rms_norm_mul.pbtxt");
   ops::HostTensor x = ops::HostTensor::Random({2, 8}, 1);
   for (float& v : x.data) v = v < 0 ? -1e20f : 1e20f;
   const ops::HostTensor w = ops::HostTensor::Filled({8}, 0.5f);
