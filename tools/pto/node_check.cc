@@ -23,6 +23,11 @@ absl::StatusOr<std::vector<NodeCheck>> CheckEveryNode(Runtime& runtime, const Gr
   absl::StatusOr<jit::NodeValues> got =
       jit::RunEveryNode(runtime, name, program.trace, program.options, inputs);
   if (!got.ok()) return got.status();
+  if (got->traced.nodes.size() != program.graph_node_of_trace.size()) {
+    return absl::InternalError(absl::StrCat("the replay of the graph traced ",
+                                            got->traced.nodes.size(), " nodes for its ",
+                                            program.graph_node_of_trace.size()));
+  }
   ir::Graph every = got->traced;
   every.outputs = got->nodes;
   absl::StatusOr<std::vector<ops::HostTensor>> want = ops::RunReference(every, inputs);
@@ -42,9 +47,8 @@ absl::StatusOr<std::vector<NodeCheck>> CheckEveryNode(Runtime& runtime, const Gr
     absl::StatusOr<ops::HostTensor> local = ops::EvaluateOp(n.op, n.attrs, args);
     if (!local.ok()) return local.status();
     NodeCheck row;
-    row.node = id < static_cast<int>(program.graph_node_of_trace.size())
-                   ? program.graph_node_of_trace[id]
-                   : id;
+    // The replay adds one trace node per graph node (GraphProgram::graph_node_of_trace).
+    row.node = program.graph_node_of_trace[id];
     row.name = program.graph.nodes[row.node].name;
     row.op = n.op;
     row.shape = got->values[i].shape;
