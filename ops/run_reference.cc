@@ -24,13 +24,6 @@ struct Binding {
   size_t axis = 0;
 };
 
-std::optional<int> SingleSymbol(const ir::SymExpr& d) {
-  if (d.terms().size() != 1) return std::nullopt;
-  const auto& [mono, coeff] = d.terms()[0];
-  if (mono.size() != 1 || coeff != 1) return std::nullopt;
-  return mono[0];
-}
-
 std::string DimsString(const std::vector<int64_t>& dims) {
   return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
 }
@@ -104,7 +97,7 @@ class Runner {
                          ir::ShapeToString(node.shape, names_), " (rank ", node.shape.size(), ")"));
       }
       for (size_t axis = 0; axis < t.shape.size(); ++axis) {
-        std::optional<int> s = SingleSymbol(node.shape[axis]);
+        std::optional<int> s = node.shape[axis].AsSymbol();
         if (!s.has_value()) continue;
         if (*s >= static_cast<int>(bindings_.size())) bindings_.resize(*s + 1);
         std::optional<Binding>& b = bindings_[*s];

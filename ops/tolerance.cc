@@ -1,9 +1,12 @@
 #include "ops/tolerance.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -28,7 +31,72 @@ Tolerance Accumulation(int64_t n) {
   return {len * kEps, len * kEps / 4};
 }
 
+// The length OpTolerance takes: the reduced extent, the row length or K.
+int64_t ReductionLength(ir::OpKind op, const ir::Attrs& attrs,
+                        std::span<const HostTensor* const> inputs) {
+  if (inputs.empty()) return 0;
+  const std::vector<int64_t>& x = inputs[0]->shape;
+  if (x.empty()) return 0;
+  switch (op) {
+    case ir::OpKind::kReduceSum:
+    case ir::OpKind::kReduceMax:
+    case ir::OpKind::kReduceMean: {
+      const int64_t rank = static_cast<int64_t>(x.size());
+      const int64_t axis = attrs.axis < 0 ? attrs.axis + rank : attrs.axis;
+      return axis >= 0 && axis < rank ? x[axis] : 0;
+    }
+    case ir::OpKind::kSoftmax:
+    case ir::OpKind::kLogSoftmax:
+    case ir::OpKind::kLayerNorm:
+    case ir::OpKind::kRmsNorm:
+      return x.back();
+    case ir::OpKind::kMatMul:
+      return attrs.transpose_a && x.size() >= 2 ? x[x.size() - 2] : x.back();
+    default:
+      return 0;
+  }
+}
+
+double LargestMagnitude(const HostTensor& t) {
+  double m = 0;
+  for (float v : t.data) {
+    if (std::isfinite(v)) m = std::max(m, static_cast<double>(std::fabs(v)));
+  }
+  return m;
+}
+
 }  // namespace
+
+Tolerance NodeTolerance(ir::OpKind op, const ir::Attrs& attrs,
+                        std::span<const HostTensor* const> inputs) {
+  Tolerance tol = OpTolerance(op, ReductionLength(op, attrs, inputs));
+  double scale = 1;
+  if (op == ir::OpKind::kMatMul && inputs.size() == 2) {
+    scale = LargestMagnitude(*inputs[0]) * LargestMagnitude(*inputs[1]);
+  } else {
+    const bool norm = op == ir::OpKind::kLayerNorm || op == ir::OpKind::kRmsNorm;
+    for (size_t i = norm ? 1 : 0; i < inputs.size(); ++i) {
+      scale = std::max(scale, LargestMagnitude(*inputs[i]));
+    }
+  }
+  tol.abs *= std::max(scale, 1.0);
+  return tol;
+}
+
+ErrorStats MaxErrors(const HostTensor& got, const HostTensor& want) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (got.shape != want.shape || got.data.size() != want.data.size()) return {kInf, kInf};
+  ErrorStats e;
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    const double g = got.data[i], w = want.data[i];
+    if (g == w || (std::isnan(g) && std::isnan(w))) continue;
+    const double diff = std::isfinite(g) && std::isfinite(w) ? std::fabs(g - w) : kInf;
+    e.max_abs = std::max(e.max_abs, diff);
+    const double rel = std::isinf(diff) ? kInf : diff / std::max(std::fabs(w), double{FLT_MIN});
+    e.max_rel = std::max(e.max_rel, rel);
+  }
+  return e;
+}
 
 Tolerance Combine(Tolerance a, Tolerance b) { return {a.abs + b.abs, a.rel + b.rel}; }
 

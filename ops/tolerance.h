@@ -8,6 +8,7 @@
 #define PTO_OPS_TOLERANCE_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "jit/ir/graph.h"
@@ -25,6 +26,15 @@ struct Tolerance {
 // ignored by the other ops. See tolerance.cc for the reasoning behind each number.
 Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length);
 
+// The tolerance of one node: `op` with `attrs` applied to these concrete inputs, its value
+// compared with the reference of the op on the same inputs. OpTolerance with the reduction
+// length read from the inputs' shapes and its absolute term, sized for operands of magnitude
+// <= 1, multiplied by the magnitude of the terms the op combines (at least 1): max|a| * max|b|
+// for matmul, the largest weight or bias element for the norms (their output is normalized),
+// the largest input element otherwise.
+Tolerance NodeTolerance(ir::OpKind op, const ir::Attrs& attrs,
+                        std::span<const HostTensor* const> inputs);
+
 // The tolerance of a chain of ops (a fusion group): errors add up to first order.
 Tolerance Combine(Tolerance a, Tolerance b);
 
@@ -33,6 +43,16 @@ Tolerance Combine(Tolerance a, Tolerance b);
 // both values, the difference and the allowed bound) or the shape difference.
 bool AllClose(const HostTensor& got, const HostTensor& want, Tolerance tol,
               std::string* first_mismatch);
+
+// The largest errors of `got` against `want` over their elements: max_abs of |got - want|,
+// max_rel of |got - want| / max(|want|, FLT_MIN). Equal values (NaN and NaN, an infinity and
+// itself) differ by 0; a NaN or an infinity against anything else by infinity, as does a shape
+// or size mismatch.
+struct ErrorStats {
+  double max_abs = 0;
+  double max_rel = 0;
+};
+ErrorStats MaxErrors(const HostTensor& got, const HostTensor& want);
 
 }  // namespace pto::ops
 

@@ -44,6 +44,13 @@ std::optional<int64_t> SymExpr::AsConstant() const {
   return constant();
 }
 
+std::optional<int> SymExpr::AsSymbol() const {
+  if (terms_.size() != 1 || terms_[0].first.size() != 1 || terms_[0].second != 1) {
+    return std::nullopt;
+  }
+  return terms_[0].first[0];
+}
+
 int64_t SymExpr::constant() const { return terms_.empty() ? 0 : terms_[0].second; }
 
 std::vector<int> SymExpr::Symbols() const {

@@ -24,6 +24,8 @@ class SymExpr {
 
   bool IsConstant() const;
   std::optional<int64_t> AsConstant() const;
+  // The symbol id when this is exactly one symbol (coefficient 1, degree 1).
+  std::optional<int> AsSymbol() const;
   // Constant value; only valid when IsConstant().
   int64_t constant() const;
   const std::vector<Term>& terms() const { return terms_; }

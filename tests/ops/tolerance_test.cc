@@ -156,6 +156,57 @@ TEST(ToleranceTest, F32MatMulAndLayerNormPass) {
   EXPECT_TRUE(AllClose(got, *want, OpTolerance(OpKind::kLayerNorm, len), &why)) << why;
 }
 
+// NodeTolerance: the reduction length from the inputs' shapes, the absolute term scaled by the
+// magnitude of what the op combines.
+TEST(ToleranceTest, NodeToleranceScalesWithTheInputs) {
+  const HostTensor a = HostTensor::Filled({3, 12}, 4.0f), b = HostTensor::Filled({12, 5}, -0.5f);
+  const HostTensor* mm[] = {&a, &b};
+  const Tolerance matmul = NodeTolerance(OpKind::kMatMul, {}, mm);
+  EXPECT_DOUBLE_EQ(matmul.abs, OpTolerance(OpKind::kMatMul, 12).abs * 2.0);
+  EXPECT_DOUBLE_EQ(matmul.rel, OpTolerance(OpKind::kMatMul, 12).rel);
+  ir::Attrs transposed;
+  transposed.transpose_a = true;  // a is [K, M]: K = 3
+  EXPECT_DOUBLE_EQ(NodeTolerance(OpKind::kMatMul, transposed, mm).rel,
+                   OpTolerance(OpKind::kMatMul, 3).rel);
+  // Inputs of magnitude below 1 keep OpTolerance.
+  const HostTensor small = HostTensor::Filled({3, 12}, 0.25f);
+  const HostTensor* one[] = {&small};
+  EXPECT_DOUBLE_EQ(NodeTolerance(OpKind::kExp, {}, one).abs, OpTolerance(OpKind::kExp, 0).abs);
+  ir::Attrs axis0;
+  axis0.axis = 0;
+  EXPECT_DOUBLE_EQ(NodeTolerance(OpKind::kReduceSum, axis0, one).abs,
+                   OpTolerance(OpKind::kReduceSum, 3).abs);
+  const HostTensor* x4[] = {&a};
+  EXPECT_DOUBLE_EQ(NodeTolerance(OpKind::kSoftmax, {}, x4).abs,
+                   OpTolerance(OpKind::kSoftmax, 12).abs * 4.0);
+  // The norms' output is normalized: the weight's magnitude counts, not x's.
+  const HostTensor w = HostTensor::Filled({12}, 3.0f);
+  const HostTensor* norm[] = {&a, &w};
+  EXPECT_DOUBLE_EQ(NodeTolerance(OpKind::kRmsNorm, {}, norm).abs,
+                   OpTolerance(OpKind::kRmsNorm, 12).abs * 3.0);
+}
+
+TEST(ToleranceTest, MaxErrors) {
+  const HostTensor want{{4}, {1, -2, 0, 8}};
+  ErrorStats e = MaxErrors(want, want);
+  EXPECT_EQ(e.max_abs, 0);
+  EXPECT_EQ(e.max_rel, 0);
+  e = MaxErrors(HostTensor{{4}, {1.5f, -2, 0, 9}}, want);
+  EXPECT_DOUBLE_EQ(e.max_abs, 1.0);  // at 8
+  EXPECT_DOUBLE_EQ(e.max_rel, 0.5);  // at 1
+  // Against 0 the relative error divides by FLT_MIN.
+  e = MaxErrors(HostTensor{{4}, {1, -2, 1e-30f, 8}}, want);
+  EXPECT_DOUBLE_EQ(e.max_rel, double{1e-30f} / FLT_MIN);
+  // NaN meets NaN and an infinity itself; anything else against them is infinitely off.
+  const HostTensor special{{2}, {kNaN, kInf}};
+  EXPECT_EQ(MaxErrors(special, special).max_abs, 0);
+  e = MaxErrors(HostTensor{{2}, {0, kInf}}, special);
+  EXPECT_EQ(e.max_abs, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(e.max_rel, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(MaxErrors(HostTensor{{2, 2}, {1, -2, 0, 8}}, want).max_abs,
+            std::numeric_limits<double>::infinity());
+}
+
 TEST(HostTensorTest, RandomIsDeterministicAndInRange) {
   const HostTensor a = HostTensor::Random({3, 5}, 42, -2, 3);
   const HostTensor b = HostTensor::Random({3, 5}, 42, -2, 3);

@@ -1,4 +1,5 @@
-// `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ... [--threads N]`
+// `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ... [--threads N]
+//  [--check]`
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -7,7 +8,9 @@
 #include "tools/npy.h"
 #include "tools/pto/command_line.h"
 #include "tools/pto/commands.h"
+#include "tools/pto/graph_input_check.h"
 #include "tools/pto/graph_program.h"
+#include "tools/pto/node_check.h"
 
 namespace pto::tools {
 namespace {
@@ -21,6 +24,7 @@ struct RunOptions {
   std::string graph_path;
   std::vector<std::string> inputs, outputs;  // NAME=FILE.npy
   int threads = 0;
+  bool check = false;  // every node against the ops/ reference (tools/pto/node_check.h)
 };
 
 int RunGraph(const CLI::App& command, const RunOptions& o) {
@@ -40,6 +44,11 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
     if (!a.ok()) return Error(a.status());
     inputs.push_back(*std::move(a));
   }
+  std::vector<GivenInput> given;
+  for (const NpyArray& a : inputs) given.push_back({a.shape, ir::DType::kF32});
+  if (absl::Status s = CheckGraphInputs(program->graph, program->input_names, given); !s.ok()) {
+    return Error(s);
+  }
   for (const NpyArray& a : inputs) views.push_back(TensorView::Dense(a.data.data(), a.shape));
   absl::StatusOr<RuntimeOptions> options = RuntimeOptions::FromEnvironment();
   if (!options.ok()) return Error(options.status());
@@ -58,6 +67,7 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
     a.data.assign(t.data(), t.data() + t.num_elements());
     if (absl::Status s = WriteNpy((*out_files)[out], a); !s.ok()) return Error(s);
   }
+  if (o.check) return RunNodeCheck(**rt, *program, o.graph_path, inputs);
   return 0;
 }
 
@@ -70,7 +80,8 @@ void AddRunCommand(CommandLine& cli) {
                      [o](const CLI::App& command) { return RunGraph(command, *o); });
   run->footer(
       "Inputs and outputs are NumPy .npy files (<f4, C order), bound to the graph's inputs and\n"
-      "outputs by name. Exit codes: 0 done, 1 failed, 2 a usage error.");
+      "outputs by name; each input must have the rank and dims the graph declares. Exit codes:\n"
+      "0 done, 1 failed (or --check found a node outside its tolerance), 2 a usage error.");
   run->add_option("GRAPH.pbtxt", o->graph_path,
                   "a pto.proto.GraphDef in protobuf text format (proto/graph.proto)")
       ->type_name("");
@@ -81,6 +92,9 @@ void AddRunCommand(CommandLine& cli) {
   run->add_option("--threads", o->threads,
                   "threads the call runs on (default 0: all the process may use)")
       ->type_name("N");
+  run->add_flag("--check", o->check,
+                "also run a debug plan that materializes every node and print, per node, its "
+                "error against the ops/ reference and the op's tolerance");
 }
 
 }  // namespace pto::tools

@@ -102,6 +102,16 @@ TEST(SymExpr, PolynomialArithmetic) {
   EXPECT_EQ(bs.Substitute(bind), SymExpr(768) * s);
 }
 
+TEST(SymExpr, AsSymbolOnlyForOneSymbolAlone) {
+  const SymExpr b = SymExpr::Symbol(0), s = SymExpr::Symbol(1);
+  EXPECT_EQ(s.AsSymbol(), 1);
+  EXPECT_EQ(SymExpr(2).AsSymbol(), std::nullopt);
+  EXPECT_EQ((SymExpr(2) * b).AsSymbol(), std::nullopt);
+  EXPECT_EQ((b * b).AsSymbol(), std::nullopt);
+  EXPECT_EQ((b * s).AsSymbol(), std::nullopt);
+  EXPECT_EQ((b + SymExpr(1)).AsSymbol(), std::nullopt);
+}
+
 // An mr x nr_vectors micro-tile holds mr * nr_vectors accumulators, nr_vectors B vectors and one
 // broadcast of A.
 TEST(MatMulMicroTileRegisters, AccumulatorsBVectorsAndOneBroadcast) {
