@@ -1,4 +1,5 @@
-// `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ... [--threads N]`
+// `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ... [--threads N]
+// [--trace FILE]`
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -8,6 +9,7 @@
 #include "tools/pto/command_line.h"
 #include "tools/pto/commands.h"
 #include "tools/pto/graph_program.h"
+#include "tools/pto/trace_file.h"
 
 namespace pto::tools {
 namespace {
@@ -21,6 +23,7 @@ struct RunOptions {
   std::string graph_path;
   std::vector<std::string> inputs, outputs;  // NAME=FILE.npy
   int threads = 0;
+  std::string trace_path;  // --trace FILE
 };
 
 int RunGraph(const CLI::App& command, const RunOptions& o) {
@@ -49,8 +52,14 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
   absl::StatusOr<std::unique_ptr<Function>> fn =
       (*rt)->JitTraced(o.graph_path, program->graph.num_inputs, program->trace, program->options);
   if (!fn.ok()) return Error(fn.status());
+  if (!o.trace_path.empty()) {
+    if (absl::Status s = (*rt)->StartTrace(o.trace_path); !s.ok()) return Error(s);
+  }
   absl::StatusOr<std::vector<Tensor>> outputs = (**fn)(views);
   if (!outputs.ok()) return Error(outputs.status());
+  if (!o.trace_path.empty()) {
+    if (absl::Status s = FinishTrace(**rt); !s.ok()) return Error(s);
+  }
   for (size_t out = 0; out < outputs->size(); ++out) {
     const Tensor& t = (*outputs)[out];
     NpyArray a;
@@ -81,6 +90,10 @@ void AddRunCommand(CommandLine& cli) {
   run->add_option("--threads", o->threads,
                   "threads the call runs on (default 0: all the process may use)")
       ->type_name("N");
+  run->add_option("--trace", o->trace_path,
+                  "write a Chrome trace of the call (its kernels per thread, compiles);\n"
+                  "open it at ui.perfetto.dev or chrome://tracing")
+      ->type_name("FILE");
 }
 
 }  // namespace pto::tools
