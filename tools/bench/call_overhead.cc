@@ -2,11 +2,14 @@
 //   (1) Function call: validation, dispatch-table lookup, symbol binding, plan execution;
 //   (2) the same kernels called directly with pre-bound arguments (the kernels' own time);
 //   overhead = (1) - (2), on the caller's thread (intra_op_threads = 1).
-// And separately the cost of one parallel launch (an empty 2-D parallel loop on the arena).
+// And separately the cost of one parallel launch (an empty 2-D parallel loop on the arena), and
+// the call while the Runtime records a trace (Runtime::StartTrace: a call event and an event per
+// kernel piece), written to a temporary file and removed.
 // Prints medians over repetitions (the machine is shared and noisy) as a table.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "device/device_info.h"
@@ -60,8 +63,8 @@ int main() {
     std::fprintf(stderr, "set-up failed\n");
     return 1;
   }
-  std::printf("%-22s %8s %14s %14s %14s\n", "graph", "kernels", "call ns", "kernels ns",
-              "overhead ns");
+  std::printf("%-22s %8s %14s %14s %14s %14s\n", "graph", "kernels", "call ns", "kernels ns",
+              "overhead ns", "traced ns");
   for (const Case& c : cases) {
     std::vector<std::vector<float>> data;
     std::vector<TensorView> in;
@@ -83,6 +86,11 @@ int main() {
     }
     if (!(**fn)(in, out).ok()) return 1;
     const double call = MedianNanosPerCall([&] { (void)(**fn)(in, out); }, 20000, 15);
+    const std::string trace_path = "/tmp/pto_bench_call_overhead_trace.json";
+    if (!(*rt)->StartTrace(trace_path).ok()) return 1;
+    const double traced = MedianNanosPerCall([&] { (void)(**fn)(in, out); }, 2000, 15);
+    if (!(*rt)->StopTrace().ok()) return 1;
+    std::remove(trace_path.c_str());
     // The same kernels, bound once and called directly.
     std::vector<jit::TraceInput> trace_inputs;
     for (const auto& s : c.shapes) {
@@ -121,8 +129,8 @@ int main() {
           }
         },
         20000, 15);
-    std::printf("%-22s %8zu %14.1f %14.1f %14.1f\n", c.name, bound.size(), call, kernels,
-                call - kernels);
+    std::printf("%-22s %8zu %14.1f %14.1f %14.1f %14.1f\n", c.name, bound.size(), call, kernels,
+                call - kernels, traced);
   }
   device::ThreadArena arena(std::max(2, device.cores));
   const int64_t extent[2] = {arena.threads(), 1}, grain[2] = {1, 1};

@@ -9,10 +9,6 @@
 
 namespace pto::bench {
 
-double PeakBurstGflops(const device::DeviceInfo& device, int threads, int64_t iterations) {
-  return device::PeakBurstGflops(device, threads, iterations);
-}
-
 double MeasurePeakGflops(const device::DeviceInfo& device, int threads) {
   constexpr int64_t kIterations = 20'000'000;  // about 0.1 s per thread at 100 GFLOP/s
   return device::MeasurePeakGflops(device, threads, kIterations, 3);

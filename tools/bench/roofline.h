@@ -24,9 +24,8 @@ struct MachineLimits {
 // Best of a few runs of `threads` threads each running the FMA loop (AVX-512 when the device
 // has it, else AVX2+FMA; SSE2 mul+add otherwise).
 double MeasurePeakGflops(const device::DeviceInfo& device, int threads);
-// One run of the FMA loop, `iterations` on each of `threads` threads released together: its
-// FLOPs over the time from the release to the last thread's end (thread start-up excluded).
-double PeakBurstGflops(const device::DeviceInfo& device, int threads, int64_t iterations);
+// One burst of the FMA loop (device/machine_limits.h).
+using device::PeakBurstGflops;
 // Iterations of a burst the bench times before and after a case's backends: about a
 // millisecond.
 inline constexpr int64_t kPeakBurstIterations = 400'000;
