@@ -42,6 +42,10 @@ std::string JsonString(std::string_view text) {
   return out + "\"";
 }
 
+std::string GridRangeText(const int64_t lo[2], const int64_t hi[2]) {
+  return absl::StrCat("rows [", lo[0], ", ", hi[0], ") cols [", lo[1], ", ", hi[1], ")");
+}
+
 std::string ChromeTraceJson(const std::vector<TimelineEvent>& events,
                             const std::vector<TimelineThread>& threads,
                             std::string_view process_name) {
@@ -59,11 +63,15 @@ std::string ChromeTraceJson(const std::vector<TimelineEvent>& events,
                           "\"tid\": %d, \"ts\": %.3f, \"dur\": %.3f",
                           JsonString(e.name), EventCategoryName(e.category), pid, e.tid,
                           e.start_us, e.duration_us);
-    if (!e.args.empty()) {
+    if (!e.args.empty() || e.kernel >= 0) {
       out += ", \"args\": {";
+      if (e.kernel >= 0) {
+        absl::StrAppend(&out, "\"grid\": \"", GridRangeText(e.lo, e.hi), "\", \"kernel\": ",
+                        e.kernel, ", \"arena slot\": ", e.arena_slot);
+      }
       for (size_t i = 0; i < e.args.size(); ++i) {
-        absl::StrAppend(&out, i ? ", " : "", JsonString(e.args[i].first), ": ",
-                        JsonString(e.args[i].second));
+        absl::StrAppend(&out, i > 0 || e.kernel >= 0 ? ", " : "", JsonString(e.args[i].first),
+                        ": ", JsonString(e.args[i].second));
       }
       out += "}";
     }

@@ -4,6 +4,7 @@
 #ifndef PTO_JIT_CHROME_TRACE_H_
 #define PTO_JIT_CHROME_TRACE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +18,11 @@ namespace pto::jit {
 // bytes of 0x80 and above passed through: UTF-8 stays UTF-8).
 std::string JsonString(std::string_view text);
 
-// The trace's JSON; `process_name` names the process's track.
+// "rows [0, 64) cols [0, 128)": a kernel piece's grid range, as its event shows it.
+std::string GridRangeText(const int64_t lo[2], const int64_t hi[2]);
+
+// The trace's JSON; a kernel piece's args are its "grid" (GridRangeText), "kernel" (its index
+// in the plan) and "arena slot", then its other args; `process_name` names the process's track.
 std::string ChromeTraceJson(const std::vector<TimelineEvent>& events,
                             const std::vector<TimelineThread>& threads,
                             std::string_view process_name);

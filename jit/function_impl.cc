@@ -141,7 +141,7 @@ absl::Status FunctionImpl::Run(const CompiledClass& cls, absl::Span<const Tensor
   // While the Runtime traces, each piece of each kernel goes on its timeline.
   jit::Timeline* timeline = runtime_->timeline();
   std::optional<jit::TraceObserver> trace;
-  if (timeline != nullptr) trace.emplace(*plan, *timeline, cls.label);
+  if (timeline != nullptr) trace.emplace(*plan, *timeline);
   jit::RunObserver* observer = trace.has_value() ? &*trace : nullptr;
   if (kernels == nullptr) return plan->Run(vals, in, out, runtime_->threads(), nullptr, observer);
   kernels->names.clear();

@@ -12,10 +12,14 @@ namespace {
 
 std::atomic<int> next_thread_id{1};
 
-// The OS thread's name, or "" when it has none but the process's (a thread inherits it).
-std::string OsThreadName() {
-  char name[64] = {};
-  if (pthread_getname_np(pthread_self(), name, sizeof name) != 0) return "";
+// The calling OS thread's name as it was at its first event (asked once per thread: it is a
+// system call).
+const std::string& OsThreadName() {
+  thread_local const std::string name = [] {
+    char buffer[64] = {};
+    return pthread_getname_np(pthread_self(), buffer, sizeof buffer) == 0 ? std::string(buffer)
+                                                                          : std::string();
+  }();
   return name;
 }
 
@@ -63,13 +67,36 @@ void Timeline::AddOnThread(int tid, std::string name, EventCategory category,
   e.start_us = std::max(0.0, Micros(begin - start_));
   e.duration_us = std::max(0.0, Micros(end - std::max(begin, start_)));
   e.args = std::move(args);
-  // Named outside the lock: the name of the calling thread only (another's is not ours to ask).
-  std::string os_name = tid == TimelineThreadId() ? OsThreadName() : "";
+  Append(std::move(e));
+}
+
+void Timeline::AddPiece(const std::string& name, int kernel, const int64_t lo[2],
+                        const int64_t hi[2], int arena_slot, Clock::time_point begin,
+                        Clock::time_point end) {
+  TimelineEvent e;
+  e.name = name;
+  e.category = EventCategory::kKernel;
+  e.tid = TimelineThreadId();
+  e.start_us = std::max(0.0, Micros(begin - start_));
+  e.duration_us = std::max(0.0, Micros(end - std::max(begin, start_)));
+  e.kernel = kernel;
+  e.arena_slot = arena_slot;
+  for (int d = 0; d < 2; ++d) {
+    e.lo[d] = lo[d];
+    e.hi[d] = hi[d];
+  }
+  Append(std::move(e));
+}
+
+void Timeline::Append(TimelineEvent e) {
+  const int tid = e.tid;
   std::lock_guard<std::mutex> lock(mu_);
   events_.push_back(std::move(e));
   const auto it = std::find_if(threads_.begin(), threads_.end(),
                                [tid](const TimelineThread& t) { return t.tid == tid; });
   if (it == threads_.end()) {
+    // Only the calling thread's own name is known here.
+    const std::string& os_name = tid == TimelineThreadId() ? OsThreadName() : std::string();
     threads_.push_back({tid, os_name.empty() ? absl::StrCat("thread ", tid)
                                              : absl::StrCat(os_name, " (thread ", tid, ")")});
   }

@@ -23,8 +23,14 @@ struct TimelineEvent {
   int tid = 0;               // TimelineThreadId() of the thread it happened on
   double start_us = 0;       // from the timeline's start
   double duration_us = 0;
-  // Shown with the event ("rows [0, 64) cols [0, 128)", "kernel" "2", ...), in order.
+  // Shown with the event ("inputs" "[2, 8]", ...), in order.
   std::vector<std::pair<std::string, std::string>> args;
+  // A kernel piece (kKernel): the kernel's index in its plan (-1: not a piece), the thread's
+  // arena slot and the piece's grid range, kept as numbers (formatted when written: an event
+  // per piece stays cheap).
+  int kernel = -1;
+  int arena_slot = 0;
+  int64_t lo[2] = {0, 0}, hi[2] = {0, 0};
 };
 
 struct TimelineThread {
@@ -46,6 +52,10 @@ class Timeline {
   // start).
   void Add(std::string name, EventCategory category, Clock::time_point begin,
            Clock::time_point end, std::vector<std::pair<std::string, std::string>> args = {});
+  // A piece [lo, hi) of kernel `kernel` (named `name`) that ran on the calling thread, in slot
+  // `arena_slot` of its arena.
+  void AddPiece(const std::string& name, int kernel, const int64_t lo[2], const int64_t hi[2],
+                int arena_slot, Clock::time_point begin, Clock::time_point end);
   // As Add, on the thread `tid` (an event reported by one thread about another).
   void AddOnThread(int tid, std::string name, EventCategory category, Clock::time_point begin,
                    Clock::time_point end, std::vector<std::pair<std::string, std::string>> args);
@@ -57,6 +67,8 @@ class Timeline {
   void Clear();
 
  private:
+  void Append(TimelineEvent event);
+
   Clock::time_point start_;
   mutable std::mutex mu_;
   std::vector<TimelineEvent> events_;

@@ -38,7 +38,17 @@ std::vector<TimelineEvent> TwoEvents() {
   piece.tid = 2;
   piece.start_us = 10;
   piece.duration_us = 20;
+  piece.kernel = 2;
+  piece.arena_slot = 1;
+  piece.lo[1] = 64;
+  piece.hi[0] = 8;
+  piece.hi[1] = 128;
   return {call, piece};
+}
+
+TEST(ChromeTrace, GridRangeText) {
+  const int64_t lo[2] = {0, 64}, hi[2] = {32, 128};
+  EXPECT_EQ(GridRangeText(lo, hi), "rows [0, 32) cols [64, 128)");
 }
 
 TEST(ChromeTrace, CompleteEventsAndThreadNames) {
@@ -56,7 +66,8 @@ TEST(ChromeTrace, CompleteEventsAndThreadNames) {
       "{\"ph\": \"X\", \"name\": \"mlp\", \"cat\": \"call\", \"pid\": " + pid +
       ", \"tid\": 1, \"ts\": 1.500, \"dur\": 100.250, \"args\": {\"inputs\": \"[2, 3]\"}},\n"
       "{\"ph\": \"X\", \"name\": \"f32_\\\"odd\\\"\", \"cat\": \"kernel\", \"pid\": " + pid +
-      ", \"tid\": 2, \"ts\": 10.000, \"dur\": 20.000}\n"
+      ", \"tid\": 2, \"ts\": 10.000, \"dur\": 20.000, \"args\": {\"grid\": \"rows [0, 8) "
+      "cols [64, 128)\", \"kernel\": 2, \"arena slot\": 1}}\n"
       "]}\n";
   EXPECT_EQ(json, want);
 }

@@ -85,21 +85,25 @@ TEST(TraceObserver, EachPieceIsAKernelEventWithItsRange) {
   plan.kernels[1].name = "f32_add_x";
   const Clock::time_point t0 = Clock::now();
   Timeline timeline(t0);
-  TraceObserver observer(plan, timeline, "batch=[4..7]");
+  TraceObserver observer(plan, timeline);
   EXPECT_TRUE(observer.wants_pieces());
   const int64_t lo[2] = {0, 64}, hi[2] = {32, 128};
   observer.OnPiece(1, lo, hi, 1, t0 + microseconds(3), t0 + microseconds(7));
   const std::vector<TimelineEvent> events = timeline.Events();
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].name, "f32_add_x");
-  EXPECT_EQ(events[0].category, EventCategory::kKernel);
-  EXPECT_DOUBLE_EQ(events[0].duration_us, 4);
-  const std::vector<std::pair<std::string, std::string>> want = {
-      {"grid", "rows [0, 32) cols [64, 128)"},
-      {"kernel", "1"},
-      {"arena slot", "1"},
-      {"shape class", "batch=[4..7]"}};
-  EXPECT_EQ(events[0].args, want);
+  const TimelineEvent& e = events[0];
+  EXPECT_EQ(e.name, "f32_add_x");
+  EXPECT_EQ(e.category, EventCategory::kKernel);
+  EXPECT_EQ(e.tid, TimelineThreadId());
+  EXPECT_DOUBLE_EQ(e.start_us, 3);
+  EXPECT_DOUBLE_EQ(e.duration_us, 4);
+  EXPECT_EQ(e.kernel, 1);
+  EXPECT_EQ(e.arena_slot, 1);
+  EXPECT_EQ(e.lo[0], 0);
+  EXPECT_EQ(e.lo[1], 64);
+  EXPECT_EQ(e.hi[0], 32);
+  EXPECT_EQ(e.hi[1], 128);
+  EXPECT_TRUE(e.args.empty());
 }
 
 }  // namespace
