@@ -61,17 +61,17 @@ std::string ChromeTraceJson(const std::vector<TimelineEvent>& events,
     absl::StrAppendFormat(&out,
                           ",\n{\"ph\": \"X\", \"name\": %s, \"cat\": \"%s\", \"pid\": %d, "
                           "\"tid\": %d, \"ts\": %.3f, \"dur\": %.3f",
-                          JsonString(e.name), EventCategoryName(e.category), pid, e.tid,
-                          e.start_us, e.duration_us);
+                          JsonString(e.name), EventCategoryName(e.category), pid, e.tid, e.start_us,
+                          e.duration_us);
     if (!e.args.empty() || e.kernel >= 0) {
       out += ", \"args\": {";
       if (e.kernel >= 0) {
-        absl::StrAppend(&out, "\"grid\": \"", GridRangeText(e.lo, e.hi), "\", \"kernel\": ",
-                        e.kernel, ", \"arena slot\": ", e.arena_slot);
+        absl::StrAppend(&out, "\"grid\": \"", GridRangeText(e.lo, e.hi),
+                        "\", \"kernel\": ", e.kernel, ", \"arena slot\": ", e.arena_slot);
       }
       for (size_t i = 0; i < e.args.size(); ++i) {
-        absl::StrAppend(&out, i > 0 || e.kernel >= 0 ? ", " : "", JsonString(e.args[i].first),
-                        ": ", JsonString(e.args[i].second));
+        absl::StrAppend(&out, i > 0 || e.kernel >= 0 ? ", " : "", JsonString(e.args[i].first), ": ",
+                        JsonString(e.args[i].second));
       }
       out += "}";
     }

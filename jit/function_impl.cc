@@ -12,6 +12,7 @@
 #include "jit/output_overlap.h"
 #include "jit/pipeline.h"
 #include "jit/trace_observer.h"
+#include "jit/tuning/tuning_data.h"
 #include "jit/workload_entries.h"
 #include "ops/shape_guards.h"
 
@@ -147,11 +148,6 @@ absl::Status FunctionImpl::Run(const CompiledClass& cls, absl::Span<const Tensor
   kernels->names.clear();
   for (const jit::PlanKernel& k : plan->kernels) kernels->names.push_back(k.name);
   kernels->seconds.assign(plan->kernels.size(), 0.0);
-  kernels->symbols.assign(plan->symbols.size(), 0);
-  for (size_t i = 0; i < plan->symbols.size(); ++i) {
-    const jit::SymbolSource& src = plan->symbols[i];
-    kernels->symbols[i] = src.symbol < 0 ? src.constant : vals[src.symbol];
-  }
   return plan->Run(vals, in, out, runtime_->threads(), kernels->seconds.data(), observer);
 }
 
@@ -232,8 +228,10 @@ absl::StatusOr<std::vector<KernelProfile>> FunctionImpl::Profile(
   std::vector<jit::KernelCost> costs;
   {
     std::lock_guard<std::mutex> lock(mu_);  // guards the class's program
+    const std::vector<int64_t> symbols = jit::ProgramSymbolValues(
+        cls->program, std::span<const int64_t>(values, cls->variant->symbols.size()));
     for (const ir::KernelCall& call : cls->program.tiles.calls)
-      costs.push_back(jit::CostOf(call.kernel, run.symbols));
+      costs.push_back(jit::CostOf(call.kernel, symbols));
   }
   if (costs.size() == profile.size()) AddRates(Peaks(), costs, profile);
   return profile;

@@ -68,7 +68,6 @@ class FunctionImpl {
   struct KernelTimes {
     std::vector<std::string> names;
     std::vector<double> seconds;
-    std::vector<int64_t> symbols;  // the kernels' symbol values (Plan::symbols of the call)
   };
   absl::Status Run(const CompiledClass& cls, absl::Span<const TensorView> inputs,
                    absl::Span<const TensorView> outputs, const int64_t* values,

@@ -115,8 +115,7 @@ KernelCost CostOf(const ir::Kernel& k, std::span<const int64_t> symbols) {
       cost.flops = points * (InputFlops(k) + RowOpFlops(k.row_op) + output_flops);
       break;
     case ir::KernelKind::kMatMul:
-      cost.flops =
-          2 * points * static_cast<double>(k.k.Evaluate(symbols)) + points * output_flops;
+      cost.flops = 2 * points * static_cast<double>(k.k.Evaluate(symbols)) + points * output_flops;
       break;
   }
   // Per slot, the largest footprint of its accesses. A matmul's a and b have one stride more

@@ -12,8 +12,8 @@ namespace detail {
 absl::Status RuntimeImpl::StartTrace(const std::string& path) {
   std::lock_guard<std::mutex> lock(trace_mu_);
   if (timeline_.load(std::memory_order_relaxed) != nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "a trace is being recorded already (to ", trace_path_, "): call StopTrace first"));
+    return absl::FailedPreconditionError(absl::StrCat("a trace is being recorded already (to ",
+                                                      trace_path_, "): call StopTrace first"));
   }
   // Written now, so that an unwritable path is reported before anything is recorded.
   if (absl::Status s = jit::WriteChromeTrace(path, {}, {}, "pto"); !s.ok()) return s;

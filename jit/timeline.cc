@@ -108,10 +108,9 @@ std::vector<TimelineEvent> Timeline::Events() const {
     std::lock_guard<std::mutex> lock(mu_);
     events = events_;
   }
-  std::stable_sort(events.begin(), events.end(),
-                   [](const TimelineEvent& a, const TimelineEvent& b) {
-                     return a.start_us < b.start_us;
-                   });
+  std::stable_sort(
+      events.begin(), events.end(),
+      [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_us < b.start_us; });
   return events;
 }
 

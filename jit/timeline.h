@@ -20,8 +20,8 @@ const char* EventCategoryName(EventCategory category);
 struct TimelineEvent {
   std::string name;
   EventCategory category = EventCategory::kCall;
-  int tid = 0;               // TimelineThreadId() of the thread it happened on
-  double start_us = 0;       // from the timeline's start
+  int tid = 0;          // TimelineThreadId() of the thread it happened on
+  double start_us = 0;  // from the timeline's start
   double duration_us = 0;
   // Shown with the event ("inputs" "[2, 8]", ...), in order.
   std::vector<std::pair<std::string, std::string>> args;
@@ -50,8 +50,8 @@ class Timeline {
   Clock::time_point start() const { return start_; }
   // Appends an event of the calling thread from `begin` to `end` (clamped to the timeline's
   // start).
-  void Add(std::string name, EventCategory category, Clock::time_point begin,
-           Clock::time_point end, std::vector<std::pair<std::string, std::string>> args = {});
+  void Add(std::string name, EventCategory category, Clock::time_point begin, Clock::time_point end,
+           std::vector<std::pair<std::string, std::string>> args = {});
   // A piece [lo, hi) of kernel `kernel` (named `name`) that ran on the calling thread, in slot
   // `arena_slot` of its arena.
   void AddPiece(const std::string& name, int kernel, const int64_t lo[2], const int64_t hi[2],

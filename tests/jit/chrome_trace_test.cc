@@ -57,15 +57,20 @@ TEST(ChromeTrace, CompleteEventsAndThreadNames) {
       ChromeTraceJson(TwoEvents(), {{1, "main (thread 1)"}, {2, "thread 2"}}, "pto");
   const std::string want =
       "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n"
-      "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " + pid +
+      "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " +
+      pid +
       ", \"tid\": 0, \"args\": {\"name\": \"pto\"}},\n"
-      "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " + pid +
+      "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " +
+      pid +
       ", \"tid\": 1, \"args\": {\"name\": \"main (thread 1)\"}},\n"
-      "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " + pid +
+      "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " +
+      pid +
       ", \"tid\": 2, \"args\": {\"name\": \"thread 2\"}},\n"
-      "{\"ph\": \"X\", \"name\": \"mlp\", \"cat\": \"call\", \"pid\": " + pid +
+      "{\"ph\": \"X\", \"name\": \"mlp\", \"cat\": \"call\", \"pid\": " +
+      pid +
       ", \"tid\": 1, \"ts\": 1.500, \"dur\": 100.250, \"args\": {\"inputs\": \"[2, 3]\"}},\n"
-      "{\"ph\": \"X\", \"name\": \"f32_\\\"odd\\\"\", \"cat\": \"kernel\", \"pid\": " + pid +
+      "{\"ph\": \"X\", \"name\": \"f32_\\\"odd\\\"\", \"cat\": \"kernel\", \"pid\": " +
+      pid +
       ", \"tid\": 2, \"ts\": 10.000, \"dur\": 20.000, \"args\": {\"grid\": \"rows [0, 8) "
       "cols [64, 128)\", \"kernel\": 2, \"arena slot\": 1}}\n"
       "]}\n";

@@ -53,9 +53,12 @@ TEST(KernelCost, ElementwiseCountsEachOperationAtEachPoint) {
   k.kind = ir::KernelKind::kElementwise;
   k.domain = {4, 8};
   k.accesses = {Access(0, {8, 1}), Access(1, {0, 1}), Access(2, {8, 1})};
-  k.output = {ExprNode{ExprOp::kLoad, -1, -1, 0}, ExprNode{ExprOp::kLoad, -1, -1, 1},
-              ExprNode{ExprOp::kAdd, 0, 1},       ExprNode{ExprOp::kGeluTanh, 2},
-              ExprNode{ExprOp::kConst, -1, -1, -1, 2.0f}, ExprNode{ExprOp::kMul, 3, 4}};
+  k.output = {ExprNode{ExprOp::kLoad, -1, -1, 0},
+              ExprNode{ExprOp::kLoad, -1, -1, 1},
+              ExprNode{ExprOp::kAdd, 0, 1},
+              ExprNode{ExprOp::kGeluTanh, 2},
+              ExprNode{ExprOp::kConst, -1, -1, -1, 2.0f},
+              ExprNode{ExprOp::kMul, 3, 4}};
   k.stores = {{2, 5}};
   const KernelCost cost = CostOf(k, {});
   EXPECT_EQ(FlopsOf(ExprOp::kGeluTanh), 20);

@@ -191,8 +191,8 @@ TEST_F(TraceTest, MisuseIsFailedPreconditionAndABadPathPermissionDenied) {
             "no trace is being recorded: call Runtime::StartTrace first");
   absl::Status bad = rt->StartTrace(dir_ + "/missing/trace.json");
   EXPECT_EQ(bad.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(bad.message(), "cannot write the trace to " + dir_ +
-                               "/missing/trace.json: No such file or directory");
+  EXPECT_EQ(bad.message(),
+            "cannot write the trace to " + dir_ + "/missing/trace.json: No such file or directory");
   const std::string path = dir_ + "/t.json";
   ASSERT_TRUE(rt->StartTrace(path).ok());
   absl::Status twice = rt->StartTrace(dir_ + "/u.json");
