@@ -83,6 +83,13 @@ absl::StatusOr<CompiledClassResult> CompileClass(RuntimeImpl& runtime, const std
   counters.kernels_loaded.fetch_add(runtime.compiler().cache_loads() - loads_before);
   counters.kernels_tuned_cached.fetch_add(compiled->tuning.complete);
   counters.tuning_records_applied.fetch_add(compiled->tuning.applied);
+  if (jit::Timeline* timeline = runtime.timeline(); timeline != nullptr) {
+    timeline->Add(absl::StrCat("compile ", function, " ", cls->label),
+                  jit::EventCategory::kShapeClass, start, start + std::chrono::nanoseconds(nanos),
+                  {{"kernels", absl::StrCat(cls->current->kernels.size())},
+                   {"kernels compiled", absl::StrCat(compiled->built.kernels_compiled)},
+                   {"steps", StepSummary(cls->program.steps)}});
+  }
   runtime.logger().Log(
       LogLevel::kInfo,
       absl::StrCat("pto: compiled '", function, "' for ", cls->label, ": ",

@@ -2,23 +2,52 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <span>
 
 #include "absl/strings/str_cat.h"
+#include "device/machine_limits.h"
+#include "jit/kernel_cost.h"
 #include "jit/output_allocation.h"
 #include "jit/output_overlap.h"
 #include "jit/pipeline.h"
+#include "jit/trace_observer.h"
+#include "jit/tuning/tuning_data.h"
 #include "jit/workload_entries.h"
 #include "ops/shape_guards.h"
 
 namespace pto::detail {
 namespace {
 
+// "[2, 8] [8, 4]": the shapes of a call's input views.
+std::string ViewShapesText(absl::Span<const TensorView> views) {
+  std::string s;
+  for (const TensorView& v : views) absl::StrAppend(&s, s.empty() ? "" : " ", v.ShapeString());
+  return s;
+}
+
 std::string ShapeString(const ir::Shape& shape, std::span<const int64_t> values) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
     absl::StrAppend(&s, i ? ", " : "", shape[i].Evaluate(values));
   return s + "]";
+}
+
+// Each kernel's flops, bytes, rates and share of the roofline at `peaks`.
+void AddRates(const device::MachinePeaks& peaks, const std::vector<jit::KernelCost>& costs,
+              std::vector<KernelProfile>& profile) {
+  for (size_t k = 0; k < profile.size(); ++k) {
+    KernelProfile& p = profile[k];
+    p.flops = costs[k].flops;
+    p.bytes = costs[k].bytes;
+    if (p.seconds <= 0) continue;
+    p.gflops = p.flops / p.seconds * 1e-9;
+    p.gbs = p.bytes / p.seconds * 1e-9;
+    const double compute = peaks.gflops > 0 ? p.flops / (peaks.gflops * 1e9) : 0;
+    const double memory = peaks.bandwidth_gbs > 0 ? p.bytes / (peaks.bandwidth_gbs * 1e9) : 0;
+    p.memory_bound = memory > compute;
+    p.roofline_share = std::max(compute, memory) / p.seconds;
+  }
 }
 
 }  // namespace
@@ -39,6 +68,17 @@ FunctionImpl::~FunctionImpl() { runtime_->RemoveFunction(this); }
 
 absl::Status FunctionImpl::Call(absl::Span<const TensorView> inputs,
                                 absl::Span<const TensorView> outputs) {
+  jit::Timeline* timeline = runtime_->timeline();
+  if (timeline == nullptr) return CallUntraced(inputs, outputs);
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status status = CallUntraced(inputs, outputs);
+  timeline->Add(name_, jit::EventCategory::kCall, start, std::chrono::steady_clock::now(),
+                {{"inputs", ViewShapesText(inputs)}, {"status", status.ToString()}});
+  return status;
+}
+
+absl::Status FunctionImpl::CallUntraced(absl::Span<const TensorView> inputs,
+                                        absl::Span<const TensorView> outputs) {
   calls_.fetch_add(1, std::memory_order_relaxed);
   if (absl::Status s = CheckInputViews(name_, num_inputs_, inputs); !s.ok()) return s;
   const CallShapes shapes = ShapesOfViews(inputs);
@@ -99,11 +139,16 @@ absl::Status FunctionImpl::Run(const CompiledClass& cls, absl::Span<const Tensor
   for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
   const device::EpochGuard guard = runtime_->plan_epochs().Enter();
   const jit::Plan* plan = cls.plan.load(std::memory_order_acquire);
-  if (kernels == nullptr) return plan->Run(vals, in, out, runtime_->threads());
+  // While the Runtime traces, each piece of each kernel goes on its timeline.
+  jit::Timeline* timeline = runtime_->timeline();
+  std::optional<jit::TraceObserver> trace;
+  if (timeline != nullptr) trace.emplace(*plan, *timeline);
+  jit::RunObserver* observer = trace.has_value() ? &*trace : nullptr;
+  if (kernels == nullptr) return plan->Run(vals, in, out, runtime_->threads(), nullptr, observer);
   kernels->names.clear();
   for (const jit::PlanKernel& k : plan->kernels) kernels->names.push_back(k.name);
   kernels->seconds.assign(plan->kernels.size(), 0.0);
-  return plan->Run(vals, in, out, runtime_->threads(), kernels->seconds.data());
+  return plan->Run(vals, in, out, runtime_->threads(), kernels->seconds.data(), observer);
 }
 
 absl::StatusOr<const CompiledClass*> FunctionImpl::CompileFor(const CallShapes& shapes,
@@ -173,11 +218,34 @@ absl::StatusOr<std::vector<KernelProfile>> FunctionImpl::Profile(
   for (size_t k = 0; k < first.size(); ++k) {
     std::vector<double>& t = times[k];
     std::sort(t.begin(), t.end());
-    profile.push_back({first[k], t[t.size() / 2], 0});
+    KernelProfile p;
+    p.kernel = first[k];
+    p.seconds = t[t.size() / 2];
+    profile.push_back(std::move(p));
     total += profile.back().seconds;
   }
   for (KernelProfile& p : profile) p.share = total > 0 ? p.seconds / total : 0;
+  std::vector<jit::KernelCost> costs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);  // guards the class's program
+    const std::vector<int64_t> symbols = jit::ProgramSymbolValues(
+        cls->program, std::span<const int64_t>(values, cls->variant->symbols.size()));
+    for (const ir::KernelCall& call : cls->program.tiles.calls)
+      costs.push_back(jit::CostOf(call.kernel, symbols));
+  }
+  if (costs.size() == profile.size()) AddRates(Peaks(), costs, profile);
   return profile;
+}
+
+device::MachinePeaks FunctionImpl::Peaks() const {
+  const RuntimeOptions& o = runtime_->options();
+  device::MachinePeaks peaks{o.peak_gflops, o.peak_bandwidth_gbs};
+  if (peaks.gflops > 0 && peaks.bandwidth_gbs > 0) return peaks;
+  const device::MachinePeaks measured =
+      device::MeasuredPeaks(runtime_->device(), runtime_->intra_op_threads());
+  if (peaks.gflops <= 0) peaks.gflops = measured.gflops;
+  if (peaks.bandwidth_gbs <= 0) peaks.bandwidth_gbs = measured.bandwidth_gbs;
+  return peaks;
 }
 
 absl::StatusOr<const TraceVariant*> FunctionImpl::TracedVariant(

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "device/machine_limits.h"
 #include "jit/call_validation.h"
 #include "jit/compile_class.h"
 #include "jit/constant_inputs.h"
@@ -71,6 +72,11 @@ class FunctionImpl {
   absl::Status Run(const CompiledClass& cls, absl::Span<const TensorView> inputs,
                    absl::Span<const TensorView> outputs, const int64_t* values,
                    KernelTimes* kernels = nullptr);
+  // RuntimeOptions' peaks, or those measured once per process where they are 0.
+  device::MachinePeaks Peaks() const;
+  // Call's work; Call adds a trace event around it while the Runtime traces.
+  absl::Status CallUntraced(absl::Span<const TensorView> inputs,
+                            absl::Span<const TensorView> outputs);
 
   std::shared_ptr<RuntimeImpl> runtime_;  // first: the Runtime's internals outlive the rest
   std::string name_;

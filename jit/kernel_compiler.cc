@@ -197,6 +197,17 @@ void KernelCompiler::Record(const CompiledKernel& kernel, const KernelOrigin& or
   events_.push_back(std::move(event));
 }
 
+void KernelCompiler::Trace(const CompiledKernel& kernel, const KernelOrigin& origin,
+                           EventCategory category) {
+  Timeline* timeline = timeline_.load(std::memory_order_acquire);
+  if (timeline == nullptr) return;
+  const auto end = std::chrono::steady_clock::now();
+  const auto begin = end - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(kernel.compile_seconds));
+  timeline->Add(kernel.symbol, category, begin, end,
+                {{"function", origin.graph_name}, {"shape class", origin.shape_class}});
+}
+
 std::shared_ptr<CompiledKernel> KernelCompiler::LoadCached(const cache::KernelKeyParts& key,
                                                            const std::string& symbol) {
   const auto start = std::chrono::steady_clock::now();
@@ -295,6 +306,7 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> KernelCompiler::CompileNew(
     if (std::shared_ptr<CompiledKernel> cached = LoadCached(parts, named.name)) {
       cached->cache_key = cache_key;
       Record(*cached, origin, /*loaded=*/true);
+      Trace(*cached, origin, EventCategory::kCacheLoad);
       return cached;
     }
   }
@@ -318,6 +330,7 @@ absl::StatusOr<std::shared_ptr<CompiledKernel>> KernelCompiler::CompileNew(
   compiled->code = holder;
   compiled->cache_key = cache_key;
   Record(*compiled, origin, /*loaded=*/false);
+  Trace(*compiled, origin, persist ? EventCategory::kCompile : EventCategory::kTune);
   if (persist) Store(parts, *compiled, origin);
   return compiled;
 }

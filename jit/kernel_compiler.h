@@ -20,6 +20,7 @@
 #include "device/device_info.h"
 #include "jit/ir/tile_ir.h"
 #include "jit/kernel_abi.h"
+#include "jit/timeline.h"
 #include "pto/runtime.h"
 
 namespace pto::jit {
@@ -106,6 +107,10 @@ class KernelCompiler {
   // Undefined symbols a kernel object may reference (the JIT engine's allowed_symbols()).
   const std::vector<std::string>& AllowedExternalSymbols() const;
   bool checked_kernels() const;
+  // While not null, each kernel compiled or loaded is also an event there (compile, tune for
+  // a candidate that is not persisted, cache_load), on the thread that did it. The timeline
+  // must outlive its use here (the Runtime keeps every trace's).
+  void SetTimeline(Timeline* timeline) { timeline_.store(timeline, std::memory_order_release); }
 
  private:
   struct Impl;
@@ -117,6 +122,7 @@ class KernelCompiler {
   std::shared_ptr<CompiledKernel> LoadCached(const cache::KernelKeyParts& key,
                                              const std::string& symbol);
   void Record(const CompiledKernel& kernel, const KernelOrigin& origin, bool loaded);
+  void Trace(const CompiledKernel& kernel, const KernelOrigin& origin, EventCategory category);
   void Store(const cache::KernelKeyParts& parts, const CompiledKernel& compiled,
              const KernelOrigin& origin);
   // Drops memo entries whose kernels were freed, when the memo has doubled since the last sweep.
@@ -143,6 +149,7 @@ class KernelCompiler {
   std::atomic<int64_t> cache_loads_{0};
   mutable std::mutex events_mu_;
   std::vector<KernelEvent> events_;
+  std::atomic<Timeline*> timeline_{nullptr};
 };
 
 }  // namespace pto::jit

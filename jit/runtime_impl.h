@@ -17,6 +17,7 @@
 #include "device/thread_arena.h"
 #include "jit/kernel_compiler.h"
 #include "jit/logger.h"
+#include "jit/timeline.h"
 #include "proto/workload.pb.h"
 #include "pto/options.h"
 #include "pto/runtime.h"
@@ -79,6 +80,11 @@ class RuntimeImpl {
   void RemoveFunction(FunctionImpl* fn);
   absl::Status WriteWorkload(const std::string& path) const;
 
+  // The timeline being recorded (Runtime::StartTrace), or null: one atomic load.
+  jit::Timeline* timeline() const { return timeline_.load(std::memory_order_acquire); }
+  absl::Status StartTrace(const std::string& path);  // jit/runtime_trace.cc
+  absl::StatusOr<TraceSummary> StopTrace();
+
  private:
   RuntimeOptions options_;
   device::DeviceInfo device_;
@@ -99,6 +105,12 @@ class RuntimeImpl {
   mutable std::mutex functions_mu_;
   std::vector<FunctionImpl*> functions_;
   std::vector<proto::WorkloadEntry> removed_workload_;
+  std::mutex trace_mu_;  // guards trace_path_, timelines_ and the starting and stopping
+  std::string trace_path_;
+  std::atomic<jit::Timeline*> timeline_{nullptr};
+  // Every trace's timeline, kept until the Runtime's internals go: a call that loaded one
+  // before StopTrace may still append to it.
+  std::vector<std::unique_ptr<jit::Timeline>> timelines_;
   std::unique_ptr<tuner::TuningService> tuning_service_;  // last: shut down first
   std::atomic<bool> tuning_closed_{false};
 };

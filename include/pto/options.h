@@ -118,6 +118,11 @@ struct RuntimeOptions {
   // buffer, the index and the extent. Slower (docs/performance.md); checked kernels have names
   // ending in "_checked" and cache keys of their own.
   bool checked_kernels = false;
+  // The machine's fp32 peak and memory bandwidth (read + written bytes per second) at
+  // intra_op_threads, for Function::Profile's roofline. 0: measured once per process at the
+  // first Profile that needs it (about 0.2 s; device/machine_limits.h).
+  double peak_gflops = 0;
+  double peak_bandwidth_gbs = 0;
 
   // The defaults with what the process's environment sets, as users of Triton and oneDNN
   // expect: PTO_CACHE_DIR (cache_path) and PTO_LOG (log_level: debug, info, warning, error or

@@ -66,6 +66,35 @@ struct KernelProfile {
   std::string kernel;  // the kernel's symbol (says what it computes and its tile config)
   double seconds = 0;  // median wall time per call, all threads of the call included
   double share = 0;    // of the kernels' summed medians
+  // Per call at the profiled shapes, from the kernel's operations (jit/kernel_cost.h): its
+  // floating-point operations and compulsory memory traffic (each element it touches once).
+  double flops = 0;
+  double bytes = 0;
+  double gflops = 0;  // flops / seconds, in 1e9 per second
+  double gbs = 0;     // bytes / seconds, in 1e9 per second
+  // The machine's peaks (RuntimeOptions::peak_gflops, peak_bandwidth_gbs) bound it by memory:
+  // bytes / bandwidth > flops / peak.
+  bool memory_bound = false;
+  // The roofline's time, max(flops / peak, bytes / bandwidth), over `seconds`: 1 is as fast
+  // as the machine allows (a little above 1 is noise or data that stayed in cache).
+  double roofline_share = 0;
+};
+
+// One thread of a trace Runtime::StopTrace wrote: its events, and of them the kernel pieces
+// and their summed time (is every core working?).
+struct TraceThread {
+  int tid = 0;       // the trace's thread id
+  std::string name;  // as the trace names it
+  int64_t events = 0;
+  int64_t kernel_events = 0;
+  double kernel_seconds = 0;
+};
+
+// What Runtime::StopTrace wrote.
+struct TraceSummary {
+  std::string path;
+  int64_t events = 0;
+  std::vector<TraceThread> threads;  // by tid
 };
 
 // The persistent kernel cache as this Runtime sees it (counts are this process's).
@@ -212,6 +241,18 @@ class Runtime {
   // traced graph and the shape classes it was called at, with call counts and seconds.
   // FailedPrecondition when recording is off; the file is replaced atomically.
   absl::Status WriteWorkload(const std::string& path) const;
+
+  // Records a timeline until StopTrace: each call of each Function of this Runtime (an event
+  // on the calling thread), each piece of each kernel's grid on the thread that ran it (with
+  // its range), each shape class compiled and each kernel compiled or loaded from the cache.
+  // StartTrace checks that `path` can be written (PermissionDenied "cannot write the trace to
+  // PATH: REASON" otherwise); FailedPrecondition while a trace is being recorded. Off, tracing
+  // costs a call one atomic load.
+  absl::Status StartTrace(const std::string& path);
+  // Writes the trace to StartTrace's path as Chrome Trace Event Format JSON (open it at
+  // ui.perfetto.dev or chrome://tracing) and stops recording. FailedPrecondition when no trace
+  // is being recorded.
+  absl::StatusOr<TraceSummary> StopTrace();
 
   detail::RuntimeImpl* impl() const { return impl_.get(); }
 

@@ -251,5 +251,52 @@ TEST_F(PtoCli, DemoPassesItsReferenceCheck) {
   EXPECT_THAT(r.output, HasSubstr("PASS"));
 }
 
+// What python3's json module reads in a trace file: its complete events, the threads that ran
+// kernel pieces, and the categories ("events N kernel_threads T cats a,b,c").
+Result ReadTraceWithPython(const std::string& path) {
+  return testing::RunPtoBinary("python3",
+                               "-c 'import json, sys\n"
+                               "d = json.load(open(sys.argv[1]))\n"
+                               "x = [e for e in d[\"traceEvents\"] if e[\"ph\"] == \"X\"]\n"
+                               "k = set(e[\"tid\"] for e in x if e[\"cat\"] == \"kernel\")\n"
+                               "print(\"events\", len(x), \"kernel_threads\", len(k), \"cats\", "
+                               "\",\".join(sorted(set(e[\"cat\"] for e in x))))' " +
+                                   path);
+}
+
+TEST_F(PtoCli, DemoWritesATraceAndProfilesWithRates) {
+  // The profiled shape is the first iteration's (batch 1, seq 7): one shape class compiled.
+  Result r = RunPto("demo --iterations 1 --profile 1x7 --trace " + Path("demo.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output,
+              ::testing::ContainsRegex(
+                  "trace: " + Path("demo.json") +
+                  ", [0-9]+ events \\(.*: [0-9]+.*\\); "
+                  "open it at ui.perfetto.dev \\(Open trace file\\) or chrome://tracing"));
+  EXPECT_THAT(r.output, HasSubstr("GFLOP/s"));
+  EXPECT_THAT(r.output, HasSubstr("%roof"));
+  Result json = ReadTraceWithPython(Path("demo.json"));
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_THAT(json.output, ::testing::ContainsRegex("kernel_threads [1-9]"));
+  EXPECT_THAT(json.output, HasSubstr("cats call,compile,kernel,shape_class"));
+}
+
+TEST_F(PtoCli, RunWritesATraceOrSaysWhyItCannot) {
+  const std::string inputs = WriteSmallMlpInputs();
+  Result r = RunPto("run " + Graph() + inputs + " --output y=" + Path("y.npy") + " --trace " +
+                    Path("run.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("trace: " + Path("run.json") + ", "));
+  Result json = ReadTraceWithPython(Path("run.json"));
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_THAT(json.output, ::testing::ContainsRegex("kernel_threads [1-9]"));
+  EXPECT_THAT(json.output, HasSubstr("call,compile,kernel"));
+  r = RunPto("run " + Graph() + inputs + " --output y=" + Path("y.npy") + " --trace " +
+             Path("missing/run.json"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("pto run: cannot write the trace to " + Path("missing/run.json") +
+                                  ": No such file or directory"));
+}
+
 }  // namespace
 }  // namespace pto

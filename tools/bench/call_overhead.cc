@@ -2,11 +2,14 @@
 //   (1) Function call: validation, dispatch-table lookup, symbol binding, plan execution;
 //   (2) the same kernels called directly with pre-bound arguments (the kernels' own time);
 //   overhead = (1) - (2), on the caller's thread (intra_op_threads = 1).
-// And separately the cost of one parallel launch (an empty 2-D parallel loop on the arena).
+// And separately the cost of one parallel launch (an empty 2-D parallel loop on the arena), and
+// the call while the Runtime records a trace (Runtime::StartTrace: a call event and an event per
+// kernel piece), written to a temporary file and removed.
 // Prints medians over repetitions (the machine is shared and noisy) as a table.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "device/device_info.h"
@@ -15,6 +18,7 @@
 #include "jit/pipeline.h"
 #include "jit/trace.h"
 #include "pto/pto.h"
+#include "tools/pto/transformer_block.h"
 
 namespace {
 
@@ -31,6 +35,51 @@ double MedianNanosPerCall(F&& f, int calls, int reps) {
   }
   std::sort(per_call.begin(), per_call.end());
   return per_call[per_call.size() / 2];
+}
+
+// The demo's block at batch 4, seq 32 on every core: median ms per call without and with a
+// trace being recorded, interleaved in rounds (the machine is shared: a slow moment hits
+// both).
+bool TracedDemoBlock() {
+  using namespace pto;
+  const tools::BlockDims dims;
+  auto rt = Runtime::Open({});
+  if (!rt.ok()) return false;
+  FunctionOptions options;
+  const std::vector<std::vector<int64_t>> weights = tools::WeightShapes(dims);
+  for (size_t i = 1; i <= weights.size(); ++i) options.constant_inputs.push_back(i);
+  auto fn = (*rt)->JitTraced("transformer_block", 1 + static_cast<int>(weights.size()),
+                             tools::TransformerBlock(dims), options);
+  if (!fn.ok()) return false;
+  std::vector<std::vector<int64_t>> shapes = {{4, 32, dims.model}};
+  shapes.insert(shapes.end(), weights.begin(), weights.end());
+  std::vector<std::vector<float>> data;
+  std::vector<TensorView> in;
+  for (const auto& s : shapes) {
+    int64_t n = 1;
+    for (int64_t d : s) n *= d;
+    data.emplace_back(n, 0.01f);
+    in.push_back(TensorView::Dense(data.back().data(), s));
+  }
+  std::vector<float> out_data(4 * 32 * dims.model);
+  const TensorView out = TensorView::Dense(out_data.data(), {4, 32, dims.model});
+  if (!(**fn)(in, {&out, 1}).ok()) return false;
+  const std::string trace_path = "/tmp/pto_bench_call_overhead_demo_trace.json";
+  std::vector<double> off, on;
+  for (int round = 0; round < 10; ++round) {
+    off.push_back(MedianNanosPerCall([&] { (void)(**fn)(in, {&out, 1}); }, 200, 1) * 1e-6);
+    if (!(*rt)->StartTrace(trace_path).ok()) return false;
+    on.push_back(MedianNanosPerCall([&] { (void)(**fn)(in, {&out, 1}); }, 200, 1) * 1e-6);
+    if (!(*rt)->StopTrace().ok()) return false;
+  }
+  std::remove(trace_path.c_str());
+  std::sort(off.begin(), off.end());
+  std::sort(on.begin(), on.end());
+  std::printf(
+      "\ndemo block 4x32, %d threads, median of 10 rounds of 200 calls: %.3f ms per call, "
+      "%.3f ms while tracing\n",
+      device::DetectHost().cores, off[off.size() / 2], on[on.size() / 2]);
+  return true;
 }
 
 struct Case {
@@ -60,8 +109,8 @@ int main() {
     std::fprintf(stderr, "set-up failed\n");
     return 1;
   }
-  std::printf("%-22s %8s %14s %14s %14s\n", "graph", "kernels", "call ns", "kernels ns",
-              "overhead ns");
+  std::printf("%-22s %8s %14s %14s %14s %14s\n", "graph", "kernels", "call ns", "kernels ns",
+              "overhead ns", "traced ns");
   for (const Case& c : cases) {
     std::vector<std::vector<float>> data;
     std::vector<TensorView> in;
@@ -83,6 +132,11 @@ int main() {
     }
     if (!(**fn)(in, out).ok()) return 1;
     const double call = MedianNanosPerCall([&] { (void)(**fn)(in, out); }, 20000, 15);
+    const std::string trace_path = "/tmp/pto_bench_call_overhead_trace.json";
+    if (!(*rt)->StartTrace(trace_path).ok()) return 1;
+    const double traced = MedianNanosPerCall([&] { (void)(**fn)(in, out); }, 2000, 15);
+    if (!(*rt)->StopTrace().ok()) return 1;
+    std::remove(trace_path.c_str());
     // The same kernels, bound once and called directly.
     std::vector<jit::TraceInput> trace_inputs;
     for (const auto& s : c.shapes) {
@@ -121,9 +175,10 @@ int main() {
           }
         },
         20000, 15);
-    std::printf("%-22s %8zu %14.1f %14.1f %14.1f\n", c.name, bound.size(), call, kernels,
-                call - kernels);
+    std::printf("%-22s %8zu %14.1f %14.1f %14.1f %14.1f\n", c.name, bound.size(), call, kernels,
+                call - kernels, traced);
   }
+  if (!TracedDemoBlock()) return 1;
   device::ThreadArena arena(std::max(2, device.cores));
   const int64_t extent[2] = {arena.threads(), 1}, grain[2] = {1, 1};
   const double launch = MedianNanosPerCall(

@@ -1,12 +1,13 @@
-// The machine's limits, measured by the bench in the same run: fp32 peak FLOP/s (an FMA loop
-// with independent vector accumulators, compiled for the host's vector width) and streaming
-// memory bandwidth, per thread count; and the roofline they give for a case.
+// The machine's limits, measured by the bench in the same run (device/machine_limits.h, with
+// longer runs than Function::Profile's): fp32 peak FLOP/s and streaming memory bandwidth, per
+// thread count; and the roofline they give for a case.
 #ifndef PTO_TOOLS_BENCH_ROOFLINE_H_
 #define PTO_TOOLS_BENCH_ROOFLINE_H_
 
 #include <cstdint>
 
 #include "device/device_info.h"
+#include "device/machine_limits.h"
 #include "tools/bench/buffers.h"
 
 namespace pto::bench {
@@ -23,9 +24,8 @@ struct MachineLimits {
 // Best of a few runs of `threads` threads each running the FMA loop (AVX-512 when the device
 // has it, else AVX2+FMA; SSE2 mul+add otherwise).
 double MeasurePeakGflops(const device::DeviceInfo& device, int threads);
-// One run of the FMA loop, `iterations` on each of `threads` threads released together: its
-// FLOPs over the time from the release to the last thread's end (thread start-up excluded).
-double PeakBurstGflops(const device::DeviceInfo& device, int threads, int64_t iterations);
+// One burst of the FMA loop (device/machine_limits.h).
+using device::PeakBurstGflops;
 // Iterations of a burst the bench times before and after a case's backends: about a
 // millisecond.
 inline constexpr int64_t kPeakBurstIterations = 400'000;
@@ -35,10 +35,7 @@ inline constexpr int64_t kPeakBurstIterations = 400'000;
 // most the machine streams (1.36x ordinary stores at 2 threads on the 2-core EPYC of
 // docs/performance.md). Counts bytes read plus bytes written (the write-allocate read is not
 // counted, as STREAM does not).
-struct Bandwidth {
-  double ordinary_stores_gbs = 0;
-  double streaming_stores_gbs = 0;
-};
+using Bandwidth = device::Bandwidth;
 Bandwidth MeasureBandwidth(int threads, int64_t buffer_bytes);
 
 MachineLimits MeasureLimits(const device::DeviceInfo& device, int threads, int64_t buffer_bytes);

@@ -6,7 +6,8 @@
 // called, with their call counts and times, as a workload file for `pto tune --workload`.
 // `--profile BxS` (e.g. 4x128) adds where a call's time goes at batch B, sequence S: each kernel
 // of the plan with its median time over 50 calls (Function::Profile). `--checked-kernels`
-// runs bounds-checked kernels (RuntimeOptions::checked_kernels).
+// runs bounds-checked kernels (RuntimeOptions::checked_kernels). `--trace FILE` writes a
+// Chrome trace of the run (Runtime::StartTrace).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include "pto/pto.h"
 #include "tools/pto/command_line.h"
 #include "tools/pto/commands.h"
+#include "tools/pto/trace_file.h"
 #include "tools/pto/transformer_block.h"
 
 namespace pto::tools {
@@ -62,13 +64,19 @@ bool PrintProfile(Function& fn, int64_t b, int64_t s, int64_t model,
   }
   std::printf("profile at batch %lld, seq %lld (median of 50 calls per kernel):\n",
               static_cast<long long>(b), static_cast<long long>(s));
-  std::printf("  %-56s %10s %7s\n", "kernel", "us", "share");
+  std::printf("  %-56s %10s %7s %8s %7s %6s %s\n", "kernel", "us", "share", "GFLOP/s", "GB/s",
+              "%roof", "bound");
   double total = 0;
   for (const KernelProfile& k : *profile) {
-    std::printf("  %-56s %10.1f %6.1f%%\n", k.kernel.c_str(), k.seconds * 1e6, k.share * 100);
+    std::printf("  %-56s %10.1f %6.1f%% %8.1f %7.1f %5.0f%% %s\n", k.kernel.c_str(),
+                k.seconds * 1e6, k.share * 100, k.gflops, k.gbs, k.roofline_share * 100,
+                k.memory_bound ? "memory" : "compute");
     total += k.seconds;
   }
   std::printf("  %-56s %10.1f\n", "total", total * 1e6);
+  std::printf(
+      "  (%%roof: the roofline's time, max(flops / peak, bytes / bandwidth), over the kernel's; "
+      "bound: which of the two is larger)\n");
   return true;
 }
 
@@ -109,6 +117,7 @@ struct DemoOptions {
   int iterations = 60;
   std::string workload_path;                   // --record-workload
   std::string profile_shape;                   // --profile BxS
+  std::string trace_path;                      // --trace FILE
   int64_t profile_batch = 0, profile_seq = 0;  // parsed from profile_shape
   bool kernel_times = false;
   RuntimeOptions runtime;
@@ -286,6 +295,12 @@ int RunDemo(const CLI::App& command, DemoOptions& o) {
   std::printf("pto demo: transformer block (model %lld, heads %lld, mlp %lld), %d iterations\n",
               static_cast<long long>(dims.model), static_cast<long long>(dims.heads),
               static_cast<long long>(dims.ff), o.iterations);
+  if (!o.trace_path.empty()) {
+    if (absl::Status s = (*rt)->StartTrace(o.trace_path); !s.ok()) {
+      std::fprintf(stderr, "pto demo: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+  }
   DemoTally tally;
   for (int it = 0; it < o.iterations; ++it) {
     if (!RunIteration(**fn, block, dims, weights, it, tally)) return 1;
@@ -295,6 +310,12 @@ int RunDemo(const CLI::App& command, DemoOptions& o) {
   if (!o.profile_shape.empty() &&
       !PrintProfile(**fn, o.profile_batch, o.profile_seq, dims.model, weights)) {
     return 1;
+  }
+  if (!o.trace_path.empty()) {
+    if (absl::Status s = FinishTrace(**rt); !s.ok()) {
+      std::fprintf(stderr, "pto demo: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
   }
   if (!o.workload_path.empty() && !WriteWorkload(**rt, o.workload_path)) return 1;
   std::printf("%s\n", tally.failed == 0 ? "PASS" : "FAIL");
@@ -337,6 +358,10 @@ void AddDemoCommand(CommandLine& cli) {
       ->type_name("BxS");
   demo->add_flag("--checked-kernels", o->runtime.checked_kernels,
                  "bounds-checked kernels (RuntimeOptions::checked_kernels)");
+  demo->add_option("--trace", o->trace_path,
+                   "write a Chrome trace of the run (calls, kernels per thread, compiles);\n"
+                   "open it at ui.perfetto.dev or chrome://tracing")
+      ->type_name("FILE");
 }
 
 }  // namespace pto::tools

@@ -1,5 +1,5 @@
 // `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ... [--threads N]
-//  [--check]`
+//  [--check] [--trace FILE]`
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -11,6 +11,7 @@
 #include "tools/pto/graph_input_check.h"
 #include "tools/pto/graph_program.h"
 #include "tools/pto/node_check.h"
+#include "tools/pto/trace_file.h"
 
 namespace pto::tools {
 namespace {
@@ -24,7 +25,8 @@ struct RunOptions {
   std::string graph_path;
   std::vector<std::string> inputs, outputs;  // NAME=FILE.npy
   int threads = 0;
-  bool check = false;  // every node against the ops/ reference (tools/pto/node_check.h)
+  bool check = false;      // every node against the ops/ reference (tools/pto/node_check.h)
+  std::string trace_path;  // --trace FILE
 };
 
 int RunGraph(const CLI::App& command, const RunOptions& o) {
@@ -58,8 +60,14 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
   absl::StatusOr<std::unique_ptr<Function>> fn =
       (*rt)->JitTraced(o.graph_path, program->graph.num_inputs, program->trace, program->options);
   if (!fn.ok()) return Error(fn.status());
+  if (!o.trace_path.empty()) {
+    if (absl::Status s = (*rt)->StartTrace(o.trace_path); !s.ok()) return Error(s);
+  }
   absl::StatusOr<std::vector<Tensor>> outputs = (**fn)(views);
   if (!outputs.ok()) return Error(outputs.status());
+  if (!o.trace_path.empty()) {
+    if (absl::Status s = FinishTrace(**rt); !s.ok()) return Error(s);
+  }
   for (size_t out = 0; out < outputs->size(); ++out) {
     const Tensor& t = (*outputs)[out];
     NpyArray a;
@@ -95,6 +103,10 @@ void AddRunCommand(CommandLine& cli) {
   run->add_flag("--check", o->check,
                 "also run a debug plan that materializes every node and print, per node, its "
                 "error against the ops/ reference and the op's tolerance");
+  run->add_option("--trace", o->trace_path,
+                  "write a Chrome trace of the call (its kernels per thread, compiles);\n"
+                  "open it at ui.perfetto.dev or chrome://tracing")
+      ->type_name("FILE");
 }
 
 }  // namespace pto::tools

@@ -1,4 +1,5 @@
-// Function::Profile: each kernel of the plan, in execution order, with its median time.
+// Function::Profile: each kernel of the plan, in execution order, with its median time, its
+// flops and bytes, their rates and its share of the roofline.
 #include <string>
 #include <vector>
 
@@ -39,6 +40,54 @@ TEST(Profile, EveryKernelInOrderWithItsTimeAndShare) {
   ASSERT_TRUE(want.ok());
   EXPECT_EQ(out, (*want)[0].data);
   EXPECT_EQ((*fn)->stats().calls, 1 + 7 + 1);
+}
+
+// A matmul's flops are exactly 2*M*N*K and its bytes each operand once; rates follow from
+// its time, and its roofline share from the machine's measured peaks.
+TEST(Profile, RatesAndRooflineShareOfAMatmul) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime();
+  auto fn = rt->Jit("mm", [](Value x, Value w) { return matmul(x, w); });
+  ASSERT_TRUE(fn.ok());
+  const int64_t m = 96, k = 128, n = 64;
+  const std::vector<HostTensor> inputs = {HostTensor::Random({m, k}, 1),
+                                          HostTensor::Random({k, n}, 2)};
+  std::vector<float> out(m * n);
+  const TensorView out_view = TensorView::Dense(out.data(), {m, n});
+  absl::StatusOr<std::vector<KernelProfile>> profile =
+      (*fn)->Profile(testing::Views(inputs), {&out_view, 1}, 9);
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  ASSERT_EQ(profile->size(), 1u);
+  const KernelProfile& p = (*profile)[0];
+  EXPECT_EQ(p.flops, 2.0 * m * n * k);
+  EXPECT_EQ(p.bytes, 4.0 * (m * k + k * n + m * n));
+  EXPECT_GT(p.gflops, 0);
+  EXPECT_GT(p.gbs, 0);
+  EXPECT_DOUBLE_EQ(p.gflops, p.flops / p.seconds * 1e-9);
+  EXPECT_DOUBLE_EQ(p.gbs, p.bytes / p.seconds * 1e-9);
+  EXPECT_GT(p.roofline_share, 0);
+  EXPECT_LE(p.roofline_share, 1.5);
+}
+
+// Peaks given in RuntimeOptions are used as given (nothing measured).
+TEST(Profile, GivenPeaksSetTheRoofline) {
+  RuntimeOptions options;
+  options.peak_gflops = 1000;
+  options.peak_bandwidth_gbs = 1;
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime(options);
+  auto fn = rt->Jit("scale", [](Value x) { return x * 2.0f + 1.0f; });
+  ASSERT_TRUE(fn.ok());
+  const std::vector<HostTensor> inputs = {HostTensor::Random({64, 256}, 1)};
+  std::vector<float> out(64 * 256);
+  const TensorView out_view = TensorView::Dense(out.data(), {64, 256});
+  absl::StatusOr<std::vector<KernelProfile>> profile =
+      (*fn)->Profile(testing::Views(inputs), {&out_view, 1}, 5);
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  ASSERT_EQ(profile->size(), 1u);
+  const KernelProfile& p = (*profile)[0];
+  EXPECT_EQ(p.flops, 2.0 * 64 * 256);
+  EXPECT_EQ(p.bytes, 4.0 * 2 * 64 * 256);
+  EXPECT_TRUE(p.memory_bound);
+  EXPECT_DOUBLE_EQ(p.roofline_share, p.bytes / 1e9 / p.seconds);
 }
 
 TEST(Profile, BadCallsAndBadViewsAreInvalidArgument) {

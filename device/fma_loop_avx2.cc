@@ -1,11 +1,11 @@
-// Compiled with -mavx2 -mfma (see tools/bench/CMakeLists.txt); called only on CPUs that have it.
+// Compiled with -mavx2 -mfma (see device/CMakeLists.txt); called only on CPUs that have it.
 #include <immintrin.h>
 
 #include <initializer_list>
 
-#include "tools/bench/fma_loops.h"
+#include "device/fma_loops.h"
 
-namespace pto::bench {
+namespace pto::device {
 
 double FmaLoopAvx2(int64_t iterations, float* sink) {
   // 12 named accumulators (an array would be kept in memory): 12 independent dependency
@@ -32,4 +32,4 @@ double FmaLoopAvx2(int64_t iterations, float* sink) {
   return static_cast<double>(iterations) * 12 * 8 * 2;
 }
 
-}  // namespace pto::bench
+}  // namespace pto::device

@@ -3,9 +3,9 @@
 
 #include <initializer_list>
 
-#include "tools/bench/fma_loops.h"
+#include "device/fma_loops.h"
 
-namespace pto::bench {
+namespace pto::device {
 
 double MulAddLoopSse2(int64_t iterations, float* sink) {
   // 12 named accumulators (an array would be kept in memory): 12 independent dependency
@@ -32,4 +32,4 @@ double MulAddLoopSse2(int64_t iterations, float* sink) {
   return static_cast<double>(iterations) * 12 * 4 * 2;
 }
 
-}  // namespace pto::bench
+}  // namespace pto::device
