@@ -1,6 +1,7 @@
 #include "tuner/task_scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace pto::tuner {
@@ -23,14 +24,19 @@ double TaskScheduler::ExpectedSaving(int task) const {
   const double weight = std::max(0.0, s.task.calls);
   double gain = 0;
   if (s.rounds == 0) {
-    gain = policy_.untried_gain * s.seconds /
-           (1 + static_cast<double>(s.task.trials_before) /
-                    static_cast<double>(policy_.trials_per_round));
+    // Halved for each round's worth of trials (begun) that earlier runs made.
+    const int64_t rounds_before =
+        (s.task.trials_before + policy_.trials_per_round - 1) / policy_.trials_per_round;
+    gain = std::ldexp(policy_.untried_gain * s.seconds,
+                      -static_cast<int>(std::min<int64_t>(rounds_before, 60)));
   } else {
     const double per_trial =
         s.last_trials > 0 ? s.last_gain / static_cast<double>(s.last_trials) : 0;
-    gain = std::max(per_trial * static_cast<double>(policy_.trials_per_round),
-                    policy_.stalled_gain * s.seconds);
+    // No more than the optimistic prior of its time now: a first round that found a much
+    // better config says more about the default than about the next round.
+    gain = std::min(policy_.untried_gain * s.seconds,
+                    std::max(per_trial * static_cast<double>(policy_.trials_per_round),
+                             policy_.stalled_gain * s.seconds));
   }
   return weight * gain;
 }

@@ -6,9 +6,10 @@
 // tuning:
 //
 //   saving(task)  = calls x expected gain of its next round (seconds per call)
-//   gain          = untried:   untried_gain x its time (shrunk by trials made in earlier runs)
+//   gain          = untried:   untried_gain x its time, halved per round (begun) of trials
+//                              that earlier runs made
 //                   otherwise: its last round's gain per trial x trials_per_round, at least
-//                              stalled_gain x its time
+//                              stalled_gain x its time, at most untried_gain x its time
 //   round cost    = its last round's wall time, else the mean round time so far per trial x
 //                   trials_per_round, else prior_round_seconds
 //

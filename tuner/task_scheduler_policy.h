@@ -15,9 +15,9 @@ struct TaskSchedulerPolicy {
   int64_t max_trials_per_task = 64;
   // An untried task's next round is expected to save this share of its time (an optimistic
   // prior, so that every task of weight gets a first round before one that stopped improving
-  // gets another). A task that earlier runs tuned for some trials gets
-  // untried_gain / (1 + earlier trials / trials_per_round): a later run starts with the tasks
-  // the earlier ones left untouched.
+  // gets another). A task that earlier runs tuned for some trials gets half as much per
+  // round of trials (begun) they made: a later run starts with the tasks the earlier ones left
+  // untouched, unless one they touched is over twice as heavy.
   double untried_gain = 0.3;
   // A task whose last round gained (almost) nothing is still expected to save this share of
   // its time, so a heavy task can come back once the lighter ones are done.

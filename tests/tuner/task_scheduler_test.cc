@@ -57,6 +57,17 @@ TEST(TaskSchedulerTest, KernelThatStoppedImprovingYieldsToTheNext) {
   EXPECT_EQ(s.tasks_tuned(), 1);
 }
 
+TEST(TaskSchedulerTest, BigFirstGainDoesNotPromiseAsMuchAgain) {
+  TaskScheduler s({Task(10, 1), Task(1.5, 1)});
+  s.Report(0, Result(16, 10, 2, 1));  // 5x: the default was poor
+  // At most 0.3 x 2 is expected of its next round: more than task 1's 0.3 x 1.5.
+  EXPECT_DOUBLE_EQ(s.ExpectedSaving(0), 0.6);
+  EXPECT_EQ(s.Next(100).task, 0);
+  s.Report(0, Result(16, 2, 1.2, 1));  // 0.8 saved, but at most 0.3 x 1.2 expected next
+  EXPECT_DOUBLE_EQ(s.ExpectedSaving(0), 0.3 * 1.2);
+  EXPECT_EQ(s.Next(100).task, 1);
+}
+
 TEST(TaskSchedulerTest, CheaperRoundsWinAtEqualSaving) {
   TaskScheduler s({Task(4, 1), Task(4, 1)});
   s.Report(0, Result(16, 4, 3, 8));  // saved 1 in 8 s
@@ -137,14 +148,19 @@ TEST(TaskSchedulerTest, TrialsAreCappedPerTaskAcrossRuns) {
 }
 
 TEST(TaskSchedulerTest, LaterRunStartsWithTasksTheEarlierLeftUntouched) {
-  // First run: one round, on the heaviest (10 -> 7).
-  TaskScheduler first({Task(10, 1), Task(8, 1), Task(1, 1)});
+  // First run: one round on the heaviest, cut short by the budget after 5 trials (10 -> 9).
+  TaskScheduler first({Task(10, 1), Task(6, 1), Task(1, 1)});
   ASSERT_EQ(first.Next(100).task, 0);
-  first.Report(0, Result(16, 10, 7, 3));
-  // The second run profiles the kernels again and knows the trials the first made.
-  TaskScheduler second({Task(7, 1, 16), Task(8, 1), Task(1, 1)});
-  EXPECT_DOUBLE_EQ(second.ExpectedSaving(0), 0.3 * 7 / 2);
+  first.Report(0, Result(5, 10, 9, 3));
+  // The second run profiles the kernels again and knows the trials the first made: one round
+  // begun halves task 0's prior, so task 1 (6 > 9 / 2) goes first.
+  TaskScheduler second({Task(9, 1, 5), Task(6, 1), Task(1, 1)});
+  EXPECT_DOUBLE_EQ(second.ExpectedSaving(0), 0.3 * 9 / 2);
   EXPECT_EQ(second.Next(100).task, 1);
+  // Two rounds' worth: a quarter.
+  TaskScheduler third({Task(9, 1, 17), Task(2, 1)});
+  EXPECT_DOUBLE_EQ(third.ExpectedSaving(0), 0.3 * 9 / 4);
+  EXPECT_EQ(third.Next(100).task, 0);
 }
 
 }  // namespace

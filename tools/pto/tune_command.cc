@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "jit/graph/graph_def.h"
@@ -635,6 +636,27 @@ void MergeRound(const KernelTuning& round, KernelTuning& merged, bool first) {
   merged.finished = round.finished;
 }
 
+// "; heaviest: 31% f32_matmul_... (set 3 kernel 2, 16 trials before), ..." for the kernels
+// with the largest shares of the workload's estimated time.
+std::string HeaviestKernels(const std::vector<WorkloadKernel>& kernels, double total) {
+  constexpr size_t kShown = 3;
+  std::vector<size_t> order(kernels.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto share = [&](size_t i) { return kernels[i].seconds * kernels[i].calls; };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return share(a) > share(b); });
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < std::min(kShown, order.size()) && total > 0; ++i) {
+    const WorkloadKernel& k = kernels[order[i]];
+    parts.push_back(absl::StrFormat("%.0f%% %s%s", 100 * share(order[i]) / total, k.symbol,
+                                    k.complete ? " (tuned)"
+                                    : k.trials_before > 0
+                                        ? absl::StrCat(" (", k.trials_before, " trials before)")
+                                        : ""));
+  }
+  return parts.empty() ? "" : absl::StrCat("; heaviest: ", absl::StrJoin(parts, ", "));
+}
+
 TuneOutcome TuneWorkload(const TuneRequest& request, const std::vector<EntryPlan>& plans,
                          ProgressPrinter& printer, InterruptWatcher& watcher) {
   TuneOutcome outcome;
@@ -670,7 +692,8 @@ TuneOutcome TuneWorkload(const TuneRequest& request, const std::vector<EntryPlan
   outcome.estimate_curve.emplace_back(SecondsSince(start), outcome.estimated_before);
   printer.Print(absl::StrCat("pto tune: ", kernels.size(), " kernels profiled in ",
                              FormatElapsed(SecondsSince(start)), "; estimated workload time ",
-                             FormatSeconds(outcome.estimated_before)));
+                             FormatSeconds(outcome.estimated_before),
+                             HeaviestKernels(kernels, outcome.estimated_before)));
   printer.Start(static_cast<int64_t>(kernels.size()) - outcome.already_tuned,
                 request.budget_seconds);
   std::map<int, size_t> merged;  // task -> index in outcome.tuned
@@ -702,10 +725,11 @@ TuneOutcome TuneWorkload(const TuneRequest& request, const std::vector<EntryPlan
       r.trials = state.trials - (first ? k.trials_before : m.trials);
       r.seconds_before = result->start_seconds;
       r.seconds_after = state.best_seconds;
-      // Ended otherwise than by its trials (its time, a failure), every trial made, or its
-      // space ran out before them.
-      r.finished = state.ended != "completed" || state.trials >= request.tuning.trials_per_kernel ||
-                   state.trials < state.max_trials;
+      // Failed, every trial made, or its space ran out before the round's trials (a round
+      // cut short by the budget or an interrupt is not the kernel's end).
+      r.finished = state.ended.rfind("failed", 0) == 0 ||
+                   state.trials >= request.tuning.trials_per_kernel ||
+                   (state.ended == "completed" && state.trials < state.max_trials);
       MergeRound(state, m, first);
     }
     scheduler.Report(round.task, r);
