@@ -229,6 +229,37 @@ TEST_F(PtoTune, ShortRunsGoOnWithTheKernelsEarlierRunsLeft) {
   EXPECT_THAT(second.output, HasSubstr("trials before)")) << second.output;
 }
 
+TEST_F(PtoTune, EntryWeightsDecideWhereTheBudgetGoesFirst) {
+  // Two entries of the same graph at different static batches: the one of weight 100 holds
+  // about 99% of the workload's time, whatever its kernels' times, and is tuned first.
+  auto entry = [](const std::string& name, int batch, int weight) {
+    const std::string b = std::to_string(batch);
+    return "entries {\n  name: \"" + name + "\"\n  graph_file: \"" + PTO_SOURCE_DIR +
+           "/tests/tools/data/small_mlp.pbtxt\"\n  constant_inputs: [1, 2, 3]\n"
+           "  shapes { inputs { dims { size: " +
+           b +
+           " } dims { size: 12 } }\n"
+           "           inputs { dims { size: 12 } dims { size: 20 } }\n"
+           "           inputs { dims { size: 20 } }\n"
+           "           inputs { dims { size: 20 } dims { size: 12 } } }\n"
+           "  weight: " +
+           std::to_string(weight) + "\n}\n";
+  };
+  const std::string workload =
+      Write("two.workload", "schema_version: 1\n" + entry("light", 64, 1) + entry("heavy", 4, 100));
+  const Result r = RunPto("tune --workload " + workload + " --cache " + Path("cache") +
+                          " --budget 2.5 --trials-per-kernel 4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::string> rows;
+  for (const std::string& line : Lines(r.output)) {
+    if (line.rfind("light ", 0) == 0 || line.rfind("heavy ", 0) == 0) rows.push_back(line);
+  }
+  ASSERT_GE(rows.size(), 1u) << r.output;
+  EXPECT_EQ(rows[0].rfind("heavy ", 0), 0u) << r.output;
+  // The heavy entry's two kernels share 99%: the heavier of them has half at least.
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("; heaviest: [5-9][0-9]% "))) << r.output;
+}
+
 TEST_F(PtoTune, InterruptedRunIsContinuedByTheNext) {
   const std::string cache = Path("cache");
   const std::vector<std::string> args = {"tune", "--workload", MlpWorkload(), "--cache",

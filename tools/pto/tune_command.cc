@@ -130,12 +130,11 @@ absl::Status CompleteRequest(TuneFlags& flags) {
 // One workload entry made ready to tune: its shape sets and how to build its Function.
 struct EntryPlan {
   std::string name;
+  double share = 1;  // of the workload's time (EntryShares: WorkloadEntry.weight's rule)
   std::vector<ShapeSet> sets;
   std::vector<std::string> set_labels;  // for messages
-  // Per set: its calls per pass over the workload (recorded calls, else 1; times the entry's
-  // weight when it gives one).
-  std::vector<double> set_calls;
-  std::vector<int64_t> kernels;  // per set (counted before tuning)
+  std::vector<double> set_calls;        // per set: its recorded calls, else 1
+  std::vector<int64_t> kernels;         // per set (counted before tuning)
   // Builds the Function that is tuned at sets[set].
   std::function<absl::StatusOr<std::unique_ptr<Function>>(Runtime&, size_t set)> make;
 };
@@ -278,11 +277,12 @@ absl::StatusOr<EntryPlan> GraphPlan(const proto::WorkloadEntry& entry, const std
   return plan;
 }
 
-// Every entry's plan, its kernels counted (by lowering each shape set, without compiling), so
+// Every entry's plan, each shape set lowered once (without compiling), so
 // that workload errors show before any tuning starts. InvalidArgument for workload errors.
 absl::StatusOr<std::vector<EntryPlan>> PlanWorkload(const proto::Workload& workload,
                                                     const std::string& workload_path) {
   std::vector<EntryPlan> plans;
+  const std::vector<double> shares = EntryShares(workload);
   for (int i = 0; i < workload.entries_size(); ++i) {
     const proto::WorkloadEntry& entry = workload.entries(i);
     const std::string label = absl::StrCat("entry '", entry.name(), "'");
@@ -299,9 +299,7 @@ absl::StatusOr<std::vector<EntryPlan>> PlanWorkload(const proto::Workload& workl
     }
     if (!plan.ok()) return plan.status();
     plan->name = entry.name();
-    if (entry.has_weight() && entry.weight() > 0) {
-      for (double& c : plan->set_calls) c *= entry.weight();
-    }
+    plan->share = shares[i];
     plans.push_back(*std::move(plan));
   }
   RuntimeOptions options;  // memory only, no tuning: lowering needs no cache
@@ -316,7 +314,6 @@ absl::StatusOr<std::vector<EntryPlan>> PlanWorkload(const proto::Workload& workl
         return absl::InvalidArgumentError(absl::StrCat(
             "entry '", plan.name, "' at ", plan.set_labels[s], ": ", block.status().message()));
       }
-      plan.kernels.push_back(std::count(block->begin(), block->end(), '\n'));
     }
   }
   return plans;
@@ -466,7 +463,7 @@ struct WorkloadKernel {
   int call = 0;
   std::string symbol;  // as profiled (its current config)
   double seconds = 0;  // per call, median of the profile
-  double calls = 1;    // the set's calls per pass over the workload
+  double calls = 1;    // per pass over the workload: its set's, weighed by its entry's share
   int64_t trials_before = 0;
   bool complete = false;  // a complete tuning record: not tuned again
 };
@@ -636,6 +633,24 @@ void MergeRound(const KernelTuning& round, KernelTuning& merged, bool first) {
   merged.finished = round.finished;
 }
 
+// Scales each entry's calls so that its share of the workload's profiled time is its share
+// (WorkloadEntry.weight), the total kept. One entry: nothing changes.
+void WeighEntries(const std::vector<EntryPlan>& plans, std::vector<WorkloadKernel>& kernels) {
+  if (plans.size() < 2) return;
+  std::vector<double> entry_seconds(plans.size(), 0);
+  double total = 0;
+  for (const WorkloadKernel& k : kernels) {
+    entry_seconds[k.entry] += k.seconds * k.calls;
+    total += k.seconds * k.calls;
+  }
+  double shares = 0;  // of the entries that were profiled
+  for (size_t e = 0; e < plans.size(); ++e) shares += entry_seconds[e] > 0 ? plans[e].share : 0;
+  if (!(total > 0) || !(shares > 0)) return;
+  for (WorkloadKernel& k : kernels) {
+    k.calls *= plans[k.entry].share / shares * total / entry_seconds[k.entry];
+  }
+}
+
 // "; heaviest: 31% f32_matmul_... (set 3 kernel 2, 16 trials before), ..." for the kernels
 // with the largest shares of the workload's estimated time.
 std::string HeaviestKernels(const std::vector<WorkloadKernel>& kernels, double total) {
@@ -676,6 +691,7 @@ TuneOutcome TuneWorkload(const TuneRequest& request, const std::vector<EntryPlan
       }
     }
   }
+  WeighEntries(plans, kernels);
   std::vector<tuner::SchedulerTask> tasks;
   for (const WorkloadKernel& k : kernels) {
     tuner::SchedulerTask t;
