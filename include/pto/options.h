@@ -47,6 +47,7 @@ struct KernelTuning {
   // code is the same).
   std::string symbol;
   int kernel_index = 0;  // among the kernels queued for tuning in this Runtime, from 0
+  int call = 0;          // its place in its shape class's plan (Function::Profile's order)
   int kernels_queued = 0;
   int64_t trials = 0;  // candidates tried (failures included)
   int64_t failed = 0;  // candidates that did not compile or gave a wrong answer
@@ -83,6 +84,13 @@ struct TuningOptions {
   double min_improvement = 0.01;
   // Called from tuner threads after every trial and when a kernel ends.
   std::function<void(const KernelTuning&)> progress;
+  // A scheduler's say (`pto tune`): called for each kernel about to be queued (one without a
+  // complete tuning record), with its function, shape class, kernel, symbol, call and the
+  // trials earlier runs made (`trials`); returns the trials to make now (<= 0: not now). Its
+  // record is complete once trials_per_kernel are made or its space runs out. Empty: every
+  // such kernel is tuned up to trials_per_kernel. Called with the Function's lock held: it must
+  // not call into pto.
+  std::function<int64_t(const KernelTuning&)> trials_now;
 };
 
 struct RuntimeOptions {

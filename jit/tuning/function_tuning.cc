@@ -51,11 +51,13 @@ void FunctionTuning::Queue(CompiledClass& cls, std::span<const int64_t> values,
     if (record.has_value() && record->complete()) continue;  // tuned already (kernels_tuned_cached)
     jit::KernelTuningJobOptions o;
     o.strategy = static_cast<tuner::StrategyKind>(t.strategy);
-    o.seed = t.seed + c;
     o.max_trials = t.trials_per_kernel;  // seconds: the service's allowance (JobEnd::kBudgetSpent)
     o.space_default = cls.default_configs[c];
     o.compare.min_improvement = t.min_improvement;
     if (record.has_value()) o.resumed_trials = record->trials();
+    // A resumed search starts from another seed, so it does not propose the first's configs
+    // again.
+    o.seed = t.seed + c + static_cast<uint64_t>(o.resumed_trials);
     o.yield_to_calls = runtime_.calls_to_yield_to();
     o.logger = &runtime_.logger();
     KernelTuning initial;
@@ -66,6 +68,14 @@ void FunctionTuning::Queue(CompiledClass& cls, std::span<const int64_t> values,
     untuned.config = cls.default_configs[c];
     initial.symbol = runtime_.compiler().SymbolOf(untuned);
     initial.max_trials = t.trials_per_kernel;
+    initial.call = static_cast<int>(c);
+    if (t.trials_now) {
+      initial.trials = o.resumed_trials;
+      const int64_t now = t.trials_now(initial);
+      if (now <= 0) continue;
+      o.max_trials = std::min(t.trials_per_kernel, o.resumed_trials + now);
+      initial.max_trials = o.max_trials;
+    }
     const int index = runtime_.AddTuning(initial);
     CompiledClass* e = &cls;
     RuntimeImpl* rt = &runtime_;
@@ -74,10 +84,12 @@ void FunctionTuning::Queue(CompiledClass& cls, std::span<const int64_t> values,
         program, ci, &runtime_.compiler(), runtime_.device(), runtime_.tuning_threads(), o,
         [this, e](int k, const ir::TileConfig& config) { Publish(*e, k, config); },
         [rt, index](const KernelTuning& state) { rt->UpdateTuning(index, state); },
-        [this, e, ci](const KernelTuning& result, const ir::TileConfig& best, tuner::JobEnd end) {
-          if (result.default_seconds > 0) {
-            WriteRecord(*e, ci, result, best, end == tuner::JobEnd::kCompleted);
-          }
+        [this, e, ci, all = t.trials_per_kernel](const KernelTuning& result,
+                                                 const ir::TileConfig& best, tuner::JobEnd end) {
+          // Complete: every trial made, or the space ran out before the job's own cap.
+          const bool complete = end == tuner::JobEnd::kCompleted &&
+                                (result.trials >= all || result.trials < result.max_trials);
+          if (result.default_seconds > 0) WriteRecord(*e, ci, result, best, complete);
         });
     const uint64_t id = service->Submit(std::move(job), std::max(work[c], floor));
     if (id == 0) continue;

@@ -44,6 +44,7 @@ KernelTuningJob::KernelTuningJob(std::shared_ptr<TuningProgram> program, int cal
   state_.symbol = compiler_->SymbolOf(untuned);
   state_.max_trials = options_.max_trials;
   state_.trials = options_.resumed_trials;
+  state_.call = call_;
 }
 
 KernelTuningJob::~KernelTuningJob() = default;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -170,16 +171,93 @@ TEST_F(PtoTune, TunesAGraphFileThenFindsItTuned) {
   const std::string picture((std::istreambuf_iterator<char>(svg_in)),
                             std::istreambuf_iterator<char>());
   EXPECT_THAT(picture, HasSubstr("<svg"));
-  EXPECT_EQ(Count(picture, "<polyline"), kernels);
+  // One curve per kernel, under the workload's estimated time against wall time.
+  EXPECT_EQ(Count(picture, "<polyline"), kernels + 1);
+  EXPECT_EQ(Count(picture, "<polyline class=\"workload\""), 1);
+  EXPECT_THAT(picture, Not(HasSubstr("without a curve")));
   EXPECT_EQ(TuningRecords(cache), kernels);
+  // The workload's estimate: every kernel of both shape classes tuned.
+  EXPECT_TRUE(std::regex_search(
+      first.output,
+      std::regex("\nestimated workload time \\(kernel time × calls, summed\\): [0-9.]+ (n|µ|m)?s "
+                 "before, [0-9.]+ (n|µ|m)?s after \\([0-9.]+×\\); " +
+                 std::to_string(kernels) + " of " + std::to_string(kernels) + " kernels tuned\n")))
+      << first.output;
 
   const Result second = RunPto(command);
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_THAT(second.output, HasSubstr(std::to_string(kernels) + " kernels already tuned in " +
                                        cache + " (use --retune to tune them again)"));
   EXPECT_THAT(second.output, HasSubstr("nothing to tune"));
+  EXPECT_THAT(second.output,
+              HasSubstr("(1.00×); 0 of " + std::to_string(kernels) + " kernels tuned\n"));
   EXPECT_EQ(TableRows(second.output, "mlp"), 0) << second.output;
   EXPECT_EQ(TuningRecords(cache), kernels);
+}
+
+// (KERNEL, SHAPE CLASS) of each table row of `function`.
+std::vector<std::string> TunedKernels(const std::string& output, const std::string& function) {
+  std::vector<std::string> kernels;
+  for (const std::string& line : Lines(output)) {
+    std::istringstream row(line);
+    std::string f, kernel, cls;
+    if (row >> f >> kernel >> cls && f == function) kernels.push_back(kernel + " @ " + cls);
+  }
+  return kernels;
+}
+
+TEST_F(PtoTune, ShortRunsGoOnWithTheKernelsEarlierRunsLeft) {
+  const std::string cache = Path("cache");
+  // Too short for more than a round or two of 16 trials: the first run tunes the heaviest
+  // kernel or two, and the next starts with a kernel it left untouched (a touched one's prior
+  // is halved).
+  const std::string command =
+      "tune --workload " + MlpWorkload() + " --cache " + cache + " --budget 2.5";
+  const Result first = RunPto(command);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::vector<std::string> once = TunedKernels(first.output, "mlp");
+  ASSERT_GE(once.size(), 1u) << first.output;
+  ASSERT_LE(once.size(), 3u) << first.output;
+  EXPECT_THAT(first.output,
+              HasSubstr("; " + std::to_string(once.size()) + " of 4 kernels tuned\n"));
+  EXPECT_THAT(first.output, HasSubstr("\n4 kernels have trials left: run the same command again"));
+  const Result second = RunPto(command);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  const std::vector<std::string> twice = TunedKernels(second.output, "mlp");
+  ASSERT_GE(twice.size(), 1u) << second.output;
+  EXPECT_EQ(std::count(once.begin(), once.end(), twice[0]), 0) << first.output << second.output;
+  EXPECT_THAT(second.output, HasSubstr("trials before)")) << second.output;
+}
+
+TEST_F(PtoTune, EntryWeightsDecideWhereTheBudgetGoesFirst) {
+  // Two entries of the same graph at different static batches: the one of weight 100 holds
+  // about 99% of the workload's time, whatever its kernels' times, and is tuned first.
+  auto entry = [](const std::string& name, int batch, int weight) {
+    const std::string b = std::to_string(batch);
+    return "entries {\n  name: \"" + name + "\"\n  graph_file: \"" + PTO_SOURCE_DIR +
+           "/tests/tools/data/small_mlp.pbtxt\"\n  constant_inputs: [1, 2, 3]\n"
+           "  shapes { inputs { dims { size: " +
+           b +
+           " } dims { size: 12 } }\n"
+           "           inputs { dims { size: 12 } dims { size: 20 } }\n"
+           "           inputs { dims { size: 20 } }\n"
+           "           inputs { dims { size: 20 } dims { size: 12 } } }\n"
+           "  weight: " +
+           std::to_string(weight) + "\n}\n";
+  };
+  const std::string workload =
+      Write("two.workload", "schema_version: 1\n" + entry("light", 64, 1) + entry("heavy", 4, 100));
+  const Result r = RunPto("tune --workload " + workload + " --cache " + Path("cache") +
+                          " --budget 2.5 --trials-per-kernel 4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::string> rows;
+  for (const std::string& line : Lines(r.output)) {
+    if (line.rfind("light ", 0) == 0 || line.rfind("heavy ", 0) == 0) rows.push_back(line);
+  }
+  ASSERT_GE(rows.size(), 1u) << r.output;
+  EXPECT_EQ(rows[0].rfind("heavy ", 0), 0u) << r.output;
+  // The heavy entry's two kernels share 99%: the heavier of them has half at least.
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("; heaviest: [5-9][0-9]% "))) << r.output;
 }
 
 TEST_F(PtoTune, InterruptedRunIsContinuedByTheNext) {
@@ -266,7 +344,8 @@ TEST_F(PtoTune, HelpExplainsTheBudget) {
   const Result r = RunPto("tune --help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("--budget SECONDS"));
-  EXPECT_THAT(r.output, HasSubstr("Entries share it by"));
+  EXPECT_THAT(r.output, HasSubstr("The workload is\n"));
+  EXPECT_THAT(r.output, HasSubstr("the heaviest first"));
 }
 
 TEST_F(PtoTune, TunesTheWorkloadPtoDemoRecords) {

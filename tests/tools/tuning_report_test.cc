@@ -183,7 +183,13 @@ TEST(TuningCurvesSvgTest, WellFormedWithOnePolylinePerCurveAndEscapedNames) {
   EXPECT_THAT(svg, HasSubstr("matmul&lt;8x32&gt; &amp; &quot;bias&quot;"));
   EXPECT_THAT(svg, Not(HasSubstr("matmul<8x32>")));
   EXPECT_THAT(svg, HasSubstr("<title>tune &lt;demo&gt; &amp; co</title>"));
-  EXPECT_THAT(svg, HasSubstr("f32_add @ static  (no curve)"));
+  // Only kernels with a curve are in the legend; the others are counted in one line.
+  EXPECT_THAT(svg, Not(HasSubstr("f32_add")));
+  EXPECT_THAT(svg, Not(HasSubstr("(no curve)")));
+  EXPECT_EQ(Count(svg, "stroke-width=\"2\"/><text"), 2);  // legend rows
+  EXPECT_THAT(svg, HasSubstr(">1 kernel without a curve (see the table)</text>"));
+  // Without a workload curve there is no workload panel.
+  EXPECT_THAT(svg, Not(HasSubstr("estimated workload time")));
   EXPECT_THAT(svg, HasSubstr("speed-up over the default config"));
   EXPECT_THAT(svg, HasSubstr(">trial</text>"));
   // Distinct colours for the two curves.
@@ -215,6 +221,53 @@ TEST(TuningCurvesSvgTest, ManyKernelsStillDistinctAndEmptyIsValid) {
   // Beyond ten colours the palette repeats with a dash pattern.
   EXPECT_EQ(Count(svg, "stroke=\"#1f77b4\" stroke-width=\"1.5\" stroke-dasharray=\"6 3\""), 1);
   EXPECT_EQ(XmlProblem(TuningCurvesSvg({}, "nothing tuned")), "");
+}
+
+TEST(TuningCurvesSvgTest, WorkloadTimeAgainstWallTimeOnTop) {
+  std::vector<KernelTuningResult> results = Results();
+  for (int i = 0; i < 3; ++i) {
+    results.push_back({.function = "block", .shape_class = "static", .kernel = "f32_add"});
+  }
+  // Profiled after 2 s at 10 ms; rounds end at 6 s (8 ms) and 10 s (7.5 ms).
+  const std::vector<std::pair<double, double>> workload = {{2, 10e-3}, {6, 8e-3}, {10, 7.5e-3}};
+  const std::string svg = TuningCurvesSvg(results, "t", workload);
+  EXPECT_EQ(XmlProblem(svg), "") << svg;
+  EXPECT_THAT(svg, HasSubstr(">estimated workload time (kernel time × calls, summed): "
+                             "10.0 ms → 7.50 ms</text>"));
+  EXPECT_THAT(svg, HasSubstr(">wall time of the run</text>"));
+  // x from 0 to 10 s in steps of 2 s (the picture is 800 wide, plot 710 wide from x = 70);
+  // y from 0 to 10 ms in steps of 5 ms, the panel 180 tall from y = 50: a step per round.
+  EXPECT_THAT(svg, HasSubstr("<polyline class=\"workload\" fill=\"none\" stroke=\"black\" "
+                             "stroke-width=\"2\" points=\"212.0,50.0 496.0,50.0 496.0,86.0 "
+                             "780.0,86.0 780.0,95.0\"/>"));
+  EXPECT_THAT(svg, HasSubstr(">5.00 ms</text>"));
+  EXPECT_THAT(svg, HasSubstr(">10s</text>"));
+  // The workload panel's axes on top; the kernels' panel and its legend below it.
+  EXPECT_THAT(svg, HasSubstr("<path d=\"M70.0 50.0 V230.0 H780.0\""));
+  EXPECT_EQ(Count(svg, "<polyline"), 3);
+  EXPECT_EQ(Count(svg, "stroke-width=\"2\"/><text"), 2);
+  EXPECT_THAT(svg, HasSubstr(">3 kernels without a curve (see the table)</text>"));
+  // The kernels' panel starts 250 lower than without the workload panel: 300.
+  EXPECT_THAT(svg, HasSubstr("<path d=\"M70.0 300.0 V660.0 H780.0\""));
+  // Legend: two rows from y = 715, the count line, then the page ends (height 715 + 3 x 18 +
+  // 10).
+  EXPECT_THAT(svg, HasSubstr("height=\"779\""));
+}
+
+TEST(FormatWorkloadEstimateTest, BeforeAfterRatioAndKernelsTuned) {
+  WorkloadEstimate e;
+  e.before_seconds = 41.2e-3;
+  e.after_seconds = 33.0e-3;
+  e.kernels_tuned = 12;
+  e.kernels = 165;
+  EXPECT_EQ(FormatWorkloadEstimate(e),
+            "estimated workload time (kernel time × calls, summed): 41.2 ms before, 33.0 ms "
+            "after (1.25×); 12 of 165 kernels tuned\n");
+  e.after_seconds = 0;
+  e.kernels_tuned = 0;
+  EXPECT_EQ(FormatWorkloadEstimate(e),
+            "estimated workload time (kernel time × calls, summed): 41.2 ms before, - after "
+            "(-); 0 of 165 kernels tuned\n");
 }
 
 TEST(FormatProgressLineTest, ContentAndTimeLeft) {

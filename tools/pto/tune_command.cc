@@ -1,9 +1,12 @@
 // `pto tune --workload FILE`: a warm-up tuning run. Builds each workload entry's Function (an
 // embedded graph, a GraphDef file or a built-in model), tunes the kernels of every shape set the
-// entry lists within a time budget (blocking tuning: RuntimeOptions::tuning.mode = kBlocking, so
-// Precompile returns once its kernels are tuned), and leaves the tuned configs and the winners'
-// object code in the cache. Shows a progress line, then a table per kernel and the tuning curves
-// as an SVG picture. Ctrl-C stops cleanly; the next run with the same cache continues.
+// entry lists within a time budget, and leaves the tuned configs and the winners' object code in
+// the cache. The workload is profiled once, then a task scheduler (tuner/task_scheduler.h)
+// gives rounds of trials to the kernels by their expected saving of workload time; each round
+// is a blocking Precompile in a Runtime of its own that tunes one kernel (TuningOptions::
+// trials_now), resuming from its incomplete tuning record. Shows a progress line, then a table
+// per kernel, the workload's estimated time before and after, and the tuning curves as an SVG
+// picture. Ctrl-C stops cleanly; the next run with the same cache continues.
 #include <pthread.h>
 #include <unistd.h>
 
@@ -16,16 +19,19 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "jit/graph/graph_def.h"
@@ -37,13 +43,14 @@
 #include "tools/pto/transformer_block.h"
 #include "tools/pto/tuning_report.h"
 #include "tools/pto/workload_file.h"
+#include "tuner/task_scheduler.h"
 
 namespace pto::tools {
 namespace {
 
 constexpr char kDemoBlockModel[] = "demo_block";
-// A shape set is not started with less time than this left for it.
-constexpr double kMinSetSeconds = 0.1;
+// Calls of each shape set the profile that weighs the kernels times (after one untimed call).
+constexpr int kProfileCalls = 5;
 
 using Clock = std::chrono::steady_clock;
 
@@ -66,6 +73,13 @@ struct TuneRequest {
   double budget_seconds = 600;
   TuningOptions tuning;
 };
+
+// The task scheduler's policy (tuner/task_scheduler_policy.h) with the request's trial cap.
+tuner::TaskSchedulerPolicy SchedulerPolicy(const TuneRequest& request) {
+  tuner::TaskSchedulerPolicy policy;
+  policy.max_trials_per_task = request.tuning.trials_per_kernel;
+  return policy;
+}
 
 // The flags as given: those that need no check are bound in `request`; CompleteRequest checks
 // the others and fills in the defaults that depend on them.
@@ -116,9 +130,10 @@ absl::Status CompleteRequest(TuneFlags& flags) {
 // One workload entry made ready to tune: its shape sets and how to build its Function.
 struct EntryPlan {
   std::string name;
-  double share = 0;  // of the budget
+  double share = 1;  // of the workload's time (EntryShares: WorkloadEntry.weight's rule)
   std::vector<ShapeSet> sets;
   std::vector<std::string> set_labels;  // for messages
+  std::vector<double> set_calls;        // per set: its recorded calls, else 1
   std::vector<int64_t> kernels;         // per set (counted before tuning)
   // Builds the Function that is tuned at sets[set].
   std::function<absl::StatusOr<std::unique_ptr<Function>>(Runtime&, size_t set)> make;
@@ -137,10 +152,11 @@ std::string SetLabel(const ShapeSet& set) {
   return label;
 }
 
-void AddSet(EntryPlan& plan, ShapeSet set, std::string label) {
+void AddSet(EntryPlan& plan, ShapeSet set, std::string label, double calls = 1) {
   if (std::find(plan.sets.begin(), plan.sets.end(), set) != plan.sets.end()) return;
   plan.sets.push_back(std::move(set));
   plan.set_labels.push_back(std::move(label));
+  plan.set_calls.push_back(calls);
 }
 
 // The demo's transformer block (tools/pto/transformer_block.h), with the demo's dynamic dims
@@ -227,7 +243,8 @@ absl::StatusOr<EntryPlan> GraphPlan(const proto::WorkloadEntry& entry, const std
     for (const proto::WorkloadTensorShape& shape : cls.input_shapes()) {
       set.emplace_back(shape.dims().begin(), shape.dims().end());
     }
-    AddSet(plan, std::move(set), cls.shape_class());
+    AddSet(plan, std::move(set), cls.shape_class(),
+           cls.calls() > 0 ? static_cast<double>(cls.calls()) : 1);
   }
   for (int k = 0; k < entry.shapes_size(); ++k) {
     absl::StatusOr<std::vector<ShapeSet>> sets = BucketRepresentatives(entry.shapes(k));
@@ -260,7 +277,7 @@ absl::StatusOr<EntryPlan> GraphPlan(const proto::WorkloadEntry& entry, const std
   return plan;
 }
 
-// Every entry's plan, its kernels counted (by lowering each shape set, without compiling), so
+// Every entry's plan, each shape set lowered once (without compiling), so
 // that workload errors show before any tuning starts. InvalidArgument for workload errors.
 absl::StatusOr<std::vector<EntryPlan>> PlanWorkload(const proto::Workload& workload,
                                                     const std::string& workload_path) {
@@ -297,7 +314,6 @@ absl::StatusOr<std::vector<EntryPlan>> PlanWorkload(const proto::Workload& workl
         return absl::InvalidArgumentError(absl::StrCat(
             "entry '", plan.name, "' at ", plan.set_labels[s], ": ", block.status().message()));
       }
-      plan.kernels.push_back(std::count(block->begin(), block->end(), '\n'));
     }
   }
   return plans;
@@ -309,8 +325,8 @@ class ProgressPrinter {
  public:
   ProgressPrinter() : tty_(::isatty(STDERR_FILENO) == 1) {}
 
-  // Tuning starts: `kernels` to tune (as far as known: those tuned already drop out as they are
-  // found) within `budget_seconds`.
+  // Tuning starts: `kernels` to tune (those without a complete record) within
+  // `budget_seconds`.
   void Start(int64_t kernels, double budget_seconds) {
     std::lock_guard<std::mutex> lock(mu_);
     start_ = Clock::now();
@@ -318,27 +334,17 @@ class ProgressPrinter {
     budget_seconds_ = budget_seconds;
   }
 
-  // A shape set with `kernels` kernels starts in a new Runtime after `done` kernels were
-  // queued in earlier ones.
-  void StartSet(int64_t done, int64_t kernels) {
+  // A round of the `kernel`th kernel to be tuned in this run starts.
+  void StartKernel(int64_t kernel) {
     std::lock_guard<std::mutex> lock(mu_);
-    offset_ = done;
-    set_kernels_ = kernels;
-  }
-  // The set's kernels that were not queued (tuned already, or not reached) no longer count.
-  void EndSet(int64_t not_queued) {
-    std::lock_guard<std::mutex> lock(mu_);
-    kernels_ -= not_queued;
-    set_kernels_ = 0;
+    kernel_ = kernel;
   }
 
   void Update(const KernelTuning& k) {
     std::lock_guard<std::mutex> lock(mu_);
     TuningProgress p;
-    p.kernel = offset_ + k.kernel_index + 1;
-    // Kernels of this set that were not queued are tuned already.
-    p.kernels =
-        std::max(p.kernel, kernels_ - std::max<int64_t>(0, set_kernels_ - k.kernels_queued));
+    p.kernel = kernel_;
+    p.kernels = std::max(p.kernel, kernels_);
     p.name = KernelLabel(k);
     p.trial = k.trials;
     p.trials = k.max_trials;
@@ -378,10 +384,10 @@ class ProgressPrinter {
   const bool tty_;
   std::mutex mu_;
   Clock::time_point start_ = Clock::now();
-  int64_t kernels_ = 0;  // to tune in the whole run, as far as known
+  int64_t kernels_ = 0;  // to tune in the whole run (without a complete record)
   double budget_seconds_ = 0;
-  int64_t offset_ = 0, set_kernels_ = 0;
-  std::string line_;  // shown on the terminal now
+  int64_t kernel_ = 1;  // the one being tuned, from 1
+  std::string line_;    // shown on the terminal now
 };
 
 // SIGINT and SIGTERM, taken by a thread of their own (sigwait), so that the first one stops the
@@ -451,31 +457,39 @@ class InterruptWatcher {
   std::thread thread_;
 };
 
-// What the run did, for the report.
-struct TuneOutcome {
-  std::vector<KernelTuning> tuned;  // every kernel queued, in order
-  int64_t already_tuned = 0;        // kernels with complete records, not queued
-  int64_t sets_skipped = 0;         // shape sets the budget did not reach
-  bool failed = false;              // a shape set could not be compiled or tuned
+// One kernel of the workload: kernel `call` of a shape set's plan, as profiled.
+struct WorkloadKernel {
+  size_t entry = 0, set = 0;
+  int call = 0;
+  std::string symbol;  // as profiled (its current config)
+  double seconds = 0;  // per call, median of the profile
+  double calls = 1;    // per pass over the workload: its set's, weighed by its entry's share
+  int64_t trials_before = 0;
+  bool complete = false;  // a complete tuning record: not tuned again
 };
 
-// Tunes one shape set in a Runtime of its own, with `seconds` of tuning time.
-void TuneSet(const TuneRequest& request, const EntryPlan& plan, size_t set, double seconds,
-             ProgressPrinter& printer, InterruptWatcher& watcher, TuneOutcome& outcome) {
+// What the run did, for the report.
+struct TuneOutcome {
+  std::vector<KernelTuning> tuned;  // per kernel tuned (its rounds merged), in first-round order
+  int64_t kernels = 0;              // in the workload
+  int64_t already_tuned = 0;        // kernels with complete records, not queued
+  int64_t left = 0;                 // kernels with trials left (tuned or not) at the end
+  double estimated_before = 0, estimated_after = 0;       // the workload's, per pass
+  std::vector<std::pair<double, double>> estimate_curve;  // (wall seconds, estimate)
+  bool failed = false;  // a shape set could not be compiled, profiled or tuned
+};
+
+// A Runtime on the request's cache with blocking tuning; null (and a message) when the cache
+// cannot hold tuning results.
+std::unique_ptr<Runtime> OpenTuningRuntime(const TuneRequest& request, TuningOptions tuning,
+                                           ProgressPrinter& printer) {
   RuntimeOptions options;
   options.cache_path = request.cache_dir;
-  options.tuning = request.tuning;
+  options.tuning = std::move(tuning);
   options.tuning.mode = TuningMode::kBlocking;
-  // Equal parts: the service's split by work (seconds_total) leaves small kernels too little
-  // time to measure even their default config.
   options.tuning.seconds_total = 0;
-  options.tuning.seconds_per_kernel =
-      seconds / static_cast<double>(std::max<int64_t>(1, plan.kernels[set]));
-  options.tuning.progress = [&printer](const KernelTuning& k) { printer.Update(k); };
   options.log_level = request.log_level;
   options.log_sink = [&printer](LogLevel, std::string_view message) { printer.Print(message); };
-  const std::string where = absl::StrCat("entry '", plan.name, "' at ", plan.set_labels[set]);
-  printer.StartSet(static_cast<int64_t>(outcome.tuned.size()), plan.kernels[set]);
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
   if (!rt.ok() || !(*rt)->stats().cache.persistent) {
     printer.Print(absl::StrCat("pto tune: ",
@@ -483,65 +497,271 @@ void TuneSet(const TuneRequest& request, const EntryPlan& plan, size_t set, doub
                                                       " cannot be used: tuning results would be "
                                                       "lost")
                                        : rt.status().message()));
-    printer.EndSet(plan.kernels[set]);
-    outcome.failed = true;
-    return;
+    return nullptr;
   }
-  watcher.Watch(rt->get());
-  absl::StatusOr<std::unique_ptr<Function>> fn = plan.make(**rt, set);
+  return *std::move(rt);
+}
+
+// Compiles (or loads) shape set `set` of `plan` and times each kernel of its plan over
+// `calls` calls on zero inputs; appends its kernels to `kernels`. Kernels with a complete
+// tuning record are marked so; the others carry the trials earlier runs made.
+absl::Status ProfileSet(const TuneRequest& request, const std::vector<EntryPlan>& plans,
+                        size_t entry, size_t set, int calls, ProgressPrinter& printer,
+                        InterruptWatcher& watcher, std::vector<WorkloadKernel>& kernels) {
+  const EntryPlan& plan = plans[entry];
+  std::map<int, int64_t> open;  // call -> trials before, for kernels without a complete record
+  std::mutex open_mu;
+  TuningOptions tuning = request.tuning;
+  tuning.trials_now = [&open, &open_mu](const KernelTuning& k) -> int64_t {
+    std::lock_guard<std::mutex> lock(open_mu);
+    open[k.call] = k.trials;
+    return 0;  // nothing is tuned while profiling
+  };
+  std::unique_ptr<Runtime> rt = OpenTuningRuntime(request, std::move(tuning), printer);
+  if (rt == nullptr) return absl::FailedPreconditionError("the cache cannot be used");
+  watcher.Watch(rt.get());
+  absl::StatusOr<std::unique_ptr<Function>> fn = plan.make(*rt, set);
   absl::Status status = fn.ok() ? (*fn)->Precompile(plan.sets[set]) : fn.status();
-  const std::vector<KernelTuning> results = (*rt)->tuning_results();
-  const int64_t cached = fn.ok() ? (*fn)->stats().kernels_tuned_cached : 0;
+  absl::StatusOr<std::vector<KernelProfile>> profile;
+  if (status.ok()) {
+    std::vector<Tensor> inputs, outputs;
+    std::vector<TensorView> in, out;
+    for (const std::vector<int64_t>& shape : plan.sets[set])
+      inputs.push_back(Tensor::Allocate(shape));
+    absl::StatusOr<std::vector<std::vector<int64_t>>> shapes = (*fn)->OutputShapes(plan.sets[set]);
+    if (shapes.ok()) {
+      for (const std::vector<int64_t>& shape : *shapes) outputs.push_back(Tensor::Allocate(shape));
+      for (Tensor& t : inputs) {
+        std::fill(t.data(), t.data() + t.num_elements(), 0.0f);
+        in.push_back(t.view());
+      }
+      for (Tensor& t : outputs) out.push_back(t.view());
+      profile = (*fn)->Profile(in, out, calls);
+    } else {
+      profile = shapes.status();
+    }
+    if (!profile.ok()) status = profile.status();
+  }
+  watcher.Watch(nullptr);
+  if (!status.ok()) return status;
+  for (size_t k = 0; k < profile->size(); ++k) {
+    WorkloadKernel w;
+    w.entry = entry;
+    w.set = set;
+    w.call = static_cast<int>(k);
+    w.symbol = (*profile)[k].kernel;
+    w.seconds = (*profile)[k].seconds;
+    w.calls = plan.set_calls[set];
+    const auto it = open.find(w.call);
+    w.complete = it == open.end();
+    if (!w.complete) w.trials_before = it->second;
+    kernels.push_back(std::move(w));
+  }
+  return absl::OkStatus();
+}
+
+// A round's end state, and the kernel's best time when its trials began (the incumbent's, on
+// the round's own default measurement).
+struct RoundOutcome {
+  KernelTuning state;
+  double start_seconds = 0;
+};
+
+// One round of the scheduler's: `trials` more trials of one kernel, within `seconds`. None
+// when it was not queued (tuned already).
+std::optional<RoundOutcome> TuneRound(const TuneRequest& request, const EntryPlan& plan,
+                                      const WorkloadKernel& kernel, int64_t trials, double seconds,
+                                      ProgressPrinter& printer, InterruptWatcher& watcher,
+                                      bool& failed) {
+  std::mutex mu;
+  double start_seconds = 0;
+  TuningOptions tuning = request.tuning;
+  tuning.seconds_per_kernel = seconds;
+  tuning.progress = [&printer, &mu, &start_seconds](const KernelTuning& k) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (start_seconds <= 0 && k.curve.empty()) start_seconds = k.best_seconds;
+    }
+    printer.Update(k);
+  };
+  tuning.trials_now = [call = kernel.call, trials](const KernelTuning& k) -> int64_t {
+    return k.call == call ? trials : 0;
+  };
+  std::unique_ptr<Runtime> rt = OpenTuningRuntime(request, std::move(tuning), printer);
+  if (rt == nullptr) {
+    failed = true;
+    return std::nullopt;
+  }
+  watcher.Watch(rt.get());
+  absl::StatusOr<std::unique_ptr<Function>> fn = plan.make(*rt, kernel.set);
+  absl::Status status = fn.ok() ? (*fn)->Precompile(plan.sets[kernel.set]) : fn.status();
+  const std::vector<KernelTuning> results = rt->tuning_results();
   watcher.Watch(nullptr);
   fn = nullptr;
-  rt->reset();
-  for (const KernelTuning& k : results) outcome.tuned.push_back(k);
-  printer.EndSet(cached);
+  rt.reset();
   if (!status.ok()) {
-    printer.Print(absl::StrCat("pto tune: ", where, ": ", status.message()));
-    outcome.failed = true;
+    printer.Print(absl::StrCat("pto tune: entry '", plan.name, "' at ", plan.set_labels[kernel.set],
+                               ": ", status.message()));
+    failed = true;
   }
-  outcome.already_tuned += cached;
+  for (const KernelTuning& k : results) {
+    if (k.call != kernel.call) continue;
+    std::lock_guard<std::mutex> lock(mu);
+    return RoundOutcome{k, start_seconds > 0 ? start_seconds : k.default_seconds};
+  }
+  return std::nullopt;
+}
+
+// Adds a round's state to the kernel's merged state: trials and curve go on, times stay
+// relative to the first round's default (each round times its own default, side by side).
+void MergeRound(const KernelTuning& round, KernelTuning& merged, bool first) {
+  if (first) {
+    merged = round;
+    return;
+  }
+  const double scale = round.default_seconds > 0 && merged.default_seconds > 0
+                           ? merged.default_seconds / round.default_seconds
+                           : 1;
+  for (double c : round.curve) merged.curve.push_back(c * scale);
+  merged.trials = round.trials;
+  merged.failed += round.failed;
+  merged.max_trials = round.max_trials;
+  if (round.best_seconds > 0) merged.best_seconds = round.best_seconds * scale;
+  merged.best_config = round.best_config;
+  merged.elapsed_seconds += round.elapsed_seconds;
+  merged.ended = round.ended;
+  merged.finished = round.finished;
+}
+
+// Scales each entry's calls so that its share of the workload's profiled time is its share
+// (WorkloadEntry.weight), the total kept. One entry: nothing changes.
+void WeighEntries(const std::vector<EntryPlan>& plans, std::vector<WorkloadKernel>& kernels) {
+  if (plans.size() < 2) return;
+  std::vector<double> entry_seconds(plans.size(), 0);
+  double total = 0;
+  for (const WorkloadKernel& k : kernels) {
+    entry_seconds[k.entry] += k.seconds * k.calls;
+    total += k.seconds * k.calls;
+  }
+  double shares = 0;  // of the entries that were profiled
+  for (size_t e = 0; e < plans.size(); ++e) shares += entry_seconds[e] > 0 ? plans[e].share : 0;
+  if (!(total > 0) || !(shares > 0)) return;
+  for (WorkloadKernel& k : kernels) {
+    k.calls *= plans[k.entry].share / shares * total / entry_seconds[k.entry];
+  }
+}
+
+// "; heaviest: 31% f32_matmul_... (set 3 kernel 2, 16 trials before), ..." for the kernels
+// with the largest shares of the workload's estimated time.
+std::string HeaviestKernels(const std::vector<WorkloadKernel>& kernels, double total) {
+  constexpr size_t kShown = 3;
+  std::vector<size_t> order(kernels.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto share = [&](size_t i) { return kernels[i].seconds * kernels[i].calls; };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return share(a) > share(b); });
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < std::min(kShown, order.size()) && total > 0; ++i) {
+    const WorkloadKernel& k = kernels[order[i]];
+    parts.push_back(absl::StrFormat("%.0f%% %s%s", 100 * share(order[i]) / total, k.symbol,
+                                    k.complete ? " (tuned)"
+                                    : k.trials_before > 0
+                                        ? absl::StrCat(" (", k.trials_before, " trials before)")
+                                        : ""));
+  }
+  return parts.empty() ? "" : absl::StrCat("; heaviest: ", absl::StrJoin(parts, ", "));
 }
 
 TuneOutcome TuneWorkload(const TuneRequest& request, const std::vector<EntryPlan>& plans,
                          ProgressPrinter& printer, InterruptWatcher& watcher) {
   TuneOutcome outcome;
   const Clock::time_point start = Clock::now();
-  double shares_left = 0;
-  for (const EntryPlan& plan : plans) shares_left += plan.share;
-  for (const EntryPlan& plan : plans) {
-    // The entry's part of what is left of the budget; then each shape set's part of what is
-    // left of the entry's.
-    const double left = request.budget_seconds - SecondsSince(start);
-    const double entry_seconds = shares_left > 0 ? left * plan.share / shares_left : left;
-    shares_left -= plan.share;
-    const Clock::time_point entry_start = Clock::now();
-    for (size_t s = 0; s < plan.sets.size(); ++s) {
+  const tuner::TaskSchedulerPolicy policy = SchedulerPolicy(request);
+  // Profile once: each kernel's time per call, and its calls per pass over the workload.
+  std::vector<WorkloadKernel> kernels;
+  for (size_t e = 0; e < plans.size(); ++e) {
+    for (size_t s = 0; s < plans[e].sets.size(); ++s) {
       if (watcher.interrupted()) return outcome;
-      const double set_seconds =
-          (entry_seconds - SecondsSince(entry_start)) / static_cast<double>(plan.sets.size() - s);
-      if (set_seconds < kMinSetSeconds) {
-        ++outcome.sets_skipped;
-        printer.StartSet(static_cast<int64_t>(outcome.tuned.size()), plan.kernels[s]);
-        printer.EndSet(plan.kernels[s]);
-        continue;
+      if (absl::Status st =
+              ProfileSet(request, plans, e, s, kProfileCalls, printer, watcher, kernels);
+          !st.ok()) {
+        printer.Print(absl::StrCat("pto tune: entry '", plans[e].name, "' at ",
+                                   plans[e].set_labels[s], ": ", st.message()));
+        outcome.failed = true;
       }
-      printer.Print(absl::StrCat("pto tune: ", plan.name, " at ", plan.set_labels[s], ": ",
-                                 plan.kernels[s], " kernels, up to ", FormatElapsed(set_seconds)));
-      TuneSet(request, plan, s, set_seconds, printer, watcher, outcome);
     }
+  }
+  WeighEntries(plans, kernels);
+  std::vector<tuner::SchedulerTask> tasks;
+  for (const WorkloadKernel& k : kernels) {
+    tuner::SchedulerTask t;
+    t.seconds = k.complete ? 0 : k.seconds;  // 0: not scheduled
+    t.calls = k.calls;
+    t.trials_before = k.trials_before;
+    tasks.push_back(t);
+    outcome.already_tuned += k.complete;
+    outcome.estimated_before += k.seconds * k.calls;
+  }
+  outcome.kernels = static_cast<int64_t>(kernels.size());
+  tuner::TaskScheduler scheduler(tasks, policy);
+  const double complete_seconds = outcome.estimated_before - scheduler.EstimatedSeconds();
+  outcome.estimate_curve.emplace_back(SecondsSince(start), outcome.estimated_before);
+  printer.Print(absl::StrCat("pto tune: ", kernels.size(), " kernels profiled in ",
+                             FormatElapsed(SecondsSince(start)), "; estimated workload time ",
+                             FormatSeconds(outcome.estimated_before),
+                             HeaviestKernels(kernels, outcome.estimated_before)));
+  printer.Start(static_cast<int64_t>(kernels.size()) - outcome.already_tuned,
+                request.budget_seconds);
+  std::map<int, size_t> merged;  // task -> index in outcome.tuned
+  while (!watcher.interrupted()) {
+    const tuner::Round round = scheduler.Next(request.budget_seconds - SecondsSince(start));
+    if (round.task < 0) break;
+    const WorkloadKernel& k = kernels[round.task];
+    const bool first = !merged.contains(round.task);
+    if (first) {
+      merged[round.task] = outcome.tuned.size();
+      outcome.tuned.emplace_back();
+    }
+    printer.StartKernel(static_cast<int64_t>(merged.size()));
+    const Clock::time_point round_start = Clock::now();
+    const std::optional<RoundOutcome> result =
+        TuneRound(request, plans[k.entry], k, round.trials, round.max_seconds, printer, watcher,
+                  outcome.failed);
+    tuner::RoundResult r;
+    r.wall_seconds = SecondsSince(round_start);
+    if (!result.has_value()) {
+      r.finished = true;  // tuned already (a kernel with the same record), or it failed
+      if (first) {
+        merged.erase(round.task);
+        outcome.tuned.pop_back();
+      }
+    } else {
+      const KernelTuning& state = result->state;
+      KernelTuning& m = outcome.tuned[merged[round.task]];
+      r.trials = state.trials - (first ? k.trials_before : m.trials);
+      r.seconds_before = result->start_seconds;
+      r.seconds_after = state.best_seconds;
+      // Failed, every trial made, or its space ran out before the round's trials (a round
+      // cut short by the budget or an interrupt is not the kernel's end).
+      r.finished = state.ended.rfind("failed", 0) == 0 ||
+                   state.trials >= request.tuning.trials_per_kernel ||
+                   (state.ended == "completed" && state.trials < state.max_trials);
+      MergeRound(state, m, first);
+    }
+    scheduler.Report(round.task, r);
+    outcome.estimate_curve.emplace_back(SecondsSince(start),
+                                        scheduler.EstimatedSeconds() + complete_seconds);
+  }
+  outcome.estimated_after = scheduler.EstimatedSeconds() + complete_seconds;
+  for (const tuner::TaskScheduler::TaskState& s : scheduler.tasks()) {
+    outcome.left += s.task.seconds > 0 && !s.finished;
   }
   return outcome;
 }
 
 int Report(const TuneRequest& request, const TuneOutcome& outcome, bool interrupted) {
   std::vector<KernelTuningResult> results;
-  int64_t unfinished = 0;
-  for (const KernelTuning& k : outcome.tuned) {
-    results.push_back(ResultOf(k));
-    if (k.ended != "completed") ++unfinished;
-  }
+  for (const KernelTuning& k : outcome.tuned) results.push_back(ResultOf(k));
   if (!results.empty()) std::fputs(FormatTuningTable(results).c_str(), stdout);
   for (const KernelTuning& k : outcome.tuned) {
     if (k.ended.rfind("failed", 0) == 0) {
@@ -550,26 +770,30 @@ int Report(const TuneRequest& request, const TuneOutcome& outcome, bool interrup
                   k.shape_class.c_str(), k.ended.c_str());
     }
   }
+  if (outcome.kernels > 0) {
+    WorkloadEstimate estimate;
+    estimate.before_seconds = outcome.estimated_before;
+    estimate.after_seconds = outcome.estimated_after;
+    estimate.kernels_tuned = static_cast<int64_t>(outcome.tuned.size());
+    estimate.kernels = outcome.kernels;
+    std::printf("%s", FormatWorkloadEstimate(estimate).c_str());
+  }
   if (outcome.already_tuned > 0) {
     std::printf("%lld kernels already tuned in %s (use --retune to tune them again)\n",
                 static_cast<long long>(outcome.already_tuned), request.cache_dir.c_str());
   }
   if (results.empty() && !interrupted) std::printf("nothing to tune\n");
-  if (unfinished > 0 || outcome.sets_skipped > 0) {
-    std::printf("%lld kernels stopped before their trials were done",
-                static_cast<long long>(unfinished));
-    if (outcome.sets_skipped > 0) {
-      std::printf(" and %lld shape sets were not reached",
-                  static_cast<long long>(outcome.sets_skipped));
-    }
-    std::printf(": run the same command again to continue\n");
+  if (outcome.left > 0) {
+    std::printf("%lld kernels have trials left: run the same command again to continue\n",
+                static_cast<long long>(outcome.left));
   }
   std::string curves = "no tuning curves (nothing was tuned)";
   if (!results.empty()) {
     absl::Status written = WriteTextFile(
-        request.svg_path,
-        TuningCurvesSvg(results, absl::StrCat("pto tune ", request.workload_path,
-                                              ": speed-up over the default by trial")));
+        request.svg_path, TuningCurvesSvg(results,
+                                          absl::StrCat("pto tune ", request.workload_path,
+                                                       ": speed-up over the default by trial"),
+                                          outcome.estimate_curve));
     if (!written.ok()) {
       std::fprintf(stderr, "pto tune: %s\n", std::string(written.message()).c_str());
       return 1;
@@ -595,11 +819,6 @@ int RunTune(const CLI::App& command, TuneFlags& flags) {
   if (!workload.ok()) return WorkloadError(workload.status().message());
   absl::StatusOr<std::vector<EntryPlan>> plans = PlanWorkload(*workload, request.workload_path);
   if (!plans.ok()) return WorkloadError(plans.status().message());
-  int64_t kernels = 0;
-  for (const EntryPlan& plan : *plans) {
-    for (int64_t k : plan.kernels) kernels += k;
-  }
-  printer.Start(kernels, request.budget_seconds);
   const TuneOutcome outcome = TuneWorkload(request, *plans, printer, watcher);
   const bool interrupted = watcher.interrupted();
   printer.Finish();
@@ -625,12 +844,13 @@ void AddTuneCommand(CommandLine& cli) {
                    "the cache to tune into (default $PTO_CACHE_DIR, else\n$HOME/.cache/pto)")
       ->type_name("DIR");
   tune->add_option("--budget", flags->budget,
-                   "wall time for the whole run (default 600). Entries share it by\n"
-                   "their weight (the entry's `weight`, else its recorded seconds,\n"
-                   "else 1); an entry's shape sets share its part equally. Each part\n"
-                   "is taken from what is left when its turn comes, so time a part\n"
-                   "leaves unused (or kernels already tuned) goes to those after it.\n"
-                   "Within a shape set, each kernel gets an equal part.")
+                   "wall time for the whole run (default 600). The workload is\n"
+                   "profiled first (each kernel's time x its shape set's calls is its\n"
+                   "share of the workload's time); then rounds of a few trials go,\n"
+                   "one at a time, to the kernel whose next round is expected to save\n"
+                   "the most workload time per second: the heaviest first, and a\n"
+                   "kernel that stops improving yields to the next. A later run\n"
+                   "starts with the kernels earlier runs left untouched.")
       ->type_name("SECONDS");
   tune->add_option("--trials-per-kernel", r.tuning.trials_per_kernel,
                    "candidate configs tried per kernel at most (default 64)")

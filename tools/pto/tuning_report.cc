@@ -214,22 +214,26 @@ struct CurvePlot {
   static constexpr double kWidth = 800, kLeft = 70, kRight = 20, kTop = 50, kPlotHeight = 360;
   static constexpr double kLegendRow = 18;
   static constexpr double kPlotWidth = kWidth - kLeft - kRight;
-  static constexpr double kLegendTop = kTop + kPlotHeight + 55;
+  // The workload panel's height, and the room under it for its axis labels.
+  static constexpr double kWorkloadHeight = 180, kWorkloadGap = 70;
+  double top = kTop;  // of the kernels' panel (below the workload panel when there is one)
   double x_max = 1, x_step = 1;
   double y_min = 1, y_max = 1, y_step = 1;
   int y_decimals = 0;
   double height = 0;
 
+  double legend_top() const { return top + kPlotHeight + 55; }
   double X(double trial) const { return kLeft + trial / x_max * kPlotWidth; }
-  double Y(double speedup) const {
-    return kTop + (y_max - speedup) / (y_max - y_min) * kPlotHeight;
-  }
+  double Y(double speedup) const { return top + (y_max - speedup) / (y_max - y_min) * kPlotHeight; }
 };
 
-// Axis ranges on tick steps, at least 0.1× tall so a flat curve is not blown up.
-CurvePlot PlotFor(const std::vector<std::vector<std::pair<int64_t, double>>>& curves) {
+// Axis ranges on tick steps, at least 0.1× tall so a flat curve is not blown up; `rows` legend
+// rows.
+CurvePlot PlotFor(const std::vector<std::vector<std::pair<int64_t, double>>>& curves, double top,
+                  size_t rows) {
   int64_t max_trial = 1;
   CurvePlot p;
+  p.top = top;
   for (const auto& curve : curves) {
     for (const auto& [trial, speedup] : curve) {
       max_trial = std::max(max_trial, trial);
@@ -244,9 +248,67 @@ CurvePlot PlotFor(const std::vector<std::vector<std::pair<int64_t, double>>>& cu
   p.y_min = std::floor(p.y_min / p.y_step + 1e-9) * p.y_step;
   p.y_max = std::ceil(p.y_max / p.y_step - 1e-9) * p.y_step;
   p.y_decimals = std::clamp(static_cast<int>(-std::floor(std::log10(p.y_step))), 0, 3);
-  p.height =
-      CurvePlot::kLegendTop + CurvePlot::kLegendRow * static_cast<double>(curves.size()) + 10;
+  p.height = p.legend_top() + CurvePlot::kLegendRow * static_cast<double>(rows) + 10;
   return p;
+}
+
+// The workload panel: its estimated time (y, from 0) against wall time (x), a stepped line with
+// a dot at each point, the first and last values written next to it.
+void AppendWorkloadPanel(const std::vector<std::pair<double, double>>& curve, std::string& svg) {
+  using P = CurvePlot;
+  double x_max = 0, y_max = 0;
+  for (const auto& [x, y] : curve) {
+    x_max = std::max(x_max, x);
+    y_max = std::max(y_max, y);
+  }
+  const double x_step = NiceStep(std::max(x_max, 1e-3), 8);
+  x_max = std::ceil(x_max / x_step - 1e-9) * x_step;
+  if (!(y_max > 0)) y_max = 1e-9;
+  const double y_step = NiceStep(y_max, 4);
+  y_max = std::ceil(y_max / y_step - 1e-9) * y_step;
+  const double bottom = P::kTop + P::kWorkloadHeight;
+  auto X = [&](double x) { return P::kLeft + x / x_max * P::kPlotWidth; };
+  auto Y = [&](double y) { return bottom - y / y_max * P::kWorkloadHeight; };
+  for (double x = 0; x <= x_max + x_step * 1e-6; x += x_step) {
+    absl::StrAppendFormat(&svg,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                          "stroke=\"#e0e0e0\"/><text x=\"%.1f\" y=\"%.1f\" "
+                          "text-anchor=\"middle\">%s</text>\n",
+                          X(x), P::kTop, X(x), bottom + 5, X(x), bottom + 18, FormatElapsed(x));
+  }
+  for (double y = 0; y <= y_max + y_step * 1e-6; y += y_step) {
+    absl::StrAppendFormat(&svg,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                          "stroke=\"#e0e0e0\"/><text x=\"%.1f\" y=\"%.1f\" "
+                          "text-anchor=\"end\">%s</text>\n",
+                          P::kLeft - 5, Y(y), P::kLeft + P::kPlotWidth, Y(y), P::kLeft - 8,
+                          Y(y) + 4, y > 0 ? FormatSeconds(y) : "0");
+  }
+  absl::StrAppendFormat(&svg,
+                        "<path d=\"M%.1f %.1f V%.1f H%.1f\" fill=\"none\" stroke=\"black\"/>\n",
+                        P::kLeft, P::kTop, bottom, P::kLeft + P::kPlotWidth);
+  absl::StrAppendFormat(&svg,
+                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">wall time of the "
+                        "run</text>\n",
+                        P::kLeft + P::kPlotWidth / 2, bottom + 36);
+  absl::StrAppendFormat(&svg,
+                        "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">estimated workload "
+                        "time (kernel time × calls, summed): %s → %s</text>\n",
+                        P::kLeft, P::kTop - 6, FormatSeconds(curve.front().second),
+                        FormatSeconds(curve.back().second));
+  std::string points;
+  for (size_t k = 0; k < curve.size(); ++k) {
+    if (k > 0)
+      absl::StrAppendFormat(&points, "%.1f,%.1f ", X(curve[k].first), Y(curve[k - 1].second));
+    absl::StrAppendFormat(&points, "%.1f,%.1f ", X(curve[k].first), Y(curve[k].second));
+  }
+  points.pop_back();
+  absl::StrAppendFormat(&svg,
+                        "<polyline class=\"workload\" fill=\"none\" stroke=\"black\" "
+                        "stroke-width=\"2\" points=\"%s\"/>\n",
+                        points);
+  absl::StrAppendFormat(&svg, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"black\"/>\n",
+                        X(curve.back().first), Y(curve.back().second));
 }
 
 // The page, the title, the grid with its tick labels, the axes with their labels and the
@@ -270,8 +332,7 @@ void AppendFrame(const CurvePlot& p, std::string_view title, std::string& svg) {
         &svg,
         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>"
         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f</text>\n",
-        p.X(x), P::kTop, p.X(x), P::kTop + P::kPlotHeight + 5, p.X(x),
-        P::kTop + P::kPlotHeight + 18, x);
+        p.X(x), p.top, p.X(x), p.top + P::kPlotHeight + 5, p.X(x), p.top + P::kPlotHeight + 18, x);
   }
   for (double y = p.y_min; y <= p.y_max + p.y_step * 1e-6; y += p.y_step) {
     absl::StrAppendFormat(
@@ -283,14 +344,14 @@ void AppendFrame(const CurvePlot& p, std::string_view title, std::string& svg) {
   }
   absl::StrAppendFormat(&svg,
                         "<path d=\"M%.1f %.1f V%.1f H%.1f\" fill=\"none\" stroke=\"black\"/>\n",
-                        P::kLeft, P::kTop, P::kTop + P::kPlotHeight, P::kLeft + P::kPlotWidth);
+                        P::kLeft, p.top, p.top + P::kPlotHeight, P::kLeft + P::kPlotWidth);
   absl::StrAppendFormat(&svg, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">trial</text>\n",
-                        P::kLeft + P::kPlotWidth / 2, P::kTop + P::kPlotHeight + 36);
+                        P::kLeft + P::kPlotWidth / 2, p.top + P::kPlotHeight + 36);
   absl::StrAppendFormat(&svg,
                         "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" "
                         "transform=\"rotate(-90 16 %.1f)\">speed-up over the default config, "
                         "best so far</text>\n",
-                        P::kTop + P::kPlotHeight / 2, P::kTop + P::kPlotHeight / 2);
+                        p.top + P::kPlotHeight / 2, p.top + P::kPlotHeight / 2);
   absl::StrAppendFormat(&svg,
                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" "
                         "stroke-dasharray=\"4 4\"/>\n",
@@ -322,33 +383,62 @@ void AppendCurve(const CurvePlot& p, size_t i, const KernelTuningResult& r,
                           p.X(static_cast<double>(curve.back().first)), p.Y(curve.back().second),
                           colour);
   }
-  const double y = P::kLegendTop + P::kLegendRow * static_cast<double>(i);
+  const double y = p.legend_top() + P::kLegendRow * static_cast<double>(i);
   // The final speed-up as in the table (the tuned time), else the curve's last.
   const double final_seconds = r.tuned_seconds > 0 || curve.empty()
                                    ? r.tuned_seconds
                                    : r.default_seconds / curve.back().second;
-  const std::string label =
-      absl::StrCat(r.kernel, " @ ", r.shape_class, "  ",
-                   curve.empty() ? "(no curve)" : FormatSpeedup(r.default_seconds, final_seconds));
+  const std::string label = absl::StrCat(r.kernel, " @ ", r.shape_class, "  ",
+                                         FormatSpeedup(r.default_seconds, final_seconds));
   absl::StrAppendFormat(&svg,
                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                         "stroke-width=\"2\"%s/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-                        P::kLeft, y, P::kLeft + 24, y, curve.empty() ? "#bbbbbb" : colour,
-                        dash_attr, P::kLeft + 30, y + 4, XmlEscape(label));
+                        P::kLeft, y, P::kLeft + 24, y, colour, dash_attr, P::kLeft + 30, y + 4,
+                        XmlEscape(label));
 }
 
 }  // namespace
 
-std::string TuningCurvesSvg(const std::vector<KernelTuningResult>& results,
-                            std::string_view title) {
+std::string TuningCurvesSvg(const std::vector<KernelTuningResult>& results, std::string_view title,
+                            const std::vector<std::pair<double, double>>& workload_curve) {
+  // Only the results with a curve are drawn and named in the legend.
+  std::vector<size_t> drawn;
   std::vector<std::vector<std::pair<int64_t, double>>> curves;
-  for (const KernelTuningResult& r : results) curves.push_back(SpeedupCurve(r));
-  const CurvePlot plot = PlotFor(curves);
+  for (size_t i = 0; i < results.size(); ++i) {
+    std::vector<std::pair<int64_t, double>> curve = SpeedupCurve(results[i]);
+    if (curve.empty()) continue;
+    drawn.push_back(i);
+    curves.push_back(std::move(curve));
+  }
+  const size_t without = results.size() - drawn.size();
+  const double top = workload_curve.empty()
+                         ? CurvePlot::kTop
+                         : CurvePlot::kTop + CurvePlot::kWorkloadHeight + CurvePlot::kWorkloadGap;
+  const CurvePlot plot = PlotFor(curves, top, curves.size() + (without > 0 ? 1 : 0));
   std::string svg;
   AppendFrame(plot, title, svg);
-  for (size_t i = 0; i < results.size(); ++i) AppendCurve(plot, i, results[i], curves[i], svg);
+  if (!workload_curve.empty()) AppendWorkloadPanel(workload_curve, svg);
+  for (size_t k = 0; k < drawn.size(); ++k) {
+    AppendCurve(plot, k, results[drawn[k]], curves[k], svg);
+  }
+  if (without > 0) {
+    absl::StrAppendFormat(
+        &svg,
+        "<text x=\"%.1f\" y=\"%.1f\" fill=\"#555555\">%d %s without a "
+        "curve (see the table)</text>\n",
+        CurvePlot::kLeft,
+        plot.legend_top() + CurvePlot::kLegendRow * static_cast<double>(drawn.size()) + 4, without,
+        without == 1 ? "kernel" : "kernels");
+  }
   svg += "</svg>\n";
   return svg;
+}
+
+std::string FormatWorkloadEstimate(const WorkloadEstimate& e) {
+  return absl::StrCat("estimated workload time (kernel time × calls, summed): ",
+                      FormatSeconds(e.before_seconds), " before, ", FormatSeconds(e.after_seconds),
+                      " after (", FormatSpeedup(e.before_seconds, e.after_seconds), "); ",
+                      e.kernels_tuned, " of ", e.kernels, " kernels tuned\n");
 }
 
 std::string FormatProgressLine(const TuningProgress& p) {

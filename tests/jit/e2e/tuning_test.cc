@@ -225,6 +225,58 @@ TEST(Tuning, TimeBudgetEndsASearchEarly) {
   EXPECT_LT(seconds, 20.0 * kSanitizerSlowdown);
 }
 
+// A scheduler's rounds (TuningOptions::trials_now, as `pto tune` uses it): one kernel at a
+// time, a few trials per round, each round resuming the kernel's incomplete record; complete
+// once trials_per_kernel are made.
+TEST(Tuning, RoundsTuneOneKernelAtATimeAndResume) {
+  const std::filesystem::path dir = TempCache("rounds");
+  struct Seen {
+    int call = 0;
+    int64_t trials = 0;
+  };
+  auto round = [&](int call, int64_t trials, std::vector<Seen>& seen) {
+    RuntimeOptions o = Tuned(TuningMode::kBlocking, 4, dir.string());
+    o.tuning.trials_now = [&seen, call, trials](const KernelTuning& k) -> int64_t {
+      seen.push_back({k.call, k.trials});
+      return k.call == call ? trials : 0;
+    };
+    std::unique_ptr<Runtime> rt = testing::OpenRuntime(o);
+    auto fn = rt->JitTraced("mm_softmax", 3, kProgram, {});
+    EXPECT_TRUE(fn.ok());
+    ExpectMatchesReference(**fn);
+    return rt->tuning_results();
+  };
+  // Round 1: 3 trials of the second kernel (call 1); the first is asked about and left alone.
+  std::vector<Seen> seen;
+  std::vector<KernelTuning> results = round(1, 3, seen);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].call, 0);
+  EXPECT_EQ(seen[1].call, 1);
+  EXPECT_EQ(seen[1].trials, 0);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].call, 1);
+  EXPECT_EQ(results[0].trials, 3);
+  EXPECT_EQ(results[0].max_trials, 3);
+  EXPECT_EQ(results[0].ended, "completed");
+  // Round 2: it resumes at 3 trials and makes its last one (4 in all): complete.
+  seen.clear();
+  results = round(1, 3, seen);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1].trials, 3);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].trials, 4);
+  EXPECT_EQ(results[0].max_trials, 4);
+  // Round 3: only the first kernel is left to ask about.
+  seen.clear();
+  results = round(0, 2, seen);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].call, 0);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].call, 0);
+  EXPECT_EQ(results[0].trials, 2);
+  std::filesystem::remove_all(dir);
+}
+
 // Destroying the Function (then the Runtime) while its kernels are being tuned in the
 // background ends promptly, and what was found so far is kept as an incomplete record that
 // the next Runtime resumes.
