@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <span>
 
 #include "absl/strings/str_cat.h"
+#include "jit/numerics/numerics_checker.h"
 #include "jit/output_allocation.h"
 #include "jit/output_overlap.h"
 #include "jit/pipeline.h"
@@ -29,6 +31,7 @@ FunctionImpl::FunctionImpl(std::shared_ptr<RuntimeImpl> runtime, std::string nam
       name_(std::move(name)),
       num_inputs_(num_inputs),
       options_(std::move(options)),
+      check_numerics_(options_.check_numerics || runtime_->options().check_numerics),
       constants_(num_inputs, options_.constant_inputs),
       variants_(name_, num_inputs, std::move(fn), options_),
       tuning_(*runtime_, name_, mu_) {
@@ -99,11 +102,17 @@ absl::Status FunctionImpl::Run(const CompiledClass& cls, absl::Span<const Tensor
   for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
   const device::EpochGuard guard = runtime_->plan_epochs().Enter();
   const jit::Plan* plan = cls.plan.load(std::memory_order_acquire);
-  if (kernels == nullptr) return plan->Run(vals, in, out, runtime_->threads());
+  // check_numerics: the run watched by a checker; off, no observer at all.
+  std::optional<jit::numerics::NumericsChecker> checker;
+  if (check_numerics_) {
+    checker.emplace(*plan, cls.program.graph, std::span<void* const>(in, num_inputs_));
+  }
+  jit::RunObserver* observer = checker.has_value() ? &*checker : nullptr;
+  if (kernels == nullptr) return plan->Run(vals, in, out, runtime_->threads(), nullptr, observer);
   kernels->names.clear();
   for (const jit::PlanKernel& k : plan->kernels) kernels->names.push_back(k.name);
   kernels->seconds.assign(plan->kernels.size(), 0.0);
-  return plan->Run(vals, in, out, runtime_->threads(), kernels->seconds.data());
+  return plan->Run(vals, in, out, runtime_->threads(), kernels->seconds.data(), observer);
 }
 
 absl::StatusOr<const CompiledClass*> FunctionImpl::CompileFor(const CallShapes& shapes,

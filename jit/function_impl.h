@@ -76,6 +76,7 @@ class FunctionImpl {
   std::string name_;
   int num_inputs_;
   FunctionOptions options_;
+  bool check_numerics_;  // FunctionOptions' or RuntimeOptions' check_numerics
   ConstantInputs constants_;
   DispatchTable table_;
   std::atomic<int64_t> calls_{0};

@@ -27,6 +27,10 @@ inline constexpr int kMaxArenaSlots = 256;
 struct BufferRef {
   ir::BufferKind kind = ir::BufferKind::kTemp;
   int index = 0;  // input/output position, arena slot for temps, Plan::packed entry
+  // For check_numerics: the graph node the buffer holds contiguously (ir::Buffer::node; -1:
+  // none), and whether the kernel stores to it.
+  int node = -1;
+  bool written = false;
 };
 
 // A constant input repacked for a matmul's B (ir::PackedB), built at the first call that
@@ -63,6 +67,8 @@ struct PlanKernel {
   // Per-thread scratch the kernel may use (kernel ABI); 0: none, the kernel gets null.
   int64_t scratch_bytes = 0;
   std::vector<BufferRef> buffers;
+  // The graph nodes whose ops it computes (ir::KernelCall::nodes), for check_numerics.
+  std::vector<int> nodes;
 };
 
 // What a RunObserver sees of one kernel launch: its index in Plan::kernels, its bound buffers

@@ -1,0 +1,46 @@
+// check_numerics (FunctionOptions::check_numerics) as a RunObserver of one call's Plan::Run:
+// before the first kernel it scans the call's inputs, after each kernel the buffers it
+// finished writing (written_buffers.h), and fails the run at the first NaN or infinity with
+// InvalidArgument naming the input, or the kernel, its buffer, node, element and value and
+// the op that first produced one (locate_op.h). Before a kernel that writes in place it keeps
+// a copy of the inputs it overwrites, for the re-run.
+#ifndef PTO_JIT_NUMERICS_NUMERICS_CHECKER_H_
+#define PTO_JIT_NUMERICS_NUMERICS_CHECKER_H_
+
+#include <map>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "jit/ir/graph.h"
+#include "jit/numerics/written_buffers.h"
+#include "jit/plan.h"
+
+namespace pto::jit::numerics {
+
+class NumericsChecker : public RunObserver {
+ public:
+  // `graph`: the graph the plan's node ids refer to (the shape class's lowered graph);
+  // `inputs`: the call's inputs as Plan::Run gets them, one per Function input. All must
+  // outlive the run.
+  NumericsChecker(const Plan& plan, const ir::Graph& graph, std::span<void* const> inputs);
+
+  absl::Status BeforeKernel(const KernelLaunch& launch) override;
+  absl::Status AfterKernel(const KernelLaunch& launch) override;
+
+ private:
+  absl::Status CheckInputs(std::span<const int64_t> symbols) const;
+  // The values of `node` in the memory the kernel of `launch` read (or a copy kept before it
+  // ran), or a Function input; null if neither holds it.
+  const float* Memory(const KernelLaunch& launch, int node) const;
+
+  const Plan& plan_;
+  const ir::Graph& graph_;
+  std::span<void* const> inputs_;
+  std::vector<std::vector<WrittenBuffer>> scan_;  // per kernel
+  std::map<int, std::vector<float>> kept_;        // node -> its values before an in-place kernel
+};
+
+}  // namespace pto::jit::numerics
+
+#endif  // PTO_JIT_NUMERICS_NUMERICS_CHECKER_H_
