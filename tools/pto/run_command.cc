@@ -1,4 +1,5 @@
-// `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ... [--threads N]`
+// `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ... [--threads N]
+// [--check-numerics]`
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -21,6 +22,7 @@ struct RunOptions {
   std::string graph_path;
   std::vector<std::string> inputs, outputs;  // NAME=FILE.npy
   int threads = 0;
+  bool check_numerics = false;  // or PTO_CHECK_NUMERICS
 };
 
 int RunGraph(const CLI::App& command, const RunOptions& o) {
@@ -44,6 +46,7 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
   absl::StatusOr<RuntimeOptions> options = RuntimeOptions::FromEnvironment();
   if (!options.ok()) return Error(options.status());
   options->intra_op_threads = o.threads;
+  options->check_numerics |= o.check_numerics;
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(*options);
   if (!rt.ok()) return Error(rt.status());
   absl::StatusOr<std::unique_ptr<Function>> fn =
@@ -81,6 +84,9 @@ void AddRunCommand(CommandLine& cli) {
   run->add_option("--threads", o->threads,
                   "threads the call runs on (default 0: all the process may use)")
       ->type_name("N");
+  run->add_flag("--check-numerics", o->check_numerics,
+                "fail at the first NaN or infinity, naming the input or the kernel and op that "
+                "made it (RuntimeOptions::check_numerics)");
 }
 
 }  // namespace pto::tools
