@@ -33,6 +33,7 @@ FunctionImpl::FunctionImpl(std::shared_ptr<RuntimeImpl> runtime, std::string nam
       options_(std::move(options)),
       check_numerics_(options_.check_numerics || runtime_->options().check_numerics),
       constants_(num_inputs, options_.constant_inputs),
+      checked_constants_(num_inputs),
       variants_(name_, num_inputs, std::move(fn), options_),
       tuning_(*runtime_, name_, mu_) {
   runtime_->AddFunction(this);
@@ -105,7 +106,8 @@ absl::Status FunctionImpl::Run(const CompiledClass& cls, absl::Span<const Tensor
   // check_numerics: the run watched by a checker; off, no observer at all.
   std::optional<jit::numerics::NumericsChecker> checker;
   if (check_numerics_) {
-    checker.emplace(*plan, cls.program.graph, std::span<void* const>(in, num_inputs_));
+    checker.emplace(*plan, cls.program.graph, std::span<void* const>(in, num_inputs_),
+                    constants_.is_constant(), &checked_constants_);
   }
   jit::RunObserver* observer = checker.has_value() ? &*checker : nullptr;
   if (kernels == nullptr) return plan->Run(vals, in, out, runtime_->threads(), nullptr, observer);

@@ -10,14 +10,17 @@ namespace pto::jit::numerics {
 namespace {
 
 constexpr uint32_t kMagnitude = 0x7fffffffu;  // all bits but the sign
-constexpr uint32_t kExponent = 0x7f800000u;   // a magnitude at least this is inf or NaN
+constexpr int32_t kMaxFinite = 0x7f7fffff;    // the largest finite magnitude's bits
 constexpr int64_t kBlock = 1024;
 
-// The largest magnitude bit pattern in bits[0, n): plain loop, vectorized by the compiler.
-uint32_t MaxMagnitude(const uint32_t* bits, int64_t n) {
-  uint32_t m = 0;
-  for (int64_t i = 0; i < n; ++i) m = std::max(m, bits[i] & kMagnitude);
-  return m;
+// Whether bits[0, n) holds a NaN or infinity: a plain loop of signed compares (the magnitude
+// fits in 31 bits) ORed together, which the compiler vectorizes with SSE2 already.
+bool AnyNonFinite(const uint32_t* bits, int64_t n) {
+  uint32_t any = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    any |= static_cast<uint32_t>(static_cast<int32_t>(bits[i] & kMagnitude) > kMaxFinite);
+  }
+  return any != 0;
 }
 
 }  // namespace
@@ -28,9 +31,9 @@ std::optional<NonFinite> FindNonFinite(const float* data, int64_t count) {
   const uint32_t* bits = reinterpret_cast<const uint32_t*>(data);
   for (int64_t start = 0; start < count; start += kBlock) {
     const int64_t n = std::min(kBlock, count - start);
-    if (MaxMagnitude(bits + start, n) < kExponent) continue;
+    if (!AnyNonFinite(bits + start, n)) continue;
     for (int64_t i = start; i < start + n; ++i) {
-      if ((bits[i] & kMagnitude) >= kExponent) return NonFinite{i, data[i]};
+      if (static_cast<int32_t>(bits[i] & kMagnitude) > kMaxFinite) return NonFinite{i, data[i]};
     }
   }
   return std::nullopt;

@@ -15,8 +15,8 @@ struct NonFinite {
 };
 
 // The first element of data[0, count) that is NaN or +-infinity; nullopt if all are finite.
-// Scans in blocks the compiler vectorizes (a max over the exponent and mantissa bits), looking
-// for the element itself only in a block that holds one.
+// Scans in blocks the compiler vectorizes, looking for the element itself only in a block that
+// holds one.
 std::optional<NonFinite> FindNonFinite(const float* data, int64_t count);
 
 // "nan", "inf" or "-inf".

@@ -10,18 +10,28 @@
 namespace pto::jit::numerics {
 
 NumericsChecker::NumericsChecker(const Plan& plan, const ir::Graph& graph,
-                                 std::span<void* const> inputs)
-    : plan_(plan), graph_(graph), inputs_(inputs), scan_(BuffersToScan(plan)) {}
+                                 std::span<void* const> inputs,
+                                 const std::vector<bool>& is_constant, CheckedConstants* constants)
+    : plan_(plan),
+      graph_(graph),
+      inputs_(inputs),
+      is_constant_(is_constant),
+      constants_(constants),
+      scan_(BuffersToScan(plan)) {}
 
-absl::Status NumericsChecker::CheckInputs(std::span<const int64_t> symbols) const {
+absl::Status NumericsChecker::CheckInputs(std::span<const int64_t> symbols) {
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const ir::Node& n = graph_.nodes[i];
     if (n.op != ir::OpKind::kInput) continue;
+    const int input = static_cast<int>(n.attrs.index);
+    const auto* data = static_cast<const float*>(inputs_[input]);
+    const bool constant = constants_ != nullptr && is_constant_[input];
+    if (constant && constants_->Checked(input, data)) continue;
     const std::vector<int64_t> shape = NodeShape(graph_, static_cast<int>(i), symbols);
-    const auto* data = static_cast<const float*>(inputs_[n.attrs.index]);
     if (std::optional<NonFinite> f = FindNonFinite(data, ops::NumElements(shape))) {
-      return absl::InvalidArgumentError(InputMessage(static_cast<int>(n.attrs.index), *f, shape));
+      return absl::InvalidArgumentError(InputMessage(input, *f, shape));
     }
+    if (constant) constants_->MarkChecked(input, data);
   }
   return absl::OkStatus();
 }

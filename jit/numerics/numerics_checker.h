@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "jit/ir/graph.h"
+#include "jit/numerics/checked_constants.h"
 #include "jit/numerics/written_buffers.h"
 #include "jit/plan.h"
 
@@ -21,15 +22,17 @@ namespace pto::jit::numerics {
 class NumericsChecker : public RunObserver {
  public:
   // `graph`: the graph the plan's node ids refer to (the shape class's lowered graph);
-  // `inputs`: the call's inputs as Plan::Run gets them, one per Function input. All must
-  // outlive the run.
-  NumericsChecker(const Plan& plan, const ir::Graph& graph, std::span<void* const> inputs);
+  // `inputs`: the call's inputs as Plan::Run gets them, one per Function input.
+  // `constants`, when not null: the Function's constant inputs found finite so far (those
+  // `is_constant` marks are scanned once per copy). All must outlive the run.
+  NumericsChecker(const Plan& plan, const ir::Graph& graph, std::span<void* const> inputs,
+                  const std::vector<bool>& is_constant, CheckedConstants* constants);
 
   absl::Status BeforeKernel(const KernelLaunch& launch) override;
   absl::Status AfterKernel(const KernelLaunch& launch) override;
 
  private:
-  absl::Status CheckInputs(std::span<const int64_t> symbols) const;
+  absl::Status CheckInputs(std::span<const int64_t> symbols);
   // The values of `node` in the memory the kernel of `launch` read (or a copy kept before it
   // ran), or a Function input; null if neither holds it.
   const float* Memory(const KernelLaunch& launch, int node) const;
@@ -37,6 +40,8 @@ class NumericsChecker : public RunObserver {
   const Plan& plan_;
   const ir::Graph& graph_;
   std::span<void* const> inputs_;
+  const std::vector<bool>& is_constant_;
+  CheckedConstants* constants_;
   std::vector<std::vector<WrittenBuffer>> scan_;  // per kernel
   std::map<int, std::vector<float>> kept_;        // node -> its values before an in-place kernel
 };

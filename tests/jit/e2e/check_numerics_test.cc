@@ -137,6 +137,27 @@ TEST(CheckNumerics, AnInputHoldingInfIsNamedBeforeAnyKernel) {
   EXPECT_EQ(r.status().message(), "check_numerics: input 1 holds inf at element 5 [1, 1]");
 }
 
+// A constant input is scanned when its copy is made: a refreshed copy holding inf fails.
+TEST(CheckNumerics, AConstantInputIsScannedWhenItsCopyIsMade) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime();
+  FunctionOptions o = Checking();
+  o.constant_inputs = {1};
+  auto fn = rt->JitTraced("log_chain", 2, LogChain(), o);
+  ASSERT_TRUE(fn.ok());
+  std::vector<HostTensor> inputs = {HostTensor::Random({2, 4}, 1, 0.5f, 2.0f),
+                                    HostTensor::Random({2, 4}, 2)};
+  const std::vector<TensorView> views = testing::Views(inputs);
+  std::vector<float> out(8);
+  const TensorView out_view = TensorView::Dense(out.data(), {2, 4});
+  ASSERT_TRUE((**fn)(views, {&out_view, 1}).ok());
+  inputs[1].data[7] = -kInf;  // the Function still holds its copy of the finite values
+  ASSERT_TRUE((**fn)(views, {&out_view, 1}).ok());
+  (*fn)->InvalidateConstants();
+  absl::Status s = (**fn)(views, {&out_view, 1});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "check_numerics: input 1 holds -inf at element 7 [1, 3]");
+}
+
 TraceFn Block() {
   return [](std::span<const Value> in) -> std::vector<Value> {
     Value h = softmax(matmul(in[0], in[1]) * 0.125f);
