@@ -2,9 +2,7 @@
 // it, naming the input, or the kernel, its buffer, node, element and the op that produced it;
 // clean calls are unchanged; with checking off nothing is scanned.
 #include <cmath>
-#include <cstdlib>
 #include <limits>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,23 +22,29 @@ FunctionOptions Checking() {
   return o;
 }
 
-// The names of the kernels `trace` runs on `inputs` (a Function of its own, unchecked).
-std::vector<std::string> KernelNames(Runtime& rt, const TraceFn& trace,
-                                     const std::vector<HostTensor>& inputs,
-                                     const std::vector<std::vector<int64_t>>& out_shapes) {
-  auto fn = rt.JitTraced("names", static_cast<int>(inputs.size()), trace, {});
-  EXPECT_TRUE(fn.ok());
-  std::vector<std::vector<float>> out;
-  std::vector<TensorView> views;
-  for (const auto& s : out_shapes) {
-    out.emplace_back(ops::NumElements(s));
-    views.push_back(TensorView::Dense(out.back().data(), s));
-  }
-  absl::StatusOr<std::vector<KernelProfile>> p = (*fn)->Profile(testing::Views(inputs), views, 1);
+// A checked call of `trace` on `inputs` (one output of `out_shape`): its status, and the names
+// of the kernels it runs (profiled by an unchecked Function of the same program: the same
+// kernels).
+struct CheckedRun {
+  std::vector<std::string> kernels;
+  absl::Status status;
+};
+
+CheckedRun RunChecked(Runtime& rt, const TraceFn& trace, const std::vector<HostTensor>& inputs,
+                      const std::vector<int64_t>& out_shape) {
+  CheckedRun run;
+  const int n = static_cast<int>(inputs.size());
+  auto plain = rt.JitTraced("plain", n, trace, {});
+  auto checked = rt.JitTraced("checked", n, trace, Checking());
+  EXPECT_TRUE(plain.ok() && checked.ok());
+  std::vector<float> out(ops::NumElements(out_shape));
+  const TensorView view = TensorView::Dense(out.data(), out_shape);
+  absl::StatusOr<std::vector<KernelProfile>> p =
+      (*plain)->Profile(testing::Views(inputs), {&view, 1}, 1);
   EXPECT_TRUE(p.ok()) << p.status();
-  std::vector<std::string> names;
-  for (const KernelProfile& k : *p) names.push_back(k.kernel);
-  return names;
+  for (const KernelProfile& k : *p) run.kernels.push_back(k.kernel);
+  run.status = (**checked)(testing::Views(inputs), {&view, 1});
+  return run;
 }
 
 TraceFn LogChain() {
@@ -53,15 +57,11 @@ TEST(CheckNumerics, NanInTheMiddleOfAFusedKernelNamesKernelOutputElementAndOp) {
   HostTensor x = HostTensor::Random({2, 4}, 1, 0.5f, 2.0f);
   x.data[6] = -3.0f;  // log(-3) is nan
   const std::vector<HostTensor> inputs = {x, HostTensor::Random({2, 4}, 2)};
-  const std::vector<std::string> names = KernelNames(*rt, LogChain(), inputs, {{2, 4}});
-  ASSERT_EQ(names.size(), 1u);
-  auto fn = rt->JitTraced("log_chain", 2, LogChain(), Checking());
-  ASSERT_TRUE(fn.ok());
-  absl::StatusOr<std::vector<HostTensor>> r = testing::RunPto(**fn, inputs);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(r.status().message(),
-            "check_numerics: kernel " + names[0] +
+  const CheckedRun r = RunChecked(*rt, LogChain(), inputs, {2, 4});
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status.message(),
+            "check_numerics: kernel " + r.kernels[0] +
                 " wrote nan to output 0 (node 5, add) at element 6 [1, 2]; first produced by "
                 "node 2 (log): nan at its element 6 [1, 2] when the kernel's ops are re-run "
                 "through the reference");
@@ -77,15 +77,11 @@ TEST(CheckNumerics, AnIntermediateIsNamedByItsNode) {
   HostTensor x = HostTensor::Random({4, 8}, 3, 0.5f, 2.0f);
   x.data[13] = 0.0f;  // log(0) is -inf
   const std::vector<HostTensor> inputs = {x, HostTensor::Random({8, 16}, 4)};
-  const std::vector<std::string> names = KernelNames(*rt, LogThenMatMul(), inputs, {{4, 16}});
-  ASSERT_EQ(names.size(), 2u);
-  auto fn = rt->JitTraced("log_matmul", 2, LogThenMatMul(), Checking());
-  ASSERT_TRUE(fn.ok());
-  absl::StatusOr<std::vector<HostTensor>> r = testing::RunPto(**fn, inputs);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(r.status().message(),
-            "check_numerics: kernel " + names[0] +
+  const CheckedRun r = RunChecked(*rt, LogThenMatMul(), inputs, {4, 16});
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status.message(),
+            "check_numerics: kernel " + r.kernels[0] +
                 " wrote -inf to an intermediate (node 2, log) at element 13 [1, 5]; first "
                 "produced by node 2 (log): -inf at its element 13 [1, 5] when the kernel's ops "
                 "are re-run through the reference");
@@ -111,14 +107,11 @@ TEST(CheckNumerics, AKernelWritingInPlaceIsReRunOnTheValuesItOverwrote) {
   w.data[3] = -0.5f;  // log(a) is nan at element 3
   const std::vector<HostTensor> inputs = {HostTensor::Filled({4, 8}, 1.0f), w,
                                           HostTensor::Random({8, 4}, 5)};
-  const std::vector<std::string> names = KernelNames(*rt, LogInPlace(), inputs, {{4, 4}});
-  ASSERT_EQ(names.size(), 4u);
-  auto fn = rt->JitTraced("log_in_place", 3, LogInPlace(), Checking());
-  ASSERT_TRUE(fn.ok());
-  absl::StatusOr<std::vector<HostTensor>> r = testing::RunPto(**fn, inputs);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(),
-            "check_numerics: kernel " + names[2] +
+  const CheckedRun r = RunChecked(*rt, LogInPlace(), inputs, {4, 4});
+  ASSERT_EQ(r.kernels.size(), 4u);
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status.message(),
+            "check_numerics: kernel " + r.kernels[2] +
                 " wrote nan to an intermediate (node 6, sub) at element 3 [0, 3]; first "
                 "produced by node 5 (log): nan at its element 3 [0, 3] when the kernel's ops "
                 "are re-run through the reference");
@@ -207,51 +200,6 @@ TEST(CheckNumerics, RuntimeOptionsTurnItOnForEveryFunction) {
       testing::RunPto(**fn, {x, HostTensor::Random({2, 4}, 2)});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(), "check_numerics: input 0 holds -inf at element 3 [0, 3]");
-}
-
-// Sets an environment variable for a scope (unset: nullptr), restoring it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_.has_value()) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-TEST(CheckNumerics, FromEnvironmentReadsPtoCheckNumerics) {
-  {
-    ScopedEnv unset("PTO_CHECK_NUMERICS", nullptr);
-    absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
-    ASSERT_TRUE(o.ok()) << o.status();
-    EXPECT_FALSE(o->check_numerics);
-  }
-  for (const auto& [text, on] : std::vector<std::pair<const char*, bool>>{
-           {"1", true}, {"true", true}, {"TRUE", true}, {"0", false}, {"false", false}}) {
-    ScopedEnv set("PTO_CHECK_NUMERICS", text);
-    absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
-    ASSERT_TRUE(o.ok()) << text;
-    EXPECT_EQ(o->check_numerics, on) << text;
-  }
-  ScopedEnv bad("PTO_CHECK_NUMERICS", "yes");
-  absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
-  EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(o.status().message(),
-            "PTO_CHECK_NUMERICS must be one of 1, 0, true or false; got 'yes'");
 }
 
 }  // namespace
