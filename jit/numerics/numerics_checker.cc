@@ -37,35 +37,21 @@ absl::Status NumericsChecker::CheckInputs(std::span<const int64_t> symbols) {
 }
 
 absl::Status NumericsChecker::BeforeKernel(const KernelLaunch& launch) {
-  if (launch.index == 0) {
-    if (absl::Status s = CheckInputs(launch.symbols); !s.ok()) return s;
-  }
-  kept_.clear();
-  // A read buffer that shares memory with a written one is overwritten in place: keep it.
-  const std::vector<BufferRef>& refs = plan_.kernels[launch.index].buffers;
-  for (size_t s = 0; s < refs.size(); ++s) {
-    if (refs[s].written || refs[s].node < 0) continue;
-    bool overwritten = false;
-    for (size_t w = 0; w < refs.size(); ++w) {
-      overwritten |= refs[w].written && launch.buffers[w] == launch.buffers[s];
-    }
-    if (!overwritten) continue;
-    const auto* data = static_cast<const float*>(launch.buffers[s]);
-    kept_[refs[s].node].assign(
-        data, data + ops::NumElements(NodeShape(graph_, refs[s].node, launch.symbols)));
-  }
+  if (launch.index == 0) return CheckInputs(launch.symbols);
   return absl::OkStatus();
 }
 
 const float* NumericsChecker::Memory(const KernelLaunch& launch, int node) const {
-  if (auto it = kept_.find(node); it != kept_.end()) return it->second.data();
   const ir::Node& n = graph_.nodes[node];
   if (n.op == ir::OpKind::kInput) return static_cast<const float*>(inputs_[n.attrs.index]);
   const std::vector<BufferRef>& refs = plan_.kernels[launch.index].buffers;
   for (size_t s = 0; s < refs.size(); ++s) {
-    if (!refs[s].written && refs[s].node == node) {
-      return static_cast<const float*>(launch.buffers[s]);
+    if (refs[s].written || refs[s].node != node) continue;
+    // A read buffer that shares memory with a written one was overwritten in place.
+    for (size_t w = 0; w < refs.size(); ++w) {
+      if (refs[w].written && launch.buffers[w] == launch.buffers[s]) return nullptr;
     }
+    return static_cast<const float*>(launch.buffers[s]);
   }
   return nullptr;
 }

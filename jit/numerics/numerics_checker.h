@@ -2,12 +2,11 @@
 // before the first kernel it scans the call's inputs, after each kernel the buffers it
 // finished writing (written_buffers.h), and fails the run at the first NaN or infinity with
 // InvalidArgument naming the input, or the kernel, its buffer, node, element and value and
-// the op that first produced one (locate_op.h). Before a kernel that writes in place it keeps
-// a copy of the inputs it overwrites, for the re-run.
+// the op that first produced one (locate_op.h). An input a kernel overwrote in place is
+// recomputed for the re-run from its own operands, so that a clean call copies nothing.
 #ifndef PTO_JIT_NUMERICS_NUMERICS_CHECKER_H_
 #define PTO_JIT_NUMERICS_NUMERICS_CHECKER_H_
 
-#include <map>
 #include <span>
 #include <vector>
 
@@ -33,8 +32,8 @@ class NumericsChecker : public RunObserver {
 
  private:
   absl::Status CheckInputs(std::span<const int64_t> symbols);
-  // The values of `node` in the memory the kernel of `launch` read (or a copy kept before it
-  // ran), or a Function input; null if neither holds it.
+  // The values of `node` in the memory the kernel of `launch` read and did not overwrite, or
+  // a Function input; null if neither holds it.
   const float* Memory(const KernelLaunch& launch, int node) const;
 
   const Plan& plan_;
@@ -43,7 +42,6 @@ class NumericsChecker : public RunObserver {
   const std::vector<bool>& is_constant_;
   CheckedConstants* constants_;
   std::vector<std::vector<WrittenBuffer>> scan_;  // per kernel
-  std::map<int, std::vector<float>> kept_;        // node -> its values before an in-place kernel
 };
 
 }  // namespace pto::jit::numerics

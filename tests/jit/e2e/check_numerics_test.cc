@@ -88,7 +88,9 @@ TEST(CheckNumerics, AnIntermediateIsNamedByItsNode) {
 }
 
 // a = x * w has two users; the second, log(a) - sum(a), reads it last, elementwise, and is
-// written over it (jit/passes/mark_in_place.h) before the matmul reads it.
+// written over it (jit/passes/mark_in_place.h) before the matmul reads it. The re-run
+// recomputes a: read from the buffer, it would be log(a) - sum(a), negative, and log of it nan
+// from element 0 on.
 TraceFn LogInPlace() {
   return [](std::span<const Value> in) -> std::vector<Value> {
     Value a = in[0] * in[1];
