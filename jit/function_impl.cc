@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "device/machine_limits.h"
 #include "jit/kernel_cost.h"
+#include "jit/numerics/numerics_checker.h"
 #include "jit/output_allocation.h"
 #include "jit/output_overlap.h"
 #include "jit/pipeline.h"
@@ -58,7 +59,9 @@ FunctionImpl::FunctionImpl(std::shared_ptr<RuntimeImpl> runtime, std::string nam
       name_(std::move(name)),
       num_inputs_(num_inputs),
       options_(std::move(options)),
+      check_numerics_(options_.check_numerics || runtime_->options().check_numerics),
       constants_(num_inputs, options_.constant_inputs),
+      checked_constants_(num_inputs),
       variants_(name_, num_inputs, std::move(fn), options_),
       tuning_(*runtime_, name_, mu_) {
   runtime_->AddFunction(this);
@@ -143,7 +146,15 @@ absl::Status FunctionImpl::Run(const CompiledClass& cls, absl::Span<const Tensor
   jit::Timeline* timeline = runtime_->timeline();
   std::optional<jit::TraceObserver> trace;
   if (timeline != nullptr) trace.emplace(*plan, *timeline);
-  jit::RunObserver* observer = trace.has_value() ? &*trace : nullptr;
+  // check_numerics: the run watched by a checker; off, no observer at all.
+  std::optional<jit::numerics::NumericsChecker> checker;
+  if (check_numerics_) {
+    checker.emplace(*plan, cls.program.graph, std::span<void* const>(in, num_inputs_),
+                    constants_.is_constant(), &checked_constants_);
+  }
+  jit::RunObserverPair both(trace.has_value() ? &*trace : nullptr,
+                            checker.has_value() ? &*checker : nullptr);
+  jit::RunObserver* observer = both.single_or_self();
   if (kernels == nullptr) return plan->Run(vals, in, out, runtime_->threads(), nullptr, observer);
   kernels->names.clear();
   for (const jit::PlanKernel& k : plan->kernels) kernels->names.push_back(k.name);

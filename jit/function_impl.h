@@ -22,6 +22,7 @@
 #include "jit/compile_class.h"
 #include "jit/constant_inputs.h"
 #include "jit/dispatch_table.h"
+#include "jit/numerics/checked_constants.h"
 #include "jit/runtime_impl.h"
 #include "jit/trace_variants.h"
 #include "jit/tuning/function_tuning.h"
@@ -82,7 +83,9 @@ class FunctionImpl {
   std::string name_;
   int num_inputs_;
   FunctionOptions options_;
+  bool check_numerics_;  // FunctionOptions' or RuntimeOptions' check_numerics
   ConstantInputs constants_;
+  jit::numerics::CheckedConstants checked_constants_;  // check_numerics: copies found finite
   DispatchTable table_;
   std::atomic<int64_t> calls_{0};
   CompileCounters counters_;

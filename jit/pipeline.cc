@@ -238,10 +238,16 @@ std::unique_ptr<Plan> BindPlan(const LoweredProgram& program, const CompiledKern
     k.grain[1] = call.kernel.config.tile_cols;
     k.work_per_cell = call.work_per_cell;
     k.scratch_bytes = KernelScratchBytes(call.kernel);
-    for (int b : call.buffers) {
-      const ir::Buffer& buf = program.tiles.buffers[b];
+    k.nodes = call.nodes;
+    for (size_t slot = 0; slot < call.buffers.size(); ++slot) {
+      const ir::Buffer& buf = program.tiles.buffers[call.buffers[slot]];
+      const int b = call.buffers[slot];
       BufferRef ref;
       ref.kind = buf.kind;
+      ref.node = buf.node;
+      for (const ir::Store& st : call.kernel.stores) {
+        if (call.kernel.accesses[st.access].buffer == static_cast<int>(slot)) ref.written = true;
+      }
       ref.index = buf.kind == ir::BufferKind::kTemp ? program.buffers.slot_of[b] : buf.index;
       if (buf.kind == ir::BufferKind::kPacked) {
         ref.index = static_cast<int>(plan->packed.size());

@@ -27,6 +27,10 @@ inline constexpr int kMaxArenaSlots = 256;
 struct BufferRef {
   ir::BufferKind kind = ir::BufferKind::kTemp;
   int index = 0;  // input/output position, arena slot for temps, Plan::packed entry
+  // For check_numerics: the graph node the buffer holds contiguously (ir::Buffer::node; -1:
+  // none), and whether the kernel stores to it.
+  int node = -1;
+  bool written = false;
 };
 
 // A constant input repacked for a matmul's B (ir::PackedB), built at the first call that
@@ -63,6 +67,8 @@ struct PlanKernel {
   // Per-thread scratch the kernel may use (kernel ABI); 0: none, the kernel gets null.
   int64_t scratch_bytes = 0;
   std::vector<BufferRef> buffers;
+  // The graph nodes whose ops it computes (ir::KernelCall::nodes), for check_numerics.
+  std::vector<int> nodes;
 };
 
 // What a RunObserver sees of one kernel launch: its index in Plan::kernels, its bound buffers
@@ -88,6 +94,37 @@ class RunObserver {
   virtual void OnPiece(int /*kernel*/, const int64_t /*lo*/[2], const int64_t /*hi*/[2],
                        int /*thread*/, std::chrono::steady_clock::time_point /*start*/,
                        std::chrono::steady_clock::time_point /*end*/) {}
+};
+
+// Two observers of one run (either may be null): a traced call that also checks numerics.
+// Each call goes to the first, then the second; the first error ends the run.
+class RunObserverPair : public RunObserver {
+ public:
+  RunObserverPair(RunObserver* first, RunObserver* second) : first_(first), second_(second) {}
+  // What Plan::Run should be given: null for none, the one observer, or this pair.
+  RunObserver* single_or_self() {
+    if (first_ == nullptr) return second_;
+    return second_ == nullptr ? first_ : this;
+  }
+  absl::Status BeforeKernel(const KernelLaunch& launch) override {
+    if (absl::Status s = first_->BeforeKernel(launch); !s.ok()) return s;
+    return second_->BeforeKernel(launch);
+  }
+  absl::Status AfterKernel(const KernelLaunch& launch) override {
+    if (absl::Status s = first_->AfterKernel(launch); !s.ok()) return s;
+    return second_->AfterKernel(launch);
+  }
+  bool wants_pieces() const override { return first_->wants_pieces() || second_->wants_pieces(); }
+  void OnPiece(int kernel, const int64_t lo[2], const int64_t hi[2], int thread,
+               std::chrono::steady_clock::time_point start,
+               std::chrono::steady_clock::time_point end) override {
+    if (first_->wants_pieces()) first_->OnPiece(kernel, lo, hi, thread, start, end);
+    if (second_->wants_pieces()) second_->OnPiece(kernel, lo, hi, thread, start, end);
+  }
+
+ private:
+  RunObserver* first_;
+  RunObserver* second_;
 };
 
 // A kernel symbol's value: call_symbols[symbol], or `constant` when symbol < 0.

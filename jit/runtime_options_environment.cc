@@ -23,6 +23,14 @@ absl::StatusOr<LogLevel> ParseLogLevel(const std::string& text) {
       absl::StrCat("PTO_LOG must be one of debug, info, warning, error or off; got '", text, "'"));
 }
 
+absl::StatusOr<bool> ParseCheckNumerics(const std::string& text) {
+  const std::string value = absl::AsciiStrToLower(text);
+  if (value == "1" || value == "true") return true;
+  if (value == "0" || value == "false") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("PTO_CHECK_NUMERICS must be one of 1, 0, true or false; got '", text, "'"));
+}
+
 }  // namespace
 
 absl::StatusOr<RuntimeOptions> RuntimeOptions::FromEnvironment() {
@@ -34,6 +42,11 @@ absl::StatusOr<RuntimeOptions> RuntimeOptions::FromEnvironment() {
     absl::StatusOr<LogLevel> parsed = ParseLogLevel(level);
     if (!parsed.ok()) return parsed.status();
     options.log_level = *parsed;
+  }
+  if (const char* check = std::getenv("PTO_CHECK_NUMERICS"); check != nullptr && *check != '\0') {
+    absl::StatusOr<bool> parsed = ParseCheckNumerics(check);
+    if (!parsed.ok()) return parsed.status();
+    options.check_numerics = *parsed;
   }
   return options;
 }

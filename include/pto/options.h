@@ -131,11 +131,14 @@ struct RuntimeOptions {
   // first Profile that needs it (about 0.2 s; device/machine_limits.h).
   double peak_gflops = 0;
   double peak_bandwidth_gbs = 0;
+  // check_numerics for every Function of this Runtime (FunctionOptions::check_numerics).
+  bool check_numerics = false;
 
   // The defaults with what the process's environment sets, as users of Triton and oneDNN
-  // expect: PTO_CACHE_DIR (cache_path) and PTO_LOG (log_level: debug, info, warning, error or
-  // off). The library reads the environment only here, when the embedder asks.
-  // InvalidArgument for a PTO_LOG value it does not know.
+  // expect: PTO_CACHE_DIR (cache_path), PTO_LOG (log_level: debug, info, warning, error or
+  // off) and PTO_CHECK_NUMERICS (check_numerics: 1, 0, true or false). The library reads the
+  // environment only here, when the embedder asks. InvalidArgument for a PTO_LOG or
+  // PTO_CHECK_NUMERICS value it does not know.
   static absl::StatusOr<RuntimeOptions> FromEnvironment();
 };
 
@@ -173,6 +176,15 @@ struct FunctionOptions {
   // (per trace variant) with a warning in the log and not tuned: the cap bounds compilations,
   // never which calls succeed.
   int max_shape_classes = 32;
+  // Checks every value a call computes for NaN and infinity (like tf.debugging.check_numerics
+  // or torch's anomaly mode), for debugging: the inputs before the first kernel, then each
+  // kernel's outputs after it runs. The first non-finite value fails the call with
+  // InvalidArgument naming the input, or the kernel, the buffer and graph node it wrote, the
+  // element index and value, and the op of the kernel that first produced a non-finite value
+  // (found by re-running the kernel's ops through the reference). The caller's outputs are
+  // then partly written. Off: no cost (a pointer test per kernel). On: docs/performance.md.
+  // RuntimeOptions::check_numerics turns it on for every Function.
+  bool check_numerics = false;
 };
 
 }  // namespace pto

@@ -35,11 +35,17 @@ struct Buffer {
   SymExpr elements;  // size in elements
   DType dtype = DType::kF32;
   std::string label;  // for dumps: the node it holds
+  // The graph node whose values it holds, contiguous in row-major order; -1: none (a copy
+  // laid out for a matmul, a packed constant).
+  int node = -1;
 };
 
 struct KernelCall {
   Kernel kernel;
   std::vector<int> buffers;  // kernel slot -> TileGraph buffer id
+  // The graph nodes whose ops the kernel computes (its anchor and the ops inlined into it),
+  // ascending; views and casts it only indexes through are not among them.
+  std::vector<int> nodes;
   // Level 3 (schedule): scalar operations per grid cell, to decide whether a launch is worth
   // splitting across threads.
   SymExpr work_per_cell = 1;

@@ -125,6 +125,7 @@ class Builder {
     std::vector<int> slot_buffer;
     int anchor = -1;  // the node whose value is kAcc in `output`
     std::vector<std::string> op_names;
+    std::vector<int> nodes;  // the graph nodes whose ops it computes
 
     int Slot(int buffer) {
       for (size_t s = 0; s < slot_buffer.size(); ++s) {
@@ -149,12 +150,14 @@ class Builder {
     }
   };
 
-  int NewBuffer(ir::BufferKind kind, int index, const Shape& shape, std::string label) {
+  // `node`: the graph node it holds contiguously, or -1.
+  int NewBuffer(ir::BufferKind kind, int index, const Shape& shape, std::string label, int node) {
     ir::Buffer b;
     b.kind = kind;
     b.index = index;
     b.elements = ir::NumElements(shape);
     b.label = std::move(label);
+    b.node = node;
     tiles_.buffers.push_back(std::move(b));
     return static_cast<int>(tiles_.buffers.size()) - 1;
   }
@@ -173,7 +176,7 @@ class Builder {
   // Whether the value of `node` can be read from memory (its buffer, a copy, a stored view, or
   // a reshape of one) rather than recomputed.
   bool Addressable(int node) const;
-  int CopyToBuffer(const View& view, const Shape& shape, std::string label);
+  int CopyToBuffer(const View& view, const Shape& shape, std::string label, int node);
   // The access of `view` indexed through `map` from the kernel's domain.
   int ComposedAccess(KernelBuilder& kb, const View& view, const IndexMap& map);
   int Load(KernelBuilder& kb, std::vector<ExprNode>& prog, const View& view, const IndexMap& map);
@@ -261,7 +264,8 @@ View Builder::ApplyView(int node, View v) {
         return v;
       }
       // Not expressible as a view of that window: copy the input contiguously first.
-      int copy = CopyToBuffer(v, in.shape, Label(n.inputs[0]) + " (contiguous for reshape)");
+      int copy =
+          CopyToBuffer(v, in.shape, Label(n.inputs[0]) + " (contiguous for reshape)", n.inputs[0]);
       copies_[n.inputs[0]] = copy;
       return ContiguousView(copy, n.shape);
     }
@@ -270,7 +274,7 @@ View Builder::ApplyView(int node, View v) {
 
 View Builder::Materialize(int node) {
   const ir::Node& n = g_.nodes[node];
-  int copy = NewBuffer(ir::BufferKind::kTemp, 0, n.shape, Label(node) + " (materialized)");
+  int copy = NewBuffer(ir::BufferKind::kTemp, 0, n.shape, Label(node) + " (materialized)", node);
   // Cannot fail for nodes the fusion pass accepted (Expr fails only on ops that shape
   // inference rejected at trace time).
   absl::Status built = BuildElementwise(node, ContiguousView(copy, n.shape), "copy");
@@ -287,8 +291,8 @@ bool Builder::Addressable(int node) const {
          (role == NodeRole::kView && g_.nodes[node].op == OpKind::kReshape);
 }
 
-int Builder::CopyToBuffer(const View& view, const Shape& shape, std::string label) {
-  int buffer = NewBuffer(ir::BufferKind::kTemp, 0, shape, std::move(label));
+int Builder::CopyToBuffer(const View& view, const Shape& shape, std::string label, int node) {
+  int buffer = NewBuffer(ir::BufferKind::kTemp, 0, shape, std::move(label), node);
   KernelBuilder kb;
   kb.kernel.kind = ir::KernelKind::kElementwise;
   kb.kernel.domain = shape;
@@ -328,6 +332,7 @@ absl::StatusOr<int> Builder::AnchorExpr(KernelBuilder& kb, std::vector<ExprNode>
                                         const IndexMap& map) {
   const ir::Node& a = g_.nodes[kb.anchor];
   int acc = Push(prog, ExprNode{ExprOp::kAcc});
+  kb.nodes.push_back(kb.anchor);
   if (a.op != OpKind::kLayerNorm && a.op != OpKind::kRmsNorm) return acc;
   // weight (and bias) index the row's last dim.
   IndexMap last(1);
@@ -394,6 +399,7 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
                                             ") has no buffer when its consumer is built"));
   }
   kb.op_names.emplace_back(ir::OpName(n.op));
+  kb.nodes.push_back(node);
   ExprNode e;
   e.op = *op;
   absl::StatusOr<int> a =
@@ -417,6 +423,9 @@ void Builder::Finish(KernelBuilder kb, const std::string& kind) {
   ir::KernelCall call;
   call.kernel = std::move(kb.kernel);
   call.buffers = std::move(kb.slot_buffer);
+  std::sort(kb.nodes.begin(), kb.nodes.end());
+  kb.nodes.erase(std::unique(kb.nodes.begin(), kb.nodes.end()), kb.nodes.end());
+  call.nodes = std::move(kb.nodes);
   tiles_.calls.push_back(std::move(call));
 }
 
@@ -457,7 +466,7 @@ std::optional<View> Builder::MergedStoreView(int root) {
   // Stored so that the transpose reads contiguous values: the result's dim t.attrs.ints[i]
   // takes the stride of the transpose's dim i.
   const std::vector<SymExpr> merged = ir::ContiguousStrides(t.shape);
-  View v{NewBuffer(ir::BufferKind::kTemp, 0, t.shape, Label(users[0])), SymExpr(0),
+  View v{NewBuffer(ir::BufferKind::kTemp, 0, t.shape, Label(users[0]), users[0]), SymExpr(0),
          std::vector<SymExpr>(t.shape.size())};
   for (size_t i = 0; i < merged.size(); ++i) v.strides[t.attrs.ints[i]] = merged[i];
   return v;
@@ -497,7 +506,7 @@ absl::Status Builder::BuildGroup(int anchor, int root, const View& out) {
         std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
       }
       int packed = CopyToBuffer(View{vb.buffer, vb.offset, strides}, logical,
-                                Label(a.inputs[1]) + " (B rows for matmul)");
+                                Label(a.inputs[1]) + " (B rows for matmul)", -1);
       vb = ContiguousView(packed, logical);
       b_k = vb.strides[vb.strides.size() - 2];
       b_n = 1;
@@ -654,7 +663,7 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
   for (int i = 0; i < n; ++i) {
     if (g_.nodes[i].op == OpKind::kInput) {
       node_buffer_[i] = NewBuffer(ir::BufferKind::kInput, static_cast<int>(g_.nodes[i].attrs.index),
-                                  g_.nodes[i].shape, Label(i));
+                                  g_.nodes[i].shape, Label(i), i);
     }
   }
   // Roots that are outputs are computed straight into the caller's output buffer.
@@ -664,7 +673,7 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
     int node = g_.outputs[o];
     if (groups_.role[node] == NodeRole::kRoot && output_buffer[node] < 0) {
       output_buffer[node] = NewBuffer(ir::BufferKind::kOutput, static_cast<int>(o),
-                                      g_.nodes[node].shape, Label(node));
+                                      g_.nodes[node].shape, Label(node), node);
       output_done[o] = true;
     }
   }
@@ -679,7 +688,7 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
     }
     int buffer = output_buffer[i] >= 0
                      ? output_buffer[i]
-                     : NewBuffer(ir::BufferKind::kTemp, 0, g_.nodes[i].shape, Label(i));
+                     : NewBuffer(ir::BufferKind::kTemp, 0, g_.nodes[i].shape, Label(i), i);
     absl::Status s;
     if (groups_.anchor[i] >= 0) {
       s = BuildGroup(groups_.anchor[i], i, ContiguousView(buffer, g_.nodes[i].shape));
@@ -695,7 +704,8 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
     if (output_done[o]) continue;
     int node = g_.outputs[o];
     const ir::Node& out = g_.nodes[node];
-    int buffer = NewBuffer(ir::BufferKind::kOutput, static_cast<int>(o), out.shape, Label(node));
+    int buffer =
+        NewBuffer(ir::BufferKind::kOutput, static_cast<int>(o), out.shape, Label(node), node);
     if (absl::Status s = BuildElementwise(node, ContiguousView(buffer, out.shape), "output_copy");
         !s.ok()) {
       return s;

@@ -250,6 +250,33 @@ TEST(PlanTest, AnObserversErrorEndsTheRun) {
   EXPECT_EQ(out1[0], -1);
 }
 
+TEST(PlanTest, AnObserverPairForwardsToBothAndStopsAtTheFirstError) {
+  RecordingObserver pieces(true), plain(false), failing(false, /*fail_after=*/0);
+  EXPECT_EQ(RunObserverPair(nullptr, nullptr).single_or_self(), nullptr);
+  EXPECT_EQ(RunObserverPair(&pieces, nullptr).single_or_self(), &pieces);
+  EXPECT_EQ(RunObserverPair(nullptr, &plain).single_or_self(), &plain);
+  RunObserverPair both(&pieces, &plain);
+  ASSERT_EQ(both.single_or_self(), &both);
+  EXPECT_TRUE(both.wants_pieces());
+  Plan plan;
+  plan.kernels.push_back(Kernel(FillIndex, {{BufferKind::kOutput, 0}}, SymExpr(4)));
+  plan.kernels.push_back(
+      Kernel(Double, {{BufferKind::kOutput, 0}, {BufferKind::kOutput, 1}}, SymExpr(4)));
+  std::vector<float> out0(4, -1), out1(4, -1);
+  void* outputs[] = {out0.data(), out1.data()};
+  ASSERT_TRUE(plan.Run({}, nullptr, outputs, nullptr, nullptr, &both).ok());
+  EXPECT_EQ(pieces.events, plain.events);
+  EXPECT_EQ(plain.events.size(), 4u);
+  EXPECT_EQ(pieces.rows[0] + pieces.rows[1], 8);  // only the observer that wants pieces
+  EXPECT_EQ(plain.piece_count, 0);
+  // The first's error ends the run before the second sees that kernel's end.
+  RecordingObserver second(false);
+  RunObserverPair stops(&failing, &second);
+  const absl::Status s = plan.Run({}, nullptr, outputs, nullptr, nullptr, &stops);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(second.events, (std::vector<std::string>{"before 0 extent 4x1 buffers 1"}));
+}
+
 // The launches of one recording kernel over a {rows, 1} grid in grains of `grain` rows.
 std::vector<Launch> Launches(int64_t rows, int64_t grain, int64_t threshold,
                              device::ThreadArena* threads, int64_t scratch_bytes = 0) {

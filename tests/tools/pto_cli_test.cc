@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <string>
 
 #include "device/device_info.h"
@@ -296,6 +297,29 @@ TEST_F(PtoCli, RunWritesATraceOrSaysWhyItCannot) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("pto run: cannot write the trace to " + Path("missing/run.json") +
                                   ": No such file or directory"));
+// --check-numerics (or PTO_CHECK_NUMERICS=1) fails at an input holding inf, naming it; without
+// it the call runs and writes its (non-finite) result.
+TEST_F(PtoCli, RunCheckNumericsNamesTheInputHoldingInf) {
+  const std::string inputs = WriteSmallMlpInputs();
+  std::vector<float> b1(20, 0.5f);
+  b1[3] = std::numeric_limits<float>::infinity();
+  ASSERT_TRUE(tools::WriteNpy(Path("b1.npy"), {{20}, b1}).ok());
+  const std::string args = "run " + Graph() + inputs + " --output y=" + Path("y.npy");
+  Result r = RunPto(args + " --check-numerics");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output, "pto run: check_numerics: input 2 holds inf at element 3 [3]\n");
+  r = testing::RunPtoBinary(PTO_CLI_PATH, args, "PTO_CHECK_NUMERICS=1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output, "pto run: check_numerics: input 2 holds inf at element 3 [3]\n");
+  r = RunPto(args);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(Path("y.npy")));
+}
+
+TEST_F(PtoCli, DemoPassesWithCheckNumerics) {
+  Result r = RunPto("demo --iterations 3 --check-numerics");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("PASS"));
 }
 
 }  // namespace

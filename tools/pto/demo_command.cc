@@ -6,8 +6,9 @@
 // called, with their call counts and times, as a workload file for `pto tune --workload`.
 // `--profile BxS` (e.g. 4x128) adds where a call's time goes at batch B, sequence S: each kernel
 // of the plan with its median time over 50 calls (Function::Profile). `--checked-kernels`
-// runs bounds-checked kernels (RuntimeOptions::checked_kernels). `--trace FILE` writes a
-// Chrome trace of the run (Runtime::StartTrace).
+// runs bounds-checked kernels (RuntimeOptions::checked_kernels). `--check-numerics` fails at
+// the first NaN or infinity a call computes (RuntimeOptions::check_numerics). `--trace FILE`
+// writes a Chrome trace of the run (Runtime::StartTrace).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -265,7 +266,8 @@ int RunDemo(const CLI::App& command, DemoOptions& o) {
     return UsageError(command,
                       "--profile expects BATCHxSEQ (e.g. 4x128), got '" + o.profile_shape + "'");
   }
-  // PTO_CACHE_DIR and PTO_LOG as an embedder's users would set them; --cache wins.
+  // PTO_CACHE_DIR, PTO_LOG and PTO_CHECK_NUMERICS as an embedder's users would set them; --cache
+  // wins.
   absl::StatusOr<RuntimeOptions> env = RuntimeOptions::FromEnvironment();
   if (!env.ok()) {
     std::fprintf(stderr, "pto demo: %s\n", std::string(env.status().message()).c_str());
@@ -273,6 +275,7 @@ int RunDemo(const CLI::App& command, DemoOptions& o) {
   }
   if (o.runtime.cache_path.empty()) o.runtime.cache_path = env->cache_path;
   o.runtime.log_level = env->log_level;
+  o.runtime.check_numerics |= env->check_numerics;
   o.runtime.record_workload = !o.workload_path.empty();
   o.runtime.log_sink = [](LogLevel level, std::string_view message) {
     std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
@@ -362,6 +365,8 @@ void AddDemoCommand(CommandLine& cli) {
                    "write a Chrome trace of the run (calls, kernels per thread, compiles);\n"
                    "open it at ui.perfetto.dev or chrome://tracing")
       ->type_name("FILE");
+  demo->add_flag("--check-numerics", o->runtime.check_numerics,
+                 "fail at the first NaN or infinity (RuntimeOptions::check_numerics)");
 }
 
 }  // namespace pto::tools

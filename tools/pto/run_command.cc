@@ -1,5 +1,5 @@
 // `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ... [--threads N]
-//  [--check] [--trace FILE]`
+//  [--check] [--check-numerics] [--trace FILE]`
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -25,8 +25,9 @@ struct RunOptions {
   std::string graph_path;
   std::vector<std::string> inputs, outputs;  // NAME=FILE.npy
   int threads = 0;
-  bool check = false;      // every node against the ops/ reference (tools/pto/node_check.h)
-  std::string trace_path;  // --trace FILE
+  bool check = false;           // every node against the ops/ reference (tools/pto/node_check.h)
+  std::string trace_path;       // --trace FILE
+  bool check_numerics = false;  // or PTO_CHECK_NUMERICS
 };
 
 int RunGraph(const CLI::App& command, const RunOptions& o) {
@@ -55,6 +56,7 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
   absl::StatusOr<RuntimeOptions> options = RuntimeOptions::FromEnvironment();
   if (!options.ok()) return Error(options.status());
   options->intra_op_threads = o.threads;
+  options->check_numerics |= o.check_numerics;
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(*options);
   if (!rt.ok()) return Error(rt.status());
   absl::StatusOr<std::unique_ptr<Function>> fn =
@@ -107,6 +109,9 @@ void AddRunCommand(CommandLine& cli) {
                   "write a Chrome trace of the call (its kernels per thread, compiles);\n"
                   "open it at ui.perfetto.dev or chrome://tracing")
       ->type_name("FILE");
+  run->add_flag("--check-numerics", o->check_numerics,
+                "fail at the first NaN or infinity, naming the input or the kernel and op that "
+                "made it (RuntimeOptions::check_numerics)");
 }
 
 }  // namespace pto::tools

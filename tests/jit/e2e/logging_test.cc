@@ -181,5 +181,26 @@ TEST(FromEnvironment, AnUnknownLogLevelIsInvalidArgument) {
             "PTO_LOG must be one of debug, info, warning, error or off; got 'loud'");
 }
 
+TEST(FromEnvironment, ReadsPtoCheckNumerics) {
+  {
+    ScopedEnv unset("PTO_CHECK_NUMERICS", nullptr);
+    absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
+    ASSERT_TRUE(o.ok()) << o.status();
+    EXPECT_FALSE(o->check_numerics);
+  }
+  for (const auto& [text, on] : std::vector<std::pair<const char*, bool>>{
+           {"1", true}, {"true", true}, {"TRUE", true}, {"0", false}, {"false", false}}) {
+    ScopedEnv set("PTO_CHECK_NUMERICS", text);
+    absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
+    ASSERT_TRUE(o.ok()) << text;
+    EXPECT_EQ(o->check_numerics, on) << text;
+  }
+  ScopedEnv bad("PTO_CHECK_NUMERICS", "yes");
+  absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
+  EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(o.status().message(),
+            "PTO_CHECK_NUMERICS must be one of 1, 0, true or false; got 'yes'");
+}
+
 }  // namespace
 }  // namespace pto
