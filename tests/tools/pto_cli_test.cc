@@ -297,6 +297,8 @@ TEST_F(PtoCli, RunWritesATraceOrSaysWhyItCannot) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("pto run: cannot write the trace to " + Path("missing/run.json") +
                                   ": No such file or directory"));
+}
+
 // --check-numerics (or PTO_CHECK_NUMERICS=1) fails at an input holding inf, naming it; without
 // it the call runs and writes its (non-finite) result.
 TEST_F(PtoCli, RunCheckNumericsNamesTheInputHoldingInf) {
