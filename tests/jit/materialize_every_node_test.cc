@@ -80,8 +80,8 @@ TEST(MaterializeEveryNode, EveryValueMatchesTheRealPlanAndTheReference) {
 
 // More nodes than a Function returns: one Function per group, every value exact (doublings).
 TEST(MaterializeEveryNode, ProgramsOfManyNodesRunAsSeveralFunctions) {
-  const int steps = static_cast<int>(graph::kMaxOutputs) + 6;
-  TraceFn doublings = [steps](std::span<const Value> v) {
+  constexpr int steps = static_cast<int>(graph::kMaxOutputs) + 6;
+  TraceFn doublings = [](std::span<const Value> v) {
     Value x = v[0];
     for (int i = 0; i < steps; ++i) x = x + x;
     return std::vector<Value>{x};
