@@ -1,5 +1,6 @@
 // Function::Profile: each kernel of the plan, in execution order, with its median time, its
 // flops and bytes, their rates and its share of the roofline.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -64,8 +65,11 @@ TEST(Profile, RatesAndRooflineShareOfAMatmul) {
   EXPECT_GT(p.gbs, 0);
   EXPECT_DOUBLE_EQ(p.gflops, p.flops / p.seconds * 1e-9);
   EXPECT_DOUBLE_EQ(p.gbs, p.bytes / p.seconds * 1e-9);
+  // The peaks are measured in this process: under load, or in a sanitizer build (its FMA loops
+  // are instrumented, the JIT's kernels are not), the share can pass 1 by any amount, so only
+  // its sign is checked here; GivenPeaksSetTheRoofline checks how it follows from the peaks.
   EXPECT_GT(p.roofline_share, 0);
-  EXPECT_LE(p.roofline_share, 1.5);
+  EXPECT_TRUE(std::isfinite(p.roofline_share));
 }
 
 // Peaks given in RuntimeOptions are used as given (nothing measured).
