@@ -150,7 +150,9 @@ TEST(PlanTest, SlotsTakeTheirLargestMemberAtTheCallsSizes) {
   EXPECT_EQ(SlotOffsets(plan, {4}), (std::vector<int64_t>{64, 128}));
 }
 
-TEST(PlanTest, ValuesFlowThroughTheArena) {
+// Two kernels over a {n, 1} grid in grains of 8 rows, split at any size: out = 2 * index,
+// through an arena slot of n floats.
+Plan FillThenDouble() {
   Plan plan;
   plan.symbols = {{0, 0}};
   const SymExpr n = SymExpr::Symbol(0);
@@ -159,6 +161,11 @@ TEST(PlanTest, ValuesFlowThroughTheArena) {
   plan.kernels.push_back(Kernel(Double, {{BufferKind::kTemp, 0}, {BufferKind::kOutput, 0}}, n));
   plan.parallel_threshold = 0;
   for (PlanKernel& k : plan.kernels) k.grain[0] = 8;
+  return plan;
+}
+
+TEST(PlanTest, ValuesFlowThroughTheArena) {
+  const Plan plan = FillThenDouble();
   device::ThreadArena two(2);
   for (device::ThreadArena* threads : {static_cast<device::ThreadArena*>(nullptr), &two}) {
     std::vector<float> out(100, -1);
@@ -206,14 +213,7 @@ class RecordingObserver : public RunObserver {
 };
 
 TEST(PlanTest, AnObserverSeesEachKernelAndEachPieceOfItsGrid) {
-  Plan plan;
-  plan.symbols = {{0, 0}};
-  const SymExpr n = SymExpr::Symbol(0);
-  plan.slot_sizes = {{n}};
-  plan.kernels.push_back(Kernel(FillIndex, {{BufferKind::kTemp, 0}}, n));
-  plan.kernels.push_back(Kernel(Double, {{BufferKind::kTemp, 0}, {BufferKind::kOutput, 0}}, n));
-  plan.parallel_threshold = 0;
-  for (PlanKernel& k : plan.kernels) k.grain[0] = 8;
+  const Plan plan = FillThenDouble();
   device::ThreadArena two(2);
   for (device::ThreadArena* threads : {static_cast<device::ThreadArena*>(nullptr), &two}) {
     for (bool pieces : {false, true}) {
