@@ -118,6 +118,16 @@ Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length) {
     case ir::OpKind::kConcat:
     case ir::OpKind::kSlice:
     case ir::OpKind::kReduceMax:
+    case ir::OpKind::kEq:
+    case ir::OpKind::kNe:
+    case ir::OpKind::kLt:
+    case ir::OpKind::kLe:
+    case ir::OpKind::kGt:
+    case ir::OpKind::kGe:
+    case ir::OpKind::kWhere:
+    case ir::OpKind::kIota:
+    case ir::OpKind::kGather:
+    case ir::OpKind::kOneHot:
       return {0, 0};
     // IEEE operations, correctly rounded in both: 1e-6 (about 8 ulp) leaves room for FMA
     // contraction in a fused chain and a reciprocal-plus-Newton division (<= 2 ulp); kFtz
@@ -146,6 +156,7 @@ Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length) {
       return {1e-6, 4e-6};
     // A sum of n terms: Accumulation(n), with a 1e-6 floor.
     case ir::OpKind::kReduceSum:
+    case ir::OpKind::kScatterAdd:
       return {1e-6 + acc.abs, 1e-6 + acc.rel};
     // The mean divides the sum's absolute error by n: abs becomes about eps.
     case ir::OpKind::kReduceMean:
@@ -155,7 +166,16 @@ Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length) {
       return {1e-6, 4e-6 + acc.rel};
     // x - max - log(sum): the log turns the sum's relative error into an absolute one.
     case ir::OpKind::kLogSoftmax:
+    case ir::OpKind::kLogSumExp:
       return {4e-6 + acc.rel, 1e-6};
+    // The backward row operators: a row sum of products (acc) scaled per element, plus the
+    // forward statistics they recompute (a transcendental or an rsqrt).
+    case ir::OpKind::kSoftmaxGrad:
+    case ir::OpKind::kLogSoftmaxGrad:
+      return {1e-6 + acc.abs, 4e-6 + acc.rel};
+    case ir::OpKind::kLayerNormGrad:
+    case ir::OpKind::kRmsNormGrad:
+      return {1e-5 + 2 * acc.rel, 1e-5 + 2 * acc.rel};
     // (x - mean) * rstd * w + b: the mean and the variance are accumulations of the row;
     // their errors reach the output relative to the row's spread, and the rsqrt adds a few
     // ulp. The outputs are O(1) for |x| <= 1, so abs and rel are alike.

@@ -14,6 +14,13 @@ const char* OpName(OpKind op) {
     case OpKind::kDiv: return "div";
     case OpKind::kMax: return "max";
     case OpKind::kMin: return "min";
+    case OpKind::kEq: return "eq";
+    case OpKind::kNe: return "ne";
+    case OpKind::kLt: return "lt";
+    case OpKind::kLe: return "le";
+    case OpKind::kGt: return "gt";
+    case OpKind::kGe: return "ge";
+    case OpKind::kWhere: return "where";
     case OpKind::kNeg: return "neg";
     case OpKind::kAbs: return "abs";
     case OpKind::kExp: return "exp";
@@ -30,15 +37,24 @@ const char* OpName(OpKind op) {
     case OpKind::kReduceSum: return "reduce_sum";
     case OpKind::kReduceMax: return "reduce_max";
     case OpKind::kReduceMean: return "reduce_mean";
+    case OpKind::kLogSumExp: return "logsumexp";
     case OpKind::kSoftmax: return "softmax";
     case OpKind::kLogSoftmax: return "log_softmax";
     case OpKind::kLayerNorm: return "layer_norm";
     case OpKind::kRmsNorm: return "rms_norm";
+    case OpKind::kSoftmaxGrad: return "softmax_grad";
+    case OpKind::kLogSoftmaxGrad: return "log_softmax_grad";
+    case OpKind::kLayerNormGrad: return "layer_norm_grad";
+    case OpKind::kRmsNormGrad: return "rms_norm_grad";
     case OpKind::kMatMul: return "matmul";
     case OpKind::kTranspose: return "transpose";
     case OpKind::kReshape: return "reshape";
     case OpKind::kConcat: return "concat";
     case OpKind::kSlice: return "slice";
+    case OpKind::kIota: return "iota";
+    case OpKind::kGather: return "gather";
+    case OpKind::kOneHot: return "one_hot";
+    case OpKind::kScatterAdd: return "scatter_add";
   }
   return "unknown";
 }

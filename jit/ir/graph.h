@@ -19,16 +19,25 @@ enum class OpKind : uint8_t {
   kConstant = 1,  // a scalar constant (shape []), attrs.scalar
   // Binary elementwise, numpy broadcasting.
   kAdd = 10, kSub = 11, kMul = 12, kDiv = 13, kMax = 14, kMin = 15,
+  // Comparisons, numpy broadcasting; the result is f32 1 (true) or 0 (false).
+  kEq = 16, kNe = 17, kLt = 18, kLe = 19, kGt = 20, kGe = 21,
+  kWhere = 22,  // inputs: condition (nonzero = true), a, b; numpy broadcasting of all three
   // Unary elementwise.
   kNeg = 30, kAbs = 31, kExp = 32, kLog = 33, kSqrt = 34, kRsqrt = 35, kTanh = 36,
   kSigmoid = 37, kRelu = 38, kGeluTanh = 39, kGeluErf = 40, kSilu = 41,
   kCast = 42,  // attrs.dtype
   // Reductions over attrs.axis (attrs.keepdims).
   kReduceSum = 60, kReduceMax = 61, kReduceMean = 62,
+  kLogSumExp = 63,
   // Row operators over the last axis.
   kSoftmax = 70, kLogSoftmax = 71,
   kLayerNorm = 72,  // inputs: x, weight, bias; attrs.eps
   kRmsNorm = 73,    // inputs: x, weight; attrs.eps
+  // Backward row operators (what the gradient pass emits): the input gradient of the row op.
+  kSoftmaxGrad = 74,     // inputs: y = softmax(x), dy
+  kLogSoftmaxGrad = 75,  // inputs: y = log_softmax(x), dy
+  kLayerNormGrad = 76,   // inputs: x, weight, dy; attrs.eps
+  kRmsNormGrad = 77,     // inputs: x, weight, dy; attrs.eps
   // Contraction: [..., M, K] x [..., K, N] (attrs.transpose_a/b swap the last two axes).
   kMatMul = 80,
   // Data movement.
@@ -36,6 +45,11 @@ enum class OpKind : uint8_t {
   kReshape = 91,    // attrs.ints = requested shape (-1 infers, 0 keeps the input dim)
   kConcat = 92,     // attrs.axis
   kSlice = 93,      // attrs.axis, attrs.start, attrs.end, attrs.step
+  // Indexing.
+  kIota = 94,        // input: a tensor giving only the shape; attrs.axis; i32 index along it
+  kGather = 95,      // inputs: x, indices (i32); attrs.axis (numpy's take along the axis)
+  kOneHot = 96,      // input: indices (i32); attrs.ints = {depth}; f32
+  kScatterAdd = 97,  // inputs: like (its shape), updates, indices (i32); attrs.axis
 };
 
 const char* OpName(OpKind op);

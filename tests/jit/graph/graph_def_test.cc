@@ -181,8 +181,8 @@ TEST_F(GraphDefValidationTest, SymbolMinAboveMax) {
 }
 
 TEST_F(GraphDefValidationTest, UnknownOp) {
-  def_.mutable_nodes(5)->set_op(static_cast<proto::OpKind>(17));
-  ExpectInvalid("node 5: op 17 is not a known OpKind");
+  def_.mutable_nodes(5)->set_op(static_cast<proto::OpKind>(23));
+  ExpectInvalid("node 5: op 23 is not a known OpKind");
 }
 
 TEST_F(GraphDefValidationTest, UnknownDType) {
