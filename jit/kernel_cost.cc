@@ -76,6 +76,8 @@ int FlopsOf(ir::ExprOp op) {
     case ir::ExprOp::kGeluTanh:
     case ir::ExprOp::kGeluErf:
       return 20;
+    case ir::ExprOp::kErf:
+      return 16;
   }
   return 1;
 }

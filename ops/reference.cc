@@ -98,6 +98,8 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
       return internal::Transpose(x, attrs.ints, *out_shape);
     case ir::OpKind::kReshape:
       return HostTensor{*out_shape, x.data};
+    case ir::OpKind::kBroadcastTo:
+      return internal::BroadcastTo(x, *out_shape);
     case ir::OpKind::kConcat:
       return internal::Concat(inputs, NormalizedAxis(attrs.axis, x.shape.size()), *out_shape);
     case ir::OpKind::kSlice: {

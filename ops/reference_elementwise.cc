@@ -53,6 +53,8 @@ double UnaryValue(ir::OpKind op, double x) {
       return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
     case ir::OpKind::kSilu:
       return x * Sigmoid(x);
+    case ir::OpKind::kErf:
+      return std::erf(x);
     case ir::OpKind::kCast:
       return x;  // f32 -> f32
     default:

@@ -39,6 +39,8 @@ HostTensor RowOp(ir::OpKind op, const HostTensor& x, const HostTensor* weight,
 // `yield`, when set, runs between rows of the result.
 HostTensor MatMul(const HostTensor& a, const HostTensor& b, bool transpose_a, bool transpose_b,
                   const Dims& out_shape, const std::function<void()>& yield = nullptr);
+// numpy broadcasting of x to out_shape.
+HostTensor BroadcastTo(const HostTensor& x, const Dims& out_shape);
 HostTensor Transpose(const HostTensor& x, const Dims& perm, const Dims& out_shape);
 HostTensor Concat(std::span<const HostTensor* const> inputs, int64_t axis, const Dims& out_shape);
 HostTensor Slice(const HostTensor& x, int64_t axis, int64_t start, int64_t step,

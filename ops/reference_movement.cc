@@ -1,4 +1,4 @@
-// Reference loops of the data-movement ops: transpose, concat, slice (reshape is a copy).
+// Reference loops of the data-movement ops: transpose, broadcast_to, concat, slice (reshape is a copy).
 #include <cstdint>
 #include <vector>
 
@@ -11,6 +11,16 @@ HostTensor Transpose(const HostTensor& x, const Dims& perm, const Dims& out_shap
   // Output axis d walks input axis perm[d]. Size-1 axes have stride 0, which is harmless.
   Dims strides(perm.size());
   for (size_t d = 0; d < perm.size(); ++d) strides[d] = in_strides[perm[d]];
+  HostTensor out{out_shape, {}};
+  out.data.reserve(NumElements(out_shape));
+  std::vector<int64_t> offsets;
+  ForEachIndex(out_shape, std::span<const Dims>(&strides, 1), offsets,
+               [&](const std::vector<int64_t>& off) { out.data.push_back(x.data[off[0]]); });
+  return out;
+}
+
+HostTensor BroadcastTo(const HostTensor& x, const Dims& out_shape) {
+  const Dims strides = BroadcastStrides(x.shape, out_shape.size());
   HostTensor out{out_shape, {}};
   out.data.reserve(NumElements(out_shape));
   std::vector<int64_t> offsets;

@@ -204,7 +204,16 @@ class Runner {
         }
         args.push_back(&values[in]);
       }
-      absl::StatusOr<HostTensor> r = EvaluateOp(node.op, node.attrs, args, yield_);
+      // A symbolic target shape (broadcast_to, reshape) takes the call's values.
+      ir::Attrs attrs = node.attrs;
+      if (!attrs.shape.empty()) {
+        absl::StatusOr<std::vector<int64_t>> target = Evaluate(attrs.shape);
+        if (!target.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat(where, ": ", target.status().message()));
+        }
+        attrs.shape.assign(target->begin(), target->end());
+      }
+      absl::StatusOr<HostTensor> r = EvaluateOp(node.op, attrs, args, yield_);
       if (!r.ok()) {
         return absl::Status(r.status().code(), absl::StrCat(where, ": ", r.status().message()));
       }

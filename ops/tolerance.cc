@@ -115,6 +115,7 @@ Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length) {
     case ir::OpKind::kCast:
     case ir::OpKind::kTranspose:
     case ir::OpKind::kReshape:
+    case ir::OpKind::kBroadcastTo:
     case ir::OpKind::kConcat:
     case ir::OpKind::kSlice:
     case ir::OpKind::kReduceMax:
@@ -153,6 +154,7 @@ Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length) {
     case ir::OpKind::kGeluTanh:
     case ir::OpKind::kGeluErf:
     case ir::OpKind::kSilu:
+    case ir::OpKind::kErf:
       return {1e-6, 4e-6};
     // A sum of n terms: Accumulation(n), with a 1e-6 floor.
     case ir::OpKind::kReduceSum:
