@@ -172,6 +172,9 @@ struct GradientOptions {
   // takes n more inputs after the lambda's, the cotangents of outputs 0 .. n-1 (each of its
   // output's dtype and shape; give symbolic dims the same pto::Dim as the output's).
   int cotangents = 0;
+  // Cheap elementwise forward values the backward pass reads are computed again there instead
+  // of being kept alive in between (docs/training.md, "Saved or recomputed").
+  bool recompute_cheap_values = true;
 };
 
 struct FunctionOptions {

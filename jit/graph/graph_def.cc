@@ -221,6 +221,7 @@ class Converter {
     if (n.has_step()) a.step = n.step();
     a.dtype = static_cast<ir::DType>(n.cast_dtype());
     a.ints.assign(n.ints().begin(), n.ints().end());
+    node.recomputed = n.recomputed();
 
     if (node.op == ir::OpKind::kInput) {
       if (a.index < 0 || a.index >= graph_.num_inputs) {
@@ -344,6 +345,7 @@ proto::GraphDef ToGraphDef(const ir::Graph& graph) {
     n->set_cast_dtype(ToProto(a.dtype));
     for (int64_t v : a.ints) n->add_ints(v);
     for (const ir::SymExpr& dim : a.shape) *n->add_target_shape() = ToDimDef(dim);
+    n->set_recomputed(node.recomputed);
   }
   for (int id : graph.outputs) def.add_outputs(id);
   return def;
