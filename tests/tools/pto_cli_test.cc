@@ -175,7 +175,7 @@ TEST_F(PtoCli, UnknownStageAndCommand) {
   r = RunPto("dump --example conv");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output,
-              HasSubstr("pto dump: unknown --example=conv (matmul, mlp, attention, demo)"));
+              HasSubstr("pto dump: unknown --example=conv (matmul, mlp, attention, sgd, demo)"));
   r = RunPto("dump --stage=tile");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("pto dump: expected GRAPH.pbtxt or --example NAME"));
