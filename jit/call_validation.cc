@@ -1,8 +1,8 @@
 #include "jit/call_validation.h"
 
 #include <map>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -32,9 +32,9 @@ absl::Status ValidateInPlaceOutputs(int num_inputs, const FunctionOptions& optio
     }
     for (size_t q = 0; q < p; ++q) {
       if (pairs[q].output == d.output) {
-        return absl::InvalidArgumentError(absl::StrCat("output ", d.output,
-                                                       " is declared in place twice (over input ",
-                                                       pairs[q].input, " and input ", d.input, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("output ", d.output, " is declared in place twice (over input ",
+                         pairs[q].input, " and input ", d.input, ")"));
       }
       if (pairs[q].input == d.input) {
         return absl::InvalidArgumentError(absl::StrCat("input ", d.input,

@@ -334,7 +334,8 @@ absl::StatusOr<std::string> FunctionImpl::Dump(
       jit::Classify(std::span<const int64_t>(values, v.symbols.size()), v.symbols);
   const int threads = runtime_->threads() ? runtime_->threads()->threads() : 1;
   return jit::PrintAfter(
-      stage, v.graph, cls, PipelineOptionsOf(*runtime_, constants_.is_constant(), options_.in_place_outputs),
+      stage, v.graph, cls,
+      PipelineOptionsOf(*runtime_, constants_.is_constant(), options_.in_place_outputs),
       TuningRecordsOf(*runtime_, name_, ShapeClassKey(v, cls)), runtime_->compiler(), threads);
 }
 

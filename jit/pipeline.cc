@@ -190,8 +190,8 @@ absl::Status LowerSteps(const ir::Graph& traced, const ShapeClass& cls,
   if (absl::Status s = steps.Try(
           "plan_in_place_outputs",
           [&]() -> absl::Status {
-            absl::Status planned = PlanInPlaceOutputs(p.graph, options.in_place_outputs,
-                                                      *options.device, p.tiles);
+            absl::Status planned =
+                PlanInPlaceOutputs(p.graph, options.in_place_outputs, *options.device, p.tiles);
             if (planned.ok()) LogInPlaceOutputs(p.tiles, options.logger);
             return planned;
           },

@@ -25,7 +25,8 @@ const ir::Store* StoreTo(const ir::KernelCall& call, int buffer) {
 
 int BufferOf(const ir::TileGraph& tiles, ir::BufferKind kind, int index) {
   for (size_t b = 0; b < tiles.buffers.size(); ++b) {
-    if (tiles.buffers[b].kind == kind && tiles.buffers[b].index == index) return static_cast<int>(b);
+    if (tiles.buffers[b].kind == kind && tiles.buffers[b].index == index)
+      return static_cast<int>(b);
   }
   return -1;
 }
@@ -69,8 +70,8 @@ bool ProvedInPlace(const ir::TileGraph& tiles, const InPlaceOutput& pair, int ou
     if (writer.buffers[s] == in) slot = static_cast<int>(s);
   }
   if (!KernelMayWriteOver(writer, *StoreTo(writer, out), slot)) {
-    *reason = absl::StrCat(CallName(tiles, w), " writes output ", pair.output,
-                           " and reads input ", pair.input, " at other elements than it writes");
+    *reason = absl::StrCat(CallName(tiles, w), " writes output ", pair.output, " and reads input ",
+                           pair.input, " at other elements than it writes");
     return false;
   }
   *reason = absl::StrCat(CallName(tiles, w), " reads input ", pair.input,
@@ -79,8 +80,8 @@ bool ProvedInPlace(const ir::TileGraph& tiles, const InPlaceOutput& pair, int ou
 }
 
 // A kernel copying temp `from` into output buffer `to`, both dense over `shape`.
-ir::KernelCall CopyCall(const ir::Shape& shape, int from, int to,
-                        const device::DeviceInfo& device, const ir::Buffer& out) {
+ir::KernelCall CopyCall(const ir::Shape& shape, int from, int to, const device::DeviceInfo& device,
+                        const ir::Buffer& out) {
   ir::KernelCall call;
   ir::Kernel& k = call.kernel;
   k.kind = ir::KernelKind::kElementwise;
@@ -112,8 +113,8 @@ absl::Status PlanInPlaceOutputs(const ir::Graph& graph, std::span<const InPlaceO
   for (const InPlaceOutput& pair : pairs) {
     if (pair.output < 0 || pair.output >= outputs) {
       return absl::InvalidArgumentError(absl::StrCat("in-place output ", pair.output,
-                                                     " does not exist (the function has ",
-                                                     outputs, " outputs)"));
+                                                     " does not exist (the function has ", outputs,
+                                                     " outputs)"));
     }
     const ir::DType out_dtype = graph.nodes[graph.outputs[pair.output]].dtype;
     for (const ir::Node& n : graph.nodes) {
@@ -121,9 +122,9 @@ absl::Status PlanInPlaceOutputs(const ir::Graph& graph, std::span<const InPlaceO
         continue;
       }
       return absl::InvalidArgumentError(absl::StrCat(
-          "output ", pair.output, " (", ir::DTypeName(out_dtype),
-          ") cannot be written in place of input ", pair.input, " (", ir::DTypeName(n.dtype),
-          "): an in-place output needs its input's dtype"));
+          "output ", pair.output, " (", std::string(ir::DTypeName(out_dtype)),
+          ") cannot be written in place of input ", pair.input, " (",
+          std::string(ir::DTypeName(n.dtype)), "): an in-place output needs its input's dtype"));
     }
   }
   for (const InPlaceOutput& pair : pairs) {

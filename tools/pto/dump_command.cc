@@ -58,9 +58,9 @@ std::map<std::string, Example> Examples() {
 
 struct DumpOptions {
   std::string stage = "tensor";
-  std::string example;              // --example NAME, else graph_path
-  std::string graph_path;           // GRAPH.pbtxt
-  std::vector<std::string> inputs;  // --input NAME=FILE.npy
+  std::string example;                // --example NAME, else graph_path
+  std::string graph_path;             // GRAPH.pbtxt
+  std::vector<std::string> inputs;    // --input NAME=FILE.npy
   std::vector<std::string> in_place;  // --in-place OUTPUT=INPUT
   RuntimeOptions runtime;
 };
@@ -113,8 +113,8 @@ int RunDump(const CLI::App& command, const DumpOptions& o) {
     auto examples = Examples();
     auto it = examples.find(o.example);
     if (it == examples.end()) {
-      return UsageError(command, "unknown --example=" + o.example +
-                                     " (matmul, mlp, attention, sgd, demo)");
+      return UsageError(command,
+                        "unknown --example=" + o.example + " (matmul, mlp, attention, sgd, demo)");
     }
     target = {o.example, it->second.trace, {}, it->second.shapes};
   } else if (o.graph_path.empty()) {
