@@ -114,7 +114,7 @@ absl::Status PlanInPlaceOutputs(const ir::Graph& graph, std::span<const InPlaceO
     if (pair.output < 0 || pair.output >= outputs) {
       return absl::InvalidArgumentError(absl::StrCat("in-place output ", pair.output,
                                                      " does not exist (the function has ", outputs,
-                                                     " outputs)"));
+                                                     outputs == 1 ? " output)" : " outputs)"));
     }
     const ir::DType out_dtype = graph.nodes[graph.outputs[pair.output]].dtype;
     for (const ir::Node& n : graph.nodes) {
