@@ -114,6 +114,33 @@ TEST(InPlaceOutputs, LaterReaderOfTheInputGetsTheCopyFallback) {
       "");
 }
 
+// Each decision is logged at kDebug with its reason.
+TEST(InPlaceOutputs, DecisionsAreLogged) {
+  std::vector<std::string> lines;
+  RuntimeOptions options;
+  options.log_level = LogLevel::kDebug;
+  options.log_sink = [&lines](LogLevel level, std::string_view message) {
+    if (level == LogLevel::kDebug) lines.emplace_back(message);
+  };
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime(options);
+  const TraceFn trace = [](std::span<const Value> v) {
+    return std::vector<Value>{v[0] - v[1], reduce_sum(v[0], -1)};
+  };
+  auto fn = rt->JitTraced("later_reader", 2, trace, Donate(0, 0));
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  ASSERT_TRUE((*fn)->Precompile({{4, 8}, {4, 8}}).ok());
+  std::vector<std::string> decisions;
+  for (const std::string& l : lines) {
+    if (l.starts_with("pto: output 0 over input 0")) decisions.push_back(l);
+  }
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_THAT(decisions[0],
+              ::testing::MatchesRegex("pto: output 0 over input 0: copied after the input's last "
+                                      "reader \\(call 1 \\([^)]*\\) reads input 0 "
+                                      "after call 0 \\([^)]*\\) writes output "
+                                      "0\\)"));
+}
+
 // The writer itself reads p at other elements (a transpose, a matmul): copied, still right.
 TEST(InPlaceOutputs, WriterReadingOtherElementsGetsTheCopyFallback) {
   const TraceFn transposed = [](std::span<const Value> v) {
