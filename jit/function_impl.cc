@@ -129,7 +129,9 @@ absl::Status FunctionImpl::Run(const CompiledClass& cls, absl::Span<const Tensor
                                                      ShapeString(shape, vals)));
     }
   }
-  if (absl::Status s = CheckOutputsDisjoint(inputs, outputs); !s.ok()) return s;
+  const absl::Span<const InPlaceOutput> in_place = options_.in_place_outputs;
+  if (absl::Status s = CheckInPlaceShapes(inputs, outputs, in_place); !s.ok()) return s;
+  if (absl::Status s = CheckOutputsDisjoint(inputs, outputs, in_place); !s.ok()) return s;
   void* in[kMaxInputs];
   void* out[kMaxInputs];
   if (outputs.size() > static_cast<size_t>(kMaxInputs)) {
@@ -181,7 +183,7 @@ absl::StatusOr<const CompiledClass*> FunctionImpl::CompileFor(const CallShapes& 
   absl::StatusOr<CompiledClassResult> compiled =
       CompileClass(*runtime_, name_, v, shapes,
                    generic ? jit::GenericClass(v.symbols) : jit::Classify(vals, v.symbols),
-                   constants_.is_constant(), counters_);
+                   constants_.is_constant(), options_.in_place_outputs, counters_);
   if (!compiled.ok()) return compiled.status();
   // The generic class is not tuned: it serves shapes of every bucket, and its candidates would
   // be checked at the ranges' largest sizes.
@@ -289,7 +291,20 @@ absl::StatusOr<std::vector<Tensor>> FunctionImpl::CallAllocating(
   for (const TensorView& t : inputs) in_shapes.emplace_back(t.dims().begin(), t.dims().end());
   absl::StatusOr<std::vector<std::vector<int64_t>>> out_shapes = OutputShapes(in_shapes);
   if (!out_shapes.ok()) return out_shapes.status();
-  absl::StatusOr<std::vector<Tensor>> outs = AllocateOutputs(*out_shapes);
+  // Outputs declared in place are written over their input's memory and returned as Tensors
+  // borrowing it.
+  std::vector<const TensorView*> in_place(out_shapes->size(), nullptr);
+  std::vector<InPlaceOutput> pairs;
+  for (const InPlaceOutput& p : options_.in_place_outputs) {
+    if (p.output >= static_cast<int>(in_place.size())) continue;  // the compile reports it
+    in_place[p.output] = &inputs[p.input];
+    pairs.push_back(p);
+  }
+  std::vector<TensorView> shaped;
+  for (const std::vector<int64_t>& shape : *out_shapes)
+    shaped.push_back(TensorView::Dense(nullptr, shape));
+  if (absl::Status s = CheckInPlaceShapes(inputs, shaped, pairs); !s.ok()) return s;
+  absl::StatusOr<std::vector<Tensor>> outs = AllocateOutputs(*out_shapes, in_place);
   if (!outs.ok()) return outs.status();
   std::vector<TensorView> views;
   for (const Tensor& t : *outs) views.push_back(t.view());
@@ -319,7 +334,8 @@ absl::StatusOr<std::string> FunctionImpl::Dump(
       jit::Classify(std::span<const int64_t>(values, v.symbols.size()), v.symbols);
   const int threads = runtime_->threads() ? runtime_->threads()->threads() : 1;
   return jit::PrintAfter(
-      stage, v.graph, cls, PipelineOptionsOf(*runtime_, constants_.is_constant()),
+      stage, v.graph, cls,
+      PipelineOptionsOf(*runtime_, constants_.is_constant(), options_.in_place_outputs),
       TuningRecordsOf(*runtime_, name_, ShapeClassKey(v, cls)), runtime_->compiler(), threads);
 }
 

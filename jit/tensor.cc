@@ -66,4 +66,10 @@ Tensor Tensor::Allocate(std::span<const int64_t> shape) {
   return t;
 }
 
+Tensor Tensor::Borrow(const TensorView& view) {
+  Tensor t;
+  t.view_ = view;
+  return t;
+}
+
 }  // namespace pto

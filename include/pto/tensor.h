@@ -39,7 +39,8 @@ struct TensorView {
   std::string ShapeString() const;
 };
 
-// An owned, 64-byte aligned, dense f32 tensor (returned by Function's allocating call).
+// An owned, 64-byte aligned, dense f32 tensor (returned by Function's allocating call), or one
+// borrowing a caller's memory (Borrow: an output written in place of an input).
 class Tensor {
  public:
   // The most elements Allocate gives one tensor (4 TiB of f32).
@@ -49,6 +50,9 @@ class Tensor {
   // Uninitialized storage for `shape`; an empty Tensor when the rank is above kMaxRank, the
   // size above kMaxElements, or the allocator refuses.
   static Tensor Allocate(std::span<const int64_t> shape);
+  // A Tensor over `view`'s memory that does not own it: the memory must outlive the Tensor
+  // (the allocating call's outputs written in place of an input).
+  static Tensor Borrow(const TensorView& view);
   const TensorView& view() const { return view_; }
   float* data() const { return static_cast<float*>(view_.data); }
   int64_t num_elements() const { return view_.num_elements(); }
