@@ -283,13 +283,14 @@ absl::StatusOr<std::unique_ptr<Function>> Runtime::JitGradTraced(std::string nam
           absl::StrCat("JitGrad: wrt input ", i, " is out of range [0, ", num_inputs, ")"));
     }
   }
-  const int total = num_inputs + gradient.cotangents;
+  const int total = num_inputs + gradient.cotangents +
+                    (gradient.accumulate ? static_cast<int>(gradient.wrt.size()) : 0);
   if (absl::Status s = detail::ValidateFunctionOptions(total, options); !s.ok()) return s;
   // The lambda sees its own inputs; the cotangents are inputs only the gradient reads.
   TraceFn lambda = [trace = std::move(trace), num_inputs](std::span<const Value> in) {
     return trace(in.first(num_inputs));
   };
-  jit::GradientSpec spec{std::move(gradient.wrt), gradient.cotangents};
+  jit::GradientSpec spec{std::move(gradient.wrt), gradient.cotangents, gradient.accumulate};
   detail::GraphTransform differentiate = [spec, recompute = gradient.recompute_cheap_values](
                                              ir::Graph g) -> absl::StatusOr<ir::Graph> {
     const int forward_nodes = static_cast<int>(g.nodes.size());

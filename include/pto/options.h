@@ -175,6 +175,11 @@ struct GradientOptions {
   // Cheap elementwise forward values the backward pass reads are computed again there instead
   // of being kept alive in between (docs/training.md, "Saved or recomputed").
   bool recompute_cheap_values = true;
+  // Gradient accumulation (micro-batches): the Function takes one more input per wrt entry,
+  // after the lambda's inputs and the cotangents, an accumulator of that input's shape, and each
+  // gradient output is its accumulator plus the gradient. Declare the gradient outputs in place
+  // of their accumulators (FunctionOptions::in_place_outputs) to add into their memory.
+  bool accumulate = false;
 };
 
 // Output `output` may be written over input `input`'s buffer (JAX's donate_argnums): a training
