@@ -20,10 +20,11 @@ namespace pto::detail {
 absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateOutputShapes(
     const ir::Graph& graph, std::span<const int64_t> values);
 
-// One dense f32 Tensor per shape (checked as above). ResourceExhausted, with the bytes and the
-// shape, for a tensor above Tensor::Allocate's limit or one the allocator refuses.
-absl::StatusOr<std::vector<Tensor>> AllocateOutputs(
-    const std::vector<std::vector<int64_t>>& shapes);
+// One dense Tensor per shape (checked as above), of dtypes[o] (f32 where `dtypes` is shorter).
+// ResourceExhausted, with the bytes and the shape, for a tensor above Tensor::Allocate's limit
+// or one the allocator refuses.
+absl::StatusOr<std::vector<Tensor>> AllocateOutputs(const std::vector<std::vector<int64_t>>& shapes,
+                                                    std::span<const DType> dtypes = {});
 
 }  // namespace pto::detail
 
