@@ -11,6 +11,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/graph/graph_def.h"
+#include "jit/graph/graph_hash.h"
+#include "jit/trace.h"
 #include "tests/jit/e2e/test_util.h"
 
 namespace pto {
@@ -458,6 +461,90 @@ TEST_F(IntegerOpsTest, RefusedI32Uses) {
                                        ? absl::StatusCode::kUnimplemented
                                        : absl::StatusCode::kInvalidArgument);
   }
+}
+
+// Masks fused into a matmul's epilogue (attention scores) and into a reduction's prologue.
+TEST_F(IntegerOpsTest, MasksFuseIntoMatMulAndReduction) {
+  auto fn = Jit("attention_mask", [](Value q, Value k, Value x) {
+    Value scores = matmul(q, k, {.transpose_b = true});
+    Value masked = where(ge(iota(scores, -2), iota(scores, -1)), scores, constant(-1e30f));
+    Value positives = reduce_sum(gt(x, 0.0f) * cast(iota(x, -1), DType::kF32), -1);
+    return std::vector<Value>{masked, positives};
+  });
+  ASSERT_NE(fn, nullptr);
+  std::mt19937 rng(13);
+  const int64_t s = 9, d = 20, n = 37;
+  std::vector<float> q = RandomF32(s * d, rng), k = RandomF32(s * d, rng);
+  std::vector<float> x = RandomF32(3 * n, rng);
+  const TensorView in[3] = {TensorView::Dense(q.data(), {s, d}), TensorView::Dense(k.data(), {s, d}),
+                            TensorView::Dense(x.data(), {3, n})};
+  absl::StatusOr<std::vector<Tensor>> out = (*fn)(in);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (int64_t r = 0; r < s; ++r) {
+    for (int64_t c = 0; c < s; ++c) {
+      double dot = 0;
+      for (int64_t j = 0; j < d; ++j) dot += double{q[r * d + j]} * k[c * d + j];
+      const float got = (*out)[0].data()[r * s + c];
+      if (c > r) {
+        ASSERT_EQ(got, -1e30f) << r << "," << c;
+      } else {
+        ASSERT_NEAR(got, dot, 1e-4) << r << "," << c;
+      }
+    }
+  }
+  for (int64_t r = 0; r < 3; ++r) {
+    double want = 0;
+    for (int64_t c = 0; c < n; ++c) want += x[r * n + c] > 0 ? c : 0;
+    EXPECT_EQ((*out)[1].data()[r], want) << r;
+  }
+}
+
+// check_numerics reads no i32 buffer as floats: integers whose bits are a NaN's pass.
+TEST_F(IntegerOpsTest, CheckNumericsSkipsIntegers) {
+  FunctionOptions options;
+  options.check_numerics = true;
+  auto fn = Jit("checked", [](Value a) { return std::vector<Value>{a + a, a * 2.0f}; }, options);
+  ASSERT_NE(fn, nullptr);
+  const std::vector<int32_t> nan_bits = {0x7fc00000, 0x3fffffff, -1};  // 2 * 0x3fffffff: NaN bits
+  const TensorView in[1] = {TensorView::Dense(nan_bits.data(), {3})};
+  absl::StatusOr<std::vector<Tensor>> out = (*fn)(in);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].i32_data()[1], 0x7ffffffe);
+  EXPECT_EQ((*out)[1].i32_data()[0], Wrap(int64_t{0x7fc00000} * 2));
+}
+
+// A GraphDef keeps i32 inputs, the new ops and their attributes; the graph hash tells the i32
+// program from the same program over f32.
+TEST_F(IntegerOpsTest, GraphDefAndHashCarryDTypes) {
+  const TraceFn program = [](std::span<const Value> v) {
+    Value mask = where(lt(v[0], v[1]), one_hot(v[0], 5), constant(2.0f));
+    return std::vector<Value>{mask, iota(v[1], -1), cast(v[0], DType::kF32)};
+  };
+  auto traced = [&](ir::DType dtype) {
+    std::vector<jit::TraceInput> inputs(2);
+    inputs[0].shape = {ir::SymExpr(4)};
+    inputs[1].shape = {ir::SymExpr(4)};
+    inputs[0].dtype = inputs[1].dtype = dtype;
+    return jit::Trace(program, inputs, {});
+  };
+  absl::StatusOr<ir::Graph> g = traced(ir::DType::kI32);
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<ir::Graph> back = graph::FromGraphDef(graph::ToGraphDef(*g));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->ToString(), g->ToString());
+  EXPECT_EQ(graph::CanonicalGraphHash(*back).Hex(), graph::CanonicalGraphHash(*g).Hex());
+  EXPECT_THAT(g->ToString(), HasSubstr("one_hot(%0) depth=5 : f32[4, 5]"));
+  EXPECT_THAT(g->ToString(), HasSubstr("iota(%1) axis=0 : i32[4]"));
+  // The same program over f32 fails one_hot's rule; without it, the hashes differ by dtype.
+  EXPECT_FALSE(traced(ir::DType::kF32).ok());
+  const TraceFn add = [](std::span<const Value> v) { return std::vector<Value>{v[0] + v[1]}; };
+  std::vector<jit::TraceInput> inputs(2);
+  inputs[0].shape = inputs[1].shape = {ir::SymExpr(4)};
+  absl::StatusOr<ir::Graph> f = jit::Trace(add, inputs, {});
+  inputs[0].dtype = inputs[1].dtype = ir::DType::kI32;
+  absl::StatusOr<ir::Graph> i = jit::Trace(add, inputs, {});
+  ASSERT_TRUE(f.ok() && i.ok());
+  EXPECT_NE(graph::CanonicalGraphHash(*f).Hex(), graph::CanonicalGraphHash(*i).Hex());
 }
 
 }  // namespace
