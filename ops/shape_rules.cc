@@ -35,6 +35,7 @@ std::pair<int, int> Arity(ir::OpKind op) {
     case ir::OpKind::kSlice:
     case ir::OpKind::kIota:
     case ir::OpKind::kOneHot:
+    case ir::OpKind::kBroadcastTo:
       return {1, 1};
     case ir::OpKind::kWhere:
       return {3, 3};
@@ -137,6 +138,8 @@ absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
       return internal::TransposeShape(ctx, attrs, inputs[0]);
     case ir::OpKind::kReshape:
       return internal::ReshapeShape(ctx, attrs, inputs[0]);
+    case ir::OpKind::kBroadcastTo:
+      return internal::BroadcastToShape(ctx, attrs, inputs[0]);
     case ir::OpKind::kConcat:
       return internal::ConcatShape(ctx, attrs, inputs);
     case ir::OpKind::kSlice:

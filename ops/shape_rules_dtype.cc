@@ -23,6 +23,7 @@ bool TakesI32(OpKind op) {
     case OpKind::kReshape:
     case OpKind::kConcat:
     case OpKind::kSlice:
+    case OpKind::kBroadcastTo:
     case OpKind::kCast:
     case OpKind::kAdd:
     case OpKind::kSub:

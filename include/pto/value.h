@@ -67,6 +67,7 @@ Value relu(Value x);
 enum class GeluApproximation { kErf, kTanh };
 Value gelu(Value x, GeluApproximation approximation = GeluApproximation::kErf);
 Value silu(Value x);
+Value erf(Value x);
 // f32 <-> i32; f32 -> i32 truncates toward zero, NaN gives 0 and out-of-range values clamp
 // to the i32 range.
 Value cast(Value x, DType dtype);

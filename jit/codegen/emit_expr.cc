@@ -226,6 +226,8 @@ llvm::Value* EmitNode(llvm::IRBuilderBase& b, const std::vector<ir::ExprNode>& p
       return EmitGeluErf(b, a);
     case ir::ExprOp::kSilu:
       return EmitSilu(b, a);
+    case ir::ExprOp::kErf:
+      return EmitErf(b, a);
     default:
       return nullptr;  // comparisons: above
   }

@@ -58,6 +58,8 @@ const char* ExprOpName(ExprOp op) {
       return "gelu_erf";
     case ExprOp::kSilu:
       return "silu";
+    case ExprOp::kErf:
+      return "erf";
     case ExprOp::kEq:
       return "eq";
     case ExprOp::kNe:
@@ -93,6 +95,7 @@ bool IsTranscendental(ExprOp op) {
     case ExprOp::kGeluTanh:
     case ExprOp::kGeluErf:
     case ExprOp::kSilu:
+    case ExprOp::kErf:
       return true;
     default:
       return false;

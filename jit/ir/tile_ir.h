@@ -52,6 +52,7 @@ enum class ExprOp : uint8_t {
   kGeluTanh,
   kGeluErf,
   kSilu,
+  kErf,
   kEq,  // comparisons (binary): f32 1 or 0; NaN compares false, except ne
   kNe,
   kLt,
