@@ -523,7 +523,7 @@ TEST_F(IntegerOpsTest, CheckNumericsSkipsIntegers) {
 // program from the same program over f32.
 TEST_F(IntegerOpsTest, GraphDefAndHashCarryDTypes) {
   const TraceFn program = [](std::span<const Value> v) {
-    Value mask = where(lt(v[0], v[1]), one_hot(v[0], 5), constant(2.0f));
+    Value mask = where(reshape(lt(v[0], v[1]), {4, 1}), one_hot(v[0], 5), constant(2.0f));
     return std::vector<Value>{mask, iota(v[1], -1), cast(v[0], DType::kF32)};
   };
   auto traced = [&](ir::DType dtype) {
@@ -598,8 +598,8 @@ TEST_F(IntegerOpsTest, EachOpAgainstTheReference) {
       {"min_i32", {i, i}, [](V v) { return minimum(v[0], v[1]); }, binary},
       {"neg_i32", {i}, [](V v) { return -v[0]; }, unary},
       {"abs_i32", {i}, [](V v) { return abs(v[0]); }, unary},
-      {"cast_to_i32", {f}, [](V v) { return cast(v[0] * 1.7f, DType::kI32); }, unary},
-      {"cast_to_f32", {i}, [](V v) { return cast(v[0], DType::kF32); }, unary},
+      {"cast_to_i32", {f}, [](V v) { return cast(v[0] * 1.7f, pto::DType::kI32); }, unary},
+      {"cast_to_f32", {i}, [](V v) { return cast(v[0], pto::DType::kF32); }, unary},
       {"iota_last", {f}, [](V v) { return iota(v[0], -1); }, {{{7}}, {{3, 17}}, {{2, 5, 33}}}},
       {"iota_first", {i}, [](V v) { return iota(v[0], 0); }, {{{7}}, {{3, 17}}, {{2, 5, 33}}}},
       {"one_hot", {i}, [](V v) { return one_hot(v[0], 5); }, unary},
