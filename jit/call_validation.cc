@@ -1,6 +1,7 @@
 #include "jit/call_validation.h"
 
 #include <map>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -59,9 +60,9 @@ absl::Status CheckTensorView(const TensorView& t, const char* what, int index) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " ", index, ": rank ", t.rank, " is outside [0, ", kMaxRank, "]"));
   }
-  if (t.dtype != DType::kF32) {
+  if (t.dtype != DType::kF32 && t.dtype != DType::kI32) {
     return absl::InvalidArgumentError(absl::StrCat(what, " ", index, ": dtype ", DTypeName(t.dtype),
-                                                   " is not supported (expected f32)"));
+                                                   " is not supported (expected f32 or i32)"));
   }
   for (int d = 0; d < t.rank; ++d) {
     if (t.shape[d] < 0) {
@@ -148,8 +149,19 @@ CallShapes ShapesOfViews(absl::Span<const TensorView> inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     shapes.rank[i] = inputs[i].rank;
     shapes.dims[i] = inputs[i].shape;
+    shapes.dtype[i] = inputs[i].dtype;
   }
+  shapes.has_dtypes = true;
   return shapes;
+}
+
+absl::Status CheckViewDType(DType given, DType expected, const char* what, int index) {
+  if (given == expected) return absl::OkStatus();
+  const bool input = std::string_view(what) == "input";
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " ", index, ": dtype ", DTypeName(given), " does not match ",
+                   input ? "the dtype the function was traced with, " : "the result's dtype, ",
+                   DTypeName(expected)));
 }
 
 absl::StatusOr<CallShapes> ShapesOfVectors(const std::string& function, int num_inputs,
@@ -171,7 +183,8 @@ absl::StatusOr<CallShapes> ShapesOfVectors(const std::string& function, int num_
             absl::StrCat("input ", i, ": dim ", d, " is negative (", input_shapes[i][d], ")"));
       }
     }
-    if (const TensorView view = TensorView::Dense(nullptr, input_shapes[i]);
+    if (const TensorView view =
+            TensorView::Dense(static_cast<const float*>(nullptr), input_shapes[i]);
         view.num_elements() < 0) {
       return absl::InvalidArgumentError(absl::StrCat("input ", i, ": shape ", view.ShapeString(),
                                                      " has more elements than int64 can count"));

@@ -27,13 +27,20 @@ absl::Status CheckTensorView(const TensorView& view, const char* what, int index
 absl::Status CheckInputViews(const std::string& function, int num_inputs,
                              absl::Span<const TensorView> inputs);
 
-// The input dims of a call, without allocation.
+// The input dims of a call, without allocation, and the inputs' dtypes when the call gave
+// views (shapes given as vectors have none: the function's traced dtypes apply).
 struct CallShapes {
   int rank[kMaxInputs];
   const int64_t* dims[kMaxInputs];
+  DType dtype[kMaxInputs];
+  bool has_dtypes = false;
 };
 
-// The dims of views CheckInputViews accepted (the hot path).
+// A view's dtype against the one the traced graph has for it: `what` is "input" or "output".
+// InvalidArgument naming the view, the given and the expected dtype.
+absl::Status CheckViewDType(DType given, DType expected, const char* what, int index);
+
+// The dims and dtypes of views CheckInputViews accepted (the hot path).
 CallShapes ShapesOfViews(absl::Span<const TensorView> inputs);
 // Shapes given as vectors (Precompile, OutputShapes, Dump), checked for count, rank, sign and
 // element count. The result points into `input_shapes`.

@@ -117,9 +117,25 @@ absl::Status FunctionImpl::Run(const CompiledClass& cls, absl::Span<const Tensor
                                                    cls.output_shapes.size(), " outputs, got ",
                                                    outputs.size(), " output views"));
   }
+  const std::vector<ir::DType>& input_dtypes = cls.variant->input_dtypes;
+  for (int i = 0; i < num_inputs_ && i < static_cast<int>(input_dtypes.size()); ++i) {
+    if (absl::Status s =
+            CheckViewDType(inputs[i].dtype, static_cast<DType>(input_dtypes[i]), "input", i);
+        !s.ok()) {
+      return s;
+    }
+  }
+  const ir::Graph& traced = cls.variant->graph;
   for (size_t o = 0; o < outputs.size(); ++o) {
     const TensorView& t = outputs[o];
     if (absl::Status s = CheckTensorView(t, "output", static_cast<int>(o)); !s.ok()) return s;
+    if (o < traced.outputs.size()) {
+      const DType expected = static_cast<DType>(traced.nodes[traced.outputs[o]].dtype);
+      if (absl::Status s = CheckViewDType(t.dtype, expected, "output", static_cast<int>(o));
+          !s.ok()) {
+        return s;
+      }
+    }
     const ir::Shape& shape = cls.output_shapes[o];
     bool same = static_cast<int>(shape.size()) == t.rank;
     for (int d = 0; same && d < t.rank; ++d) same = shape[d].Evaluate(vals) == t.shape[d];
@@ -262,9 +278,14 @@ device::MachinePeaks FunctionImpl::Peaks() const {
 }
 
 absl::StatusOr<const TraceVariant*> FunctionImpl::TracedVariant(
-    absl::Span<const std::vector<int64_t>> input_shapes, int64_t* values) {
+    absl::Span<const std::vector<int64_t>> input_shapes, int64_t* values,
+    absl::Span<const TensorView> views) {
   absl::StatusOr<CallShapes> shapes = ShapesOfVectors(name_, num_inputs_, input_shapes);
   if (!shapes.ok()) return shapes.status();
+  if (views.size() == static_cast<size_t>(num_inputs_)) {
+    for (int i = 0; i < num_inputs_; ++i) shapes->dtype[i] = views[i].dtype;
+    shapes->has_dtypes = true;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   absl::StatusOr<const TraceVariant*> variant = variants_.For(*shapes);
   if (!variant.ok()) return variant.status();
@@ -289,7 +310,14 @@ absl::StatusOr<std::vector<Tensor>> FunctionImpl::CallAllocating(
   if (absl::Status s = CheckInputViews(name_, num_inputs_, inputs); !s.ok()) return s;
   std::vector<std::vector<int64_t>> in_shapes;
   for (const TensorView& t : inputs) in_shapes.emplace_back(t.dims().begin(), t.dims().end());
-  absl::StatusOr<std::vector<std::vector<int64_t>>> out_shapes = OutputShapes(in_shapes);
+  int64_t values[jit::kMaxSymbols];
+  absl::StatusOr<const TraceVariant*> variant = TracedVariant(in_shapes, values, inputs);
+  if (!variant.ok()) return variant.status();
+  const TraceVariant& v = **variant;
+  const std::span<const int64_t> vals(values, v.symbols.size());
+  if (absl::Status s = ops::CheckShapeGuards(v.graph.guards, vals); !s.ok()) return s;
+  absl::StatusOr<std::vector<std::vector<int64_t>>> out_shapes =
+      EvaluateOutputShapes(v.graph, vals);
   if (!out_shapes.ok()) return out_shapes.status();
   // Outputs declared in place are written over their input's memory and returned as Tensors
   // borrowing it.
@@ -300,11 +328,15 @@ absl::StatusOr<std::vector<Tensor>> FunctionImpl::CallAllocating(
     in_place[p.output] = &inputs[p.input];
     pairs.push_back(p);
   }
+  std::vector<DType> out_dtypes;
+  for (int o : v.graph.outputs) out_dtypes.push_back(static_cast<DType>(v.graph.nodes[o].dtype));
   std::vector<TensorView> shaped;
-  for (const std::vector<int64_t>& shape : *out_shapes)
-    shaped.push_back(TensorView::Dense(nullptr, shape));
+  for (size_t o = 0; o < out_shapes->size(); ++o) {
+    shaped.push_back(TensorView::Dense(static_cast<const float*>(nullptr), (*out_shapes)[o]));
+    shaped.back().dtype = out_dtypes[o];
+  }
   if (absl::Status s = CheckInPlaceShapes(inputs, shaped, pairs); !s.ok()) return s;
-  absl::StatusOr<std::vector<Tensor>> outs = AllocateOutputs(*out_shapes, in_place);
+  absl::StatusOr<std::vector<Tensor>> outs = AllocateOutputs(*out_shapes, out_dtypes, in_place);
   if (!outs.ok()) return outs.status();
   std::vector<TensorView> views;
   for (const Tensor& t : *outs) views.push_back(t.view());

@@ -62,9 +62,11 @@ class FunctionImpl {
   // the cap is reached; `queued` receives the tuning jobs it queued.
   absl::StatusOr<const CompiledClass*> CompileFor(const CallShapes& shapes, int64_t* values,
                                                   std::vector<uint64_t>* queued);
-  // The trace variant for these shapes (traced if new) and its symbol values.
+  // The trace variant for these shapes (traced if new) and its symbol values; `views`, when
+  // given, the call's inputs (their dtypes are checked, or traced by a first call).
   absl::StatusOr<const TraceVariant*> TracedVariant(
-      absl::Span<const std::vector<int64_t>> input_shapes, int64_t* values);
+      absl::Span<const std::vector<int64_t>> input_shapes, int64_t* values,
+      absl::Span<const TensorView> views = {});
   // Runs the plan of `cls`; `kernels` (may be null) receives the names of the plan that ran
   // and, per kernel, its time (as Plan::Run gives it).
   struct KernelTimes {

@@ -52,7 +52,16 @@ int FlopsOf(ir::ExprOp op) {
     case ir::ExprOp::kLoad:
     case ir::ExprOp::kConst:
     case ir::ExprOp::kAcc:
+    case ir::ExprOp::kIota:
       return 0;
+    case ir::ExprOp::kEq:
+    case ir::ExprOp::kNe:
+    case ir::ExprOp::kLt:
+    case ir::ExprOp::kLe:
+    case ir::ExprOp::kGt:
+    case ir::ExprOp::kGe:
+    case ir::ExprOp::kSelect:
+    case ir::ExprOp::kCast:
     case ir::ExprOp::kAdd:
     case ir::ExprOp::kSub:
     case ir::ExprOp::kMul:

@@ -51,9 +51,9 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateOutputShapes(
   return shapes;
 }
 
-absl::StatusOr<std::vector<Tensor>> AllocateOutputs(
-    const std::vector<std::vector<int64_t>>& shapes,
-    const std::vector<const TensorView*>& in_place) {
+absl::StatusOr<std::vector<Tensor>> AllocateOutputs(const std::vector<std::vector<int64_t>>& shapes,
+                                                    std::span<const DType> dtypes,
+                                                    const std::vector<const TensorView*>& in_place) {
   std::vector<Tensor> tensors;
   for (size_t o = 0; o < shapes.size(); ++o) {
     if (o < in_place.size() && in_place[o] != nullptr) {
@@ -68,11 +68,12 @@ absl::StatusOr<std::vector<Tensor>> AllocateOutputs(
                        " elements, more than pto allocates for one tensor (", Tensor::kMaxElements,
                        "); pass output views over memory of your own"));
     }
-    tensors.push_back(Tensor::Allocate(shapes[o]));
-    if (tensors.back().data() == nullptr && elements != 0) {
-      return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", elements * 4,
-                                                       " bytes for output ", o, " of shape ",
-                                                       DimsString(shapes[o])));
+    const DType dtype = o < dtypes.size() ? dtypes[o] : DType::kF32;
+    tensors.push_back(Tensor::Allocate(shapes[o], dtype));
+    if (tensors.back().view().data == nullptr && elements != 0) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot allocate ", elements * DTypeSize(dtype), " bytes for output ", o,
+                       " of shape ", DimsString(shapes[o])));
     }
   }
   return tensors;

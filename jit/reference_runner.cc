@@ -11,6 +11,7 @@ absl::StatusOr<std::vector<ops::HostTensor>> RunReferenceOf(const TraceFn& trace
   for (const ops::HostTensor& t : inputs) {
     TraceInput in;
     for (int64_t d : t.shape) in.shape.push_back(ir::SymExpr(d));
+    in.dtype = t.dtype == ir::DType::kF64 ? ir::DType::kF32 : t.dtype;  // f64 stands for f32
     trace_inputs.push_back(std::move(in));
   }
   absl::StatusOr<ir::Graph> graph = Trace(trace, trace_inputs, {});

@@ -18,9 +18,26 @@ const char* DTypeName(DType dtype) {
   return "unknown";
 }
 
-TensorView TensorView::Dense(const float* data, std::span<const int64_t> shape) {
+int DTypeSize(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kI32:
+      return 4;
+    case DType::kF16:
+    case DType::kBF16:
+      return 2;
+    case DType::kI8:
+      return 1;
+  }
+  return 4;
+}
+
+namespace {
+
+TensorView DenseView(void* data, DType dtype, std::span<const int64_t> shape) {
   TensorView v;
-  v.data = const_cast<float*>(data);
+  v.data = data;
+  v.dtype = dtype;
   if (shape.size() > static_cast<size_t>(kMaxRank)) {
     v.rank = -1;
     return v;
@@ -38,6 +55,16 @@ TensorView TensorView::Dense(const float* data, std::span<const int64_t> shape) 
   return v;
 }
 
+}  // namespace
+
+TensorView TensorView::Dense(const float* data, std::span<const int64_t> shape) {
+  return DenseView(const_cast<float*>(data), DType::kF32, shape);
+}
+
+TensorView TensorView::Dense(const int32_t* data, std::span<const int64_t> shape) {
+  return DenseView(const_cast<int32_t*>(data), DType::kI32, shape);
+}
+
 int64_t TensorView::num_elements() const {
   int64_t n = 1;
   for (int d = 0; d < rank; ++d) {
@@ -52,12 +79,12 @@ std::string TensorView::ShapeString() const {
   return s + "]";
 }
 
-Tensor Tensor::Allocate(std::span<const int64_t> shape) {
+Tensor Tensor::Allocate(std::span<const int64_t> shape, DType dtype) {
   Tensor t;
-  TensorView v = TensorView::Dense(nullptr, shape);
+  TensorView v = DenseView(nullptr, dtype, shape);
   const int64_t n = v.num_elements();
   if (v.rank < 0 || n < 0 || n > kMaxElements) return t;
-  const size_t bytes = (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64;
+  const size_t bytes = (static_cast<size_t>(n) * DTypeSize(dtype) + 63) / 64 * 64;
   void* p = bytes ? std::aligned_alloc(64, bytes) : nullptr;
   if (bytes && p == nullptr) return t;
   t.storage_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });

@@ -27,6 +27,7 @@ void CanonicalizeAttrs(ir::OpKind op, const std::vector<ir::Shape>& shapes, ir::
     case OpKind::kReduceMax:
     case OpKind::kReduceMean:
     case OpKind::kConcat:
+    case OpKind::kIota:
       if (attrs.axis < 0) attrs.axis += rank;
       break;
     case OpKind::kSlice: {
@@ -74,9 +75,10 @@ void TraceState::Fail(absl::Status status) {
   if (status_.ok()) status_ = std::move(status);
 }
 
-Value TraceState::AddConstant(double value) {
+Value TraceState::AddConstant(double value, ir::DType dtype) {
   ir::Attrs attrs;
   attrs.scalar = value;
+  attrs.dtype = dtype;
   return AddNode(ir::OpKind::kConstant, attrs, {});
 }
 

@@ -23,7 +23,8 @@ class TraceState : public std::enable_shared_from_this<TraceState> {
   // Appends a node after shape and dtype inference. On an error (the first is kept) the
   // returned Value is invalid and later ops on it are no-ops.
   Value AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value> inputs);
-  Value AddConstant(double value);
+  // A scalar constant of `dtype` (f32, or i32 for an integral value).
+  Value AddConstant(double value, ir::DType dtype = ir::DType::kF32);
   void Fail(absl::Status status);
 
   const ir::Graph& graph() const { return graph_; }

@@ -137,6 +137,20 @@ absl::StatusOr<const TraceVariant*> TraceVariants::For(const CallShapes& shapes)
   for (int i = 0; i < num_inputs_; ++i) {
     if (shapes.rank[i] > kMaxRank) return absl::InvalidArgumentError("rank too large");
   }
+  if (dtypes_.empty()) {
+    for (int i = 0; i < num_inputs_; ++i) {
+      dtypes_.push_back(shapes.has_dtypes ? static_cast<ir::DType>(shapes.dtype[i])
+                                          : ir::DType::kF32);
+    }
+  } else if (shapes.has_dtypes) {
+    for (int i = 0; i < num_inputs_; ++i) {
+      if (absl::Status s =
+              CheckViewDType(shapes.dtype[i], static_cast<DType>(dtypes_[i]), "input", i);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
   // An existing variant whose static dims match.
   for (const auto& v : variants_) {
     const SymbolCheck check = CheckSymbolValues(*v, shapes);
@@ -246,7 +260,9 @@ absl::StatusOr<std::unique_ptr<TraceVariant>> TraceVariants::WidenedSpec(const C
 
 absl::Status TraceVariants::Trace(TraceVariant& v) {
   std::vector<jit::TraceInput> trace_inputs(num_inputs_);
+  v.input_dtypes = dtypes_;
   for (int i = 0; i < num_inputs_; ++i) {
+    trace_inputs[i].dtype = dtypes_[i];
     for (const DimSpec& spec : v.inputs[i]) {
       trace_inputs[i].shape.push_back(spec.symbol >= 0 ? ir::SymExpr::Symbol(spec.symbol)
                                                        : ir::SymExpr(spec.value));

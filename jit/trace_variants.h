@@ -35,9 +35,10 @@ using GraphTransform = std::function<absl::StatusOr<ir::Graph>(ir::Graph)>;
 struct TraceVariant {
   std::vector<std::vector<DimSpec>> inputs;
   std::vector<ir::SymbolInfo> symbols;
-  std::vector<bool> declared;  // per symbol: declared by the embedder (range enforced)
-  ir::Graph graph;             // as traced
-  std::string graph_hash;      // graph::CanonicalGraphHash(graph), hex: plan records' key
+  std::vector<bool> declared;           // per symbol: declared by the embedder (range enforced)
+  std::vector<ir::DType> input_dtypes;  // per input, as traced
+  ir::Graph graph;                      // as traced
+  std::string graph_hash;               // graph::CanonicalGraphHash(graph), hex: plan records' key
 };
 
 // Whether a call's dims fit a variant's symbols.
@@ -74,7 +75,9 @@ class TraceVariants {
                 GraphTransform transform = nullptr);
 
   // The variant for these shapes: an existing one whose static dims match, else a new trace.
-  // Not thread-safe: the Function calls it under its lock.
+  // Each input's dtype is the one the first call gave (f32 when it gave shapes only); a call
+  // whose views give another is InvalidArgument. Not thread-safe: the Function calls it under
+  // its lock.
   absl::StatusOr<const TraceVariant*> For(const CallShapes& shapes);
 
   const std::vector<std::unique_ptr<TraceVariant>>& all() const { return variants_; }
@@ -99,6 +102,7 @@ class TraceVariants {
   std::vector<bool> is_constant_;
   bool automatic_dynamic_;
   std::vector<std::unique_ptr<TraceVariant>> variants_;
+  std::vector<ir::DType> dtypes_;  // per input, from the first call; empty until then
   int auto_symbols_ = 0;
   std::atomic<int64_t> traces_{0};
 };

@@ -1,4 +1,5 @@
 // The public op functions of pto/value.h: each records one node in the running trace.
+#include <cmath>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -35,10 +36,16 @@ Value Record(OpKind op, ir::Attrs attrs, std::initializer_list<Value> inputs) {
 Value Unary(OpKind op, Value x) { return Record(op, {}, {x}); }
 Value Binary(OpKind op, Value a, Value b) { return Record(op, {}, {a, b}); }
 
+// A constant to combine with `like`: i32 when `like` is i32 and the value an integer in its
+// range (labels + 1, eq(labels, 3)), else f32.
 Value Scalar(Value like, float value) {
   std::shared_ptr<detail::TraceState> state = StateOf({&like, 1});
   if (state == nullptr) return Value();
-  return state->AddConstant(value);
+  const bool i32_like = like.state() == state && like.id() >= 0 &&
+                        state->graph().nodes[like.id()].dtype == ir::DType::kI32;
+  const bool integral =
+      std::trunc(value) == value && value >= -2147483648.0f && value < 2147483648.0f;
+  return state->AddConstant(value, i32_like && integral ? ir::DType::kI32 : ir::DType::kF32);
 }
 
 ir::DType ToIr(DType d) { return static_cast<ir::DType>(d); }
@@ -93,6 +100,33 @@ Value cast(Value x, DType dtype) {
   ir::Attrs attrs;
   attrs.dtype = ToIr(dtype);
   return Record(OpKind::kCast, attrs, {x});
+}
+
+Value eq(Value a, Value b) { return Binary(OpKind::kEq, a, b); }
+Value ne(Value a, Value b) { return Binary(OpKind::kNe, a, b); }
+Value lt(Value a, Value b) { return Binary(OpKind::kLt, a, b); }
+Value le(Value a, Value b) { return Binary(OpKind::kLe, a, b); }
+Value gt(Value a, Value b) { return Binary(OpKind::kGt, a, b); }
+Value ge(Value a, Value b) { return Binary(OpKind::kGe, a, b); }
+Value eq(Value a, float b) { return eq(a, Scalar(a, b)); }
+Value ne(Value a, float b) { return ne(a, Scalar(a, b)); }
+Value lt(Value a, float b) { return lt(a, Scalar(a, b)); }
+Value le(Value a, float b) { return le(a, Scalar(a, b)); }
+Value gt(Value a, float b) { return gt(a, Scalar(a, b)); }
+Value ge(Value a, float b) { return ge(a, Scalar(a, b)); }
+
+Value where(Value cond, Value a, Value b) { return Record(OpKind::kWhere, {}, {cond, a, b}); }
+
+Value iota(Value like, int axis) {
+  ir::Attrs attrs;
+  attrs.axis = axis;
+  return Record(OpKind::kIota, attrs, {like});
+}
+
+Value one_hot(Value indices, int64_t depth) {
+  ir::Attrs attrs;
+  attrs.ints = {depth};
+  return Record(OpKind::kOneHot, attrs, {indices});
 }
 
 namespace {

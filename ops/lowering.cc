@@ -44,8 +44,24 @@ std::optional<ir::ExprOp> ElementwiseExprOp(ir::OpKind op) {
       return ir::ExprOp::kSilu;
     case ir::OpKind::kErf:
       return ir::ExprOp::kErf;
+    case ir::OpKind::kEq:
+      return ir::ExprOp::kEq;
+    case ir::OpKind::kNe:
+      return ir::ExprOp::kNe;
+    case ir::OpKind::kLt:
+      return ir::ExprOp::kLt;
+    case ir::OpKind::kLe:
+      return ir::ExprOp::kLe;
+    case ir::OpKind::kGt:
+      return ir::ExprOp::kGt;
+    case ir::OpKind::kGe:
+      return ir::ExprOp::kGe;
+    case ir::OpKind::kWhere:
+      return ir::ExprOp::kSelect;
+    case ir::OpKind::kCast:
+      return ir::ExprOp::kCast;
     default:
-      return std::nullopt;  // includes cast (f32 -> f32 is a copy)
+      return std::nullopt;
   }
 }
 

@@ -12,9 +12,9 @@
 namespace pto::ops {
 
 // The ExprOp computing `op` for add, sub, mul, div, max, min, neg, abs, exp, log, sqrt, rsqrt,
-// tanh, sigmoid, relu, gelu_tanh, gelu_erf, silu; nullopt for every other op.
-// cast also gives nullopt: the only supported cast is f32 -> f32 (see InferDType), an
-// identity, so the caller lowers it as a copy (forwarding its operand's value).
+// tanh, sigmoid, relu, gelu_tanh, gelu_erf, silu, the comparisons, where (kSelect) and cast
+// (kCast; a cast to the operand's own dtype is an identity the caller forwards); nullopt for
+// every other op (iota and one_hot are built from the domain's indices by the caller).
 std::optional<ir::ExprOp> ElementwiseExprOp(ir::OpKind op);
 
 // kSum, kMax, kMean for reduce_sum, reduce_max, reduce_mean; nullopt otherwise.

@@ -22,7 +22,7 @@ bool IsReduce(ir::OpKind op) {
 
 // {min, max} inputs; max < 0 means unbounded. {-1, -1} for an unknown op kind.
 std::pair<int, int> Arity(ir::OpKind op) {
-  if (ir::IsBinaryElementwise(op)) return {2, 2};
+  if (ir::IsBinaryElementwise(op) || ir::IsComparison(op)) return {2, 2};
   if (ir::IsUnaryElementwise(op) || IsReduce(op)) return {1, 1};
   switch (op) {
     case ir::OpKind::kInput:
@@ -33,8 +33,12 @@ std::pair<int, int> Arity(ir::OpKind op) {
     case ir::OpKind::kTranspose:
     case ir::OpKind::kReshape:
     case ir::OpKind::kSlice:
+    case ir::OpKind::kIota:
+    case ir::OpKind::kOneHot:
     case ir::OpKind::kBroadcastTo:
       return {1, 1};
+    case ir::OpKind::kWhere:
+      return {3, 3};
     case ir::OpKind::kRmsNorm:
     case ir::OpKind::kMatMul:
       return {2, 2};
@@ -109,7 +113,7 @@ absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
   if (symbols != nullptr) {
     for (const ir::SymbolInfo& info : *symbols) ctx.names.push_back(info.name);
   }
-  if (ir::IsBinaryElementwise(op)) {
+  if (ir::IsBinaryElementwise(op) || ir::IsComparison(op)) {
     return internal::Broadcast(ctx, inputs[0], 0, inputs[1], 1, "axis");
   }
   if (ir::IsUnaryElementwise(op)) return inputs[0];  // includes cast
@@ -140,6 +144,12 @@ absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
       return internal::ConcatShape(ctx, attrs, inputs);
     case ir::OpKind::kSlice:
       return internal::SliceShape(ctx, attrs, inputs[0]);
+    case ir::OpKind::kWhere:
+      return internal::WhereShape(ctx, inputs);
+    case ir::OpKind::kIota:
+      return internal::IotaShape(ctx, attrs, inputs[0]);
+    case ir::OpKind::kOneHot:
+      return internal::OneHotShape(ctx, attrs, inputs[0]);
     default:
       break;
   }
@@ -149,32 +159,11 @@ absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
 absl::StatusOr<ir::DType> InferDType(ir::OpKind op, const ir::Attrs& attrs,
                                      std::span<const ir::DType> inputs) {
   if (absl::Status s = CheckArity(op, inputs.size()); !s.ok()) return s;
-  const std::string name(ir::OpName(op));
   if (op == ir::OpKind::kInput) {
     return absl::InvalidArgumentError(
         "input: the dtype of an input comes from the function signature, not from a rule");
   }
-  for (size_t i = 1; i < inputs.size(); ++i) {
-    if (inputs[i] != inputs[0]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name, ": input ", i, " dtype ", std::string(ir::DTypeName(inputs[i])),
-                       " differs from input 0 dtype ", std::string(ir::DTypeName(inputs[0])),
-                       "; all inputs must share one dtype"));
-    }
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i] != ir::DType::kF32) {
-      return absl::UnimplementedError(absl::StrCat(name, ": input ", i, " dtype ",
-                                                   std::string(ir::DTypeName(inputs[i])),
-                                                   " is not supported yet (only f32)"));
-    }
-  }
-  if (op == ir::OpKind::kCast && attrs.dtype != ir::DType::kF32) {
-    return absl::UnimplementedError(absl::StrCat(name, ": target dtype ",
-                                                 std::string(ir::DTypeName(attrs.dtype)),
-                                                 " is not supported yet (only f32)"));
-  }
-  return ir::DType::kF32;
+  return internal::DTypeRule(op, attrs, inputs);
 }
 
 }  // namespace pto::ops

@@ -48,6 +48,16 @@ absl::StatusOr<ir::Shape> ConcatShape(const RuleContext& ctx, const ir::Attrs& a
 absl::StatusOr<ir::Shape> SliceShape(const RuleContext& ctx, const ir::Attrs& attrs,
                                      const ir::Shape& x);
 
+absl::StatusOr<ir::Shape> WhereShape(const RuleContext& ctx, std::span<const ir::Shape> inputs);
+absl::StatusOr<ir::Shape> IotaShape(const RuleContext& ctx, const ir::Attrs& attrs,
+                                    const ir::Shape& like);
+absl::StatusOr<ir::Shape> OneHotShape(const RuleContext& ctx, const ir::Attrs& attrs,
+                                      const ir::Shape& indices);
+
+// The dtype rule (InferDType after its arity check; ops/shape_rules_dtype.cc).
+absl::StatusOr<ir::DType> DTypeRule(ir::OpKind op, const ir::Attrs& attrs,
+                                    std::span<const ir::DType> inputs);
+
 }  // namespace pto::ops::internal
 
 #endif  // PTO_OPS_SHAPE_RULES_INTERNAL_H_

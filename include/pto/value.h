@@ -68,7 +68,33 @@ enum class GeluApproximation { kErf, kTanh };
 Value gelu(Value x, GeluApproximation approximation = GeluApproximation::kErf);
 Value silu(Value x);
 Value erf(Value x);
+// f32 <-> i32; f32 -> i32 truncates toward zero, NaN gives 0 and out-of-range values clamp
+// to the i32 range.
 Value cast(Value x, DType dtype);
+
+// Comparisons, numpy broadcasting, of two f32 or two i32 tensors: f32 1 where true, 0 where
+// false (a mask multiplies directly). NaN compares false, except ne (IEEE).
+Value eq(Value a, Value b);
+Value ne(Value a, Value b);
+Value lt(Value a, Value b);
+Value le(Value a, Value b);
+Value gt(Value a, Value b);
+Value ge(Value a, Value b);
+Value eq(Value a, float b);
+Value ne(Value a, float b);
+Value lt(Value a, float b);
+Value le(Value a, float b);
+Value gt(Value a, float b);
+Value ge(Value a, float b);
+// a where cond is nonzero, else b; numpy broadcasting of all three. cond is f32 or i32; a and
+// b share one dtype, the result's.
+Value where(Value cond, Value a, Value b);
+// An i32 tensor of like's shape whose element is its index along `axis` (negative counts from
+// the end); like's values are never read (jax.lax.broadcasted_iota).
+Value iota(Value like, int axis);
+// f32 [..., depth]: 1 at the index each element of the i32 `indices` gives, 0 elsewhere; an
+// index outside [0, depth) gives a row of zeros. depth >= 1.
+Value one_hot(Value indices, int64_t depth);
 
 // Reductions over one axis (negative axes count from the end).
 Value reduce_sum(Value x, int axis, bool keepdims = false);

@@ -101,8 +101,9 @@ llvm::Value* AccessEmitter::Load(int access, std::span<llvm::Value* const> idx, 
   const int slot = ec_.kernel.accesses[access].buffer;
   llvm::Value* index = Index(access, idx);
   if (!checks_hoisted_) Check(access, index, vec_dim, width, /*store=*/false);
+  llvm::Type* element = ec_.ElementType(ec_.kernel.accesses[access].dtype);
   auto scalar_load = [&](llvm::Value* at) {
-    llvm::LoadInst* l = b.CreateAlignedLoad(ec_.F32(), Pointer(access, at), llvm::Align(4));
+    llvm::LoadInst* l = b.CreateAlignedLoad(element, Pointer(access, at), llvm::Align(4));
     ec_.AnnotateSlot(l, slot);
     return l;
   };
@@ -113,9 +114,9 @@ llvm::Value* AccessEmitter::Load(int access, std::span<llvm::Value* const> idx, 
   llvm::Value* stride = StrideOrZero(access, vec_dim);
   std::optional<int64_t> s = ConstantValue(stride);
   if (s == 0) return b.CreateVectorSplat(width, scalar_load(index));
-  llvm::Type* vt = ec_.VecType(width);
+  llvm::Type* vt = llvm::FixedVectorType::get(element, width);
   if (lane_mask_ != nullptr) {
-    llvm::Value* zero = llvm::ConstantFP::get(vt, 0.0);
+    llvm::Value* zero = llvm::Constant::getNullValue(vt);
     llvm::CallInst* l =
         s == 1 ? b.CreateMaskedLoad(vt, Pointer(access, index), llvm::Align(4), lane_mask_, zero)
                : b.CreateMaskedGather(vt, LanePointers(access, index, stride, width),
@@ -128,7 +129,7 @@ llvm::Value* AccessEmitter::Load(int access, std::span<llvm::Value* const> idx, 
     ec_.AnnotateSlot(l, slot);
     return l;
   }
-  llvm::Value* v = llvm::PoisonValue::get(ec_.VecType(width));
+  llvm::Value* v = llvm::PoisonValue::get(vt);
   for (int lane = 0; lane < width; ++lane) {
     llvm::Value* at = b.CreateAdd(index, b.CreateMul(stride, ec_.I64Const(lane)));
     v = b.CreateInsertElement(v, scalar_load(at), static_cast<uint64_t>(lane));
@@ -177,6 +178,19 @@ void AccessEmitter::Store(int access, std::span<llvm::Value* const> idx, int vec
     llvm::Value* at = b.CreateAdd(index, b.CreateMul(stride, ec_.I64Const(lane)));
     scalar_store(b.CreateExtractElement(value, static_cast<uint64_t>(lane)), at);
   }
+}
+
+llvm::Value* DomainIndex(llvm::IRBuilderBase& b, std::span<llvm::Value* const> idx, int vec_dim,
+                         int width, int dim) {
+  llvm::Value* at = dim < static_cast<int>(idx.size()) && idx[dim] != nullptr
+                        ? b.CreateTrunc(idx[dim], b.getInt32Ty())
+                        : b.getInt32(0);
+  if (width == 1) return at;
+  llvm::Value* splat = b.CreateVectorSplat(width, at);
+  if (dim != vec_dim) return splat;
+  std::vector<llvm::Constant*> lanes;
+  for (int i = 0; i < width; ++i) lanes.push_back(b.getInt32(static_cast<uint32_t>(i)));
+  return b.CreateAdd(splat, llvm::ConstantVector::get(lanes));
 }
 
 }  // namespace pto::jit

@@ -88,6 +88,13 @@ std::optional<int64_t> ConstantValue(llvm::Value* v);
 // inbounds).
 void EmitPrefetch(llvm::IRBuilderBase& b, llvm::Value* address, int locality);
 
+// The i32 index along domain dim `dim` of the `width` points at idx advancing idx[vec_dim]
+// (idx[dim] null or missing: 0): a splat, or consecutive indices along vec_dim; a scalar for
+// width 1. Domain dims fit i32 wherever an iota is taken (kernels index elements, < 2^31 per
+// dim on the tile plan's limits).
+llvm::Value* DomainIndex(llvm::IRBuilderBase& b, std::span<llvm::Value* const> idx, int vec_dim,
+                         int width, int dim);
+
 }  // namespace pto::jit
 
 #endif  // PTO_JIT_CODEGEN_EMIT_ACCESS_H_

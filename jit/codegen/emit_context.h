@@ -38,6 +38,10 @@ struct EmitContext {
   llvm::Value* symbols_array = nullptr;
 
   llvm::Type* F32() const { return b.getFloatTy(); }
+  // The LLVM element type of f32 or i32 data.
+  llvm::Type* ElementType(ir::DType dtype) const {
+    return dtype == ir::DType::kI32 ? b.getInt32Ty() : b.getFloatTy();
+  }
   llvm::Type* I64() const { return b.getInt64Ty(); }
   // float for width 1, <width x float> otherwise.
   llvm::Type* VecType(int width) const;

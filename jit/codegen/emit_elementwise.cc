@@ -35,8 +35,9 @@ absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access) {
         for (int a : prefetched) access.PrefetchAhead(a, idx, width, k.config.prefetch_inputs);
       }
       auto load = [&](int a) { return access.Load(a, idx, vec_dim, width); };
+      auto index = [&](int dim) { return DomainIndex(ec.b, idx, vec_dim, width, dim); };
       std::vector<llvm::Value*> v =
-          EmitProgram(ec.b, k.output, roots, ec.VecType(width), load, nullptr);
+          EmitProgram(ec.b, k.output, roots, ec.VecType(width), load, nullptr, index);
       for (const ir::Store& s : k.stores) {
         access.Store(s.access, idx, vec_dim, width, v[s.value]);
       }

@@ -13,19 +13,26 @@
 
 namespace pto::jit {
 
-// Checks operand indices, access indices and where kAcc may appear.
+// Checks operand indices, access indices, where kAcc may appear, the operands' dtypes, and
+// that kIota's axis is a dim of the domain (of rank `domain_rank`).
 absl::Status ValidateProgram(const std::vector<ir::ExprNode>& program, int num_accesses,
-                             bool acc_allowed, const std::string& what);
+                             bool acc_allowed, const std::string& what, int domain_rank = 8);
 
-// Loads accesses[access] at the current point with the program's width.
+// Loads accesses[access] at the current point with the program's width (in the access's
+// dtype).
 using LoadFn = std::function<llvm::Value*(int access)>;
+// The i32 index of the current point (with the program's width) along domain dim `dim`.
+using IndexFn = std::function<llvm::Value*(int dim)>;
 
 // Emits the nodes of a (validated) `program` that `roots` depend on, with values of type
-// `type`; `acc` is the value of kAcc. Returns one value per node (null for unused nodes).
+// `type` (float or <N x float>; i32 nodes get i32 of the same width); `acc` is the value of
+// kAcc, `index` gives kIota's values (null: the program has none). Returns one value per node
+// (null for unused nodes).
 std::vector<llvm::Value*> EmitProgram(llvm::IRBuilderBase& b,
                                       const std::vector<ir::ExprNode>& program,
                                       std::span<const int> roots, llvm::Type* type,
-                                      const LoadFn& load, llvm::Value* acc);
+                                      const LoadFn& load, llvm::Value* acc,
+                                      const IndexFn& index = nullptr);
 
 }  // namespace pto::jit
 

@@ -1259,7 +1259,9 @@ class MatMulEmitter {
                     const std::vector<llvm::Value*>& idx, int width, llvm::Value* sums) {
     const int ndim = rank_ - 1;
     auto load = [&](int a) { return access.Load(a, idx, ndim, width); };
-    std::vector<llvm::Value*> v = EmitProgram(b, k_.output, roots_, ec_.VecType(width), load, sums);
+    auto index = [&](int dim) { return DomainIndex(b, idx, ndim, width, dim); };
+    std::vector<llvm::Value*> v =
+        EmitProgram(b, k_.output, roots_, ec_.VecType(width), load, sums, index);
     for (const ir::Store& st : k_.stores) access.Store(st.access, idx, ndim, width, v[st.value]);
   }
 

@@ -40,8 +40,9 @@ class ReduceEmitter {
  private:
   llvm::Value* Input(std::vector<llvm::Value*>& idx, int vec_dim, int width) {
     auto load = [&](int a) { return access_.Load(a, idx, vec_dim, width); };
+    auto index = [&](int dim) { return DomainIndex(ec_.b, idx, vec_dim, width, dim); };
     const int root = k_.input_value;
-    return EmitProgram(ec_.b, k_.input, {&root, 1}, ec_.VecType(width), load, nullptr)[root];
+    return EmitProgram(ec_.b, k_.input, {&root, 1}, ec_.VecType(width), load, nullptr, index)[root];
   }
 
   llvm::Value* Finish(llvm::Value* total) {
@@ -56,8 +57,9 @@ class ReduceEmitter {
 
   void Output(std::vector<llvm::Value*>& idx, int vec_dim, int width, llvm::Value* acc) {
     auto load = [&](int a) { return access_.Load(a, idx, vec_dim, width); };
+    auto index = [&](int dim) { return DomainIndex(ec_.b, idx, vec_dim, width, dim); };
     std::vector<llvm::Value*> v =
-        EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, acc);
+        EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, acc, index);
     for (const ir::Store& s : k_.stores) access_.Store(s.access, idx, vec_dim, width, v[s.value]);
   }
 

@@ -107,8 +107,9 @@ class RowOpEmitter {
   llvm::Value* X(llvm::Value* col, int width) {
     idx_[rank_ - 1] = col;
     auto load = [&](int a) { return access_.Load(a, idx_, rank_ - 1, width); };
+    auto index = [&](int dim) { return DomainIndex(ec_.b, idx_, rank_ - 1, width, dim); };
     const int root = k_.input_value;
-    return EmitProgram(ec_.b, k_.input, {&root, 1}, ec_.VecType(width), load, nullptr)[root];
+    return EmitProgram(ec_.b, k_.input, {&root, 1}, ec_.VecType(width), load, nullptr, index)[root];
   }
 
   llvm::Value* S(llvm::Value* scalar, int width) { return SplatTo(ec_.b, scalar, width); }
@@ -194,8 +195,9 @@ class RowOpEmitter {
   void StoreOutput(llvm::Value* at, int width, llvm::Value* acc) {
     idx_[rank_ - 1] = at;
     auto load = [&](int a) { return access_.Load(a, idx_, rank_ - 1, width); };
+    auto index = [&](int dim) { return DomainIndex(ec_.b, idx_, rank_ - 1, width, dim); };
     std::vector<llvm::Value*> v =
-        EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, acc);
+        EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, acc, index);
     for (const ir::Store& s : k_.stores) {
       access_.Store(s.access, idx_, rank_ - 1, width, v[s.value]);
     }

@@ -1,5 +1,6 @@
 // Structural checks of an ir::Kernel before codegen (see tile_ir.h for the contract).
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "jit/codegen/emit_expr.h"
@@ -20,17 +21,67 @@ absl::Status ValidateAccesses(const ir::Kernel& k) {
       return Invalid(k, absl::StrCat("access a", i, " uses buffer ", a.buffer, ", expected [0, ",
                                      k.num_buffers, ")"));
     }
-    if (a.dtype != ir::DType::kF32) {
-      return absl::UnimplementedError(
-          absl::StrCat("kernel '", k.name, "': access a", i, " has dtype ",
-                       std::string(ir::DTypeName(a.dtype)), "; only f32 is compiled"));
-    }
     const bool operand = k.kind == ir::KernelKind::kMatMul &&
                          (static_cast<int>(i) == k.a || static_cast<int>(i) == k.b);
+    if (a.dtype != ir::DType::kF32 && (operand || a.dtype != ir::DType::kI32)) {
+      return absl::UnimplementedError(absl::StrCat(
+          "kernel '", k.name, "': access a", i, " has dtype ", std::string(ir::DTypeName(a.dtype)),
+          operand ? "; matmul operands are f32" : "; only f32 and i32 are compiled"));
+    }
     const int expected = operand ? rank + 1 : rank;
     if (static_cast<int>(a.strides.size()) != expected) {
       return Invalid(k, absl::StrCat("access a", i, " has ", a.strides.size(),
                                      " strides, expected ", expected));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Each load has its access's dtype; kAcc (a sum, a row op's or a matmul's result) is f32.
+absl::Status ValidateProgramDTypes(const ir::Kernel& k, const std::vector<ir::ExprNode>& program,
+                                   const char* what) {
+  for (size_t i = 0; i < program.size(); ++i) {
+    const ir::ExprNode& n = program[i];
+    ir::DType want = n.dtype;
+    if (n.op == ir::ExprOp::kLoad) want = k.accesses[n.access].dtype;
+    if (n.op == ir::ExprOp::kAcc) want = ir::DType::kF32;
+    if (n.dtype != want) {
+      return Invalid(k, absl::StrCat(what, " node v", i, " (", ir::ExprOpName(n.op), ") is ",
+                                     std::string(ir::DTypeName(n.dtype)), ", expected ",
+                                     std::string(ir::DTypeName(want))));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidatePrograms(const ir::Kernel& k) {
+  const int rank = static_cast<int>(k.domain.size());
+  const int n = static_cast<int>(k.accesses.size());
+  const bool anchored = k.kind != ir::KernelKind::kElementwise;
+  if (!k.input.empty()) {
+    absl::Status s = ValidateProgram(k.input, n, false, k.name + " input", rank);
+    if (!s.ok()) return s;
+    if (s = ValidateProgramDTypes(k, k.input, "input"); !s.ok()) return s;
+    if (k.input_value >= 0 && k.input_value < static_cast<int>(k.input.size()) &&
+        k.input[k.input_value].dtype != ir::DType::kF32) {
+      return Invalid(k, "the input value of a reduction or row op must be f32");
+    }
+  }
+  absl::Status s = ValidateProgram(k.output, n, anchored, k.name + " output", rank);
+  if (!s.ok()) return s;
+  if (s = ValidateProgramDTypes(k, k.output, "output"); !s.ok()) return s;
+  for (size_t i = 0; i < k.stores.size(); ++i) {
+    const ir::Store& st = k.stores[i];
+    if (st.access < 0 || st.access >= n || st.value < 0 ||
+        st.value >= static_cast<int>(k.output.size())) {
+      continue;  // reported by ValidateKernel
+    }
+    if (k.output[st.value].dtype != k.accesses[st.access].dtype) {
+      return Invalid(
+          k, absl::StrCat("store ", i, " writes ",
+                          std::string(ir::DTypeName(k.output[st.value].dtype)), " v", st.value,
+                          " to ", std::string(ir::DTypeName(k.accesses[st.access].dtype)),
+                          " access a", st.access));
     }
   }
   return absl::OkStatus();
@@ -41,7 +92,7 @@ absl::Status ValidateKind(const ir::Kernel& k) {
   const int n = static_cast<int>(k.accesses.size());
   switch (k.kind) {
     case ir::KernelKind::kElementwise:
-      return ValidateProgram(k.output, n, /*acc_allowed=*/false, k.name + " output");
+      return ValidatePrograms(k);
     case ir::KernelKind::kReduce:
     case ir::KernelKind::kRowOp: {
       if (rank < 1) return Invalid(k, "needs a domain of rank >= 1");
@@ -51,9 +102,7 @@ absl::Status ValidateKind(const ir::Kernel& k) {
       if (k.input_value < 0 || k.input_value >= static_cast<int>(k.input.size())) {
         return Invalid(k, absl::StrCat("input_value ", k.input_value, " is not a node of input"));
       }
-      absl::Status s = ValidateProgram(k.input, n, false, k.name + " input");
-      if (!s.ok()) return s;
-      return ValidateProgram(k.output, n, true, k.name + " output");
+      return ValidatePrograms(k);
     }
     case ir::KernelKind::kMatMul:
       if (rank < 2) return Invalid(k, "matmul needs a domain of rank >= 2");
@@ -63,7 +112,7 @@ absl::Status ValidateKind(const ir::Kernel& k) {
       if (k.b_packed >= k.num_buffers) {
         return Invalid(k, absl::StrCat("b_packed slot ", k.b_packed, " is not a buffer slot"));
       }
-      return ValidateProgram(k.output, n, true, k.name + " output");
+      return ValidatePrograms(k);
   }
   return Invalid(k, "unknown kernel kind");
 }

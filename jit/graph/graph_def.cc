@@ -47,13 +47,16 @@ std::pair<int, int> Arity(ir::OpKind op) {
       return {2, 2};
     case ir::OpKind::kConcat:
       return {1, kUnbounded};
+    case ir::OpKind::kWhere:
+      return {3, 3};
     default:
+      if (ir::IsComparison(op)) return {2, 2};
       return {ir::IsBinaryElementwise(op) ? 2 : 1, ir::IsBinaryElementwise(op) ? 2 : 1};
   }
 }
 
 // Element types the ops compile today; the schema names more for later.
-bool IsSupported(proto::DType t) { return t == proto::DT_F32; }
+bool IsSupported(proto::DType t) { return t == proto::DT_F32 || t == proto::DT_I32; }
 
 std::string ArityText(std::pair<int, int> arity) {
   if (arity.first == arity.second) return absl::StrCat(arity.first);
@@ -182,13 +185,14 @@ class Converter {
           absl::StrCat(where, ": cast_dtype ", n.cast_dtype(), " is not a known DType"));
     }
     if (!IsSupported(n.dtype())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": dtype ", proto::DType_Name(n.dtype()), " is not supported (only DT_F32 is)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": dtype ", proto::DType_Name(n.dtype()),
+                       " is not supported (only DT_F32 and DT_I32 are)"));
     }
     if (!IsSupported(n.cast_dtype())) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": cast_dtype ",
-                                                     proto::DType_Name(n.cast_dtype()),
-                                                     " is not supported (only DT_F32 is)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": cast_dtype ", proto::DType_Name(n.cast_dtype()),
+                       " is not supported (only DT_F32 and DT_I32 are)"));
     }
     if (absl::Status s = CheckNodeCounts(where, node.op, n.inputs_size(), n.ints_size()); !s.ok()) {
       return s;

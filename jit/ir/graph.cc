@@ -71,6 +71,8 @@ bool IsElementwise(OpKind op) {
   return IsUnaryElementwise(op) || IsBinaryElementwise(op) || op == OpKind::kConstant;
 }
 
+bool IsComparison(OpKind op) { return op >= OpKind::kEq && op <= OpKind::kGe; }
+
 std::vector<std::string> Graph::SymbolNames() const {
   std::vector<std::string> names;
   for (const SymbolInfo& s : symbols) names.push_back(s.name);
@@ -101,7 +103,11 @@ std::string Graph::ToString() const {
       case OpKind::kReduceMean:
         out += " axis=" + std::to_string(n.attrs.axis) + (n.attrs.keepdims ? " keepdims" : "");
         break;
-      case OpKind::kConcat: out += " axis=" + std::to_string(n.attrs.axis); break;
+      case OpKind::kConcat:
+      case OpKind::kIota: out += " axis=" + std::to_string(n.attrs.axis); break;
+      case OpKind::kOneHot:
+        if (!n.attrs.ints.empty()) out += " depth=" + std::to_string(n.attrs.ints[0]);
+        break;
       case OpKind::kSlice:
         out += " axis=" + std::to_string(n.attrs.axis) + " start=" +
                std::to_string(n.attrs.start) + " end=" + std::to_string(n.attrs.end) +

@@ -58,6 +58,7 @@ const char* OpName(OpKind op);
 bool IsUnaryElementwise(OpKind op);
 bool IsBinaryElementwise(OpKind op);
 bool IsElementwise(OpKind op);  // unary, binary, cast, constant
+bool IsComparison(OpKind op);   // eq, ne, lt, le, gt, ge
 
 struct Attrs {
   int64_t index = 0;  // kInput

@@ -60,11 +60,31 @@ const char* ExprOpName(ExprOp op) {
       return "silu";
     case ExprOp::kErf:
       return "erf";
+    case ExprOp::kEq:
+      return "eq";
+    case ExprOp::kNe:
+      return "ne";
+    case ExprOp::kLt:
+      return "lt";
+    case ExprOp::kLe:
+      return "le";
+    case ExprOp::kGt:
+      return "gt";
+    case ExprOp::kGe:
+      return "ge";
+    case ExprOp::kSelect:
+      return "select";
+    case ExprOp::kCast:
+      return "cast";
+    case ExprOp::kIota:
+      return "iota";
   }
   return "?";
 }
 
-bool IsBinary(ExprOp op) { return op >= ExprOp::kAdd && op <= ExprOp::kMin; }
+bool IsComparison(ExprOp op) { return op >= ExprOp::kEq && op <= ExprOp::kGe; }
+
+bool IsBinary(ExprOp op) { return (op >= ExprOp::kAdd && op <= ExprOp::kMin) || IsComparison(op); }
 
 bool IsTranscendental(ExprOp op) {
   switch (op) {
@@ -118,10 +138,15 @@ std::string ProgramToString(const std::vector<ExprNode>& program) {
   for (size_t i = 0; i < program.size(); ++i) {
     const ExprNode& n = program[i];
     out += "    v" + std::to_string(i) + " = " + ExprOpName(n.op);
+    if (n.dtype != DType::kF32) out += std::string(".") + std::string(DTypeName(n.dtype));
     if (n.op == ExprOp::kLoad) out += " a" + std::to_string(n.access);
-    if (n.op == ExprOp::kConst) out += " " + ExactFloat(n.value);
+    if (n.op == ExprOp::kConst) {
+      out += " " + (n.dtype == DType::kI32 ? std::to_string(n.ivalue) : ExactFloat(n.value));
+    }
+    if (n.op == ExprOp::kIota) out += " axis " + std::to_string(n.axis);
     if (n.a >= 0) out += " v" + std::to_string(n.a);
     if (n.b >= 0) out += ", v" + std::to_string(n.b);
+    if (n.c >= 0) out += ", v" + std::to_string(n.c);
     out += "\n";
   }
   return out;

@@ -27,6 +27,9 @@ struct Access {
 };
 
 // Scalar expression program, evaluated per domain point (codegen evaluates it on vectors).
+// Each node has a dtype, f32 or i32: arithmetic (add, sub, mul, max, min, neg, abs) is
+// integer (wrapping two's complement) on i32 operands; comparisons give f32 1/0 from two f32
+// or two i32 operands.
 enum class ExprOp : uint8_t {
   kLoad,   // accesses[access]
   kConst,  // value
@@ -50,9 +53,19 @@ enum class ExprOp : uint8_t {
   kGeluErf,
   kSilu,
   kErf,
+  kEq,  // comparisons (binary): f32 1 or 0; NaN compares false, except ne
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kSelect,  // b where a is nonzero, else c (a f32 or i32; b and c of the node's dtype)
+  kCast,    // a converted to the node's dtype: f32 -> i32 truncates (saturating, NaN -> 0)
+  kIota,    // the index of the domain point along domain dim `axis` (i32)
 };
 const char* ExprOpName(ExprOp op);
-bool IsBinary(ExprOp op);
+bool IsBinary(ExprOp op);  // two operands, a and b (arithmetic and comparisons)
+bool IsComparison(ExprOp op);
 // exp, log, tanh, sigmoid, gelu and silu: polynomial approximations of tens of instructions.
 bool IsTranscendental(ExprOp op);
 
@@ -60,7 +73,11 @@ struct ExprNode {
   ExprOp op = ExprOp::kConst;
   int a = -1, b = -1;  // operand node indices (earlier in the same program)
   int access = -1;     // kLoad
-  float value = 0;     // kConst
+  float value = 0;     // kConst of dtype f32
+  int c = -1;          // kSelect: the third operand
+  DType dtype = DType::kF32;
+  int axis = -1;       // kIota
+  int32_t ivalue = 0;  // kConst of dtype i32
 };
 
 struct Store {

@@ -22,7 +22,7 @@ NumericsChecker::NumericsChecker(const Plan& plan, const ir::Graph& graph,
 absl::Status NumericsChecker::CheckInputs(std::span<const int64_t> symbols) {
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     const ir::Node& n = graph_.nodes[i];
-    if (n.op != ir::OpKind::kInput) continue;
+    if (n.op != ir::OpKind::kInput || n.dtype != ir::DType::kF32) continue;  // i32: all finite
     const int input = static_cast<int>(n.attrs.index);
     const auto* data = static_cast<const float*>(inputs_[input]);
     const bool constant = constants_ != nullptr && is_constant_[input];
@@ -58,6 +58,7 @@ const float* NumericsChecker::Memory(const KernelLaunch& launch, int node) const
 
 absl::Status NumericsChecker::AfterKernel(const KernelLaunch& launch) {
   for (const WrittenBuffer& b : scan_[launch.index]) {
+    if (graph_.nodes[b.node].dtype != ir::DType::kF32) continue;  // integers are all finite
     const std::vector<int64_t> shape = NodeShape(graph_, b.node, launch.symbols);
     const auto* data = static_cast<const float*>(launch.buffers[b.slot]);
     std::optional<NonFinite> found = FindNonFinite(data, ops::NumElements(shape));

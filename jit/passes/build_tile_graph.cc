@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -134,14 +135,17 @@ class Builder {
       slot_buffer.push_back(buffer);
       return static_cast<int>(slot_buffer.size()) - 1;
     }
-    int AddAccess(int buffer, SymExpr offset, std::vector<SymExpr> strides) {
+    int AddAccess(int buffer, SymExpr offset, std::vector<SymExpr> strides,
+                  ir::DType dtype = ir::DType::kF32) {
       ir::Access a;
       a.buffer = Slot(buffer);
       a.offset = std::move(offset);
       a.strides = std::move(strides);
+      a.dtype = dtype;
       for (size_t i = 0; i < kernel.accesses.size(); ++i) {
         const ir::Access& b = kernel.accesses[i];
-        if (b.buffer == a.buffer && b.offset == a.offset && b.strides == a.strides) {
+        if (b.buffer == a.buffer && b.offset == a.offset && b.strides == a.strides &&
+            b.dtype == a.dtype) {
           return static_cast<int>(i);
         }
       }
@@ -150,12 +154,14 @@ class Builder {
     }
   };
 
-  // `node`: the graph node it holds contiguously, or -1.
+  // `node`: the graph node it holds contiguously, or -1 (an f32 copy laid out for a matmul).
+  // The buffer has the node's dtype.
   int NewBuffer(ir::BufferKind kind, int index, const Shape& shape, std::string label, int node) {
     ir::Buffer b;
     b.kind = kind;
     b.index = index;
     b.elements = ir::NumElements(shape);
+    b.dtype = node >= 0 ? g_.nodes[node].dtype : ir::DType::kF32;
     b.label = std::move(label);
     b.node = node;
     tiles_.buffers.push_back(std::move(b));
@@ -184,6 +190,14 @@ class Builder {
     prog.push_back(n);
     return static_cast<int>(prog.size()) - 1;
   }
+  ir::DType BufferDType(int buffer) const { return tiles_.buffers[buffer].dtype; }
+  // The i32 index a dim of `map` reads along the kernel's domain (an iota, scaled and offset);
+  // nullopt when its scale or offset is not a constant that fits i32 (a slice of a symbolic
+  // dim): the caller then reads the value from memory.
+  std::optional<int> IndexExpr(std::vector<ExprNode>& prog, const DimMap& d);
+  // iota and one_hot, computed from the domain's indices (or loaded, see IndexExpr).
+  absl::StatusOr<int> IndexingExpr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node,
+                                   const IndexMap& map);
   absl::StatusOr<int> Expr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node, IndexMap map);
   absl::StatusOr<int> AnchorExpr(KernelBuilder& kb, std::vector<ExprNode>& prog,
                                  const IndexMap& map);
@@ -310,7 +324,7 @@ int Builder::ComposedAccess(KernelBuilder& kb, const View& view, const IndexMap&
     offset = offset + view.strides[d] * map[d].offset;
     if (map[d].dom >= 0) strides[map[d].dom] = strides[map[d].dom] + view.strides[d] * map[d].scale;
   }
-  return kb.AddAccess(view.buffer, std::move(offset), std::move(strides));
+  return kb.AddAccess(view.buffer, std::move(offset), std::move(strides), BufferDType(view.buffer));
 }
 
 int Builder::Load(KernelBuilder& kb, std::vector<ExprNode>& prog, const View& view,
@@ -318,7 +332,51 @@ int Builder::Load(KernelBuilder& kb, std::vector<ExprNode>& prog, const View& vi
   ExprNode n;
   n.op = ExprOp::kLoad;
   n.access = ComposedAccess(kb, view, map);
+  n.dtype = kb.kernel.accesses[n.access].dtype;
   return Push(prog, n);
+}
+
+std::optional<int> Builder::IndexExpr(std::vector<ExprNode>& prog, const DimMap& d) {
+  auto fits = [](const std::optional<int64_t>& v) {
+    return v.has_value() && *v >= INT32_MIN && *v <= INT32_MAX;
+  };
+  const std::optional<int64_t> scale = d.scale.AsConstant(), offset = d.offset.AsConstant();
+  if (!fits(offset) || (d.dom >= 0 && !fits(scale))) return std::nullopt;
+  auto constant = [&](int64_t v) {
+    ExprNode c;
+    c.op = ExprOp::kConst;
+    c.dtype = ir::DType::kI32;
+    c.ivalue = static_cast<int32_t>(v);
+    return Push(prog, c);
+  };
+  if (d.dom < 0) return constant(*offset);
+  ExprNode iota;
+  iota.op = ExprOp::kIota;
+  iota.dtype = ir::DType::kI32;
+  iota.axis = d.dom;
+  int v = Push(prog, iota);
+  if (*scale != 1)
+    v = Push(prog, ExprNode{ExprOp::kMul, v, constant(*scale), -1, 0, -1, ir::DType::kI32});
+  if (*offset != 0)
+    v = Push(prog, ExprNode{ExprOp::kAdd, v, constant(*offset), -1, 0, -1, ir::DType::kI32});
+  return v;
+}
+
+absl::StatusOr<int> Builder::IndexingExpr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node,
+                                          const IndexMap& map) {
+  const ir::Node& n = g_.nodes[node];
+  // iota: the index along its axis; one_hot: whether the index along the last axis equals the
+  // indices' element there.
+  const DimMap& d = n.op == OpKind::kIota ? map[n.attrs.axis] : map.back();
+  std::optional<int> index = IndexExpr(prog, d);
+  if (!index.has_value()) return Load(kb, prog, ResolveView(node), map);
+  kb.op_names.emplace_back(ir::OpName(n.op));
+  kb.nodes.push_back(node);
+  if (n.op == OpKind::kIota) return *index;
+  const IndexMap indices_map(map.begin(), map.end() - 1);
+  absl::StatusOr<int> indices = Expr(kb, prog, n.inputs[0], indices_map);
+  if (!indices.ok()) return indices.status();
+  return Push(prog, ExprNode{ExprOp::kEq, *indices, *index});
 }
 
 void Builder::Store(KernelBuilder& kb, int value, const View& view, const IndexMap& map) {
@@ -358,7 +416,12 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
     if (role == NodeRole::kConstant) {
       ExprNode c;
       c.op = ExprOp::kConst;
-      c.value = static_cast<float>(n.attrs.scalar);
+      c.dtype = n.dtype;
+      if (n.dtype == ir::DType::kI32) {
+        c.ivalue = static_cast<int32_t>(static_cast<int64_t>(n.attrs.scalar));
+      } else {
+        c.value = static_cast<float>(n.attrs.scalar);
+      }
       return Push(prog, c);
     }
     if (node_buffer_[node] >= 0 || copies_.count(node) || role == NodeRole::kInput) {
@@ -384,7 +447,7 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
       node = n.inputs[0];
       continue;
     }
-    if (n.op == OpKind::kCast) {  // f32 -> f32
+    if (n.op == OpKind::kCast && g_.nodes[n.inputs[0]].dtype == n.dtype) {  // an identity
       node = n.inputs[0];
       continue;
     }
@@ -396,6 +459,7 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
     break;
   }
   const ir::Node& n = g_.nodes[node];
+  if (n.op == OpKind::kIota || n.op == OpKind::kOneHot) return IndexingExpr(kb, prog, node, map);
   std::optional<ExprOp> op = ops::ElementwiseExprOp(n.op);
   if (!op.has_value()) {
     // An anchor or concat of another group that has no buffer yet cannot happen in
@@ -407,21 +471,22 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
   kb.nodes.push_back(node);
   ExprNode e;
   e.op = *op;
-  absl::StatusOr<int> a =
-      Expr(kb, prog, n.inputs[0], BroadcastMap(g_.nodes[n.inputs[0]].shape, n.shape, map));
-  if (!a.ok()) return a.status();
-  e.a = *a;
-  if (n.inputs.size() > 1) {
-    absl::StatusOr<int> b =
-        Expr(kb, prog, n.inputs[1], BroadcastMap(g_.nodes[n.inputs[1]].shape, n.shape, map));
-    if (!b.ok()) return b.status();
-    e.b = *b;
+  e.dtype = n.dtype;
+  int* operands[3] = {&e.a, &e.b, &e.c};
+  for (size_t i = 0; i < n.inputs.size() && i < 3; ++i) {
+    absl::StatusOr<int> v =
+        Expr(kb, prog, n.inputs[i], BroadcastMap(g_.nodes[n.inputs[i]].shape, n.shape, map));
+    if (!v.ok()) return v.status();
+    *operands[i] = *v;
   }
   return Push(prog, e);
 }
 
 void Builder::Finish(KernelBuilder kb, const std::string& kind) {
-  std::string name = "f32_" + kind;
+  // Named by the dtype of what it stores: "i32_elementwise_iota".
+  const ir::Kernel& k = kb.kernel;
+  const ir::DType dtype = k.stores.empty() ? ir::DType::kF32 : k.accesses[k.stores[0].access].dtype;
+  std::string name = std::string(ir::DTypeName(dtype)) + "_" + kind;
   for (size_t i = 0; i < kb.op_names.size() && i < 4; ++i) name += "_" + kb.op_names[i];
   kb.kernel.name = name;
   kb.kernel.num_buffers = static_cast<int>(kb.slot_buffer.size());
@@ -617,9 +682,12 @@ absl::Status Builder::BuildConcat(int node, int buffer) {
       store_strides.insert(store_strides.begin(), shape[axis] * out.strides[axis]);
       ExprNode load;
       load.op = ExprOp::kLoad;
-      load.access = kb.AddAccess(v.buffer, v.offset, std::move(load_strides));
+      load.access =
+          kb.AddAccess(v.buffer, v.offset, std::move(load_strides), BufferDType(v.buffer));
+      load.dtype = BufferDType(v.buffer);
       ir::Store store;
-      store.access = kb.AddAccess(out.buffer, start * out.strides[axis], std::move(store_strides));
+      store.access = kb.AddAccess(out.buffer, start * out.strides[axis], std::move(store_strides),
+                                  BufferDType(out.buffer));
       store.value = Push(kb.kernel.output, load);
       kb.kernel.stores.push_back(store);
       start = start + shape[axis] * SymExpr(run[j]);

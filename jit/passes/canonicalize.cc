@@ -1,6 +1,8 @@
 #include "jit/passes/canonicalize.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <optional>
 
@@ -31,6 +33,27 @@ std::optional<double> Fold(OpKind op, double a, double b) {
   }
 }
 
+// The same for i32 constants: wrapping two's complement, as the kernel computes it.
+std::optional<double> FoldI32(OpKind op, double a, double b) {
+  const uint32_t x = static_cast<uint32_t>(static_cast<int64_t>(a));
+  const uint32_t y = static_cast<uint32_t>(static_cast<int64_t>(b));
+  const int32_t sx = static_cast<int32_t>(x), sy = static_cast<int32_t>(y);
+  switch (op) {
+    case OpKind::kAdd:
+      return static_cast<int32_t>(x + y);
+    case OpKind::kSub:
+      return static_cast<int32_t>(x - y);
+    case OpKind::kMul:
+      return static_cast<int32_t>(x * y);
+    case OpKind::kMax:
+      return std::max(sx, sy);
+    case OpKind::kMin:
+      return std::min(sx, sy);
+    default:
+      return std::nullopt;
+  }
+}
+
 bool IsIdentityPermutation(const std::vector<int64_t>& perm) {
   for (size_t i = 0; i < perm.size(); ++i) {
     if (perm[i] != static_cast<int64_t>(i)) return false;
@@ -56,10 +79,12 @@ void Canonicalize(ir::Graph& graph) {
       int a = n.inputs[0], b = n.inputs[1];
       std::optional<double> ca = ConstantValue(graph, a), cb = ConstantValue(graph, b);
       if (ca && cb) {
-        if (std::optional<double> folded = Fold(n.op, *ca, *cb)) {
+        const bool i32 = n.dtype == ir::DType::kI32;
+        if (std::optional<double> folded = i32 ? FoldI32(n.op, *ca, *cb) : Fold(n.op, *ca, *cb)) {
           n.op = OpKind::kConstant;
           n.attrs = {};
           n.attrs.scalar = *folded;
+          n.attrs.dtype = n.dtype;
           n.inputs.clear();
         }
         continue;
@@ -81,9 +106,14 @@ void Canonicalize(ir::Graph& graph) {
         if (in.op == OpKind::kNeg) replacement[i] = in.inputs[0];
         if (in.op == OpKind::kConstant) {
           double v = -in.attrs.scalar;
+          if (n.dtype == ir::DType::kI32) {  // wraps: -INT32_MIN is INT32_MIN
+            v = static_cast<int32_t>(0u -
+                                     static_cast<uint32_t>(static_cast<int64_t>(in.attrs.scalar)));
+          }
           n.op = OpKind::kConstant;
           n.attrs = {};
           n.attrs.scalar = v;
+          n.attrs.dtype = n.dtype;
           n.inputs.clear();
         }
         break;

@@ -233,8 +233,12 @@ FusionGroups FormFusionGroups(const ir::Graph& graph, const FusionOptions& optio
     while (u.uses[tail] == 1 && !u.is_output[tail] && u.consumers[tail].size() == 1) {
       const int c = u.consumers[tail][0];
       const ir::Node& cn = graph.nodes[c];
-      const bool elementwise = ir::IsUnaryElementwise(cn.op) || ir::IsBinaryElementwise(cn.op);
-      if (!elementwise || cn.shape != graph.nodes[tail].shape) break;
+      const bool elementwise = ir::IsUnaryElementwise(cn.op) || ir::IsBinaryElementwise(cn.op) ||
+                               ir::IsComparison(cn.op) || cn.op == OpKind::kWhere;
+      // f32 results only: anchored kernels may keep partial results in their output.
+      if (!elementwise || cn.shape != graph.nodes[tail].shape || cn.dtype != ir::DType::kF32) {
+        break;
+      }
       // Already the epilogue of an earlier anchor (matmul(a, b) * matmul(c, d)): this anchor
       // keeps its own buffer, which that epilogue reads.
       if (groups.anchor[c] >= 0) break;

@@ -205,18 +205,18 @@ TEST_F(GraphDefValidationTest, UnknownCastDType) {
 // otherwise infer f32 and run the node as f32).
 TEST_F(GraphDefValidationTest, UnsupportedDType) {
   def_.mutable_nodes(6)->set_dtype(proto::DT_F16);
-  ExpectInvalid("node 6 (gelu_erf): dtype DT_F16 is not supported (only DT_F32 is)");
+  ExpectInvalid("node 6 (gelu_erf): dtype DT_F16 is not supported (only DT_F32 and DT_I32 are)");
 }
 
 TEST_F(GraphDefValidationTest, UnsupportedInputDType) {
   def_.mutable_nodes(0)->set_dtype(proto::DT_I8);
-  ExpectInvalid("node 0 (input): dtype DT_I8 is not supported (only DT_F32 is)");
+  ExpectInvalid("node 0 (input): dtype DT_I8 is not supported (only DT_F32 and DT_I32 are)");
 }
 
 TEST_F(GraphDefValidationTest, UnsupportedCastDType) {
   def_.mutable_nodes(6)->set_op(proto::OP_CAST);
   def_.mutable_nodes(6)->set_cast_dtype(proto::DT_BF16);
-  ExpectInvalid("node 6 (cast): cast_dtype DT_BF16 is not supported (only DT_F32 is)");
+  ExpectInvalid("node 6 (cast): cast_dtype DT_BF16 is not supported (only DT_F32 and DT_I32 are)");
 }
 
 TEST_F(GraphDefValidationTest, InputDefinedLater) {
