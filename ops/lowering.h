@@ -17,10 +17,12 @@ namespace pto::ops {
 // identity, so the caller lowers it as a copy (forwarding its operand's value).
 std::optional<ir::ExprOp> ElementwiseExprOp(ir::OpKind op);
 
-// kSum, kMax, kMean for reduce_sum, reduce_max, reduce_mean; nullopt otherwise.
+// kSum, kMax, kMean, kLogSumExp for reduce_sum, reduce_max, reduce_mean, logsumexp; nullopt
+// otherwise.
 std::optional<ir::ReduceKind> ReduceKindOf(ir::OpKind op);
 
-// kSoftmax, kLogSoftmax, kLayerNorm, kRmsNorm for the row operators; nullopt otherwise.
+// kSoftmax, kLogSoftmax, kLayerNorm, kRmsNorm for the row operators and the kinds of the same
+// names for their backward ops (softmax_grad...); nullopt otherwise.
 std::optional<ir::RowOpKind> RowOpKindOf(ir::OpKind op);
 
 }  // namespace pto::ops
