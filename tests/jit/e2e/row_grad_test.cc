@@ -241,6 +241,32 @@ TEST(RowGrad, FusedEpilogueMatchesReference) {
   EXPECT_EQ(testing::DiffFromReference(**fn, trace, in, tol), "");
 }
 
+// The tuner's candidates (the row-op space: vector width, unroll, streaming stores, grain) for
+// the backward ops: each is checked against the reference by the tuner, and none fails.
+TEST(RowGrad, TunerCandidatesAreAllCorrect) {
+  RuntimeOptions options;
+  options.tuning.mode = TuningMode::kBlocking;
+  options.tuning.trials_per_kernel = 8;
+  options.tuning.seed = 3;
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime(options);
+  ASSERT_NE(rt, nullptr);
+  for (OpKind op : {OpKind::kSoftmaxGrad, OpKind::kLayerNormGrad}) {
+    const TraceFn trace = GradTrace(op);
+    absl::StatusOr<std::unique_ptr<Function>> fn =
+        rt->JitTraced(ir::OpName(op), IsNorm(op) ? 3 : 2, trace, FunctionOptions{});
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    const std::vector<HostTensor> in = GradInputs(op, {6, 300}, 41);
+    EXPECT_EQ(testing::DiffFromReference(**fn, trace, in, ops::OpTolerance(op, 300)), "");
+  }
+  const std::vector<KernelTuning> results = rt->tuning_results();
+  ASSERT_EQ(results.size(), 2u);
+  for (const KernelTuning& r : results) {
+    EXPECT_EQ(r.ended, "completed") << r.kernel;
+    EXPECT_GE(r.trials, 2) << r.kernel;
+    EXPECT_EQ(r.failed, 0) << r.kernel;
+  }
+}
+
 // logsumexp over each axis of a rank-3 tensor, with a fiber of -inf (-inf), one holding 1e30
 // (exp would overflow without the max's shift: 1e30), and one holding a NaN (NaN).
 TEST(LogSumExp, EveryAxisWithInfiniteHugeAndNaNFibers) {
