@@ -241,6 +241,31 @@ TEST(RowGrad, FusedEpilogueMatchesReference) {
   EXPECT_EQ(testing::DiffFromReference(**fn, trace, in, tol), "");
 }
 
+// dy made by a matmul (a temporary read by nothing after the backward op): dx may take its
+// buffer in place, and must still read every row before writing it.
+TEST(RowGrad, DyFromAMatmulMatchesReference) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime();
+  ASSERT_NE(rt, nullptr);
+  for (OpKind op : kGradOps) {
+    SCOPED_TRACE(ir::OpName(op));
+    const TraceFn trace = [op](std::span<const Value> v) {
+      std::vector<Value> in(v.begin(), v.end() - 2);
+      in.push_back(matmul(v[v.size() - 2], v[v.size() - 1]));
+      return std::vector<Value>{GradOp(op, in)};
+    };
+    absl::StatusOr<std::unique_ptr<Function>> fn =
+        rt->JitTraced("dy_matmul", IsNorm(op) ? 4 : 3, trace, FunctionOptions{});
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    std::vector<HostTensor> in = GradInputs(op, {9, 70}, 23);
+    in.pop_back();
+    in.push_back(HostTensor::Random({9, 16}, 24, -0.5f, 0.5f));
+    in.push_back(HostTensor::Random({16, 70}, 25, -0.5f, 0.5f));
+    const ops::Tolerance tol =
+        ops::Combine(ops::OpTolerance(op, 70), ops::OpTolerance(OpKind::kMatMul, 16));
+    EXPECT_EQ(testing::DiffFromReference(**fn, trace, in, tol), "");
+  }
+}
+
 // The tuner's candidates (the row-op space: vector width, unroll, streaming stores, grain) for
 // the backward ops: each is checked against the reference by the tuner, and none fails.
 TEST(RowGrad, TunerCandidatesAreAllCorrect) {
