@@ -8,8 +8,9 @@
 // next row's inputs into the L2, so that row's memory traffic overlaps this row's arithmetic
 // (the row's later passes hit the cache and would otherwise leave memory idle).
 // The backward ops (softmax_grad...) read two rows (y or x, and dy) and make two passes: one
-// for every row sum they need at once (RowSums), one for the output. layer_norm_grad's mean
-// and variance come from sums shifted by the row's first element (see EmitRowGrad).
+// for every row sum they need at once (RowSums), one for the output; short static rows are
+// loaded once into registers instead (one row at a time). layer_norm_grad's mean and variance
+// come from sums shifted by the row's first element (see EmitRowGrad).
 #include <algorithm>
 #include <vector>
 
@@ -65,7 +66,14 @@ class RowOpEmitter {
   }
 
   void Emit() {
-    if (const int nv = RegisterRowVectors(); nv > 0) {
+    if (const int nv = RegisterRowVectors(); nv > 0 && ir::IsRowGrad(k_.row_op)) {
+      // Backward rows in registers, one at a time.
+      EmitForLoop(ec_, ec_.lo[0], ec_.hi[0], [&](llvm::Value* row) {
+        EmitForLoop(ec_, ec_.lo[1], ec_.hi[1],
+                    [&](llvm::Value*) { EmitRegisterRowGrad(nv, RowIndex(row)); });
+      });
+      return;
+    } else if (nv > 0) {
       // Rows in registers, several at a time while they fit, then single rows.
       llvm::AllocaInst* row = ec_.EntryAlloca(ec_.I64(), "row");
       ec_.b.CreateStore(ec_.lo[0], row);
@@ -208,9 +216,7 @@ class RowOpEmitter {
   // is short and static (and its stores are ordinary): 0 otherwise.
   int RegisterRowVectors() const {
     const ir::SymExpr& cols = k_.domain.back();
-    if (ir::IsRowGrad(k_.row_op) || streaming_ || ec_.lanes <= 1 || !cols.IsConstant() ||
-        cols.constant() <= 0)
-      return 0;
+    if (streaming_ || ec_.lanes <= 1 || !cols.IsConstant() || cols.constant() <= 0) return 0;
     const int64_t nv = (cols.constant() + ec_.lanes - 1) / ec_.lanes;
     return nv > kRegisterRowVectors ? 0 : static_cast<int>(nv);
   }
@@ -456,13 +462,83 @@ class RowOpEmitter {
     return totals;
   }
 
+  using GradDx = std::function<llvm::Value*(llvm::Value* x, llvm::Value* dy, int width)>;
+
   // Final pass of a backward op: kAcc = dx(x, dy, width) at each point.
-  void GradOutput(const std::function<llvm::Value*(llvm::Value*, llvm::Value*, int)>& dx) {
+  void GradOutput(const GradDx& dx) {
     FinalSpan([&](llvm::Value* at, int width, int) {
       if (width > 1) PrefetchNextRow(at, width);
       auto [x, dy] = XDy(at, width);
       StoreOutput(at, width, dx(x, dy, width));
     });
+  }
+
+  // Where a backward op's row comes from and goes to: the row's first x (x[0]), the row sums
+  // of `count` terms, and the output pass.
+  struct GradPasses {
+    std::function<llvm::Value*()> first;
+    std::function<std::vector<llvm::Value*>(int count, const GradTerms& terms)> sums;
+    std::function<void(const GradDx& dx)> output;
+  };
+
+  // Over memory: a pass for the sums (RowSums), a pass for the output (GradOutput).
+  void EmitRowGrad() {
+    llvm::IRBuilder<>& b = ec_.b;
+    GradPasses p;
+    p.first = [&]() {
+      // 0 for an empty row, which loads nothing.
+      llvm::AllocaInst* slot = ec_.EntryAlloca(ec_.F32(), "first");
+      b.CreateStore(llvm::ConstantFP::get(ec_.F32(), 0.0), slot);
+      EmitIfElse(ec_, b.CreateICmpSGT(cols_, ec_.I64Const(0)),
+                 [&]() { b.CreateStore(XDy(ec_.I64Const(0), 1).first, slot); });
+      return b.CreateLoad(ec_.F32(), slot);
+    };
+    p.sums = [&](int count, const GradTerms& terms) { return RowSums(count, terms); };
+    p.output = [&](const GradDx& dx) { GradOutput(dx); };
+    EmitRowGrad(p);
+  }
+
+  // A short static row (RegisterRowVectors: nv vectors, the last one masked) loaded once: the
+  // sums and the output come from registers.
+  void EmitRegisterRowGrad(int nv, const std::vector<llvm::Value*>& row) {
+    llvm::IRBuilder<>& b = ec_.b;
+    const int lanes = ec_.lanes;
+    llvm::Value* last_mask = LastVectorMask();
+    auto at = [&](int i) { return ec_.I64Const(int64_t{i} * lanes); };
+    auto mask_for = [&](int i) { access_.MaskLanes(i == nv - 1 ? last_mask : nullptr); };
+    idx_ = row;
+    std::vector<llvm::Value*> xs, dys;
+    for (int i = 0; i < nv; ++i) {
+      mask_for(i);
+      auto [x, dy] = XDy(at(i), lanes);
+      xs.push_back(x);
+      dys.push_back(dy);
+    }
+    access_.MaskLanes(nullptr);
+    GradPasses p;
+    p.first = [&]() { return b.CreateExtractElement(xs[0], uint64_t{0}); };
+    p.sums = [&](int count, const GradTerms& terms) {
+      std::vector<std::vector<llvm::Value*>> per_term(count);
+      for (int i = 0; i < nv; ++i) {
+        std::vector<llvm::Value*> t = terms(xs[i], dys[i]);
+        for (int j = 0; j < count; ++j) {
+          per_term[j].push_back(i == nv - 1 ? IdentityOutsideMask(b, Combine::kSum, t[j], last_mask)
+                                            : t[j]);
+        }
+      }
+      std::vector<llvm::Value*> sums;
+      for (int j = 0; j < count; ++j) sums.push_back(TreeReduce(Combine::kSum, per_term[j]));
+      return sums;
+    };
+    p.output = [&](const GradDx& dx) {
+      for (int i = 0; i < nv; ++i) {
+        mask_for(i);
+        idx_ = row;
+        StoreOutput(at(i), lanes, dx(xs[i], dys[i], lanes));
+      }
+      access_.MaskLanes(nullptr);
+    };
+    EmitRowGrad(p);
   }
 
   // The backward ops (x is y for softmax_grad and log_softmax_grad; dy is dy * weight, g, for
@@ -475,34 +551,29 @@ class RowOpEmitter {
   // element): the mean of d and of d^2 give the variance without the cancellation of raw
   // moments when the row's mean is large against its spread, and mean(g * xhat) is
   // rstd * (mean(g * d) - mean(d) * mean(g)).
-  void EmitRowGrad() {
+  void EmitRowGrad(const GradPasses& p) {
     llvm::IRBuilder<>& b = ec_.b;
     switch (k_.row_op) {
       case ir::RowOpKind::kSoftmaxGrad: {
-        llvm::Value* s = RowSums(1, [&](llvm::Value* y, llvm::Value* dy) {
+        llvm::Value* s = p.sums(1, [&](llvm::Value* y, llvm::Value* dy) {
           return std::vector<llvm::Value*>{b.CreateFMul(y, dy)};
         })[0];
-        GradOutput([&](llvm::Value* y, llvm::Value* dy, int w) {
+        p.output([&](llvm::Value* y, llvm::Value* dy, int w) {
           return b.CreateFMul(y, b.CreateFSub(dy, S(s, w)));
         });
         break;
       }
       case ir::RowOpKind::kLogSoftmaxGrad: {
-        llvm::Value* s = RowSums(
+        llvm::Value* s = p.sums(
             1, [](llvm::Value*, llvm::Value* dy) { return std::vector<llvm::Value*>{dy}; })[0];
-        GradOutput([&](llvm::Value* y, llvm::Value* dy, int w) {
+        p.output([&](llvm::Value* y, llvm::Value* dy, int w) {
           return b.CreateFSub(dy, b.CreateFMul(EmitExp(b, y), S(s, w)));
         });
         break;
       }
       case ir::RowOpKind::kLayerNormGrad: {
-        // The shift: the row's first element (0 for an empty row, which loads nothing).
-        llvm::AllocaInst* shift_slot = ec_.EntryAlloca(ec_.F32(), "shift");
-        b.CreateStore(llvm::ConstantFP::get(ec_.F32(), 0.0), shift_slot);
-        EmitIfElse(ec_, b.CreateICmpSGT(cols_, ec_.I64Const(0)),
-                   [&]() { b.CreateStore(XDy(ec_.I64Const(0), 1).first, shift_slot); });
-        llvm::Value* shift = b.CreateLoad(ec_.F32(), shift_slot);
-        const std::vector<llvm::Value*> sums = RowSums(4, [&](llvm::Value* x, llvm::Value* g) {
+        llvm::Value* shift = p.first();
+        const std::vector<llvm::Value*> sums = p.sums(4, [&](llvm::Value* x, llvm::Value* g) {
           const int w = Width(x);
           llvm::Value* d = b.CreateFSub(x, S(shift, w));
           return std::vector<llvm::Value*>{d, b.CreateFMul(d, d), g, b.CreateFMul(g, d)};
@@ -518,7 +589,7 @@ class RowOpEmitter {
         llvm::Value* mean_g = mean(sums[2]);
         llvm::Value* mean_gxhat =
             b.CreateFMul(rstd, b.CreateFSub(mean(sums[3]), b.CreateFMul(mean_d, mean_g)));
-        GradOutput([&](llvm::Value* x, llvm::Value* g, int w) {
+        p.output([&](llvm::Value* x, llvm::Value* g, int w) {
           llvm::Value* d = b.CreateFSub(b.CreateFSub(x, S(shift, w)), S(mean_d, w));
           llvm::Value* xhat = b.CreateFMul(d, S(rstd, w));
           llvm::Value* inner =
@@ -528,14 +599,14 @@ class RowOpEmitter {
         break;
       }
       case ir::RowOpKind::kRmsNormGrad: {
-        const std::vector<llvm::Value*> sums = RowSums(2, [&](llvm::Value* x, llvm::Value* g) {
+        const std::vector<llvm::Value*> sums = p.sums(2, [&](llvm::Value* x, llvm::Value* g) {
           return std::vector<llvm::Value*>{b.CreateFMul(x, x), b.CreateFMul(g, x)};
         });
         llvm::Value* r = InvRootMean(sums[0]);
         // c = r^3 * mean(g * x).
         llvm::Value* c =
             b.CreateFMul(b.CreateFMul(b.CreateFMul(r, r), r), b.CreateFDiv(sums[1], cols_f_));
-        GradOutput([&](llvm::Value* x, llvm::Value* g, int w) {
+        p.output([&](llvm::Value* x, llvm::Value* g, int w) {
           return b.CreateFSub(b.CreateFMul(S(r, w), g), b.CreateFMul(x, S(c, w)));
         });
         break;
