@@ -54,7 +54,7 @@ void AddRates(const device::MachinePeaks& peaks, const std::vector<jit::KernelCo
 }  // namespace
 
 FunctionImpl::FunctionImpl(std::shared_ptr<RuntimeImpl> runtime, std::string name, int num_inputs,
-                           TraceFn fn, FunctionOptions options)
+                           TraceFn fn, FunctionOptions options, GraphTransform transform)
     : runtime_(std::move(runtime)),
       name_(std::move(name)),
       num_inputs_(num_inputs),
@@ -62,7 +62,7 @@ FunctionImpl::FunctionImpl(std::shared_ptr<RuntimeImpl> runtime, std::string nam
       check_numerics_(options_.check_numerics || runtime_->options().check_numerics),
       constants_(num_inputs, options_.constant_inputs),
       checked_constants_(num_inputs),
-      variants_(name_, num_inputs, std::move(fn), options_),
+      variants_(name_, num_inputs, std::move(fn), options_, std::move(transform)),
       tuning_(*runtime_, name_, mu_) {
   runtime_->AddFunction(this);
 }

@@ -33,8 +33,9 @@ namespace pto::detail {
 
 class FunctionImpl {
  public:
+  // `transform` rewrites each traced graph (the gradient pass); empty: none.
   FunctionImpl(std::shared_ptr<RuntimeImpl> runtime, std::string name, int num_inputs, TraceFn fn,
-               FunctionOptions options);
+               FunctionOptions options, GraphTransform transform = nullptr);
   ~FunctionImpl();
 
   absl::Status Call(absl::Span<const TensorView> inputs, absl::Span<const TensorView> outputs);

@@ -41,6 +41,8 @@ int DTypeBytes(ir::DType t) {
       return 2;
     case ir::DType::kI8:
       return 1;
+    case ir::DType::kF64:
+      return 8;  // reference only: never compiled
   }
   return 4;
 }
@@ -78,6 +80,8 @@ int FlopsOf(ir::ExprOp op) {
     case ir::ExprOp::kGeluTanh:
     case ir::ExprOp::kGeluErf:
       return 20;
+    case ir::ExprOp::kErf:
+      return 16;
   }
   return 1;
 }

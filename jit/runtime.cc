@@ -12,6 +12,7 @@
 #include "google/protobuf/text_format.h"
 #include "jit/callback_guard.h"
 #include "jit/function_impl.h"
+#include "jit/passes/differentiate.h"
 #include "jit/runtime_impl.h"
 #include "oneapi/tbb/global_control.h"
 
@@ -257,6 +258,43 @@ absl::StatusOr<std::unique_ptr<Function>> Runtime::JitTraced(std::string name, i
   if (absl::Status s = detail::ValidateFunctionOptions(num_inputs, options); !s.ok()) return s;
   return std::make_unique<Function>(std::make_unique<detail::FunctionImpl>(
       impl_, std::move(name), num_inputs, std::move(trace), std::move(options)));
+}
+
+absl::StatusOr<std::unique_ptr<Function>> Runtime::JitGradTraced(std::string name,
+                                                                 int num_inputs, TraceFn trace,
+                                                                 GradientOptions gradient,
+                                                                 FunctionOptions options) {
+  if (absl::Status s = detail::RefuseInsideCallback(
+          absl::StrCat("Runtime::JitGrad of function '", name, "' was called"));
+      !s.ok()) {
+    return s;
+  }
+  if (gradient.cotangents < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("JitGrad: cotangents is ", gradient.cotangents, ", must not be negative"));
+  }
+  if (gradient.wrt.empty()) {
+    return absl::InvalidArgumentError("JitGrad: wrt names no input to differentiate");
+  }
+  for (int i : gradient.wrt) {
+    if (i < 0 || i >= num_inputs) {
+      return absl::InvalidArgumentError(absl::StrCat("JitGrad: wrt input ", i,
+                                                     " is out of range [0, ", num_inputs, ")"));
+    }
+  }
+  const int total = num_inputs + gradient.cotangents;
+  if (absl::Status s = detail::ValidateFunctionOptions(total, options); !s.ok()) return s;
+  // The lambda sees its own inputs; the cotangents are inputs only the gradient reads.
+  TraceFn lambda = [trace = std::move(trace), num_inputs](std::span<const Value> in) {
+    return trace(in.first(num_inputs));
+  };
+  jit::GradientSpec spec{std::move(gradient.wrt), gradient.cotangents};
+  detail::GraphTransform differentiate = [spec](ir::Graph g) {
+    return jit::Differentiate(g, spec);
+  };
+  return std::make_unique<Function>(std::make_unique<detail::FunctionImpl>(
+      impl_, std::move(name), total, std::move(lambda), std::move(options),
+      std::move(differentiate)));
 }
 
 RuntimeStats Runtime::stats() const { return impl_->stats(); }

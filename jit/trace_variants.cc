@@ -122,10 +122,11 @@ std::string ShapeClassLabel(const TraceVariant& v, const jit::ShapeClass& cls) {
 }
 
 TraceVariants::TraceVariants(std::string function, int num_inputs, TraceFn fn,
-                             const FunctionOptions& options)
+                             const FunctionOptions& options, GraphTransform transform)
     : function_(std::move(function)),
       num_inputs_(num_inputs),
       fn_(std::move(fn)),
+      transform_(std::move(transform)),
       dynamic_(options.dynamic),
       is_constant_(num_inputs, false),
       automatic_dynamic_(options.automatic_dynamic) {
@@ -244,6 +245,7 @@ absl::Status TraceVariants::Trace(TraceVariant& v) {
     const CallbackScope lambda_runs(CallbackKind::kTracedLambda, function_);
     graph = jit::Trace(fn_, trace_inputs, v.symbols);
   }
+  if (graph.ok() && transform_) graph = transform_(*std::move(graph));
   if (!graph.ok()) return graph.status();
   v.graph = *std::move(graph);
   // The trace appends the symbols its slices derive (after the inputs' symbols).

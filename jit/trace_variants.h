@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ struct DimSpec {
   int symbol = -1;
   int64_t value = 0;
 };
+
+// Applied to each traced graph before it is used (the gradient pass, for Runtime::JitGrad).
+using GraphTransform = std::function<absl::StatusOr<ir::Graph>(ir::Graph)>;
 
 struct TraceVariant {
   std::vector<std::vector<DimSpec>> inputs;
@@ -64,7 +68,8 @@ std::string ShapeClassLabel(const TraceVariant& v, const jit::ShapeClass& cls);
 
 class TraceVariants {
  public:
-  TraceVariants(std::string function, int num_inputs, TraceFn fn, const FunctionOptions& options);
+  TraceVariants(std::string function, int num_inputs, TraceFn fn, const FunctionOptions& options,
+                GraphTransform transform = nullptr);
 
   // The variant for these shapes: an existing one whose static dims match, else a new trace.
   // Not thread-safe: the Function calls it under its lock.
@@ -84,6 +89,7 @@ class TraceVariants {
   std::string function_;
   int num_inputs_;
   TraceFn fn_;
+  GraphTransform transform_;
   std::vector<DynamicDim> dynamic_;
   std::vector<bool> is_constant_;
   bool automatic_dynamic_;

@@ -87,6 +87,7 @@ Value gelu(Value x, GeluApproximation approximation) {
   return Unary(approximation == GeluApproximation::kTanh ? OpKind::kGeluTanh : OpKind::kGeluErf, x);
 }
 Value silu(Value x) { return Unary(OpKind::kSilu, x); }
+Value erf(Value x) { return Unary(OpKind::kErf, x); }
 
 Value cast(Value x, DType dtype) {
   ir::Attrs attrs;

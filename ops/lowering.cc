@@ -42,6 +42,8 @@ std::optional<ir::ExprOp> ElementwiseExprOp(ir::OpKind op) {
       return ir::ExprOp::kGeluErf;
     case ir::OpKind::kSilu:
       return ir::ExprOp::kSilu;
+    case ir::OpKind::kErf:
+      return ir::ExprOp::kErf;
     default:
       return std::nullopt;  // includes cast (f32 -> f32 is a copy)
   }

@@ -2,6 +2,7 @@
 // dispatches to the reference loops.
 #include "ops/reference.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -38,10 +39,15 @@ absl::Status CheckInputs(ir::OpKind op, std::span<const HostTensor* const> input
                                                        " has a negative dim"));
       }
     }
-    if (static_cast<int64_t>(t->data.size()) != t->NumElements()) {
+    if (!IsHostDType(t->dtype)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          std::string(ir::OpName(op)), ": input ", i, " has dtype ",
+          std::string(ir::DTypeName(t->dtype)), "; a host tensor holds f32, f64 or i32"));
+    }
+    if (t->size() != t->NumElements()) {
       return absl::InvalidArgumentError(
           absl::StrCat(std::string(ir::OpName(op)), ": input ", i, " shape ", t->ShapeString(),
-                       " needs ", t->NumElements(), " values but has ", t->data.size()));
+                       " needs ", t->NumElements(), " values but has ", t->size()));
     }
   }
   return absl::OkStatus();
@@ -58,6 +64,31 @@ absl::StatusOr<Dims> OutputShape(ir::OpKind op, const ir::Attrs& attrs,
   return out;
 }
 
+bool IsDataMovement(ir::OpKind op) {
+  return op == ir::OpKind::kTranspose || op == ir::OpKind::kReshape || op == ir::OpKind::kConcat ||
+         op == ir::OpKind::kSlice || op == ir::OpKind::kBroadcastTo;
+}
+
+// The result dtype. InferDType knows no f64 (it is the reference's wide type, never traced), so
+// f64 inputs are asked about as the f32 they stand for; the result of a float op is then f64
+// when any input is. Data movement carries any dtype its inputs share, i32 included.
+absl::StatusOr<ir::DType> ResultDType(ir::OpKind op, const ir::Attrs& attrs,
+                                      std::span<const HostTensor* const> inputs) {
+  std::vector<ir::DType> dtypes;
+  bool any_f64 = false;
+  for (const HostTensor* t : inputs) {
+    any_f64 = any_f64 || t->dtype == ir::DType::kF64;
+    dtypes.push_back(t->dtype == ir::DType::kF64 ? ir::DType::kF32 : t->dtype);
+  }
+  absl::StatusOr<ir::DType> d = InferDType(op, attrs, dtypes);
+  if (!d.ok() && IsDataMovement(op) && !dtypes.empty() &&
+      std::all_of(dtypes.begin(), dtypes.end(), [&](ir::DType t) { return t == dtypes[0]; })) {
+    d = dtypes[0];
+  }
+  if (!d.ok()) return d.status();
+  return *d == ir::DType::kF32 && any_f64 ? ir::DType::kF64 : *d;
+}
+
 }  // namespace
 
 absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
@@ -70,8 +101,19 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
   if (absl::Status s = CheckInputs(op, inputs); !s.ok()) return s;
   absl::StatusOr<Dims> out_shape = OutputShape(op, attrs, inputs);
   if (!out_shape.ok()) return out_shape.status();
-  std::vector<ir::DType> dtypes(inputs.size(), ir::DType::kF32);
-  if (absl::StatusOr<ir::DType> d = InferDType(op, attrs, dtypes); !d.ok()) return d.status();
+  absl::StatusOr<ir::DType> out_dtype = ResultDType(op, attrs, inputs);
+  if (!out_dtype.ok()) return out_dtype.status();
+  // With any f64 input, the f32 inputs are widened so that a loop reads one storage type.
+  std::vector<HostTensor> widened;
+  std::vector<const HostTensor*> promoted(inputs.begin(), inputs.end());
+  if (std::any_of(inputs.begin(), inputs.end(),
+                  [](const HostTensor* t) { return t->dtype == ir::DType::kF64; })) {
+    widened.reserve(inputs.size());
+    for (const HostTensor*& t : promoted) {
+      if (t->dtype == ir::DType::kF32) t = &widened.emplace_back(t->ToF64());
+    }
+    inputs = promoted;
+  }
 
   if (ir::IsBinaryElementwise(op)) return internal::Binary(op, *inputs[0], *inputs[1], *out_shape);
   if (ir::IsUnaryElementwise(op)) return internal::Unary(op, *inputs[0]);
@@ -104,8 +146,13 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
                               yield);
     case ir::OpKind::kTranspose:
       return internal::Transpose(x, attrs.ints, *out_shape);
-    case ir::OpKind::kReshape:
-      return HostTensor{*out_shape, x.data};
+    case ir::OpKind::kReshape: {
+      HostTensor r = x;
+      r.shape = *out_shape;
+      return r;
+    }
+    case ir::OpKind::kBroadcastTo:
+      return internal::BroadcastTo(x, *out_shape);
     case ir::OpKind::kConcat:
       return internal::Concat(inputs, NormalizedAxis(attrs.axis, x.shape.size()), *out_shape);
     case ir::OpKind::kSlice: {

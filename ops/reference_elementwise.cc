@@ -53,8 +53,10 @@ double UnaryValue(ir::OpKind op, double x) {
       return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
     case ir::OpKind::kSilu:
       return x * Sigmoid(x);
+    case ir::OpKind::kErf:
+      return std::erf(x);
     case ir::OpKind::kCast:
-      return x;  // f32 -> f32
+      return x;  // to the input dtype (f32 -> f32, f64 -> f64)
     default:
       return kNaN;  // not a unary op: EvaluateOp never gets here
   }
@@ -82,23 +84,33 @@ double BinaryValue(ir::OpKind op, double a, double b) {
 }
 
 HostTensor Unary(ir::OpKind op, const HostTensor& x) {
-  HostTensor out{x.shape, std::vector<float>(x.data.size())};
-  for (size_t i = 0; i < x.data.size(); ++i) {
-    out.data[i] = static_cast<float>(UnaryValue(op, x.data[i]));
-  }
-  return out;
+  return ByStorage(x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T>& in = Values<T>(x);
+    HostTensor out = Result(x.shape, x.dtype);
+    std::vector<T>& y = Values<T>(out);
+    y.resize(in.size());
+    for (size_t i = 0; i < in.size(); ++i) y[i] = static_cast<T>(UnaryValue(op, in[i]));
+    return out;
+  });
 }
 
 HostTensor Binary(ir::OpKind op, const HostTensor& a, const HostTensor& b, const Dims& out_shape) {
-  HostTensor out{out_shape, {}};
-  out.data.reserve(NumElements(out_shape));
-  const Dims strides[2] = {BroadcastStrides(a.shape, out_shape.size()),
-                           BroadcastStrides(b.shape, out_shape.size())};
-  std::vector<int64_t> offsets;
-  ForEachIndex(out_shape, strides, offsets, [&](const std::vector<int64_t>& off) {
-    out.data.push_back(static_cast<float>(BinaryValue(op, a.data[off[0]], b.data[off[1]])));
+  return ByStorage(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const std::vector<T>& va = Values<T>(a);
+    const std::vector<T>& vb = Values<T>(b);
+    HostTensor out = Result(out_shape, a.dtype);
+    std::vector<T>& y = Values<T>(out);
+    y.reserve(NumElements(out_shape));
+    const Dims strides[2] = {BroadcastStrides(a.shape, out_shape.size()),
+                             BroadcastStrides(b.shape, out_shape.size())};
+    std::vector<int64_t> offsets;
+    ForEachIndex(out_shape, strides, offsets, [&](const std::vector<int64_t>& off) {
+      y.push_back(static_cast<T>(BinaryValue(op, va[off[0]], vb[off[1]])));
+    });
+    return out;
   });
-  return out;
 }
 
 }  // namespace pto::ops::internal

@@ -1,12 +1,20 @@
 // The per-family loops of the reference implementation. Internal to ops/: EvaluateOp has
 // validated the inputs and computed `out_shape` (with InferShape) before calling these, and
 // axes are already normalized to [0, rank).
+//
+// Dtypes: EvaluateOp has promoted the float inputs to one dtype (kF64 when any is kF64), so a
+// loop reads every float operand from the same storage: HostTensor::data (float) for kF32,
+// HostTensor::wide (double) for kF64 and kI32. The loops are templates over that storage type
+// T (ByStorage picks it once per op, outside the loops); arithmetic is in double and a result
+// is rounded to T once, which for kF32 is exactly today's f32 reference.
 #ifndef PTO_OPS_REFERENCE_KERNELS_H_
 #define PTO_OPS_REFERENCE_KERNELS_H_
 
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "jit/ir/graph.h"
@@ -15,6 +23,42 @@
 namespace pto::ops::internal {
 
 using Dims = std::vector<int64_t>;
+
+// The storage of `t` as T: `data` when T is float (kF32), `wide` when T is double (kF64, kI32).
+template <typename T>
+const std::vector<T>& Values(const HostTensor& t) {
+  if constexpr (std::is_same_v<T, float>) {
+    return t.data;
+  } else {
+    static_assert(std::is_same_v<T, double>);
+    return t.wide;
+  }
+}
+template <typename T>
+std::vector<T>& Values(HostTensor& t) {
+  if constexpr (std::is_same_v<T, float>) {
+    return t.data;
+  } else {
+    static_assert(std::is_same_v<T, double>);
+    return t.wide;
+  }
+}
+
+// A tensor of `shape` and `dtype` with no elements stored yet.
+inline HostTensor Result(Dims shape, ir::DType dtype) {
+  HostTensor t;
+  t.shape = std::move(shape);
+  t.dtype = dtype;
+  return t;
+}
+
+// fn(float{}) for a kF32 tensor, fn(double{}) for the dtypes stored in `wide`: the loop's
+// storage type, chosen once per op.
+template <typename Fn>
+auto ByStorage(ir::DType dtype, Fn&& fn) {
+  if (dtype == ir::DType::kF32) return fn(float{});
+  return fn(double{});
+}
 
 // Row-major strides of `shape`, right-aligned to `rank` (rank >= shape.size()); a dim of size 1
 // (or a missing leading dim) gets stride 0 so that it broadcasts.
@@ -45,6 +89,8 @@ HostTensor LogSumExp(const HostTensor& x, int64_t axis, const Dims& out_shape);
 // `yield`, when set, runs between rows of the result.
 HostTensor MatMul(const HostTensor& a, const HostTensor& b, bool transpose_a, bool transpose_b,
                   const Dims& out_shape, const std::function<void()>& yield = nullptr);
+// numpy broadcasting of x to out_shape.
+HostTensor BroadcastTo(const HostTensor& x, const Dims& out_shape);
 HostTensor Transpose(const HostTensor& x, const Dims& perm, const Dims& out_shape);
 HostTensor Concat(std::span<const HostTensor* const> inputs, int64_t axis, const Dims& out_shape);
 HostTensor Slice(const HostTensor& x, int64_t axis, int64_t start, int64_t step,

@@ -26,39 +26,43 @@ HostTensor MatMul(const HostTensor& a, const HostTensor& b, bool transpose_a, bo
   for (int64_t& s : strides[0]) s *= a_rows * a_cols;
   for (int64_t& s : strides[1]) s *= b_rows * b_cols;
 
-  HostTensor out{out_shape, {}};
-  out.data.reserve(NumElements(out_shape));
-  std::vector<int64_t> offsets;
   // A row of C accumulates in doubles, k outer and j inner, over B with unit column stride (a
   // copy when B is stored otherwise): each output still sums its k terms in order, and the j
   // loop vectorizes (the tuner checks candidates against this at its largest sizes while the
   // caller's loop runs).
-  std::vector<double> acc(n);
-  std::vector<float> b_copy;
-  ForEachIndex(out_batch, strides, offsets, [&](const std::vector<int64_t>& off) {
-    const float* pa = a.data.data() + off[0];
-    const float* pb = b.data.data() + off[1];
-    int64_t row_stride = b_k;
-    if (b_n != 1) {
-      b_copy.resize(k * n);
-      for (int64_t p = 0; p < k; ++p) {
-        for (int64_t j = 0; j < n; ++j) b_copy[p * n + j] = pb[p * b_k + j * b_n];
+  return ByStorage(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    HostTensor out = Result(out_shape, a.dtype);
+    std::vector<T>& y = Values<T>(out);
+    y.reserve(NumElements(out_shape));
+    std::vector<int64_t> offsets;
+    std::vector<double> acc(n);
+    std::vector<T> b_copy;
+    ForEachIndex(out_batch, strides, offsets, [&](const std::vector<int64_t>& off) {
+      const T* pa = Values<T>(a).data() + off[0];
+      const T* pb = Values<T>(b).data() + off[1];
+      int64_t row_stride = b_k;
+      if (b_n != 1) {
+        b_copy.resize(k * n);
+        for (int64_t p = 0; p < k; ++p) {
+          for (int64_t j = 0; j < n; ++j) b_copy[p * n + j] = pb[p * b_k + j * b_n];
+        }
+        pb = b_copy.data();
+        row_stride = n;
       }
-      pb = b_copy.data();
-      row_stride = n;
-    }
-    for (int64_t i = 0; i < m; ++i) {
-      if (yield) yield();
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (int64_t p = 0; p < k; ++p) {
-        const double x = pa[i * a_m + p * a_k];
-        const float* row = pb + p * row_stride;
-        for (int64_t j = 0; j < n; ++j) acc[j] += x * row[j];
+      for (int64_t i = 0; i < m; ++i) {
+        if (yield) yield();
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t p = 0; p < k; ++p) {
+          const double x = pa[i * a_m + p * a_k];
+          const T* row = pb + p * row_stride;
+          for (int64_t j = 0; j < n; ++j) acc[j] += x * row[j];
+        }
+        for (int64_t j = 0; j < n; ++j) y.push_back(static_cast<T>(acc[j]));
       }
-      for (int64_t j = 0; j < n; ++j) out.data.push_back(static_cast<float>(acc[j]));
-    }
+    });
+    return out;
   });
-  return out;
 }
 
 }  // namespace pto::ops::internal

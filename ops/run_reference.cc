@@ -1,6 +1,8 @@
 // RunReference: binds a graph's symbols from concrete inputs and evaluates it node by node.
+#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,11 +33,22 @@ std::string DimsString(const std::vector<int64_t>& dims) {
 class Runner {
  public:
   Runner(const ir::Graph& graph, std::span<const HostTensor> inputs,
-         const std::function<void()>& yield)
-      : graph_(graph), inputs_(inputs), names_(graph.SymbolNames()), yield_(yield) {}
+         const std::function<void()>& yield, ReferenceOptions options)
+      : graph_(graph),
+        inputs_(inputs),
+        names_(graph.SymbolNames()),
+        yield_(yield),
+        options_(options) {}
 
   absl::StatusOr<std::vector<HostTensor>> Run() {
     if (absl::Status s = BindSymbols(); !s.ok()) return s;
+    if (absl::Status s = CheckDTypes(); !s.ok()) return s;
+    if (options_.f64) {
+      // Every f32 value is computed and kept in f64: the inputs are widened once here, and a
+      // float op with an f64 input computes in f64 (EvaluateOp).
+      for (const HostTensor& t : inputs_) widened_inputs_.push_back(t.ToF64());
+      inputs_ = widened_inputs_;
+    }
     // A value is freed after its last reader: memory follows the live values, not the graph.
     const size_t n = graph_.nodes.size();
     std::vector<size_t> last_use(n, 0);
@@ -133,10 +146,10 @@ class Runner {
     for (const ir::Node& node : graph_.nodes) {
       if (node.op != ir::OpKind::kInput) continue;
       const HostTensor& t = inputs_[node.attrs.index];
-      if (static_cast<int64_t>(t.data.size()) != t.NumElements()) {
+      if (IsHostDType(t.dtype) && t.size() != t.NumElements()) {
         return absl::InvalidArgumentError(absl::StrCat("input ", node.attrs.index, " shape ",
                                                        t.ShapeString(), " needs ", t.NumElements(),
-                                                       " values but has ", t.data.size()));
+                                                       " values but has ", t.size()));
       }
       absl::StatusOr<std::vector<int64_t>> want = Evaluate(node.shape);
       if (!want.ok()) {
@@ -147,6 +160,25 @@ class Runner {
         return absl::InvalidArgumentError(absl::StrCat(
             "input ", node.attrs.index, " has shape ", t.ShapeString(), " but the graph shape ",
             ir::ShapeToString(node.shape, names_), " evaluates to ", DimsString(*want)));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Each input's dtype against its input node's: equal, or an f64 tensor for an f32 node (the
+  // reference's wide type stands for f32).
+  absl::Status CheckDTypes() const {
+    for (const ir::Node& node : graph_.nodes) {
+      if (node.op != ir::OpKind::kInput) continue;
+      const HostTensor& t = inputs_[node.attrs.index];
+      const bool ok =
+          IsHostDType(t.dtype) &&
+          (t.dtype == node.dtype || (t.dtype == ir::DType::kF64 && node.dtype == ir::DType::kF32));
+      if (!ok) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input ", node.attrs.index, " has dtype ", std::string(ir::DTypeName(t.dtype)),
+            " but the graph's input is ", std::string(ir::DTypeName(node.dtype)),
+            node.dtype == ir::DType::kF32 ? " (f32 or f64 tensors are accepted)" : ""));
       }
     }
     return absl::OkStatus();
@@ -195,6 +227,17 @@ class Runner {
     HostTensor result;
     if (node.op == ir::OpKind::kInput) {
       result = inputs_[node.attrs.index];
+    } else if (node.op == ir::OpKind::kConstant && node.dtype == ir::DType::kI32) {
+      const double v = node.attrs.scalar;
+      if (v != std::trunc(v) || v < std::numeric_limits<int32_t>::min() ||
+          v > std::numeric_limits<int32_t>::max()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": the i32 constant ", v, " is not an int32"));
+      }
+      result = HostTensor::I32({}, {static_cast<int32_t>(v)});
+    } else if (node.op == ir::OpKind::kConstant && options_.f64) {
+      result = HostTensor::Zeros({}, ir::DType::kF64);
+      result.Set(0, node.attrs.scalar);  // the constant's double, not its f32 rounding
     } else {
       std::vector<const HostTensor*> args;
       for (int in : node.inputs) {
@@ -204,11 +247,28 @@ class Runner {
         }
         args.push_back(&values[in]);
       }
-      absl::StatusOr<HostTensor> r = EvaluateOp(node.op, node.attrs, args, yield_);
+      // A symbolic target shape (broadcast_to, reshape) takes the call's values.
+      ir::Attrs attrs = node.attrs;
+      if (!attrs.shape.empty()) {
+        absl::StatusOr<std::vector<int64_t>> target = Evaluate(attrs.shape);
+        if (!target.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat(where, ": ", target.status().message()));
+        }
+        attrs.shape.assign(target->begin(), target->end());
+      }
+      absl::StatusOr<HostTensor> r = EvaluateOp(node.op, attrs, args, yield_);
       if (!r.ok()) {
         return absl::Status(r.status().code(), absl::StrCat(where, ": ", r.status().message()));
       }
       result = *std::move(r);
+    }
+    if (options_.f64 && result.dtype == ir::DType::kF32) result = result.ToF64();
+    const bool dtype_ok = result.dtype == node.dtype ||
+                          (result.dtype == ir::DType::kF64 && node.dtype == ir::DType::kF32);
+    if (!dtype_ok) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": the graph dtype is ", std::string(ir::DTypeName(node.dtype)),
+                       " but the reference computed ", std::string(ir::DTypeName(result.dtype))));
     }
     absl::StatusOr<std::vector<int64_t>> want = Evaluate(node.shape);
     if (!want.ok())
@@ -225,6 +285,8 @@ class Runner {
   std::span<const HostTensor> inputs_;
   std::vector<std::string> names_;
   const std::function<void()>& yield_;
+  ReferenceOptions options_;
+  std::vector<HostTensor> widened_inputs_;
   std::vector<std::optional<Binding>> bindings_;
   std::vector<int64_t> values_;
 };
@@ -233,8 +295,9 @@ class Runner {
 
 absl::StatusOr<std::vector<HostTensor>> RunReference(const ir::Graph& graph,
                                                      std::span<const HostTensor> inputs,
-                                                     const std::function<void()>& yield) {
-  return Runner(graph, inputs, yield).Run();
+                                                     const std::function<void()>& yield,
+                                                     ReferenceOptions options) {
+  return Runner(graph, inputs, yield, options).Run();
 }
 
 }  // namespace pto::ops

@@ -33,6 +33,7 @@ std::pair<int, int> Arity(ir::OpKind op) {
     case ir::OpKind::kTranspose:
     case ir::OpKind::kReshape:
     case ir::OpKind::kSlice:
+    case ir::OpKind::kBroadcastTo:
       return {1, 1};
     case ir::OpKind::kRmsNorm:
     case ir::OpKind::kMatMul:
@@ -168,6 +169,8 @@ absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
       return internal::TransposeShape(ctx, attrs, inputs[0]);
     case ir::OpKind::kReshape:
       return internal::ReshapeShape(ctx, attrs, inputs[0]);
+    case ir::OpKind::kBroadcastTo:
+      return internal::BroadcastToShape(ctx, attrs, inputs[0]);
     case ir::OpKind::kConcat:
       return internal::ConcatShape(ctx, attrs, inputs);
     case ir::OpKind::kSlice:

@@ -96,4 +96,19 @@ absl::StatusOr<ir::Shape> MatMulShape(const RuleContext& ctx, const ir::Attrs& a
   return out;
 }
 
+absl::StatusOr<ir::Shape> BroadcastToShape(const RuleContext& ctx, const ir::Attrs& attrs,
+                                           const ir::Shape& x) {
+  auto fail = [&] {
+    return absl::InvalidArgumentError(absl::StrCat(ctx.op, ": input 0 shape ", ctx.Shape(x),
+                                                   " does not broadcast to ",
+                                                   ctx.Shape(attrs.shape)));
+  };
+  if (x.size() > attrs.shape.size()) return fail();
+  const size_t lead = attrs.shape.size() - x.size();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] != attrs.shape[lead + i] && !IsOne(x[i])) return fail();
+  }
+  return attrs.shape;
+}
+
 }  // namespace pto::ops::internal

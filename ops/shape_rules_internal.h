@@ -34,6 +34,9 @@ absl::StatusOr<int64_t> NormalizeAxis(const RuleContext& ctx, int64_t axis, int 
 absl::StatusOr<ir::Shape> Broadcast(const RuleContext& ctx, const ir::Shape& a, int a_index,
                                     const ir::Shape& b, int b_index, const char* axis_label);
 
+// numpy broadcasting of x to attrs.shape (x's dims equal the target's or are 1).
+absl::StatusOr<ir::Shape> BroadcastToShape(const RuleContext& ctx, const ir::Attrs& attrs,
+                                           const ir::Shape& x);
 absl::StatusOr<ir::Shape> MatMulShape(const RuleContext& ctx, const ir::Attrs& attrs,
                                       const ir::Shape& a, const ir::Shape& b);
 absl::StatusOr<ir::Shape> TransposeShape(const RuleContext& ctx, const ir::Attrs& attrs,

@@ -62,6 +62,15 @@ absl::StatusOr<ir::Shape> ReshapeShape(const RuleContext& ctx, const ir::Attrs& 
     return absl::InvalidArgumentError(absl::StrCat(ctx.op, ": spec ", Spec(attrs.ints),
                                                    " for input 0 shape ", ctx.Shape(x), " ", why));
   };
+  if (attrs.ints.empty() && !attrs.shape.empty()) {  // a symbolic target
+    if (ir::NumElements(attrs.shape) != ir::NumElements(x)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          ctx.op, ": target shape ", ctx.Shape(attrs.shape), " has ",
+          ctx.Dim(ir::NumElements(attrs.shape)), " elements but input 0 shape ", ctx.Shape(x),
+          " has ", ctx.Dim(ir::NumElements(x))));
+    }
+    return attrs.shape;
+  }
   ir::Shape out;
   ir::SymExpr known(1);
   int64_t known_constant = 1;  // the constant entries' product, checked for overflow

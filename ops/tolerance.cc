@@ -57,10 +57,17 @@ int64_t ReductionLength(ir::OpKind op, const ir::Attrs& attrs,
   }
 }
 
+// Float values compare with float values whatever their width (f32 with f64), integers with
+// integers.
+bool ComparableDTypes(const HostTensor& a, const HostTensor& b) {
+  return a.dtype == b.dtype || (IsFloatDType(a.dtype) && IsFloatDType(b.dtype));
+}
+
 double LargestMagnitude(const HostTensor& t) {
   double m = 0;
-  for (float v : t.data) {
-    if (std::isfinite(v)) m = std::max(m, static_cast<double>(std::fabs(v)));
+  for (int64_t i = 0; i < t.size(); ++i) {
+    const double v = t.at(i);
+    if (std::isfinite(v)) m = std::max(m, std::fabs(v));
   }
   return m;
 }
@@ -85,10 +92,12 @@ Tolerance NodeTolerance(ir::OpKind op, const ir::Attrs& attrs,
 
 ErrorStats MaxErrors(const HostTensor& got, const HostTensor& want) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  if (got.shape != want.shape || got.data.size() != want.data.size()) return {kInf, kInf};
+  if (got.shape != want.shape || got.size() != want.size() || !ComparableDTypes(got, want)) {
+    return {kInf, kInf};
+  }
   ErrorStats e;
-  for (size_t i = 0; i < want.data.size(); ++i) {
-    const double g = got.data[i], w = want.data[i];
+  for (int64_t i = 0; i < want.size(); ++i) {
+    const double g = got.at(i), w = want.at(i);
     if (g == w || (std::isnan(g) && std::isnan(w))) continue;
     const double diff = std::isfinite(g) && std::isfinite(w) ? std::fabs(g - w) : kInf;
     e.max_abs = std::max(e.max_abs, diff);
@@ -115,6 +124,7 @@ Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length) {
     case ir::OpKind::kCast:
     case ir::OpKind::kTranspose:
     case ir::OpKind::kReshape:
+    case ir::OpKind::kBroadcastTo:
     case ir::OpKind::kConcat:
     case ir::OpKind::kSlice:
     case ir::OpKind::kReduceMax:
@@ -153,6 +163,7 @@ Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length) {
     case ir::OpKind::kGeluTanh:
     case ir::OpKind::kGeluErf:
     case ir::OpKind::kSilu:
+    case ir::OpKind::kErf:
       return {1e-6, 4e-6};
     // A sum of n terms: Accumulation(n), with a 1e-6 floor.
     case ir::OpKind::kReduceSum:
@@ -196,16 +207,19 @@ bool AllClose(const HostTensor& got, const HostTensor& want, Tolerance tol,
     if (first_mismatch != nullptr) *first_mismatch = std::move(why);
     return false;
   };
+  if (!ComparableDTypes(got, want)) {
+    return fail(absl::StrCat("dtype ", std::string(ir::DTypeName(got.dtype)), " vs expected ",
+                             std::string(ir::DTypeName(want.dtype))));
+  }
   if (got.shape != want.shape) {
     return fail(absl::StrCat("shape ", got.ShapeString(), " vs expected ", want.ShapeString()));
   }
-  if (got.data.size() != want.data.size() ||
-      static_cast<int64_t>(want.data.size()) != want.NumElements()) {
-    return fail(absl::StrCat("data sizes ", got.data.size(), " vs expected ", want.data.size(),
-                             " for shape ", want.ShapeString()));
+  if (got.size() != want.size() || want.size() != want.NumElements()) {
+    return fail(absl::StrCat("data sizes ", got.size(), " vs expected ", want.size(), " for shape ",
+                             want.ShapeString()));
   }
-  for (size_t i = 0; i < want.data.size(); ++i) {
-    const double g = got.data[i], w = want.data[i];
+  for (int64_t i = 0; i < want.size(); ++i) {
+    const double g = got.at(i), w = want.at(i);
     if (g == w || (std::isnan(g) && std::isnan(w))) continue;  // also equal infinities
     const double diff = std::fabs(g - w);
     const double bound = tol.abs + tol.rel * std::fabs(w);
@@ -218,10 +232,18 @@ bool AllClose(const HostTensor& got, const HostTensor& want, Tolerance tol,
       coords[d] = rest % want.shape[d];
       rest /= want.shape[d];
     }
-    return fail(
-        absl::StrFormat("index %d [%s]: got %.9g, expected %.9g (|diff| %.3g > %.3g = "
-                        "abs %.3g + rel %.3g * |expected|)",
-                        i, absl::StrJoin(coords, ", "), g, w, diff, bound, tol.abs, tol.rel));
+    // Enough digits to tell the values apart: 9 for f32 (and i32), 17 when either is f64.
+    const int digits = got.dtype == ir::DType::kF64 || want.dtype == ir::DType::kF64 ? 17 : 9;
+    const std::string dtypes =
+        got.dtype == want.dtype
+            ? ""
+            : absl::StrCat(" [got ", std::string(ir::DTypeName(got.dtype)), ", expected ",
+                           std::string(ir::DTypeName(want.dtype)), "]");
+    return fail(absl::StrFormat(
+        "index %d [%s]: got %.*g, expected %.*g (|diff| %.3g > %.3g = abs %.3g + rel %.3g * "
+        "|expected|)%s",
+        i, absl::StrJoin(coords, ", "), digits, g, digits, w, diff, bound, tol.abs, tol.rel,
+        dtypes));
   }
   return true;
 }

@@ -38,16 +38,18 @@ Tolerance NodeTolerance(ir::OpKind op, const ir::Attrs& attrs,
 // The tolerance of a chain of ops (a fusion group): errors add up to first order.
 Tolerance Combine(Tolerance a, Tolerance b);
 
-// True when `got` has `want`'s shape and every element is within `tol`. Otherwise, when
-// `first_mismatch` is not null, describes the first bad element (flat index, coordinates,
-// both values, the difference and the allowed bound) or the shape difference.
+// True when `got` has `want`'s shape and every element is within `tol`. Elements are read
+// through HostTensor::at(), so f32 compares with f64 (a kernel against the reference in f64);
+// an i32 tensor compares only with i32. Otherwise, when `first_mismatch` is not null, describes
+// the first bad element (flat index, coordinates, both values, the difference and the allowed
+// bound, and both dtypes when they differ), the dtype difference or the shape difference.
 bool AllClose(const HostTensor& got, const HostTensor& want, Tolerance tol,
               std::string* first_mismatch);
 
 // The largest errors of `got` against `want` over their elements: max_abs of |got - want|,
 // max_rel of |got - want| / max(|want|, FLT_MIN). Equal values (NaN and NaN, an infinity and
-// itself) differ by 0; a NaN or an infinity against anything else by infinity, as does a shape
-// or size mismatch.
+// itself) differ by 0; a NaN or an infinity against anything else by infinity, as does a shape,
+// size or dtype mismatch (dtypes as AllClose compares them: f32 with f64, i32 with i32).
 struct ErrorStats {
   double max_abs = 0;
   double max_rel = 0;

@@ -163,6 +163,17 @@ struct DynamicDim {
   Dim dim;
 };
 
+// What Runtime::JitGrad differentiates (docs/training.md).
+struct GradientOptions {
+  // The inputs of the lambda to differentiate with respect to (f32 inputs, each once).
+  std::vector<int> wrt;
+  // 0: the lambda's output 0 is a scalar loss (every dim 1), differentiated with seed 1; its
+  // other outputs are returned as they are. n > 0: a vector-Jacobian product: the Function
+  // takes n more inputs after the lambda's, the cotangents of outputs 0 .. n-1 (each of its
+  // output's dtype and shape; give symbolic dims the same pto::Dim as the output's).
+  int cotangents = 0;
+};
+
 struct FunctionOptions {
   std::vector<DynamicDim> dynamic;
   // Inputs whose contents are fixed (weights): read once at the first call and kept by the

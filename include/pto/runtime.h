@@ -222,6 +222,29 @@ class Runtime {
   absl::StatusOr<std::unique_ptr<Function>> JitTraced(std::string name, int num_inputs,
                                                       TraceFn trace, FunctionOptions options);
 
+  // Like Jit, for a Function that also returns gradients: its outputs are the lambda's
+  // outputs followed by d(loss)/d(input) for each input in gradient.wrt, in that order, each
+  // of its input's shape (zeros for an input the loss does not depend on). The lambda is
+  // traced as for Jit and differentiated at the tensor level with its symbolic shapes, so the
+  // gradient program is fused, planned, cached and tuned like any other (docs/training.md).
+  // InvalidArgument for a bad `gradient` (at once) and, at the first call, for a loss that is
+  // not scalar or an op on the loss's path that has no gradient.
+  template <typename F>
+  absl::StatusOr<std::unique_ptr<Function>> JitGrad(std::string name, F fn,
+                                                    GradientOptions gradient,
+                                                    FunctionOptions options = {}) {
+    using Traits = LambdaTraits<decltype(&F::operator())>;
+    TraceFn trace = [fn = std::move(fn)](std::span<const Value> in) {
+      return Invoke<Traits::kArity>(fn, in, std::make_index_sequence<Traits::kArity>());
+    };
+    return JitGradTraced(std::move(name), Traits::kArity, std::move(trace), std::move(gradient),
+                         std::move(options));
+  }
+  // `num_inputs` is the lambda's; the Function has gradient.cotangents more.
+  absl::StatusOr<std::unique_ptr<Function>> JitGradTraced(std::string name, int num_inputs,
+                                                          TraceFn trace, GradientOptions gradient,
+                                                          FunctionOptions options);
+
   RuntimeStats stats() const;
   // Every kernel compiled or loaded so far, in order.
   std::vector<KernelEvent> kernel_events() const;

@@ -67,6 +67,7 @@ Value relu(Value x);
 enum class GeluApproximation { kErf, kTanh };
 Value gelu(Value x, GeluApproximation approximation = GeluApproximation::kErf);
 Value silu(Value x);
+Value erf(Value x);
 Value cast(Value x, DType dtype);
 
 // Reductions over one axis (negative axes count from the end).

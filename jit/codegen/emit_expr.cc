@@ -93,6 +93,8 @@ llvm::Value* EmitNode(llvm::IRBuilderBase& b, const ir::ExprNode& n, llvm::Type*
       return EmitGeluErf(b, a);
     case ir::ExprOp::kSilu:
       return EmitSilu(b, a);
+    case ir::ExprOp::kErf:
+      return EmitErf(b, a);
   }
   return nullptr;
 }

@@ -242,6 +242,17 @@ class Converter {
         !s.ok()) {
       return s;
     }
+    if (absl::Status s = CheckLimit(absl::StrCat(where, ": target_shape rank"),
+                                    n.target_shape_size(), kMaxRank, "kMaxRank");
+        !s.ok()) {
+      return s;
+    }
+    for (int d = 0; d < n.target_shape_size(); ++d) {
+      absl::StatusOr<ir::SymExpr> dim =
+          ConvertDim(n.target_shape(d), absl::StrCat(where, ": target_shape dim ", d));
+      if (!dim.ok()) return dim.status();
+      a.shape.push_back(*std::move(dim));
+    }
     for (int d = 0; d < n.shape_size(); ++d) {
       absl::StatusOr<ir::SymExpr> dim =
           ConvertDim(n.shape(d), absl::StrCat(where, ": shape dim ", d));
@@ -336,6 +347,7 @@ proto::GraphDef ToGraphDef(const ir::Graph& graph) {
     if (a.step != defaults.step) n->set_step(a.step);
     n->set_cast_dtype(ToProto(a.dtype));
     for (int64_t v : a.ints) n->add_ints(v);
+    for (const ir::SymExpr& dim : a.shape) *n->add_target_shape() = ToDimDef(dim);
   }
   for (int id : graph.outputs) def.add_outputs(id);
   return def;

@@ -34,6 +34,7 @@ const char* OpName(OpKind op) {
     case OpKind::kGeluErf: return "gelu_erf";
     case OpKind::kSilu: return "silu";
     case OpKind::kCast: return "cast";
+    case OpKind::kErf: return "erf";
     case OpKind::kReduceSum: return "reduce_sum";
     case OpKind::kReduceMax: return "reduce_max";
     case OpKind::kReduceMean: return "reduce_mean";
@@ -55,12 +56,13 @@ const char* OpName(OpKind op) {
     case OpKind::kGather: return "gather";
     case OpKind::kOneHot: return "one_hot";
     case OpKind::kScatterAdd: return "scatter_add";
+    case OpKind::kBroadcastTo: return "broadcast_to";
   }
   return "unknown";
 }
 
 bool IsUnaryElementwise(OpKind op) {
-  return (op >= OpKind::kNeg && op <= OpKind::kSilu) || op == OpKind::kCast;
+  return (op >= OpKind::kNeg && op <= OpKind::kSilu) || op == OpKind::kCast || op == OpKind::kErf;
 }
 
 bool IsBinaryElementwise(OpKind op) { return op >= OpKind::kAdd && op <= OpKind::kMin; }

@@ -26,6 +26,7 @@ enum class OpKind : uint8_t {
   kNeg = 30, kAbs = 31, kExp = 32, kLog = 33, kSqrt = 34, kRsqrt = 35, kTanh = 36,
   kSigmoid = 37, kRelu = 38, kGeluTanh = 39, kGeluErf = 40, kSilu = 41,
   kCast = 42,  // attrs.dtype
+  kErf = 43,
   // Reductions over attrs.axis (attrs.keepdims).
   kReduceSum = 60, kReduceMax = 61, kReduceMean = 62,
   kLogSumExp = 63,
@@ -50,6 +51,7 @@ enum class OpKind : uint8_t {
   kGather = 95,      // inputs: x, indices (i32); attrs.axis (numpy's take along the axis)
   kOneHot = 96,      // input: indices (i32); attrs.ints = {depth}; f32
   kScatterAdd = 97,  // inputs: like (its shape), updates, indices (i32); attrs.axis
+  kBroadcastTo = 98,  // attrs.shape (numpy broadcasting of the input to it)
 };
 
 const char* OpName(OpKind op);
@@ -68,6 +70,9 @@ struct Attrs {
   int64_t start = 0, end = 0, step = 1;
   DType dtype = DType::kF32;  // kCast target
   std::vector<int64_t> ints;  // permutation or reshape spec
+  // A symbolic target shape: broadcast_to's, or a reshape's when `ints` is empty (the gradient
+  // pass reshapes back to shapes like [batch, seq, 768] that no `ints` spec can name).
+  Shape shape;
 
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };

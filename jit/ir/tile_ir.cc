@@ -58,6 +58,8 @@ const char* ExprOpName(ExprOp op) {
       return "gelu_erf";
     case ExprOp::kSilu:
       return "silu";
+    case ExprOp::kErf:
+      return "erf";
   }
   return "?";
 }
@@ -73,6 +75,7 @@ bool IsTranscendental(ExprOp op) {
     case ExprOp::kGeluTanh:
     case ExprOp::kGeluErf:
     case ExprOp::kSilu:
+    case ExprOp::kErf:
       return true;
     default:
       return false;

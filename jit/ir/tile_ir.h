@@ -49,6 +49,7 @@ enum class ExprOp : uint8_t {
   kGeluTanh,
   kGeluErf,
   kSilu,
+  kErf,
 };
 const char* ExprOpName(ExprOp op);
 bool IsBinary(ExprOp op);

@@ -406,6 +406,11 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
       node = n.inputs[0];
       continue;
     }
+    if (n.op == OpKind::kBroadcastTo) {  // the input read through stride-0 dims
+      map = BroadcastMap(g_.nodes[n.inputs[0]].shape, n.shape, map);
+      node = n.inputs[0];
+      continue;
+    }
     break;
   }
   const ir::Node& n = g_.nodes[node];

@@ -93,6 +93,7 @@ void Canonicalize(ir::Graph& graph) {
         break;
       case OpKind::kReshape:
       case OpKind::kCast:
+      case OpKind::kBroadcastTo:
         if (same_shape(n.inputs[0]) && graph.nodes[n.inputs[0]].dtype == n.dtype) {
           replacement[i] = n.inputs[0];
         }

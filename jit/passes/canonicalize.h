@@ -1,5 +1,5 @@
-// Pass: algebraic identities (x*1, x+0, x-0, x/1, --x), no-op transposes, reshapes and casts,
-// and folding of scalar-constant arithmetic.
+// Pass: algebraic identities (x*1, x+0, x-0, x/1, --x), no-op transposes, reshapes, broadcasts
+// and casts, and folding of scalar-constant arithmetic.
 #ifndef PTO_JIT_PASSES_CANONICALIZE_H_
 #define PTO_JIT_PASSES_CANONICALIZE_H_
 

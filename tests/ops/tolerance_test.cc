@@ -207,6 +207,59 @@ TEST(ToleranceTest, MaxErrors) {
             std::numeric_limits<double>::infinity());
 }
 
+// AllClose and MaxErrors read elements through at(): f32 against f64 works, i32 only with i32.
+TEST(AllCloseTest, AcrossDTypes) {
+  HostTensor wide = HostTensor::Zeros({2}, ir::DType::kF64);
+  wide.Set(0, 1.0 / 3.0);
+  wide.Set(1, -2);
+  const HostTensor narrow{{2}, {1.0f / 3.0f, -2}};
+  std::string why;
+  EXPECT_TRUE(AllClose(narrow, wide, {0, 1e-7}, &why)) << why;
+  EXPECT_FALSE(AllClose(narrow, wide, {0, 0}, &why));
+  EXPECT_EQ(why,
+            "index 0 [0]: got 0.3333333432674408, expected 0.33333333333333331 (|diff| 9.93e-09 "
+            "> 0 = abs 0 + rel 0 * |expected|) [got f32, expected f64]");
+  EXPECT_FALSE(AllClose(wide, wide.ToF32(), {0, 0}, &why));
+  EXPECT_THAT(why, HasSubstr("[got f64, expected f32]"));
+  const HostTensor labels = HostTensor::I32({2}, {1, -2});
+  EXPECT_TRUE(AllClose(labels, labels, {0, 0}, &why));
+  EXPECT_FALSE(AllClose(labels, HostTensor::I32({2}, {1, 3}), {0, 0}, &why));
+  EXPECT_EQ(why, "index 1 [1]: got -2, expected 3 (|diff| 5 > 0 = abs 0 + rel 0 * |expected|)");
+  EXPECT_FALSE(AllClose(labels, HostTensor{{2}, {1, -2}}, {1, 1}, &why));
+  EXPECT_EQ(why, "dtype i32 vs expected f32");
+  EXPECT_FALSE(AllClose(wide, HostTensor::I32({2, 1}, {1, -2}), {1, 1}, &why));
+  EXPECT_EQ(why, "dtype f64 vs expected i32");
+  EXPECT_FALSE(AllClose(wide, HostTensor::Zeros({2, 1}, ir::DType::kF64), {1, 1}, &why));
+  EXPECT_EQ(why, "shape [2] vs expected [2, 1]");
+  HostTensor short_wide = wide;
+  short_wide.wide.pop_back();
+  EXPECT_FALSE(AllClose(short_wide, wide, {1, 1}, &why));
+  EXPECT_EQ(why, "data sizes 1 vs expected 2 for shape [2]");
+}
+
+TEST(ToleranceTest, MaxErrorsAcrossDTypes) {
+  HostTensor wide = HostTensor::Zeros({2}, ir::DType::kF64);
+  wide.Set(0, 0.1);
+  wide.Set(1, 4);
+  const HostTensor narrow{{2}, {0.1f, 4.5f}};
+  const ErrorStats e = MaxErrors(narrow, wide);
+  EXPECT_DOUBLE_EQ(e.max_abs, 0.5);
+  EXPECT_DOUBLE_EQ(e.max_rel, 0.125);  // at 4; 0.1f against 0.1 is only 1.5e-8 off
+  EXPECT_EQ(MaxErrors(wide, wide).max_abs, 0);
+  EXPECT_EQ(MaxErrors(HostTensor::I32({2}, {0, 4}), wide).max_abs,
+            std::numeric_limits<double>::infinity());
+  EXPECT_EQ(MaxErrors(HostTensor::I32({2}, {0, 4}), HostTensor::I32({2}, {0, 6})).max_abs, 2);
+}
+
+// A node's tolerance scales with its inputs' magnitude in any dtype.
+TEST(ToleranceTest, NodeToleranceReadsF64Inputs) {
+  HostTensor big = HostTensor::Zeros({2}, ir::DType::kF64);
+  big.Set(1, -3);
+  const HostTensor* inputs[] = {&big};
+  EXPECT_DOUBLE_EQ(NodeTolerance(OpKind::kExp, {}, inputs).abs,
+                   OpTolerance(OpKind::kExp, 0).abs * 3.0);
+}
+
 TEST(HostTensorTest, RandomIsDeterministicAndInRange) {
   const HostTensor a = HostTensor::Random({3, 5}, 42, -2, 3);
   const HostTensor b = HostTensor::Random({3, 5}, 42, -2, 3);

@@ -52,6 +52,7 @@ std::vector<OpCase> AllCases() {
   unary("gelu_tanh", ir::OpKind::kGeluTanh,
         [](Value x) { return pto::gelu(x, GeluApproximation::kTanh); }, -6, 6);
   unary("silu", ir::OpKind::kSilu, [](Value x) { return pto::silu(x); }, -10, 10);
+  unary("erf", ir::OpKind::kErf, [](Value x) { return pto::erf(x); }, -5, 5);
   unary("cast_f32", ir::OpKind::kCast, [](Value x) { return pto::cast(x, DType::kF32); });
   auto binary = [&](std::string name, ir::OpKind kind, Value (*f)(Value, Value), float lo = -2,
                     float hi = 2) {

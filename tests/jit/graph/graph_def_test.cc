@@ -190,6 +190,12 @@ TEST_F(GraphDefValidationTest, UnknownDType) {
   ExpectInvalid("node 5 (add): dtype 9 is not a known DType");
 }
 
+// ir::DType::kF64 (5) is the reference implementation's wide type: it has no proto number.
+TEST_F(GraphDefValidationTest, ReferenceOnlyF64IsNotADType) {
+  def_.mutable_nodes(5)->set_dtype(static_cast<proto::DType>(ir::DType::kF64));
+  ExpectInvalid("node 5 (add): dtype 5 is not a known DType");
+}
+
 TEST_F(GraphDefValidationTest, UnknownCastDType) {
   def_.mutable_nodes(6)->set_cast_dtype(static_cast<proto::DType>(-1));
   ExpectInvalid("node 6 (gelu_erf): cast_dtype -1 is not a known DType");

@@ -1,0 +1,163 @@
+// Runtime::JitGrad end to end: the outputs' order, a vector-Jacobian product, auxiliary
+// outputs, a bias whose broadcast dim is 1 in one call and n in the next, shape classes over a
+// symbolic batch, determinism across runs and thread counts, and the errors.
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/host_tensor.h"
+#include "pto/runtime.h"
+#include "tests/jit/e2e/gradient_check.h"
+#include "tests/jit/e2e/test_util.h"
+
+namespace pto::testing {
+namespace {
+
+using ops::HostTensor;
+
+// mean((tanh(x w1 + b1) w2 - y)^2): a small regression MLP.
+std::vector<Value> MlpLoss(std::span<const Value> v) {
+  Value h = tanh(matmul(v[0], v[1]) + v[2]);
+  Value err = matmul(h, v[3]) - v[4];
+  return {reduce_mean(reduce_mean(err * err, 1), 0)};
+}
+
+TEST(JitGrad, MlpGradientsMatchFiniteDifferences) {
+  std::unique_ptr<Runtime> rt = OpenRuntime();
+  std::vector<HostTensor> in = {HostTensor::Random({6, 5}, 1), HostTensor::Random({5, 7}, 2),
+                                HostTensor::Random({7}, 3), HostTensor::Random({7, 3}, 4),
+                                HostTensor::Random({6, 3}, 5)};
+  absl::StatusOr<GradientCheckResult> r = CheckGradients(*rt, MlpLoss, in, {1, 2, 3, 0});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_LE(r->worst_ratio, 1.0) << r->worst;
+  EXPECT_LE(r->loss_difference, 1e-6);
+}
+
+TEST(JitGrad, OutputsAreTheLambdasThenOneGradientPerWrtInputInOrder) {
+  std::unique_ptr<Runtime> rt = OpenRuntime();
+  // Output 0 the loss sum(x * w), output 1 an auxiliary value x * 2 returned as it is.
+  auto fn = rt->JitGrad("aux",
+                        [](Value x, Value w) {
+                          return std::vector<Value>{reduce_sum(reshape(x * w, {-1}), 0), x * 2.0f};
+                        },
+                        {.wrt = {1, 0}});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  HostTensor x = HostTensor::Random({2, 3}, 7), w = HostTensor::Random({3}, 8);
+  absl::StatusOr<std::vector<HostTensor>> out = RunPto(**fn, {x, w});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 4u);
+  EXPECT_EQ((*out)[1].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ((*out)[2].shape, (std::vector<int64_t>{3}));     // d/dw = sum over rows of x
+  EXPECT_EQ((*out)[3].shape, (std::vector<int64_t>{2, 3}));  // d/dx = w broadcast
+  for (int j = 0; j < 3; ++j) {
+    EXPECT_FLOAT_EQ((*out)[2].data[j], x.data[j] + x.data[3 + j]);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_FLOAT_EQ((*out)[1].data[i * 3 + j], 2 * x.data[i * 3 + j]);
+      EXPECT_EQ((*out)[3].data[i * 3 + j], w.data[j]);
+    }
+  }
+}
+
+TEST(JitGrad, VectorJacobianProductWithCotangentsOfASymbolicShape) {
+  std::unique_ptr<Runtime> rt = OpenRuntime();
+  Dim batch("batch", 1, 64);
+  // y = x * x * 3 elementwise; the cotangent c has y's shape: x's gradient is 6 x c.
+  auto fn = rt->JitGrad("vjp", [](Value x) { return x * x * 3.0f; }, {.wrt = {0}, .cotangents = 1},
+                        {.dynamic = {{0, 0, batch}, {1, 0, batch}}});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  for (int64_t b : {5, 9}) {
+    HostTensor x = HostTensor::Random({b, 4}, b), c = HostTensor::Random({b, 4}, b + 100);
+    absl::StatusOr<std::vector<HostTensor>> out = RunPto(**fn, {x, c});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->size(), 2u);
+    for (int64_t i = 0; i < b * 4; ++i) {
+      EXPECT_NEAR((*out)[1].data[i], 6.0 * x.data[i] * c.data[i], 1e-6) << i;
+    }
+  }
+  EXPECT_EQ((*fn)->stats().compiles, 2) << "batch 5 and 9 fall in two buckets";
+}
+
+TEST(JitGrad, ABiasBroadcastInOneCallAndFullInTheNextGetsEachItsGradient) {
+  std::unique_ptr<Runtime> rt = OpenRuntime();
+  // loss = sum((x + bias) * r): the bias's gradient is r summed over what it was broadcast along.
+  auto fn = rt->JitGrad(
+      "bias",
+      [](Value x, Value bias, Value r) { return reduce_sum(reduce_sum((x + bias) * r, 1), 0); },
+      {.wrt = {1}});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const int64_t rows = 3, n = 6;
+  HostTensor x = HostTensor::Random({rows, n}, 1), r = HostTensor::Random({rows, n}, 2);
+  // First bias [1] (broadcast along both axes), then [n] (automatic dynamic makes the dim
+  // symbolic: a new trace where it is not 1).
+  absl::StatusOr<std::vector<HostTensor>> one = RunPto(**fn, {x, HostTensor::Random({1}, 3), r});
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_EQ((*one)[1].shape, (std::vector<int64_t>{1}));
+  double all = 0;
+  for (float v : r.data) all += v;
+  EXPECT_NEAR((*one)[1].data[0], all, 1e-5);
+  absl::StatusOr<std::vector<HostTensor>> full = RunPto(**fn, {x, HostTensor::Random({n}, 4), r});
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_EQ((*full)[1].shape, (std::vector<int64_t>{n}));
+  for (int64_t j = 0; j < n; ++j) {
+    double column = 0;
+    for (int64_t i = 0; i < rows; ++i) column += r.data[i * n + j];
+    EXPECT_NEAR((*full)[1].data[j], column, 1e-5) << j;
+  }
+  // And back to a broadcast bias: the first variant serves it again.
+  absl::StatusOr<std::vector<HostTensor>> again = RunPto(**fn, {x, HostTensor::Random({1}, 5), r});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_NEAR((*again)[1].data[0], all, 1e-5);
+}
+
+TEST(JitGrad, GradientsAreBitwiseEqualAcrossRunsAndThreadCountsWhenDeterministic) {
+  std::vector<HostTensor> in = {HostTensor::Random({64, 48}, 1), HostTensor::Random({48, 96}, 2),
+                                HostTensor::Random({96}, 3), HostTensor::Random({96, 10}, 4),
+                                HostTensor::Random({64, 10}, 5)};
+  std::vector<std::vector<HostTensor>> results;
+  for (int threads : {1, 2, 2}) {
+    std::unique_ptr<Runtime> rt = OpenRuntime({.intra_op_threads = threads, .deterministic = true});
+    auto fn = rt->JitGradTraced("mlp", 5, MlpLoss, {.wrt = {0, 1, 2, 3}}, {});
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    absl::StatusOr<std::vector<HostTensor>> out = RunPto(**fn, in);
+    ASSERT_TRUE(out.ok()) << out.status();
+    results.push_back(*std::move(out));
+  }
+  for (size_t run = 1; run < results.size(); ++run) {
+    ASSERT_EQ(results[run].size(), results[0].size());
+    for (size_t o = 0; o < results[0].size(); ++o) {
+      ASSERT_EQ(results[run][o].data.size(), results[0][o].data.size());
+      EXPECT_EQ(std::memcmp(results[run][o].data.data(), results[0][o].data.data(),
+                            results[0][o].data.size() * sizeof(float)),
+                0)
+          << "run " << run << " output " << o;
+    }
+  }
+}
+
+TEST(JitGrad, RefusesBadOptionsAtOnceAndANonScalarLossAtTheFirstCall) {
+  std::unique_ptr<Runtime> rt = OpenRuntime();
+  auto identity = [](Value x, Value y) { return x * y; };
+  auto out_of_range = rt->JitGrad("bad", identity, {.wrt = {2}});
+  ASSERT_EQ(out_of_range.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(out_of_range.status().message(), "JitGrad: wrt input 2 is out of range [0, 2)");
+  auto none = rt->JitGrad("bad", identity, {.wrt = {}});
+  EXPECT_EQ(none.status().message(), "JitGrad: wrt names no input to differentiate");
+  auto negative = rt->JitGrad("bad", identity, {.wrt = {0}, .cotangents = -1});
+  EXPECT_EQ(negative.status().message(), "JitGrad: cotangents is -1, must not be negative");
+
+  auto not_scalar = rt->JitGrad("vector_loss", identity, {.wrt = {0}});
+  ASSERT_TRUE(not_scalar.ok());
+  absl::StatusOr<std::vector<HostTensor>> out =
+      RunPto(**not_scalar, {HostTensor::Random({4}, 1), HostTensor::Random({4}, 2)});
+  ASSERT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(out.status().message(),
+            "gradient: output 0 (the loss) is f32[4]; a gradient is taken of a scalar f32 loss "
+            "(reduce it with reduce_sum or reduce_mean, or pass cotangents for a "
+            "vector-Jacobian product)");
+}
+
+}  // namespace
+}  // namespace pto::testing

@@ -1,0 +1,148 @@
+// The differentiation pass on traced graphs: the gradient outputs it appends, their shapes
+// (symbolic, broadcast inputs summed back), the pruning of values no wrt input reaches, and
+// its errors. Values are checked end to end in tests/jit/e2e/gradient_check_test.cc.
+#include "jit/passes/differentiate.h"
+
+#include <span>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "pto/value.h"
+#include "tests/jit/passes/builders.h"
+
+namespace pto::jit {
+namespace {
+
+using ::pto::jit::testing::TraceGraph;
+using ::testing::HasSubstr;
+
+int CountOps(const ir::Graph& g, ir::OpKind op) {
+  int n = 0;
+  for (const ir::Node& node : g.nodes) n += node.op == op;
+  return n;
+}
+
+TEST(Differentiate, AppendsOneGradientPerWrtInputWithItsSymbolicShape) {
+  // loss = sum(x @ w + b): x [batch, 8], w [8, 4], b [4] (broadcast over batch).
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        return std::vector{reduce_sum(reduce_sum(matmul(v[0], v[1]) + v[2], 1), 0)};
+      },
+      {{"batch", 8}, {8, 4}, {4}}, {{"batch", 1, 64}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1, 2, 0}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->outputs.size(), 4u);
+  EXPECT_EQ(d->outputs[0], g.outputs[0]);  // the loss first, unchanged
+  const std::vector<std::string> names = d->SymbolNames();
+  EXPECT_EQ(ir::ShapeToString(d->nodes[d->outputs[1]].shape, names), "[8, 4]");
+  EXPECT_EQ(ir::ShapeToString(d->nodes[d->outputs[2]].shape, names), "[4]");
+  EXPECT_EQ(ir::ShapeToString(d->nodes[d->outputs[3]].shape, names), "[batch, 8]");
+  // dW = x^T G and dx = G W^T: two matmuls more; db sums G over the batch.
+  EXPECT_EQ(CountOps(*d, ir::OpKind::kMatMul), 3);
+  const ir::Node& db = d->nodes[d->outputs[2]];
+  EXPECT_EQ(db.op, ir::OpKind::kReduceSum) << d->ToString();
+}
+
+TEST(Differentiate, OnlyTheWrtInputsPathsAreDifferentiated) {
+  // x's branch gets a gradient; y's branch (exp(y) * 3) contributes none and is not touched.
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        return std::vector{reduce_sum(v[0] * v[0] + exp(v[1]) * 3.0f, 0)};
+      },
+      {{16}, {16}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {0}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(CountOps(*d, ir::OpKind::kExp), 1) << d->ToString();  // the forward one only
+  ASSERT_EQ(d->outputs.size(), 2u);
+  // d(x*x)/dx = g*x + g*x: both operands of the product contribute.
+  EXPECT_EQ(d->nodes[d->outputs[1]].op, ir::OpKind::kAdd) << d->ToString();
+}
+
+TEST(Differentiate, AnInputTheLossDoesNotReachGetsZeros) {
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) { return std::vector{reduce_sum(reduce_sum(v[0], 1), 0)}; },
+      {{"n", 3}, {5, 2}}, {{"n", 1, 100}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const ir::Node& zeros = d->nodes[d->outputs[1]];
+  EXPECT_EQ(zeros.op, ir::OpKind::kBroadcastTo);
+  EXPECT_EQ(ir::ShapeToString(zeros.shape), "[5, 2]");
+  EXPECT_EQ(d->nodes[zeros.inputs[0]].attrs.scalar, 0.0);
+}
+
+TEST(Differentiate, VectorJacobianProductReadsTheCotangentInputs) {
+  // f(x) = tanh(x) with the cotangent as input 1: the gradient is c * (1 - y^2).
+  ir::Graph g = TraceGraph([](std::span<const Value> v) { return std::vector{tanh(v[0])}; },
+                           {{"b", 7}, {"b", 7}}, {{"b", 1, 32}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {0}, .cotangents = 1});
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->outputs.size(), 2u);
+  const ir::Node& grad = d->nodes[d->outputs[1]];
+  EXPECT_EQ(grad.op, ir::OpKind::kMul);
+  EXPECT_EQ(grad.inputs[0], 1) << "the cotangent input's node";
+}
+
+TEST(Differentiate, RefusesANonScalarLoss) {
+  ir::Graph g = TraceGraph([](std::span<const Value> v) { return std::vector{exp(v[0])}; },
+                           {{"batch", 10}}, {{"batch", 1, 8}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {0}});
+  ASSERT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d.status().message(),
+            "gradient: output 0 (the loss) is f32[batch, 10]; a gradient is taken of a scalar "
+            "f32 loss (reduce it with reduce_sum or reduce_mean, or pass cotangents for a "
+            "vector-Jacobian product)");
+}
+
+TEST(Differentiate, RefusesBadSpecs) {
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) { return std::vector{reduce_sum(v[0] * v[1], 0)}; }, {{4}, {4}});
+  EXPECT_EQ(Differentiate(g, {.wrt = {2}}).status().message(),
+            "gradient: wrt input 2 is out of range [0, 2)");
+  EXPECT_EQ(Differentiate(g, {.wrt = {0, 0}}).status().message(),
+            "gradient: wrt lists input 0 twice");
+  EXPECT_EQ(Differentiate(g, {.wrt = {}}).status().message(),
+            "gradient: no input to differentiate with respect to");
+  // With a cotangent, input 1 is the cotangent of output 0: not differentiable.
+  EXPECT_EQ(Differentiate(g, {.wrt = {1}, .cotangents = 1}).status().message(),
+            "gradient: wrt input 1 is out of range [0, 1) (the cotangents are not "
+            "differentiable inputs)");
+}
+
+TEST(Differentiate, RefusesACotangentOfAnotherShape) {
+  ir::Graph g = TraceGraph([](std::span<const Value> v) { return std::vector{exp(v[0])}; },
+                           {{"a", 3}, {"b", 3}}, {{"a", 1, 8}, {"b", 1, 8}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {0}, .cotangents = 1});
+  ASSERT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d.status().message(),
+            "gradient: cotangent 0 (input 1) is f32[b, 3] but output 0 is f32[a, 3]; give their "
+            "symbolic dims the same pto::Dim so they are one symbol");
+}
+
+TEST(Differentiate, ASliceWithAStepIsNotDifferentiableYet) {
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) { return std::vector{reduce_sum(slice(v[0], 0, 0, 8, 2), 0)}; },
+      {{8}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {0}});
+  ASSERT_EQ(d.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(d.status().message(),
+            "gradient of node %1 (slice): slice: the gradient of a slice with step 2 is not "
+            "supported yet");
+}
+
+TEST(Differentiate, SlicesOfASymbolicDimGetTheirCotangentBetweenZeros) {
+  // x[1:] of a dim n >= 2: the gradient is [0, g...] of length n (1 + (n - 1)).
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        return std::vector{reduce_sum(slice(v[0], 0, 1, INT64_MAX), 0)};
+      },
+      {{"n"}}, {{"n", 2, 64}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {0}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const ir::Node& grad = d->nodes[d->outputs[1]];
+  EXPECT_EQ(grad.op, ir::OpKind::kConcat) << d->ToString();
+  EXPECT_EQ(ir::ShapeToString(grad.shape, d->SymbolNames()), "[n]");
+}
+
+}  // namespace
+}  // namespace pto::jit
