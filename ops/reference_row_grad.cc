@@ -1,5 +1,6 @@
 // Reference loops of the backward row operators (softmax_grad, log_softmax_grad,
-// layer_norm_grad, rms_norm_grad) and of logsumexp, in double.
+// layer_norm_grad, rms_norm_grad) and of logsumexp: arithmetic in double, elements read and
+// written through HostTensor::at and Set (f32 or f64, the inputs' dtype).
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -8,22 +9,11 @@
 #include "ops/reference_kernels.h"
 
 namespace pto::ops::internal {
-namespace {
-
-// TEMPORARY shims until HostTensor's dtype API lands.
-HostTensor Result(const Dims& shape, bool) {
-  return HostTensor{shape, std::vector<float>(NumElements(shape))};
-}
-double At(const HostTensor& t, int64_t i) { return t.data[i]; }
-void Put(HostTensor& t, int64_t i, double v) { t.data[i] = static_cast<float>(v); }
-bool Wide(const HostTensor&) { return false; }
-
-}  // namespace
 
 HostTensor RowGrad(ir::OpKind op, const HostTensor& a, const HostTensor* weight,
                    const HostTensor& dy, double eps) {
-  const bool wide = Wide(a) || Wide(dy) || (weight != nullptr && Wide(*weight));
-  HostTensor out = Result(a.shape, wide);
+  // EvaluateOp gave every input one dtype (f64 when any was): the result's.
+  HostTensor out = HostTensor::Zeros(a.shape, a.dtype);
   const int64_t len = a.shape.back();
   if (len == 0) return out;
   const int64_t rows = a.NumElements() / len;
@@ -32,20 +22,20 @@ HostTensor RowGrad(ir::OpKind op, const HostTensor& a, const HostTensor* weight,
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t base = r * len;
     for (int64_t i = 0; i < len; ++i) {
-      x[i] = At(a, base + i);
-      g[i] = At(dy, base + i) * (weight != nullptr ? At(*weight, i) : 1.0);
+      x[i] = a.at(base + i);
+      g[i] = dy.at(base + i) * (weight != nullptr ? weight->at(i) : 1.0);
     }
     switch (op) {
       case ir::OpKind::kSoftmaxGrad: {  // x is y = softmax
         double s = 0;
         for (int64_t i = 0; i < len; ++i) s += x[i] * g[i];
-        for (int64_t i = 0; i < len; ++i) Put(out, base + i, x[i] * (g[i] - s));
+        for (int64_t i = 0; i < len; ++i) out.Set(base + i, x[i] * (g[i] - s));
         break;
       }
       case ir::OpKind::kLogSoftmaxGrad: {  // x is y = log_softmax
         double s = 0;
         for (int64_t i = 0; i < len; ++i) s += g[i];
-        for (int64_t i = 0; i < len; ++i) Put(out, base + i, g[i] - std::exp(x[i]) * s);
+        for (int64_t i = 0; i < len; ++i) out.Set(base + i, g[i] - std::exp(x[i]) * s);
         break;
       }
       case ir::OpKind::kLayerNormGrad: {
@@ -64,7 +54,7 @@ HostTensor RowGrad(ir::OpKind op, const HostTensor& a, const HostTensor* weight,
         mean_gxhat /= n;
         for (int64_t i = 0; i < len; ++i) {
           const double xhat = (x[i] - mean) * rstd;
-          Put(out, base + i, rstd * (g[i] - mean_g - xhat * mean_gxhat));
+          out.Set(base + i, rstd * (g[i] - mean_g - xhat * mean_gxhat));
         }
         break;
       }
@@ -76,7 +66,7 @@ HostTensor RowGrad(ir::OpKind op, const HostTensor& a, const HostTensor* weight,
         }
         const double rinv = 1.0 / std::sqrt(ss / n + eps);
         const double c = rinv * rinv * rinv * gx / n;
-        for (int64_t i = 0; i < len; ++i) Put(out, base + i, rinv * g[i] - x[i] * c);
+        for (int64_t i = 0; i < len; ++i) out.Set(base + i, rinv * g[i] - x[i] * c);
         break;
       }
       default:
@@ -91,10 +81,10 @@ HostTensor LogSumExp(const HostTensor& x, int64_t axis, const Dims& out_shape) {
   for (int64_t i = 0; i < axis; ++i) outer *= x.shape[i];
   for (size_t i = axis + 1; i < x.shape.size(); ++i) inner *= x.shape[i];
   const int64_t len = x.shape[axis];
-  HostTensor out = Result(out_shape, Wide(x));
+  HostTensor out = HostTensor::Zeros(out_shape, x.dtype);
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
-      auto at = [&](int64_t k) { return At(x, (o * len + k) * inner + i); };
+      auto at = [&](int64_t k) { return x.at((o * len + k) * inner + i); };
       double m = -std::numeric_limits<double>::infinity();
       for (int64_t k = 0; k < len; ++k) {
         if (!std::isnan(m) && (std::isnan(at(k)) || at(k) > m)) m = at(k);
@@ -103,7 +93,7 @@ HostTensor LogSumExp(const HostTensor& x, int64_t axis, const Dims& out_shape) {
       const double shift = std::isinf(m) ? 0.0 : m;
       double sum = 0;
       for (int64_t k = 0; k < len; ++k) sum += std::exp(at(k) - shift);
-      Put(out, o * inner + i, std::isnan(m) ? m : shift + std::log(sum));
+      out.Set(o * inner + i, std::isnan(m) ? m : shift + std::log(sum));
     }
   }
   return out;

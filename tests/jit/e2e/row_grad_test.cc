@@ -11,6 +11,7 @@
 #include "jit/trace.h"
 #include "ops/reference.h"
 #include "ops/shape_rules.h"
+#include "tests/jit/e2e/gradient_check.h"
 #include "tests/jit/e2e/test_util.h"
 
 namespace pto {
@@ -105,8 +106,7 @@ INSTANTIATE_TEST_SUITE_P(Isa, RowGrad, ::testing::Values(TargetIsa::kHost, Targe
                            return std::string(info.param == TargetIsa::kHost ? "Host" : "Sse2");
                          });
 
-#ifdef PTO_TMP_F64
-// The forward op of `op` by the reference, on x (and the weight): y, f32.
+// The forward op of `op` by the reference, on x (and the weight): y, f64 when x is.
 HostTensor Forward(OpKind op, const HostTensor& x, const HostTensor* weight) {
   ir::Attrs attrs;
   attrs.eps = kEps;
@@ -158,8 +158,7 @@ TEST(RowGrad, MatchesFiniteDifferencesOfTheForwardOp) {
       if (IsNorm(op)) {
         in = {x, w, dy};
       } else {
-        in = {Forward(op, x.ToF64(), nullptr), dy};
-        in[0] = HostTensor{in[0].shape, std::vector<float>(in[0].wide.begin(), in[0].wide.end())};
+        in = {Forward(op, x.ToF64(), nullptr).ToF32(), dy};
       }
       absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, in);
       ASSERT_TRUE(got.ok()) << got.status();
@@ -184,8 +183,6 @@ TEST(RowGrad, MatchesFiniteDifferencesOfTheForwardOp) {
     }
   }
 }
-
-#endif
 
 // Kernels per call of `trace` on static shapes.
 std::vector<std::string> KernelNames(const TraceFn& trace, const Shapes& shapes) {
@@ -330,6 +327,57 @@ TEST(LogSumExp, EveryAxisWithInfiniteHugeAndNaNFibers) {
       EXPECT_EQ(result(1), 1e30f);
       EXPECT_TRUE(std::isnan(result(2)));
     }
+  }
+}
+
+// The forward row ops and logsumexp differentiated by JitGrad (which emits the backward row
+// ops, and the weight and bias gradients as reductions) against central differences of the
+// reference in double: loss = sum(f(inputs) * r).
+TEST(RowGrad, JitGradOfTheForwardOpsMatchesFiniteDifferences) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime();
+  ASSERT_NE(rt, nullptr);
+  struct Case {
+    std::string name;
+    int arity;
+    std::function<Value(std::span<const Value>)> fn;
+    Shapes shapes;  // the inputs', then r's
+  };
+  std::vector<Case> cases = {
+      {"softmax", 1, [](std::span<const Value> v) { return softmax(v[0]); }, {{3, 17}, {3, 17}}},
+      {"log_softmax",
+       1,
+       [](std::span<const Value> v) { return log_softmax(v[0]); },
+       {{2, 2, 9}, {2, 2, 9}}},
+      {"layer_norm",
+       3,
+       [](std::span<const Value> v) { return layer_norm(v[0], v[1], v[2]); },
+       {{4, 33}, {33}, {33}, {4, 33}}},
+      {"rms_norm",
+       2,
+       [](std::span<const Value> v) { return rms_norm(v[0], v[1]); },
+       {{5, 8}, {8}, {5, 8}}},
+  };
+  for (int axis : {0, 1, 2}) {
+    Shapes shapes = {{3, 4, 5}, {3, 4, 5}};
+    shapes[1].erase(shapes[1].begin() + axis);
+    cases.push_back({"logsumexp axis " + std::to_string(axis), 1,
+                     [axis](std::span<const Value> v) { return logsumexp(v[0], axis); }, shapes});
+  }
+  uint64_t seed = 300;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const TraceFn loss = [c](std::span<const Value> v) {
+      const Value weighted = c.fn(v.first(c.arity)) * v[c.arity];
+      return std::vector<Value>{reduce_sum(reshape(weighted, {-1}), 0)};
+    };
+    std::vector<HostTensor> in;
+    for (const auto& s : c.shapes) in.push_back(HostTensor::Random(s, seed++, -1, 1));
+    std::vector<int> wrt;
+    for (int i = 0; i < c.arity; ++i) wrt.push_back(i);
+    absl::StatusOr<testing::GradientCheckResult> r = testing::CheckGradients(*rt, loss, in, wrt);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_GT(r->elements, 0);
+    EXPECT_LE(r->worst_ratio, 1.0) << r->worst;
   }
 }
 
