@@ -139,6 +139,14 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
       return internal::RowOp(op, x, inputs[1], inputs[2], attrs.eps);
     case ir::OpKind::kRmsNorm:
       return internal::RowOp(op, x, inputs[1], nullptr, attrs.eps);
+    case ir::OpKind::kSoftmaxGrad:
+    case ir::OpKind::kLogSoftmaxGrad:
+      return internal::RowGrad(op, x, nullptr, *inputs[1], 0);
+    case ir::OpKind::kLayerNormGrad:
+    case ir::OpKind::kRmsNormGrad:
+      return internal::RowGrad(op, x, inputs[1], *inputs[2], attrs.eps);
+    case ir::OpKind::kLogSumExp:
+      return internal::LogSumExp(x, NormalizedAxis(attrs.axis, x.shape.size()), *out_shape);
     case ir::OpKind::kMatMul:
       return internal::MatMul(x, *inputs[1], attrs.transpose_a, attrs.transpose_b, *out_shape,
                               yield);

@@ -80,6 +80,12 @@ HostTensor Reduce(ir::OpKind op, const HostTensor& x, int64_t axis, const Dims& 
 // softmax, log_softmax, layer_norm, rms_norm over the last axis. `weight` and `bias` may be null.
 HostTensor RowOp(ir::OpKind op, const HostTensor& x, const HostTensor* weight,
                  const HostTensor* bias, double eps);
+// softmax_grad(y, dy), log_softmax_grad(y, dy) (weight null), layer_norm_grad(x, weight, dy),
+// rms_norm_grad(x, weight, dy) over the last axis: dx.
+HostTensor RowGrad(ir::OpKind op, const HostTensor& a, const HostTensor* weight,
+                   const HostTensor& dy, double eps);
+// m + log(sum(exp(x - m))) along `axis`, m the max (NaN propagates).
+HostTensor LogSumExp(const HostTensor& x, int64_t axis, const Dims& out_shape);
 // `yield`, when set, runs between rows of the result.
 HostTensor MatMul(const HostTensor& a, const HostTensor& b, bool transpose_a, bool transpose_b,
                   const Dims& out_shape, const std::function<void()>& yield = nullptr);

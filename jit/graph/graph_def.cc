@@ -41,9 +41,13 @@ std::pair<int, int> Arity(ir::OpKind op) {
     case ir::OpKind::kConstant:
       return {0, 0};
     case ir::OpKind::kLayerNorm:
+    case ir::OpKind::kLayerNormGrad:
+    case ir::OpKind::kRmsNormGrad:
       return {3, 3};
     case ir::OpKind::kRmsNorm:
     case ir::OpKind::kMatMul:
+    case ir::OpKind::kSoftmaxGrad:
+    case ir::OpKind::kLogSoftmaxGrad:
       return {2, 2};
     case ir::OpKind::kConcat:
       return {1, kUnbounded};

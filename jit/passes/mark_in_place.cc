@@ -65,7 +65,9 @@ bool StoreMayOverwrite(const ir::Kernel& k, const ir::Store& s, int in) {
   const std::vector<bool> used = Reaches(k.output, s.value);
   if (!LoadsOfSlotUsed(k, k.output, used, in)) return false;
   if (k.kind == ir::KernelKind::kRowOp) {
-    const std::vector<bool> used_in = Reaches(k.input, k.input_value);
+    std::vector<bool> used_in = Reaches(k.input, k.input_value);
+    const std::vector<bool> used_dy = Reaches(k.input, k.input_dy);
+    for (size_t i = 0; i < used_in.size(); ++i) used_in[i] = used_in[i] || used_dy[i];
     if (!LoadsOfSlotUsed(k, k.input, used_in, in)) return false;
     // Loads of `in` in the input program reach the store only through kAcc.
     bool in_input = false;
