@@ -131,6 +131,36 @@ std::vector<GradCase> Cases() {
   c.push_back({"slice", {{4, 11}}, [](std::span<const Value> v) { return slice(v[0], 1, 2, 9); }});
   c.push_back(
       {"slice", {{9, 3}}, [](std::span<const Value> v) { return slice(v[0], 0, -4, INT64_MAX); }});
+  // Selections: random values have no ties; max(x, x) is all ties (each side gets half).
+  binary("max", [](Value a, Value b) { return maximum(a, b); });
+  binary("min", [](Value a, Value b) { return minimum(a, b); });
+  c.push_back({"max", {{4, 5}}, [](std::span<const Value> v) { return maximum(v[0], v[0]); }});
+  unary("relu", [](Value x) { return relu(x); });
+  unary("abs", [](Value x) { return abs(x); });
+  c.push_back({"where", {{3, 6}, {3, 6}, {6}}, [](std::span<const Value> v) {
+                 return where(gt(v[0], 0.0f), v[1], v[2]);
+               }});
+  c.push_back({"where", {{2, 5}, {1}, {2, 5}}, [](std::span<const Value> v) {
+                 return where(lt(v[0], 0.25f), v[1], v[2] * v[2]);
+               }});
+  for (int axis : {0, 2}) {
+    c.push_back({"reduce_max", {{3, 4, 5}},
+                 [axis](std::span<const Value> v) { return reduce_max(v[0], axis); }});
+    c.push_back({"logsumexp", {{3, 4, 5}},
+                 [axis](std::span<const Value> v) { return logsumexp(v[0], axis, axis == 0); }});
+  }
+  // Row operators.
+  for (const Shape& s : std::vector<Shape>{{3, 7}, {2, 3, 17}, {1, 1}}) {
+    c.push_back({"softmax", {s}, [](std::span<const Value> v) { return softmax(v[0]); }, -2, 2});
+    c.push_back(
+        {"log_softmax", {s}, [](std::span<const Value> v) { return log_softmax(v[0]); }, -2, 2});
+  }
+  for (int64_t n : {1, 8, 33}) {
+    c.push_back({"layer_norm", {{4, n}, {n}, {n}},
+                 [](std::span<const Value> v) { return layer_norm(v[0], v[1], v[2]); }});
+    c.push_back({"rms_norm", {{2, 3, n}, {n}},
+                 [](std::span<const Value> v) { return rms_norm(v[0], v[1]); }});
+  }
   return c;
 }
 
