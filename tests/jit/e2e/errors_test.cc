@@ -59,7 +59,7 @@ TEST_F(ErrorsTest, DTypeMismatch) {
   bad.dtype = DType::kBF16;
   absl::Status s = Call({bad, w()}, {y()});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("input 0: dtype bf16 is not supported (expected f32)"));
+  EXPECT_THAT(s.message(), HasSubstr("input 0: dtype bf16 is not supported (expected f32 or i32)"));
 }
 
 TEST_F(ErrorsTest, RankMismatchAgainstTrace) {
