@@ -1,5 +1,6 @@
 // `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ... [--threads N]
 //  [--check] [--check-numerics] [--trace FILE]`
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -48,11 +49,21 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
     inputs.push_back(*std::move(a));
   }
   std::vector<GivenInput> given;
-  for (const NpyArray& a : inputs) given.push_back({a.shape, ir::DType::kF32});
+  for (const NpyArray& a : inputs) given.push_back({a.shape, a.dtype});
   if (absl::Status s = CheckGraphInputs(program->graph, program->input_names, given); !s.ok()) {
     return Error(s);
   }
-  for (const NpyArray& a : inputs) views.push_back(TensorView::Dense(a.data.data(), a.shape));
+  // An i32 input (declared i32, so checked above) is passed as int32 elements.
+  std::vector<std::vector<int32_t>> ints(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const NpyArray& a = inputs[i];
+    views.push_back(TensorView::Dense(a.data.data(), a.shape));
+    if (a.dtype == ir::DType::kI32) {
+      ints[i] = a.I32Values();
+      views.back().data = ints[i].data();
+      views.back().dtype = DType::kI32;
+    }
+  }
   absl::StatusOr<RuntimeOptions> options = RuntimeOptions::FromEnvironment();
   if (!options.ok()) return Error(options.status());
   options->intra_op_threads = o.threads;
