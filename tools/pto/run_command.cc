@@ -85,7 +85,14 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
     const Tensor& t = (*outputs)[out];
     NpyArray a;
     a.shape.assign(t.dims().begin(), t.dims().end());
-    a.data.assign(t.data(), t.data() + t.num_elements());
+    if (t.view().dtype == DType::kI32) {  // an '<i4' file
+      const int32_t* v = static_cast<const int32_t*>(t.view().data);
+      a.dtype = ir::DType::kI32;
+      a.wide.assign(v, v + t.num_elements());
+    } else {
+      const float* v = static_cast<const float*>(t.view().data);
+      a.data.assign(v, v + t.num_elements());
+    }
     if (absl::Status s = WriteNpy((*out_files)[out], a); !s.ok()) return Error(s);
   }
   if (o.check) return RunNodeCheck(**rt, *program, o.graph_path, inputs);
