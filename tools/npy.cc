@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -158,9 +159,10 @@ void StoreLe(uint64_t v, int width, std::string& out) {
   for (int i = 0; i < width; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-// The element count of `shape`, or nullopt if a dim is negative or the byte size overflows.
+// The element count of `shape`, or nullopt if a dim is negative or the byte size (of the widest
+// dtype, 8 bytes) overflows.
 std::optional<size_t> ElementCount(const std::vector<int64_t>& shape) {
-  constexpr uint64_t kMaxElements = std::numeric_limits<int64_t>::max() / sizeof(float);
+  constexpr uint64_t kMaxElements = std::numeric_limits<int64_t>::max() / sizeof(double);
   uint64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) return std::nullopt;
@@ -243,17 +245,38 @@ absl::StatusOr<std::map<std::string, PyValue>> ParseHeader(std::string_view head
   return dict;
 }
 
-// Only '<f4' in C order is supported.
-absl::Status CheckDtypeAndOrder(const std::map<std::string, PyValue>& dict,
-                                absl::string_view name) {
+// A dtype .npy files carry here: its descr and element width.
+struct NpyDType {
+  ir::DType dtype;
+  const char* descr;
+  int width;
+};
+constexpr NpyDType kDTypes[] = {
+    {ir::DType::kF32, "<f4", 4}, {ir::DType::kI32, "<i4", 4}, {ir::DType::kF64, "<f8", 8}};
+constexpr char kDescrs[] = "'<f4', '<i4' or '<f8'";
+
+const NpyDType* FindDType(ir::DType dtype) {
+  for (const NpyDType& d : kDTypes) {
+    if (d.dtype == dtype) return &d;
+  }
+  return nullptr;
+}
+
+// The dtype of the descr ('<f4', '<i4', '<f8'), in C order.
+absl::StatusOr<NpyDType> CheckDtypeAndOrder(const std::map<std::string, PyValue>& dict,
+                                            absl::string_view name) {
   const PyValue& descr = dict.at("descr");
   if (descr.kind != PyValue::Kind::kString) {
-    return absl::UnimplementedError(
-        absl::StrCat(name, ": structured dtypes are not supported (only '<f4')"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": descr is a structured dtype, which is not supported (only ", kDescrs, ")"));
   }
-  if (descr.str != "<f4") {
-    return absl::UnimplementedError(
-        absl::StrCat(name, ": dtype '", descr.str, "' is not supported (only '<f4')"));
+  const NpyDType* found = nullptr;
+  for (const NpyDType& d : kDTypes) {
+    if (descr.str == d.descr) found = &d;
+  }
+  if (found == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": descr '", descr.str, "' is not supported (only ", kDescrs, ")"));
   }
   const PyValue& fortran = dict.at("fortran_order");
   if (fortran.kind != PyValue::Kind::kBool) {
@@ -266,13 +289,13 @@ absl::Status CheckDtypeAndOrder(const std::map<std::string, PyValue>& dict,
                      ": fortran_order True (column-major) is not supported; save a C-order array, "
                      "e.g. numpy.ascontiguousarray(a)"));
   }
-  return absl::OkStatus();
+  return *found;
 }
 
-// The array from the bytes after the header, which must be exactly `count` floats.
+// The array from the bytes after the header, which must be exactly `count` elements of `type`.
 absl::StatusOr<NpyArray> ReadData(std::string_view data, std::vector<int64_t> shape, size_t count,
-                                  absl::string_view name) {
-  const size_t expected = count * sizeof(float);
+                                  const NpyDType& type, absl::string_view name) {
+  const size_t expected = count * type.width;
   if (data.size() < expected) {
     return absl::DataLossError(absl::StrCat(name, ": data is truncated: shape ", ShapeText(shape),
                                             " needs ", expected, " bytes, the file has ",
@@ -285,9 +308,26 @@ absl::StatusOr<NpyArray> ReadData(std::string_view data, std::vector<int64_t> sh
   }
   NpyArray array;
   array.shape = std::move(shape);
-  array.data.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    array.data[i] = std::bit_cast<float>(static_cast<uint32_t>(LoadLe(data, 4 * i, 4)));
+  array.dtype = type.dtype;
+  switch (type.dtype) {
+    case ir::DType::kF32:
+      array.data.resize(count);
+      for (size_t i = 0; i < count; ++i) {
+        array.data[i] = std::bit_cast<float>(static_cast<uint32_t>(LoadLe(data, 4 * i, 4)));
+      }
+      break;
+    case ir::DType::kI32:
+      array.wide.resize(count);
+      for (size_t i = 0; i < count; ++i) {
+        array.wide[i] = std::bit_cast<int32_t>(static_cast<uint32_t>(LoadLe(data, 4 * i, 4)));
+      }
+      break;
+    default:  // kF64
+      array.wide.resize(count);
+      for (size_t i = 0; i < count; ++i) {
+        array.wide[i] = std::bit_cast<double>(LoadLe(data, 8 * i, 8));
+      }
+      break;
   }
   return array;
 }
@@ -302,7 +342,8 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_
   absl::StatusOr<std::map<std::string, PyValue>> dict =
       ParseHeader(bytes.substr(span->start, span->length), name);
   if (!dict.ok()) return dict.status();
-  if (absl::Status s = CheckDtypeAndOrder(*dict, name); !s.ok()) return s;
+  absl::StatusOr<NpyDType> type = CheckDtypeAndOrder(*dict, name);
+  if (!type.ok()) return type.status();
   absl::StatusOr<std::vector<int64_t>> shape = ShapeFromHeader(dict->at("shape"), name);
   if (!shape.ok()) return shape.status();
   std::optional<size_t> count = ElementCount(*shape);
@@ -310,7 +351,7 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes, std::string_view file_
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": shape ", ShapeText(*shape), " is too large"));
   }
-  return ReadData(bytes.substr(span->start + span->length), *std::move(shape), *count, name);
+  return ReadData(bytes.substr(span->start + span->length), *std::move(shape), *count, *type, name);
 }
 
 absl::StatusOr<std::string> SerializeNpy(const NpyArray& array) {
@@ -319,13 +360,32 @@ absl::StatusOr<std::string> SerializeNpy(const NpyArray& array) {
     return absl::InvalidArgumentError(
         absl::StrCat("shape ", ShapeText(array.shape), " has a negative dim or is too large"));
   }
-  if (*count != array.data.size()) {
+  const NpyDType* type = FindDType(array.dtype);
+  if (type == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dtype ", std::string(ir::DTypeName(array.dtype)),
+                     " has no .npy descr here (f32, i32 and f64 do)"));
+  }
+  if (*count != static_cast<size_t>(array.size())) {
     return absl::InvalidArgumentError(absl::StrCat("shape ", ShapeText(array.shape), " has ",
                                                    *count, " elements but data has ",
-                                                   array.data.size()));
+                                                   array.size()));
   }
-  std::string header = absl::StrCat(
-      "{'descr': '<f4', 'fortran_order': False, 'shape': ", ShapeText(array.shape), ", }");
+  if (array.dtype == ir::DType::kI32) {
+    for (size_t i = 0; i < array.wide.size(); ++i) {
+      const double v = array.wide[i];
+      if (!(v == std::trunc(v) && v >= std::numeric_limits<int32_t>::min() &&
+            v <= std::numeric_limits<int32_t>::max())) {
+        char value[32];
+        std::snprintf(value, sizeof(value), "%.17g", v);
+        return absl::InvalidArgumentError(
+            absl::StrCat("i32 element ", i, " is ", value, ", not an int32"));
+      }
+    }
+  }
+  std::string header =
+      absl::StrCat("{'descr': '", type->descr,
+                   "', 'fortran_order': False, 'shape': ", ShapeText(array.shape), ", }");
   // As numpy.lib.format: pad with spaces so that data starts at a multiple of kAlign, then a
   // newline; a header already aligned still gets kAlign spaces.
   const bool v1 = header.size() + 1 + kAlign <= 0xffff;  // the u16 length field is enough
@@ -340,8 +400,20 @@ absl::StatusOr<std::string> SerializeNpy(const NpyArray& array) {
   out.push_back(0);
   StoreLe(header.size(), major == 1 ? 2 : 4, out);
   out += header;
-  out.reserve(out.size() + *count * sizeof(float));
-  for (float v : array.data) StoreLe(std::bit_cast<uint32_t>(v), 4, out);
+  out.reserve(out.size() + *count * type->width);
+  switch (array.dtype) {
+    case ir::DType::kF32:
+      for (float v : array.data) StoreLe(std::bit_cast<uint32_t>(v), 4, out);
+      break;
+    case ir::DType::kI32:
+      for (double v : array.wide) {
+        StoreLe(std::bit_cast<uint32_t>(static_cast<int32_t>(v)), 4, out);
+      }
+      break;
+    default:  // kF64
+      for (double v : array.wide) StoreLe(std::bit_cast<uint64_t>(v), 8, out);
+      break;
+  }
   return out;
 }
 

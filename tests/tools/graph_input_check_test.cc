@@ -112,7 +112,30 @@ TEST(GraphInputCheck, TheInputCountAndDtype) {
   EXPECT_EQ(s.message(), "the graph has 2 inputs; 1 were given");
   std::vector<GivenInput> bf16 = {{{23, 29}, ir::DType::kBF16}, {{29, 31}, ir::DType::kF32}};
   s = CheckGraphInputs(p.graph, p.input_names, bf16);
-  EXPECT_EQ(s.message(), "input 0 (x): dtype bf16, declared f32");
+  EXPECT_EQ(s.message(), "input 0 (x): dtype bf16, declared f32 ('<f4' in a .npy file)");
+  // An f64 array (an '<f8' file) is refused for an f32 input, saying what is expected.
+  std::vector<GivenInput> f64 = {{{23, 29}, ir::DType::kF64}, {{29, 31}, ir::DType::kF32}};
+  s = CheckGraphInputs(p.graph, p.input_names, f64);
+  EXPECT_EQ(
+      s, absl::InvalidArgumentError("input 0 (x): dtype f64, declared f32 ('<f4' in a .npy file)"));
+}
+
+// An i32 declaration takes i32 arrays (an '<i4' file) and nothing else.
+TEST(GraphInputCheck, AnI32Input) {
+  GraphProgram p = MatMul();
+  for (ir::Node& n : p.graph.nodes) {
+    if (n.op == ir::OpKind::kInput && n.attrs.index == 1) n.dtype = ir::DType::kI32;
+  }
+  std::vector<GivenInput> ok = {{{23, 29}, ir::DType::kF32}, {{29, 31}, ir::DType::kI32}};
+  EXPECT_TRUE(CheckGraphInputs(p.graph, p.input_names, ok).ok());
+  std::vector<GivenInput> f32 = {{{23, 29}, ir::DType::kF32}, {{29, 31}, ir::DType::kF32}};
+  EXPECT_EQ(
+      CheckGraphInputs(p.graph, p.input_names, f32),
+      absl::InvalidArgumentError("input 1 (w): dtype f32, declared i32 ('<i4' in a .npy file)"));
+  std::vector<GivenInput> i32 = {{{23, 29}, ir::DType::kI32}, {{29, 31}, ir::DType::kI32}};
+  EXPECT_EQ(
+      CheckGraphInputs(p.graph, p.input_names, i32),
+      absl::InvalidArgumentError("input 0 (x): dtype i32, declared f32 ('<f4' in a .npy file)"));
 }
 
 // An embedder calling the program directly: the replay refuses what the declaration does not

@@ -8,8 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/ir/dtype.h"
+#include "ops/host_tensor.h"
 
 namespace pto::tools {
 namespace {
@@ -236,18 +239,126 @@ TEST(NpyTest, MissingExtraAndDuplicateKeys) {
       absl::StatusCode::kInvalidArgument, "key 'descr' appears twice");
 }
 
-TEST(NpyTest, UnsupportedDtypes) {
-  for (const char* descr : {"<f8", ">f4", "<i4", "|u1", "<f2"}) {
+TEST(NpyTest, UnsupportedDescrs) {
+  for (const char* descr : {"<i8", ">f4", "|b1", "|u1", "<f2", ">i4", "<u4", ">f8", "f4"}) {
     const std::string dict =
         std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (1,), }";
-    ExpectError(ParseNpy(NpyBytes(1, Padded(dict), "12345678"), "d.npy"),
-                absl::StatusCode::kUnimplemented,
-                std::string("d.npy: dtype '") + descr + "' is not supported (only '<f4')");
+    const absl::StatusOr<NpyArray> r = ParseNpy(NpyBytes(1, Padded(dict), "12345678"), "d.npy");
+    EXPECT_EQ(r.status(),
+              absl::InvalidArgumentError(std::string("d.npy: descr '") + descr +
+                                         "' is not supported (only '<f4', '<i4' or '<f8')"));
   }
-  ExpectError(
-      ParseNpy(NpyBytes(1, "{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (1,)}"),
-               "s.npy"),
-      absl::StatusCode::kUnimplemented, "s.npy: structured dtypes are not supported");
+  const absl::StatusOr<NpyArray> r = ParseNpy(
+      NpyBytes(1, "{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (1,)}"), "s.npy");
+  EXPECT_EQ(r.status(), absl::InvalidArgumentError(
+                            "s.npy: descr is a structured dtype, which is not supported (only "
+                            "'<f4', '<i4' or '<f8')"));
+}
+
+std::string Int32Bytes(const std::vector<int32_t>& values) {
+  std::string out;
+  for (int32_t v : values) {
+    const uint32_t bits = std::bit_cast<uint32_t>(v);
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  }
+  return out;
+}
+
+std::string DoubleBytes(const std::vector<double>& values) {
+  std::string out;
+  for (double v : values) {
+    const uint64_t bits = std::bit_cast<uint64_t>(v);
+    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  }
+  return out;
+}
+
+TEST(NpyTest, I32IsByteExactAndRoundTrips) {
+  const std::vector<int32_t> values = {0, -1, 2147483647, -2147483647 - 1, 7, 256};
+  const NpyArray a = ops::HostTensor::I32({2, 3}, values);
+  const std::string want = NpyBytes(
+      1, Padded("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }"), Int32Bytes(values));
+  absl::StatusOr<std::string> bytes = SerializeNpy(a);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, want);
+  absl::StatusOr<NpyArray> back = ParseNpy(want, "i.npy");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->dtype, ir::DType::kI32);
+  EXPECT_EQ(back->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(back->data.empty());
+  EXPECT_EQ(back->I32Values(), values);
+}
+
+TEST(NpyTest, F64IsByteExactAndRoundTrips) {
+  const std::vector<double> values = {0.1, -1e300, 5e-324, std::numeric_limits<double>::infinity(),
+                                      -0.0};
+  NpyArray a = ops::HostTensor::Zeros({5}, ir::DType::kF64);
+  a.wide = values;
+  const std::string want = NpyBytes(
+      1, Padded("{'descr': '<f8', 'fortran_order': False, 'shape': (5,), }"), DoubleBytes(values));
+  absl::StatusOr<std::string> bytes = SerializeNpy(a);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, want);
+  absl::StatusOr<NpyArray> back = ParseNpy(want, "d.npy");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->dtype, ir::DType::kF64);
+  EXPECT_TRUE(back->data.empty());
+  ASSERT_EQ(back->wide.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(std::bit_cast<uint64_t>(back->wide[i]), std::bit_cast<uint64_t>(values[i])) << i;
+  }
+  // A NaN's payload survives too.
+  a = ops::HostTensor::Zeros({}, ir::DType::kF64);
+  a.wide = {std::bit_cast<double>(uint64_t{0x7ff8000000000123})};
+  bytes = SerializeNpy(a);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  back = ParseNpy(*bytes, "nan.npy");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->shape, std::vector<int64_t>{});
+  EXPECT_EQ(std::bit_cast<uint64_t>(back->wide[0]), uint64_t{0x7ff8000000000123});
+}
+
+TEST(NpyTest, F32ReadsAsF32) {
+  absl::StatusOr<NpyArray> a =
+      ParseNpy(NpyBytes(2, Padded(kDict23, 2), FloatBytes({0, 1, 2, 3, 4, 5})), "f.npy");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->dtype, ir::DType::kF32);
+  EXPECT_TRUE(a->wide.empty());
+  EXPECT_THAT(a->data, ElementsAre(0, 1, 2, 3, 4, 5));
+}
+
+TEST(NpyTest, WideDtypesTruncatedAndTrailing) {
+  const std::string f8 = Padded("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }");
+  ExpectError(ParseNpy(NpyBytes(1, f8, DoubleBytes({1}) + "1234"), "short.npy"),
+              absl::StatusCode::kDataLoss,
+              "short.npy: data is truncated: shape (2,) needs 16 bytes, the file has 12");
+  ExpectError(ParseNpy(NpyBytes(1, f8, DoubleBytes({1, 2}) + "z"), "long.npy"),
+              absl::StatusCode::kInvalidArgument,
+              "long.npy: 1 unexpected bytes after the 16 data bytes of shape (2,)");
+  const std::string i4 = Padded("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }");
+  ExpectError(ParseNpy(NpyBytes(1, i4, Int32Bytes({1, 2})), "short.npy"),
+              absl::StatusCode::kDataLoss,
+              "short.npy: data is truncated: shape (3,) needs 12 bytes, the file has 8");
+}
+
+TEST(NpyTest, SerializeRejectsWhatNpyCannotHold) {
+  NpyArray half{{1}, {1.0f}};
+  half.dtype = ir::DType::kF16;
+  EXPECT_EQ(SerializeNpy(half).status(),
+            absl::InvalidArgumentError("dtype f16 has no .npy descr here (f32, i32 and f64 do)"));
+  NpyArray ints = ops::HostTensor::I32({3}, {1, 2, 3});
+  ints.wide[1] = 0.5;
+  EXPECT_EQ(SerializeNpy(ints).status(),
+            absl::InvalidArgumentError("i32 element 1 is 0.5, not an int32"));
+  ints.wide[1] = 4294967296.0;
+  EXPECT_EQ(SerializeNpy(ints).status(),
+            absl::InvalidArgumentError("i32 element 1 is 4294967296, not an int32"));
+  // The stored size is the dtype's storage: an f64 array's `data` does not count.
+  NpyArray wide = ops::HostTensor::Zeros({2}, ir::DType::kF64);
+  wide.wide.pop_back();
+  wide.data = {1, 2};
+  EXPECT_EQ(SerializeNpy(wide).status(),
+            absl::InvalidArgumentError("shape (2,) has 2 elements but data has 1"));
 }
 
 TEST(NpyTest, FortranOrder) {
@@ -307,6 +418,22 @@ TEST(NpyTest, FileRoundTrip) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->shape, a.shape);
   EXPECT_EQ(back->data, a.data);
+  // i32 and f64 files too.
+  const NpyArray ints = ops::HostTensor::I32({2}, {-5, 9});
+  ASSERT_TRUE(WriteNpy(path, ints).ok());
+  back = ReadNpy(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->dtype, ir::DType::kI32);
+  EXPECT_EQ(back->I32Values(), ints.I32Values());
+  NpyArray wide = ops::HostTensor::Zeros({1, 2}, ir::DType::kF64);
+  wide.Set(0, 1.0 / 3.0);
+  wide.Set(1, -2e-310);
+  ASSERT_TRUE(WriteNpy(path, wide).ok());
+  back = ReadNpy(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->dtype, ir::DType::kF64);
+  EXPECT_EQ(back->shape, wide.shape);
+  EXPECT_EQ(back->wide, wide.wide);
   std::remove(path.c_str());
 }
 

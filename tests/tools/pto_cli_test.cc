@@ -131,6 +131,23 @@ TEST_F(PtoCli, RunReportsBadNpy) {
   EXPECT_THAT(r.output, HasSubstr(Path("x.npy")));
 }
 
+// An '<f8' or '<i4' file for an f32 input is refused before anything runs, naming the dtype the
+// graph declares.
+TEST_F(PtoCli, RunRefusesAWrongDtype) {
+  const std::string inputs = WriteSmallMlpInputs();
+  ops::HostTensor wide = ops::HostTensor::Zeros({3, 12}, ir::DType::kF64);
+  ASSERT_TRUE(tools::WriteNpy(Path("x.npy"), wide).ok());
+  Result r = RunPto("run " + Graph() + inputs + " --output y=" + Path("y.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output, "pto run: input 0 (x): dtype f64, declared f32 ('<f4' in a .npy file)\n");
+  ASSERT_TRUE(
+      tools::WriteNpy(Path("x.npy"), ops::HostTensor::Zeros({3, 12}, ir::DType::kI32)).ok());
+  r = RunPto("run " + Graph() + inputs + " --output y=" + Path("y.npy"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output, "pto run: input 0 (x): dtype i32, declared f32 ('<f4' in a .npy file)\n");
+  EXPECT_FALSE(std::filesystem::exists(Path("y.npy")));
+}
+
 TEST_F(PtoCli, DumpEveryStage) {
   const std::string inputs = WriteSmallMlpInputs();
   const std::vector<std::pair<std::string, std::string>> expect = {

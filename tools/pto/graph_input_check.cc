@@ -1,6 +1,7 @@
 #include "tools/pto/graph_input_check.h"
 
 #include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -14,6 +15,18 @@ struct Binding {
   int input = 0;
   size_t axis = 0;
 };
+
+// How a file of the declared dtype is written, for the message: " ('<f4' in a .npy file)".
+std::string NpyHint(ir::DType declared) {
+  switch (declared) {
+    case ir::DType::kF32:
+      return " ('<f4' in a .npy file)";
+    case ir::DType::kI32:
+      return " ('<i4' in a .npy file)";
+    default:
+      return "";
+  }
+}
 
 class Checker {
  public:
@@ -61,7 +74,7 @@ class Checker {
     if (in.dtype != node.dtype) {
       return absl::InvalidArgumentError(
           absl::StrCat(Name(i), ": dtype ", std::string(ir::DTypeName(in.dtype)), ", declared ",
-                       std::string(ir::DTypeName(node.dtype))));
+                       std::string(ir::DTypeName(node.dtype)), NpyHint(node.dtype)));
     }
     if (in.shape.size() != node.shape.size()) {
       return Mismatch(i, absl::StrCat("rank ", in.shape.size(), ", declared ", node.shape.size()));

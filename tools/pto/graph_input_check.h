@@ -24,6 +24,7 @@ struct GivenInput {
 // same value wherever it appears and a value within the symbol's range, and each other
 // symbolic dim (a polynomial such as 2*seq) equals its value once its symbols are bound.
 // Otherwise InvalidArgument about the first input (by index) that does not fit, e.g.
+//   "input 0 (x): dtype f64, declared f32 ('<f4' in a .npy file)"
 //   "input 0 (x): shape [24, 29] does not match the declared shape [23, 29]: dim 0 is 24,
 //    declared 23"
 //   "input 0 (x): shape [17] does not match the declared shape [3, 1, 17]: rank 1, declared 3"

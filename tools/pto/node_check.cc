@@ -104,9 +104,8 @@ std::string NodeCheckText(const std::vector<NodeCheck>& rows) {
 
 int RunNodeCheck(Runtime& runtime, const GraphProgram& program, const std::string& name,
                  const std::vector<NpyArray>& inputs) {
-  std::vector<ops::HostTensor> host;
-  for (const NpyArray& a : inputs) host.push_back({a.shape, a.data});
-  absl::StatusOr<std::vector<NodeCheck>> rows = CheckEveryNode(runtime, program, name, host);
+  // An NpyArray is a HostTensor of the file's dtype.
+  absl::StatusOr<std::vector<NodeCheck>> rows = CheckEveryNode(runtime, program, name, inputs);
   if (!rows.ok()) {
     std::fprintf(stderr, "pto run: --check: %s\n", std::string(rows.status().message()).c_str());
     return 1;

@@ -1,5 +1,6 @@
 // `pto run GRAPH.pbtxt --input NAME=FILE.npy ... --output NAME=FILE.npy ... [--threads N]
 //  [--check] [--check-numerics] [--trace FILE]`
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -48,11 +49,21 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
     inputs.push_back(*std::move(a));
   }
   std::vector<GivenInput> given;
-  for (const NpyArray& a : inputs) given.push_back({a.shape, ir::DType::kF32});
+  for (const NpyArray& a : inputs) given.push_back({a.shape, a.dtype});
   if (absl::Status s = CheckGraphInputs(program->graph, program->input_names, given); !s.ok()) {
     return Error(s);
   }
-  for (const NpyArray& a : inputs) views.push_back(TensorView::Dense(a.data.data(), a.shape));
+  // An i32 input (declared i32, so checked above) is passed as int32 elements.
+  std::vector<std::vector<int32_t>> ints(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const NpyArray& a = inputs[i];
+    views.push_back(TensorView::Dense(a.data.data(), a.shape));
+    if (a.dtype == ir::DType::kI32) {
+      ints[i] = a.I32Values();
+      views.back().data = ints[i].data();
+      views.back().dtype = DType::kI32;
+    }
+  }
   absl::StatusOr<RuntimeOptions> options = RuntimeOptions::FromEnvironment();
   if (!options.ok()) return Error(options.status());
   options->intra_op_threads = o.threads;
@@ -74,7 +85,14 @@ int RunGraph(const CLI::App& command, const RunOptions& o) {
     const Tensor& t = (*outputs)[out];
     NpyArray a;
     a.shape.assign(t.dims().begin(), t.dims().end());
-    a.data.assign(t.data(), t.data() + t.num_elements());
+    if (t.view().dtype == DType::kI32) {  // an '<i4' file
+      const int32_t* v = static_cast<const int32_t*>(t.view().data);
+      a.dtype = ir::DType::kI32;
+      a.wide.assign(v, v + t.num_elements());
+    } else {
+      const float* v = static_cast<const float*>(t.view().data);
+      a.data.assign(v, v + t.num_elements());
+    }
     if (absl::Status s = WriteNpy((*out_files)[out], a); !s.ok()) return Error(s);
   }
   if (o.check) return RunNodeCheck(**rt, *program, o.graph_path, inputs);
