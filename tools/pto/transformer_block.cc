@@ -6,18 +6,18 @@ namespace pto::tools {
 
 std::vector<std::vector<int64_t>> WeightShapes(BlockDims d) {
   return {
-      {d.model},               // ln1 weight
-      {d.model},               // ln1 bias
-      {3 * d.model, d.model},  // qkv weight [out, in]
-      {3 * d.model},           // qkv bias
-      {d.model, d.model},      // output projection weight
-      {d.model},               // output projection bias
-      {d.model},               // ln2 weight
-      {d.model},               // ln2 bias
-      {d.ff, d.model},         // mlp up weight
-      {d.ff},                  // mlp up bias
-      {d.model, d.ff},         // mlp down weight
-      {d.model},               // mlp down bias
+      {d.model},              // ln1 weight
+      {d.model},              // ln1 bias
+      {3 * d.model, d.model}, // qkv weight [out, in]
+      {3 * d.model},          // qkv bias
+      {d.model, d.model},     // output projection weight
+      {d.model},              // output projection bias
+      {d.model},              // ln2 weight
+      {d.model},              // ln2 bias
+      {d.ff, d.model},        // mlp up weight
+      {d.ff},                 // mlp up bias
+      {d.model, d.ff},        // mlp down weight
+      {d.model},              // mlp down bias
   };
 }
 
@@ -34,7 +34,7 @@ TraceFn TransformerBlock(BlockDims d) {
     Value q = head_split(0), k = head_split(1), v = head_split(2);
     Value scores = matmul(q, k, {.transpose_b = true}) * (1.0f / std::sqrt(static_cast<float>(dh)));
     if (d.causal) scores = where(ge(iota(scores, -2), iota(scores, -1)), scores, constant(-1e9f));
-    Value attention = matmul(softmax(scores), v);                                 // [b, h, s, dh]
+    Value attention = matmul(softmax(scores), v);                                // [b, h, s, dh]
     Value merged = reshape(transpose(attention, {0, 2, 1, 3}), {0, 0, d.model});  // [b, s, model]
     Value x2 = x + linear(merged, in[5], in[6]);
     Value up = gelu(linear(layer_norm(x2, in[7], in[8]), in[9], in[10]));
