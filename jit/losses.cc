@@ -4,7 +4,7 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
+#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -24,7 +24,7 @@ const ir::Node* NodeOf(const Value& v) {
 }
 
 // Records an InvalidArgument "<loss>: <message>" in the trace of `v`; returns an invalid Value.
-Value Reject(const Value& v, std::string_view loss, std::string_view message) {
+Value Reject(const Value& v, const char* loss, const std::string& message) {
   v.state()->Fail(absl::InvalidArgumentError(absl::StrCat(loss, ": ", message)));
   return Value();
 }
@@ -34,11 +34,11 @@ std::string ShapeOf(const Value& v, const ir::Node& node) {
 }
 
 // Empty when `node` is of `dtype` and rank `rank`, else what is wrong with argument `name`.
-std::string CheckArg(const Value& v, const ir::Node& node, std::string_view name, ir::DType dtype,
-                     int rank, std::string_view layout) {
+std::string CheckArg(const Value& v, const ir::Node& node, const char* name, ir::DType dtype,
+                     int rank, const char* layout) {
   if (node.dtype != dtype) {
-    return absl::StrCat(name, " must be ", ir::DTypeName(dtype), ", got ",
-                        ir::DTypeName(node.dtype));
+    return absl::StrCat(name, " must be ", std::string(ir::DTypeName(dtype)), ", got ",
+                        std::string(ir::DTypeName(node.dtype)));
   }
   if (static_cast<int>(node.shape.size()) != rank) {
     return absl::StrCat(name, " must have rank ", rank, " ", layout, ", got ", ShapeOf(v, node));
@@ -54,7 +54,7 @@ Value WeightedNll(Value logits, Value targets) {
 }  // namespace
 
 Value cross_entropy(Value logits, Value labels) {
-  constexpr std::string_view kLoss = "cross_entropy";
+  constexpr const char* kLoss = "cross_entropy";
   const ir::Node* l = NodeOf(logits);
   const ir::Node* y = NodeOf(labels);
   if (l == nullptr || y == nullptr) return WeightedNll(logits, one_hot(labels, 1));
@@ -76,7 +76,7 @@ Value cross_entropy(Value logits, Value labels) {
 }
 
 Value cross_entropy_probs(Value logits, Value probs) {
-  constexpr std::string_view kLoss = "cross_entropy_probs";
+  constexpr const char* kLoss = "cross_entropy_probs";
   const ir::Node* l = NodeOf(logits);
   const ir::Node* p = NodeOf(probs);
   if (l == nullptr || p == nullptr) return WeightedNll(logits, probs);
@@ -97,8 +97,9 @@ Value mse(Value a, Value b) {
   if (na != nullptr && nb != nullptr) {
     for (const auto& [v, node, name] : {std::tuple{a, na, "a"}, std::tuple{b, nb, "b"}}) {
       if (node->dtype != ir::DType::kF32) {
-        return Reject(v, "mse",
-                      absl::StrCat(name, " must be f32, got ", ir::DTypeName(node->dtype)));
+        return Reject(
+            v, "mse",
+            absl::StrCat(name, " must be f32, got ", std::string(ir::DTypeName(node->dtype))));
       }
     }
   }

@@ -129,7 +129,7 @@ Program Block() {
 }
 
 // Runs `command`, returning its exit status and its output (stdout and stderr).
-int Run(const std::string& command, std::string& output) {
+int RunCommand(const std::string& command, std::string& output) {
   std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return -1;
   char buf[4096];
@@ -180,7 +180,7 @@ class TorchComparison : public ::testing::Test {
     // pto's side.
     std::unique_ptr<Runtime> rt = OpenRuntime();
     absl::StatusOr<std::unique_ptr<Function>> fn =
-        rt->JitGradTraced(p.name, static_cast<int>(p.inputs.size()), p.loss, {.wrt = p.wrt});
+        rt->JitGradTraced(p.name, static_cast<int>(p.inputs.size()), p.loss, {.wrt = p.wrt}, {});
     ASSERT_TRUE(fn.ok()) << fn.status();
     std::vector<HostTensor> inputs;
     for (const Named& in : p.inputs) inputs.push_back(in.tensor);

@@ -148,7 +148,7 @@ TEST(Losses, MseOverEveryElementWithBroadcasting) {
 absl::Status FirstCallStatus(Runtime& rt, const TraceFn& loss,
                              const std::vector<HostTensor>& inputs) {
   absl::StatusOr<std::unique_ptr<Function>> fn =
-      rt.JitTraced("bad", static_cast<int>(inputs.size()), loss);
+      rt.JitTraced("bad", static_cast<int>(inputs.size()), loss, {});
   if (!fn.ok()) return fn.status();
   return RunPto(**fn, inputs).status();
 }
