@@ -168,10 +168,10 @@ class TorchComparison : public ::testing::Test {
         << "Debian's python3 was not found at configure time (" << python
         << "): run tools/setup.sh (it installs python3-torch), then configure again";
     std::string output;
-    const int rc =
-        Run("'" + python + "' '" PTO_SOURCE_DIR "/tests/training/torch_reference.py'" +
-                " --program " + p.name + " --inputs '" + dir_ + "' --outputs '" + dir_ + "/torch'",
-            output);
+    const int rc = RunCommand(
+        "'" + python + "' '" PTO_SOURCE_DIR "/tests/training/torch_reference.py'" + " --program " +
+            p.name + " --inputs '" + dir_ + "' --outputs '" + dir_ + "/torch'",
+        output);
     ASSERT_EQ(rc, 0) << "torch_reference.py failed (run tools/setup.sh to install "
                         "python3-torch):\n"
                      << output;
