@@ -1,6 +1,5 @@
 #include "tests/jit/e2e/test_util.h"
 
-#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -31,13 +30,6 @@ std::vector<TensorView> Views(const std::vector<ops::HostTensor>& tensors) {
 absl::StatusOr<std::vector<ops::HostTensor>> RunPto(Function& fn,
                                                     const std::vector<ops::HostTensor>& inputs) {
   std::vector<TensorView> views = Views(inputs);
-  // i32 inputs keep their values in doubles (HostTensor::wide): pass them as int32 copies.
-  std::vector<std::vector<int32_t>> ints(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].dtype != ir::DType::kI32) continue;
-    ints[i] = inputs[i].I32Values();
-    views[i] = TensorView::Dense(ints[i].data(), inputs[i].shape);
-  }
   absl::StatusOr<std::vector<Tensor>> out = fn(views);
   if (!out.ok()) return out.status();
   std::vector<ops::HostTensor> result;
