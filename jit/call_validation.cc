@@ -3,6 +3,7 @@
 #include <map>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -13,6 +14,43 @@ std::string DimsString(const int64_t* dims, int rank) {
   std::string s = "[";
   for (int i = 0; i < rank; ++i) absl::StrAppend(&s, i ? ", " : "", dims[i]);
   return s + "]";
+}
+
+// FunctionOptions::in_place_outputs against the arity and the constant inputs (the outputs'
+// count is known once traced: the pipeline checks it).
+absl::Status ValidateInPlaceOutputs(int num_inputs, const FunctionOptions& options) {
+  const std::vector<InPlaceOutput>& pairs = options.in_place_outputs;
+  for (size_t p = 0; p < pairs.size(); ++p) {
+    const InPlaceOutput& d = pairs[p];
+    if (d.output < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("in-place output ", d.output, " does not exist"));
+    }
+    if (d.input < 0 || d.input >= num_inputs) {
+      return absl::InvalidArgumentError(absl::StrCat("in-place output ", d.output, ": input ",
+                                                     d.input, " does not exist (", num_inputs,
+                                                     " inputs)"));
+    }
+    for (size_t q = 0; q < p; ++q) {
+      if (pairs[q].output == d.output) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("output ", d.output, " is declared in place twice (over input ",
+                         pairs[q].input, " and input ", d.input, ")"));
+      }
+      if (pairs[q].input == d.input) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", d.input,
+                                                       " is written in place by two outputs (",
+                                                       pairs[q].output, " and ", d.output, ")"));
+      }
+    }
+    for (int c : options.constant_inputs) {
+      if (c == d.input) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input ", c, " is both constant and written in place by output ", d.output));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -99,6 +137,7 @@ absl::Status ValidateFunctionOptions(int num_inputs, const FunctionOptions& opti
           absl::StrCat("constant input ", c, " does not exist (", num_inputs, " inputs)"));
     }
   }
+  if (absl::Status s = ValidateInPlaceOutputs(num_inputs, options); !s.ok()) return s;
   if (options.max_shape_classes < 1) {
     return absl::InvalidArgumentError("max_shape_classes must be at least 1");
   }

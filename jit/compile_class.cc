@@ -22,12 +22,14 @@ std::string StepSummary(const std::vector<jit::StepTime>& steps) {
 }  // namespace
 
 jit::PipelineOptions PipelineOptionsOf(RuntimeImpl& runtime,
-                                       const std::vector<bool>& constant_inputs) {
+                                       const std::vector<bool>& constant_inputs,
+                                       const std::vector<InPlaceOutput>& in_place_outputs) {
   jit::PipelineOptions o;
   o.device = &runtime.device();
   o.logger = &runtime.logger();
   o.log_passes = runtime.options().log_passes;
   o.constant_inputs = constant_inputs;
+  o.in_place_outputs = in_place_outputs;
   return o;
 }
 
@@ -48,6 +50,7 @@ absl::StatusOr<CompiledClassResult> CompileClass(RuntimeImpl& runtime, const std
                                                  const TraceVariant& v, const CallShapes& shapes,
                                                  jit::ShapeClass shape_class,
                                                  const std::vector<bool>& constant_inputs,
+                                                 const std::vector<InPlaceOutput>& in_place,
                                                  CompileCounters& counters) {
   auto cls = std::make_unique<CompiledClass>();
   cls->variant = &v;
@@ -64,7 +67,7 @@ absl::StatusOr<CompiledClassResult> CompileClass(RuntimeImpl& runtime, const std
   build.origin.shape_class = cls->label;
   build.threads = runtime.threads();
   absl::StatusOr<jit::CompiledProgram> compiled = jit::CompileShapeClass(
-      v.graph, cls->cls, PipelineOptionsOf(runtime, constant_inputs),
+      v.graph, cls->cls, PipelineOptionsOf(runtime, constant_inputs, in_place),
       TuningRecordsOf(runtime, function, cls->shape_class), runtime.compiler(), build);
   if (!compiled.ok()) return compiled.status();
   cls->current = std::move(compiled->built.plan);

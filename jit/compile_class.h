@@ -29,7 +29,8 @@ struct CompileCounters {
 
 // What the pipeline needs besides the traced graph, from the Runtime and the Function.
 jit::PipelineOptions PipelineOptionsOf(RuntimeImpl& runtime,
-                                       const std::vector<bool>& constant_inputs);
+                                       const std::vector<bool>& constant_inputs,
+                                       const std::vector<InPlaceOutput>& in_place_outputs);
 // Where the tuned configs of a Function's shape class come from: the Runtime's cache, unless
 // it retunes.
 jit::TuningRecordSource TuningRecordsOf(RuntimeImpl& runtime, const std::string& function,
@@ -46,6 +47,7 @@ absl::StatusOr<CompiledClassResult> CompileClass(RuntimeImpl& runtime, const std
                                                  const TraceVariant& v, const CallShapes& shapes,
                                                  jit::ShapeClass shape_class,
                                                  const std::vector<bool>& constant_inputs,
+                                                 const std::vector<InPlaceOutput>& in_place,
                                                  CompileCounters& counters);
 
 }  // namespace pto::detail

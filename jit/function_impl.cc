@@ -145,7 +145,9 @@ absl::Status FunctionImpl::Run(const CompiledClass& cls, absl::Span<const Tensor
                                                      ShapeString(shape, vals)));
     }
   }
-  if (absl::Status s = CheckOutputsDisjoint(inputs, outputs); !s.ok()) return s;
+  const absl::Span<const InPlaceOutput> in_place = options_.in_place_outputs;
+  if (absl::Status s = CheckInPlaceShapes(inputs, outputs, in_place); !s.ok()) return s;
+  if (absl::Status s = CheckOutputsDisjoint(inputs, outputs, in_place); !s.ok()) return s;
   void* in[kMaxInputs];
   void* out[kMaxInputs];
   if (outputs.size() > static_cast<size_t>(kMaxInputs)) {
@@ -197,7 +199,7 @@ absl::StatusOr<const CompiledClass*> FunctionImpl::CompileFor(const CallShapes& 
   absl::StatusOr<CompiledClassResult> compiled =
       CompileClass(*runtime_, name_, v, shapes,
                    generic ? jit::GenericClass(v.symbols) : jit::Classify(vals, v.symbols),
-                   constants_.is_constant(), counters_);
+                   constants_.is_constant(), options_.in_place_outputs, counters_);
   if (!compiled.ok()) return compiled.status();
   // The generic class is not tuned: it serves shapes of every bucket, and its candidates would
   // be checked at the ranges' largest sizes.
@@ -317,9 +319,24 @@ absl::StatusOr<std::vector<Tensor>> FunctionImpl::CallAllocating(
   absl::StatusOr<std::vector<std::vector<int64_t>>> out_shapes =
       EvaluateOutputShapes(v.graph, vals);
   if (!out_shapes.ok()) return out_shapes.status();
+  // Outputs declared in place are written over their input's memory and returned as Tensors
+  // borrowing it.
+  std::vector<const TensorView*> in_place(out_shapes->size(), nullptr);
+  std::vector<InPlaceOutput> pairs;
+  for (const InPlaceOutput& p : options_.in_place_outputs) {
+    if (p.output >= static_cast<int>(in_place.size())) continue;  // the compile reports it
+    in_place[p.output] = &inputs[p.input];
+    pairs.push_back(p);
+  }
   std::vector<DType> out_dtypes;
   for (int o : v.graph.outputs) out_dtypes.push_back(static_cast<DType>(v.graph.nodes[o].dtype));
-  absl::StatusOr<std::vector<Tensor>> outs = AllocateOutputs(*out_shapes, out_dtypes);
+  std::vector<TensorView> shaped;
+  for (size_t o = 0; o < out_shapes->size(); ++o) {
+    shaped.push_back(TensorView::Dense(static_cast<const float*>(nullptr), (*out_shapes)[o]));
+    shaped.back().dtype = out_dtypes[o];
+  }
+  if (absl::Status s = CheckInPlaceShapes(inputs, shaped, pairs); !s.ok()) return s;
+  absl::StatusOr<std::vector<Tensor>> outs = AllocateOutputs(*out_shapes, out_dtypes, in_place);
   if (!outs.ok()) return outs.status();
   std::vector<TensorView> views;
   for (const Tensor& t : *outs) views.push_back(t.view());
@@ -349,7 +366,8 @@ absl::StatusOr<std::string> FunctionImpl::Dump(
       jit::Classify(std::span<const int64_t>(values, v.symbols.size()), v.symbols);
   const int threads = runtime_->threads() ? runtime_->threads()->threads() : 1;
   return jit::PrintAfter(
-      stage, v.graph, cls, PipelineOptionsOf(*runtime_, constants_.is_constant()),
+      stage, v.graph, cls,
+      PipelineOptionsOf(*runtime_, constants_.is_constant(), options_.in_place_outputs),
       TuningRecordsOf(*runtime_, name_, ShapeClassKey(v, cls)), runtime_->compiler(), threads);
 }
 

@@ -10,7 +10,9 @@
 //   ir::KernelCall::in_place (jit/passes/mark_in_place.h): an elementwise or row-op output
 //   written over a dying input that the kernel reads at exactly the index it writes, every
 //   read of a point (a row op: of its row) before that point's store. Codegen must keep that
-//   order (a store's value depends on those loads). Matmul and reduction outputs never alias.
+//   order (a store's value depends on those loads). A Function output declared in place of
+//   an input (jit/passes/plan_in_place_outputs.h) may alias that input under the same rule.
+//   Matmul and reduction outputs never alias.
 // - args->symbols[s]: runtime value of graph symbol s (static dims are compiled as constants
 //   and never read from here). A symbol derived from others (a slice's start or length,
 //   ops/derived_symbols.h) is computed by the plan before the call: kernels read it alike.

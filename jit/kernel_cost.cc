@@ -13,13 +13,15 @@ double ExpressionFlops(const std::vector<ir::ExprNode>& nodes) {
   return flops;
 }
 
-// The nodes of an input program that compute node `value` (the reduce's or row op's input).
+// The nodes of the input program that compute `input_value` (the reduce's or row op's input)
+// and `input_dy` (a backward row op's second row).
 double InputFlops(const ir::Kernel& k) {
   if (k.input_value < 0 || k.input.empty()) return 0;
   std::vector<bool> used(k.input.size(), false);
   used[k.input_value] = true;
+  if (k.input_dy >= 0 && k.input_dy < static_cast<int>(k.input.size())) used[k.input_dy] = true;
   double flops = 0;
-  for (int i = k.input_value; i >= 0; --i) {
+  for (int i = static_cast<int>(k.input.size()) - 1; i >= 0; --i) {
     if (!used[i]) continue;
     const ir::ExprNode& n = k.input[i];
     flops += FlopsOf(n.op);
@@ -102,6 +104,13 @@ int RowOpFlops(ir::RowOpKind kind) {
       return 7;
     case ir::RowOpKind::kRmsNorm:
       return 4;
+    case ir::RowOpKind::kSoftmaxGrad:
+    case ir::RowOpKind::kLogSoftmaxGrad:
+      return 4;
+    case ir::RowOpKind::kLayerNormGrad:
+      return 13;
+    case ir::RowOpKind::kRmsNormGrad:
+      return 7;
   }
   return 1;
 }
@@ -122,6 +131,10 @@ KernelCost CostOf(const ir::Kernel& k, std::span<const int64_t> symbols) {
       const double results = axis > 0 ? points / axis : 0;
       cost.flops = points * (InputFlops(k) + 1) +
                    results * (output_flops + (k.reduce == ir::ReduceKind::kMean ? 1 : 0));
+      // logsumexp: a second pass over the axis (subtract, exp counted 1, sum), a log and an add.
+      if (k.reduce == ir::ReduceKind::kLogSumExp) {
+        cost.flops += points * (InputFlops(k) + 3) + results * 2;
+      }
       break;
     }
     case ir::KernelKind::kRowOp:

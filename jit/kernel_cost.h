@@ -14,8 +14,9 @@ namespace pto::jit {
 struct KernelCost {
   // A matmul's 2*M*N*K (batch included) plus its epilogue; elsewhere FlopsOf of each operation
   // of the kernel's expressions at each point it is evaluated, plus the reduction or row
-  // operation's own (ir::ReduceKind: 1 per point, mean 1 more per result; ir::RowOpKind:
-  // RowOpFlops per element).
+  // operation's own (ir::ReduceKind: 1 per point, mean 1 more per result, logsumexp a second
+  // pass of the input program and 3 per point and 2 per result; ir::RowOpKind: RowOpFlops per
+  // element).
   double flops = 0;
   // Every buffer slot's elements the kernel touches, read or written once (the largest of its
   // accesses' footprints: a broadcast dim, stride 0, counts once), times 4 bytes (f32) or the
@@ -29,7 +30,11 @@ struct KernelCost {
 // the bench's count for gelu).
 int FlopsOf(ir::ExprOp op);
 // Per element of a row: softmax and log_softmax 5 (max, subtract, exp counted 1, sum, scale),
-// layernorm 7 (sum, subtract, square, sum, normalize 3), rmsnorm 4 (square, sum, scale 2).
+// layernorm 7 (sum, subtract, square, sum, normalize 3), rmsnorm 4 (square, sum, scale 2);
+// softmax_grad 4 (y * dy, sum, dy - s, times y), log_softmax_grad 4 (sum, exp counted 1, times
+// s, subtract), layer_norm_grad 13 (shift, square, sums of d, d^2, g and g * d: 7; xhat 2, dx
+// 4), rms_norm_grad 7 (square, sum, g * x, sum; r * g, x * c, subtract). A backward op's input
+// program (dy, dy * weight) counts apart, like any input program.
 int RowOpFlops(ir::RowOpKind kind);
 
 // The cost of one run of `kernel` over its whole grid; `symbols`: the kernel's symbol values

@@ -52,9 +52,14 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateOutputShapes(
 }
 
 absl::StatusOr<std::vector<Tensor>> AllocateOutputs(const std::vector<std::vector<int64_t>>& shapes,
-                                                    std::span<const DType> dtypes) {
+                                                    std::span<const DType> dtypes,
+                                                    const std::vector<const TensorView*>& in_place) {
   std::vector<Tensor> tensors;
   for (size_t o = 0; o < shapes.size(); ++o) {
+    if (o < in_place.size() && in_place[o] != nullptr) {
+      tensors.push_back(Tensor::Borrow(*in_place[o]));
+      continue;
+    }
     int64_t elements = 0;
     if (absl::Status s = CheckShape(o, shapes[o], &elements); !s.ok()) return s;
     if (elements > Tensor::kMaxElements) {

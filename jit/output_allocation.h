@@ -22,9 +22,11 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateOutputShapes(
 
 // One dense Tensor per shape (checked as above), of dtypes[o] (f32 where `dtypes` is shorter).
 // ResourceExhausted, with the bytes and the shape, for a tensor above Tensor::Allocate's limit
-// or one the allocator refuses.
+// or one the allocator refuses. Output o with a non-null in_place[o] (an output written in
+// place of that input) is a Tensor over that view's memory, not owning it.
 absl::StatusOr<std::vector<Tensor>> AllocateOutputs(const std::vector<std::vector<int64_t>>& shapes,
-                                                    std::span<const DType> dtypes = {});
+                                                    std::span<const DType> dtypes = {},
+                                                    const std::vector<const TensorView*>& in_place = {});
 
 }  // namespace pto::detail
 

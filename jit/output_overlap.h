@@ -1,21 +1,31 @@
-// A call's output views must each have memory of their own: pto does not compute in place (an
-// output may not overlap an input), and two outputs sharing bytes would be written in no
-// defined order. Any overlap of byte ranges counts, partial or whole; empty views overlap
-// nothing.
+// A call's output views must each have memory of their own: an output may not overlap an input,
+// and two outputs sharing bytes would be written in no defined order. The one exception is an
+// output declared in place of an input (FunctionOptions::in_place_outputs) whose view is that
+// input's view exactly: the same data pointer and shape. Any other overlap of byte ranges
+// counts, partial or whole; empty views overlap nothing.
 #ifndef PTO_JIT_OUTPUT_OVERLAP_H_
 #define PTO_JIT_OUTPUT_OVERLAP_H_
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "pto/options.h"
 #include "pto/tensor.h"
 
 namespace pto::detail {
 
 // InvalidArgument naming the first output that overlaps an input ("output 1 overlaps input 0")
-// or an earlier output ("output 1 overlaps output 0"). The views must be valid f32 views with
-// an element count that fits (as the call's view checks ensure). Allocates nothing.
+// or an earlier output ("output 1 overlaps output 0"), except a declared pair over the same
+// memory. The views must be valid f32 views with an element count that fits (as the call's
+// view checks ensure). Allocates nothing.
 absl::Status CheckOutputsDisjoint(absl::Span<const TensorView> inputs,
-                                  absl::Span<const TensorView> outputs);
+                                  absl::Span<const TensorView> outputs,
+                                  absl::Span<const InPlaceOutput> in_place = {});
+
+// Each declared pair's output view has its input's dtype and shape (InvalidArgument naming
+// both otherwise). The pairs' indices must be in range. Allocates nothing.
+absl::Status CheckInPlaceShapes(absl::Span<const TensorView> inputs,
+                                absl::Span<const TensorView> outputs,
+                                absl::Span<const InPlaceOutput> in_place);
 
 }  // namespace pto::detail
 

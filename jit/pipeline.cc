@@ -14,6 +14,7 @@
 #include "jit/passes/cse.h"
 #include "jit/passes/dce.h"
 #include "jit/passes/mark_in_place.h"
+#include "jit/passes/plan_in_place_outputs.h"
 #include "jit/passes/prepack_constant_weights.h"
 #include "jit/passes/read_short_rows_in_place.h"
 #include "jit/passes/specialize_shapes.h"
@@ -33,6 +34,7 @@ constexpr std::string_view kSteps[] = {"specialize_shapes",
                                        "choose_tile_configs",
                                        "prepack_constant_weights",
                                        "read_short_rows_in_place",
+                                       "plan_in_place_outputs",
                                        "mark_in_place",
                                        "plan_buffers",
                                        "attach_buffer_extents",
@@ -123,6 +125,14 @@ absl::Status CheckPlanLimits(const LoweredProgram& p) {
   return absl::OkStatus();
 }
 
+// One kDebug line per output declared in place: written in place or copied, and why.
+void LogInPlaceOutputs(const ir::TileGraph& tiles, const Logger* logger) {
+  if (logger == nullptr || !logger->Enabled(LogLevel::kDebug)) return;
+  for (const ir::InPlaceOutputPlan& d : tiles.in_place_outputs) {
+    logger->Log(LogLevel::kDebug, absl::StrCat("pto: ", InPlaceOutputText(d)));
+  }
+}
+
 // Levels 1 to 4.
 absl::Status LowerSteps(const ir::Graph& traced, const ShapeClass& cls,
                         const PipelineOptions& options, Steps& steps, LoweredProgram& p) {
@@ -177,6 +187,18 @@ absl::Status LowerSteps(const ir::Graph& traced, const ShapeClass& cls,
   steps.Do(
       "read_short_rows_in_place", [&] { ReadShortRowsOfBInPlace(p.tiles); }, tile_text);
   // Level 4: the execution graph.
+  if (absl::Status s = steps.Try(
+          "plan_in_place_outputs",
+          [&]() -> absl::Status {
+            absl::Status planned =
+                PlanInPlaceOutputs(p.graph, options.in_place_outputs, *options.device, p.tiles);
+            if (planned.ok()) LogInPlaceOutputs(p.tiles, options.logger);
+            return planned;
+          },
+          [&p] { return p.tiles.ToString() + InPlaceOutputsText(p.tiles); });
+      !s.ok()) {
+    return s;
+  }
   steps.Do(
       "mark_in_place", [&] { MarkInPlace(p.tiles); }, tile_text);
   steps.Do(

@@ -3,7 +3,7 @@
 //   tensor (level 1)  specialize_shapes canonicalize cse split_matmul_columns dce
 //   tile   (level 2)  fusion_groups build_tile_graph
 //   block  (level 3)  choose_tile_configs prepack_constant_weights read_short_rows_in_place
-//   exec   (level 4)  mark_in_place plan_buffers attach_buffer_extents check_plan_limits
+//   exec   (level 4)  plan_in_place_outputs mark_in_place plan_buffers attach_buffer_extents check_plan_limits
 //   code   (level 5)  apply_tuning_records compile_kernels bind_plan
 // Every step is timed (LoweredProgram::steps). With PipelineOptions::log_passes each logs, at
 // kDebug, "after STEP (T ms):" and the program it leaves, the text `pto dump --stage=STEP`
@@ -29,6 +29,7 @@
 #include "jit/plan.h"
 #include "jit/shape_class.h"
 #include "jit/tuning/apply_tuning_records.h"
+#include "pto/options.h"
 
 namespace pto::jit {
 
@@ -55,6 +56,8 @@ struct PipelineOptions {
   std::vector<bool> constant_inputs;
   // How large fusion groups may grow (the policy's defaults; tests vary them).
   FusionOptions fusion;
+  // Outputs that may be written over inputs (FunctionOptions::in_place_outputs).
+  std::vector<InPlaceOutput> in_place_outputs;
 };
 
 // Level 5's options.

@@ -70,6 +70,21 @@ std::string ExecutionText(const ir::TileGraph& tiles, const BufferPlan& buffers)
     }
     absl::StrAppend(&out, ")\n");
   }
+  return out + InPlaceOutputsText(tiles);
+}
+
+std::string InPlaceOutputText(const ir::InPlaceOutputPlan& d) {
+  return absl::StrCat("output ", d.output, " over input ", d.input, ": ",
+                      d.in_place ? "in place" : "copied after the input's last reader", " (",
+                      d.reason, ")");
+}
+
+std::string InPlaceOutputsText(const ir::TileGraph& tiles) {
+  if (tiles.in_place_outputs.empty()) return "";
+  std::string out = "in-place outputs:\n";
+  for (const ir::InPlaceOutputPlan& d : tiles.in_place_outputs) {
+    absl::StrAppend(&out, "  ", InPlaceOutputText(d), "\n");
+  }
   return out;
 }
 

@@ -17,8 +17,14 @@ namespace pto::jit {
 std::string FusionGroupsText(const ir::Graph& graph, const FusionGroups& groups);
 // One line per kernel: "name: grid [r, c] grain [r, c] work/cell w threads t".
 std::string BlockScheduleText(const ir::Graph& graph, const ir::TileGraph& tiles, int threads);
-// The buffer plan's slots, then one line per call naming the buffers it reads and writes.
+// The buffer plan's slots, then one line per call naming the buffers it reads and writes, then
+// the outputs declared in place (InPlaceOutputsText).
 std::string ExecutionText(const ir::TileGraph& tiles, const BufferPlan& buffers);
+// "output 0 over input 1: in place (REASON)" or "...: copied after the input's last reader
+// (REASON)".
+std::string InPlaceOutputText(const ir::InPlaceOutputPlan& decision);
+// "in-place outputs:" and one such line per declared output; empty when none is declared.
+std::string InPlaceOutputsText(const ir::TileGraph& tiles);
 
 }  // namespace pto::jit
 

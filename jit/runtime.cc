@@ -13,6 +13,7 @@
 #include "jit/callback_guard.h"
 #include "jit/function_impl.h"
 #include "jit/passes/differentiate.h"
+#include "jit/passes/recompute_cheap_values.h"
 #include "jit/runtime_impl.h"
 #include "oneapi/tbb/global_control.h"
 
@@ -260,8 +261,8 @@ absl::StatusOr<std::unique_ptr<Function>> Runtime::JitTraced(std::string name, i
       impl_, std::move(name), num_inputs, std::move(trace), std::move(options)));
 }
 
-absl::StatusOr<std::unique_ptr<Function>> Runtime::JitGradTraced(std::string name,
-                                                                 int num_inputs, TraceFn trace,
+absl::StatusOr<std::unique_ptr<Function>> Runtime::JitGradTraced(std::string name, int num_inputs,
+                                                                 TraceFn trace,
                                                                  GradientOptions gradient,
                                                                  FunctionOptions options) {
   if (absl::Status s = detail::RefuseInsideCallback(
@@ -278,23 +279,28 @@ absl::StatusOr<std::unique_ptr<Function>> Runtime::JitGradTraced(std::string nam
   }
   for (int i : gradient.wrt) {
     if (i < 0 || i >= num_inputs) {
-      return absl::InvalidArgumentError(absl::StrCat("JitGrad: wrt input ", i,
-                                                     " is out of range [0, ", num_inputs, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("JitGrad: wrt input ", i, " is out of range [0, ", num_inputs, ")"));
     }
   }
-  const int total = num_inputs + gradient.cotangents;
+  const int total = num_inputs + gradient.cotangents +
+                    (gradient.accumulate ? static_cast<int>(gradient.wrt.size()) : 0);
   if (absl::Status s = detail::ValidateFunctionOptions(total, options); !s.ok()) return s;
   // The lambda sees its own inputs; the cotangents are inputs only the gradient reads.
   TraceFn lambda = [trace = std::move(trace), num_inputs](std::span<const Value> in) {
     return trace(in.first(num_inputs));
   };
-  jit::GradientSpec spec{std::move(gradient.wrt), gradient.cotangents};
-  detail::GraphTransform differentiate = [spec](ir::Graph g) {
-    return jit::Differentiate(g, spec);
+  jit::GradientSpec spec{std::move(gradient.wrt), gradient.cotangents, gradient.accumulate};
+  detail::GraphTransform differentiate = [spec, recompute = gradient.recompute_cheap_values](
+                                             ir::Graph g) -> absl::StatusOr<ir::Graph> {
+    const int forward_nodes = static_cast<int>(g.nodes.size());
+    absl::StatusOr<ir::Graph> d = jit::Differentiate(g, spec);
+    if (d.ok() && recompute) jit::RecomputeCheapValues(*d, forward_nodes);
+    return d;
   };
-  return std::make_unique<Function>(std::make_unique<detail::FunctionImpl>(
-      impl_, std::move(name), total, std::move(lambda), std::move(options),
-      std::move(differentiate)));
+  return std::make_unique<Function>(
+      std::make_unique<detail::FunctionImpl>(impl_, std::move(name), total, std::move(lambda),
+                                             std::move(options), std::move(differentiate)));
 }
 
 RuntimeStats Runtime::stats() const { return impl_->stats(); }

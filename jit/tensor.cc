@@ -93,4 +93,10 @@ Tensor Tensor::Allocate(std::span<const int64_t> shape, DType dtype) {
   return t;
 }
 
+Tensor Tensor::Borrow(const TensorView& view) {
+  Tensor t;
+  t.view_ = view;
+  return t;
+}
+
 }  // namespace pto

@@ -26,6 +26,7 @@ void CanonicalizeAttrs(ir::OpKind op, const std::vector<ir::Shape>& shapes, ir::
     case OpKind::kReduceSum:
     case OpKind::kReduceMax:
     case OpKind::kReduceMean:
+    case OpKind::kLogSumExp:
     case OpKind::kConcat:
     case OpKind::kIota:
       if (attrs.axis < 0) attrs.axis += rank;

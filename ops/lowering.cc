@@ -73,6 +73,8 @@ std::optional<ir::ReduceKind> ReduceKindOf(ir::OpKind op) {
       return ir::ReduceKind::kMax;
     case ir::OpKind::kReduceMean:
       return ir::ReduceKind::kMean;
+    case ir::OpKind::kLogSumExp:
+      return ir::ReduceKind::kLogSumExp;
     default:
       return std::nullopt;
   }
@@ -88,6 +90,14 @@ std::optional<ir::RowOpKind> RowOpKindOf(ir::OpKind op) {
       return ir::RowOpKind::kLayerNorm;
     case ir::OpKind::kRmsNorm:
       return ir::RowOpKind::kRmsNorm;
+    case ir::OpKind::kSoftmaxGrad:
+      return ir::RowOpKind::kSoftmaxGrad;
+    case ir::OpKind::kLogSoftmaxGrad:
+      return ir::RowOpKind::kLogSoftmaxGrad;
+    case ir::OpKind::kLayerNormGrad:
+      return ir::RowOpKind::kLayerNormGrad;
+    case ir::OpKind::kRmsNormGrad:
+      return ir::RowOpKind::kRmsNormGrad;
     default:
       return std::nullopt;
   }

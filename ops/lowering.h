@@ -17,10 +17,12 @@ namespace pto::ops {
 // every other op (iota and one_hot are built from the domain's indices by the caller).
 std::optional<ir::ExprOp> ElementwiseExprOp(ir::OpKind op);
 
-// kSum, kMax, kMean for reduce_sum, reduce_max, reduce_mean; nullopt otherwise.
+// kSum, kMax, kMean, kLogSumExp for reduce_sum, reduce_max, reduce_mean, logsumexp; nullopt
+// otherwise.
 std::optional<ir::ReduceKind> ReduceKindOf(ir::OpKind op);
 
-// kSoftmax, kLogSoftmax, kLayerNorm, kRmsNorm for the row operators; nullopt otherwise.
+// kSoftmax, kLogSoftmax, kLayerNorm, kRmsNorm for the row operators and the kinds of the same
+// names for their backward ops (softmax_grad...); nullopt otherwise.
 std::optional<ir::RowOpKind> RowOpKindOf(ir::OpKind op);
 
 }  // namespace pto::ops

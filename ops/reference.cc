@@ -115,12 +115,18 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
     inputs = promoted;
   }
 
+  if (internal::IsIndexingOp(op, inputs, *out_dtype)) {
+    return internal::IndexingOp(op, attrs, inputs, *out_shape, *out_dtype);
+  }
   if (ir::IsBinaryElementwise(op)) return internal::Binary(op, *inputs[0], *inputs[1], *out_shape);
   if (ir::IsUnaryElementwise(op)) return internal::Unary(op, *inputs[0]);
   static const HostTensor kNone;
   const HostTensor& x = inputs.empty() ? kNone : *inputs[0];
   switch (op) {
     case ir::OpKind::kConstant:
+      if (*out_dtype == ir::DType::kI32) {
+        return HostTensor::I32({}, {internal::SaturatingI32(attrs.scalar)});
+      }
       return HostTensor{{}, {static_cast<float>(attrs.scalar)}};
     case ir::OpKind::kReduceSum:
     case ir::OpKind::kReduceMax:
@@ -133,6 +139,14 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
       return internal::RowOp(op, x, inputs[1], inputs[2], attrs.eps);
     case ir::OpKind::kRmsNorm:
       return internal::RowOp(op, x, inputs[1], nullptr, attrs.eps);
+    case ir::OpKind::kSoftmaxGrad:
+    case ir::OpKind::kLogSoftmaxGrad:
+      return internal::RowGrad(op, x, nullptr, *inputs[1], 0);
+    case ir::OpKind::kLayerNormGrad:
+    case ir::OpKind::kRmsNormGrad:
+      return internal::RowGrad(op, x, inputs[1], *inputs[2], attrs.eps);
+    case ir::OpKind::kLogSumExp:
+      return internal::LogSumExp(x, NormalizedAxis(attrs.axis, x.shape.size()), *out_shape);
     case ir::OpKind::kMatMul:
       return internal::MatMul(x, *inputs[1], attrs.transpose_a, attrs.transpose_b, *out_shape,
                               yield);

@@ -80,6 +80,12 @@ HostTensor Reduce(ir::OpKind op, const HostTensor& x, int64_t axis, const Dims& 
 // softmax, log_softmax, layer_norm, rms_norm over the last axis. `weight` and `bias` may be null.
 HostTensor RowOp(ir::OpKind op, const HostTensor& x, const HostTensor* weight,
                  const HostTensor* bias, double eps);
+// softmax_grad(y, dy), log_softmax_grad(y, dy) (weight null), layer_norm_grad(x, weight, dy),
+// rms_norm_grad(x, weight, dy) over the last axis: dx.
+HostTensor RowGrad(ir::OpKind op, const HostTensor& a, const HostTensor* weight,
+                   const HostTensor& dy, double eps);
+// m + log(sum(exp(x - m))) along `axis`, m the max (NaN propagates).
+HostTensor LogSumExp(const HostTensor& x, int64_t axis, const Dims& out_shape);
 // `yield`, when set, runs between rows of the result.
 HostTensor MatMul(const HostTensor& a, const HostTensor& b, bool transpose_a, bool transpose_b,
                   const Dims& out_shape, const std::function<void()>& yield = nullptr);
@@ -89,6 +95,16 @@ HostTensor Transpose(const HostTensor& x, const Dims& perm, const Dims& out_shap
 HostTensor Concat(std::span<const HostTensor* const> inputs, int64_t axis, const Dims& out_shape);
 HostTensor Slice(const HostTensor& x, int64_t axis, int64_t start, int64_t step,
                  const Dims& out_shape);
+
+// Comparisons (f32 1/0), where, iota (i32), one_hot (f32), cast to or from i32 (f32 -> i32
+// truncates toward zero and saturates, NaN -> 0), and i32 arithmetic (wrapping): the ops
+// IsIndexingOp names, given their inputs and result dtype.
+bool IsIndexingOp(ir::OpKind op, std::span<const HostTensor* const> inputs, ir::DType out);
+HostTensor IndexingOp(ir::OpKind op, const ir::Attrs& attrs,
+                      std::span<const HostTensor* const> inputs, const Dims& out_shape,
+                      ir::DType out);
+// f32 -> i32 as the kernels cast: toward zero, clamped to the i32 range, NaN -> 0.
+int32_t SaturatingI32(double x);
 
 // --- implementation of the template ---
 

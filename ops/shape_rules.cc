@@ -17,7 +17,7 @@ using internal::RuleContext;
 
 bool IsReduce(ir::OpKind op) {
   return op == ir::OpKind::kReduceSum || op == ir::OpKind::kReduceMax ||
-         op == ir::OpKind::kReduceMean;
+         op == ir::OpKind::kReduceMean || op == ir::OpKind::kLogSumExp;
 }
 
 // {min, max} inputs; max < 0 means unbounded. {-1, -1} for an unknown op kind.
@@ -41,8 +41,12 @@ std::pair<int, int> Arity(ir::OpKind op) {
       return {3, 3};
     case ir::OpKind::kRmsNorm:
     case ir::OpKind::kMatMul:
+    case ir::OpKind::kSoftmaxGrad:
+    case ir::OpKind::kLogSoftmaxGrad:
       return {2, 2};
     case ir::OpKind::kLayerNorm:
+    case ir::OpKind::kLayerNormGrad:
+    case ir::OpKind::kRmsNormGrad:
       return {3, 3};
     case ir::OpKind::kConcat:
       return {1, -1};
@@ -85,6 +89,31 @@ absl::StatusOr<ir::Shape> NormShape(const RuleContext& ctx, std::span<const ir::
                        " does not match the last dim of input 0 shape ", ctx.Shape(x),
                        " (expected ", ctx.Shape(expected), ")"));
     }
+  }
+  return x;
+}
+
+// softmax_grad(y, dy), log_softmax_grad(y, dy): dy has y's shape.
+absl::StatusOr<ir::Shape> RowGradShape(const RuleContext& ctx, std::span<const ir::Shape> in) {
+  const ir::Shape& y = in[0];
+  if (absl::Status s = RequireRank(ctx, y, 0, 1); !s.ok()) return s;
+  if (in[1] != y) {
+    return absl::InvalidArgumentError(absl::StrCat(ctx.op, ": input 1 (dy) shape ",
+                                                   ctx.Shape(in[1]), " does not match input 0 (y)",
+                                                   " shape ", ctx.Shape(y)));
+  }
+  return y;
+}
+
+// layer_norm_grad(x, weight, dy), rms_norm_grad(x, weight, dy): weight is [x's last dim], dy
+// has x's shape.
+absl::StatusOr<ir::Shape> NormGradShape(const RuleContext& ctx, std::span<const ir::Shape> in) {
+  absl::StatusOr<ir::Shape> x = NormShape(ctx, in.first(2));
+  if (!x.ok()) return x.status();
+  if (in[2] != *x) {
+    return absl::InvalidArgumentError(absl::StrCat(ctx.op, ": input 2 (dy) shape ",
+                                                   ctx.Shape(in[2]), " does not match input 0 (x)",
+                                                   " shape ", ctx.Shape(*x)));
   }
   return x;
 }
@@ -132,6 +161,12 @@ absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
     case ir::OpKind::kLayerNorm:
     case ir::OpKind::kRmsNorm:
       return NormShape(ctx, inputs);
+    case ir::OpKind::kSoftmaxGrad:
+    case ir::OpKind::kLogSoftmaxGrad:
+      return RowGradShape(ctx, inputs);
+    case ir::OpKind::kLayerNormGrad:
+    case ir::OpKind::kRmsNormGrad:
+      return NormGradShape(ctx, inputs);
     case ir::OpKind::kMatMul:
       return internal::MatMulShape(ctx, attrs, inputs[0], inputs[1]);
     case ir::OpKind::kTranspose:

@@ -172,6 +172,22 @@ struct GradientOptions {
   // takes n more inputs after the lambda's, the cotangents of outputs 0 .. n-1 (each of its
   // output's dtype and shape; give symbolic dims the same pto::Dim as the output's).
   int cotangents = 0;
+  // Cheap elementwise forward values the backward pass reads are computed again there instead
+  // of being kept alive in between (docs/training.md, "Saved or recomputed").
+  bool recompute_cheap_values = true;
+  // Gradient accumulation (micro-batches): the Function takes one more input per wrt entry,
+  // after the lambda's inputs and the cotangents, an accumulator of that input's shape, and each
+  // gradient output is its accumulator plus the gradient. Declare the gradient outputs in place
+  // of their accumulators (FunctionOptions::in_place_outputs) to add into their memory.
+  bool accumulate = false;
+};
+
+// Output `output` may be written over input `input`'s buffer (JAX's donate_argnums): a training
+// step updates its parameters and optimizer state in their own memory, a gradient adds into
+// an accumulator. See FunctionOptions::in_place_outputs.
+struct InPlaceOutput {
+  int output = 0;
+  int input = 0;
 };
 
 struct FunctionOptions {
@@ -196,6 +212,16 @@ struct FunctionOptions {
   // then partly written. Off: no cost (a pointer test per kernel). On: docs/performance.md.
   // RuntimeOptions::check_numerics turns it on for every Function.
   bool check_numerics = false;
+  // Outputs that may reuse an input's buffer. At a call, a declared output's view either is
+  // the input's view (the same data pointer and shape: pto writes the result over the input)
+  // or has memory of its own (an ordinary output; the input is left unchanged); any other
+  // overlap is refused. The output must have the input's dtype and shape at every call. An
+  // input is donated to one output at most, an output listed once, and a constant input is
+  // never donated (InvalidArgument). pto writes in place only where no kernel reads the old
+  // value after the writing kernel starts; otherwise it computes the output into a buffer of
+  // its own and copies it over the input after the input's last reader (docs/architecture.md,
+  // "In place").
+  std::vector<InPlaceOutput> in_place_outputs;
 };
 
 }  // namespace pto

@@ -240,7 +240,8 @@ class Runtime {
     return JitGradTraced(std::move(name), Traits::kArity, std::move(trace), std::move(gradient),
                          std::move(options));
   }
-  // `num_inputs` is the lambda's; the Function has gradient.cotangents more.
+  // `num_inputs` is the lambda's; the Function has gradient.cotangents more (and one accumulator
+  // per wrt input with gradient.accumulate).
   absl::StatusOr<std::unique_ptr<Function>> JitGradTraced(std::string name, int num_inputs,
                                                           TraceFn trace, GradientOptions gradient,
                                                           FunctionOptions options);

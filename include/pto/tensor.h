@@ -48,7 +48,8 @@ struct TensorView {
 int DTypeSize(DType dtype);
 
 // An owned, 64-byte aligned, dense tensor (returned by Function's allocating call, each output
-// in its dtype).
+// in its dtype), or one borrowing a caller's memory (Borrow: an output written in place of an
+// input).
 class Tensor {
  public:
   // The most elements Allocate gives one tensor (4 TiB of f32 or i32).
@@ -58,6 +59,9 @@ class Tensor {
   // Uninitialized storage for `shape` of `dtype`; an empty Tensor when the rank is above
   // kMaxRank, the size above kMaxElements, or the allocator refuses.
   static Tensor Allocate(std::span<const int64_t> shape, DType dtype = DType::kF32);
+  // A Tensor over `view`'s memory that does not own it: the memory must outlive the Tensor
+  // (the allocating call's outputs written in place of an input).
+  static Tensor Borrow(const TensorView& view);
   const TensorView& view() const { return view_; }
   DType dtype() const { return view_.dtype; }
   // The elements of an f32 tensor (data()) or an i32 one (i32_data()); null for another dtype.

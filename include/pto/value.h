@@ -100,6 +100,9 @@ Value one_hot(Value indices, int64_t depth);
 Value reduce_sum(Value x, int axis, bool keepdims = false);
 Value reduce_max(Value x, int axis, bool keepdims = false);
 Value reduce_mean(Value x, int axis, bool keepdims = false);
+// log(sum(exp(x))) along the axis, computed as m + log(sum(exp(x - m))) with m the max (no
+// overflow for large x; rows of -inf give -inf; NaN propagates).
+Value logsumexp(Value x, int axis, bool keepdims = false);
 
 // Row operators over the last axis.
 Value softmax(Value x);

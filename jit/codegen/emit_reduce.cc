@@ -4,12 +4,16 @@
 //    accumulators, the last elements as one masked vector), then a horizontal reduction.
 //  - otherwise: vectorized along the last dim, the inner range is walked in segments that stay
 //    within one row of the last dim; each group of columns loops over the reduced axis.
+// logsumexp makes two passes over the axis in either form: the max m (NaN-propagating), then
+// the sum of exp(x - m') with m' = m, or 0 where m is infinite (a row of -inf gives log(0) =
+// -inf, a row holding +inf gives +inf, as PyTorch's), and the result m' + log(sum).
 #include <vector>
 
 #include "jit/codegen/emit_expr.h"
 #include "jit/codegen/emit_kinds.h"
 #include "jit/codegen/emit_loops.h"
 #include "jit/codegen/reduction_ops.h"
+#include "jit/codegen/vector_math.h"
 
 namespace pto::jit {
 namespace {
@@ -18,7 +22,10 @@ class ReduceEmitter {
  public:
   ReduceEmitter(EmitContext& ec, AccessEmitter& access)
       : ec_(ec), access_(access), k_(ec.kernel), rank_(static_cast<int>(k_.domain.size())) {
-    combine_ = k_.reduce == ir::ReduceKind::kMax ? Combine::kMax : Combine::kSum;
+    combine_ = k_.reduce == ir::ReduceKind::kMax || k_.reduce == ir::ReduceKind::kLogSumExp
+                   ? Combine::kMax
+                   : Combine::kSum;
+    lse_ = k_.reduce == ir::ReduceKind::kLogSumExp;
     for (const ir::SymExpr& d : k_.domain) dims_.push_back(ec.Sym(d));
     for (const ir::Store& s : k_.stores) roots_.push_back(s.value);
     extent_f_ = ec.b.CreateSIToFP(dims_[k_.axis], ec.F32());
@@ -55,6 +62,18 @@ class ReduceEmitter {
     return ec_.b.CreateFDiv(total, SplatTo(ec_.b, extent_f_, width));
   }
 
+  // logsumexp's shift from the max m: m, or 0 where m is +-inf.
+  llvm::Value* SafeMax(llvm::Value* m) {
+    llvm::IRBuilder<>& b = ec_.b;
+    llvm::Value* inf = llvm::ConstantFP::getInfinity(m->getType());
+    llvm::Value* abs = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, m);
+    return b.CreateSelect(b.CreateFCmpOEQ(abs, inf), llvm::Constant::getNullValue(m->getType()), m);
+  }
+
+  llvm::Value* ShiftedExp(llvm::Value* x, llvm::Value* shift) {
+    return EmitExp(ec_.b, ec_.b.CreateFSub(x, shift));
+  }
+
   void Output(std::vector<llvm::Value*>& idx, int vec_dim, int width, llvm::Value* acc) {
     auto load = [&](int a) { return access_.Load(a, idx, vec_dim, width); };
     auto index = [&](int dim) { return DomainIndex(ec_.b, idx, vec_dim, width, dim); };
@@ -84,6 +103,24 @@ class ReduceEmitter {
     llvm::Value* v = b.CreateLoad(vt, accs[0]);
     for (int u = 1; u < unroll; ++u) v = CombineValues(b, combine_, v, b.CreateLoad(vt, accs[u]));
     llvm::Value* total = CombineLanes(b, combine_, v);
+    if (lse_) {
+      llvm::Value* shift = SafeMax(total);
+      for (int u = 0; u < unroll; ++u) {
+        b.CreateStore(CombineIdentity(Combine::kSum, vt), accs[u]);
+      }
+      EmitVectorSpan(
+          ec_, ec_.I64Const(0), dims_[k_.axis], unroll,
+          [&](llvm::Value* at, int width, int slot) {
+            idx[k_.axis] = at;
+            llvm::Value* e = ShiftedExp(Input(idx, k_.axis, width), SplatTo(b, shift, width));
+            e = IdentityOutsideMask(b, Combine::kSum, e, access_.lane_mask());
+            b.CreateStore(b.CreateFAdd(b.CreateLoad(vt, accs[slot]), e), accs[slot]);
+          },
+          /*fused=*/false, &access_);
+      llvm::Value* sum = b.CreateLoad(vt, accs[0]);
+      for (int u = 1; u < unroll; ++u) sum = b.CreateFAdd(sum, b.CreateLoad(vt, accs[u]));
+      total = b.CreateFAdd(shift, EmitLog(b, CombineLanes(b, Combine::kSum, sum)));
+    }
     idx[k_.axis] = ec_.I64Const(0);
     Output(idx, -1, 1, Finish(total));
   }
@@ -107,6 +144,24 @@ class ReduceEmitter {
         b.CreateStore(CombineValues(b, combine_, b.CreateLoad(vt, accs[u]), x), accs[u]);
       }
     });
+    if (lse_) {
+      std::vector<llvm::Value*> shifts;
+      for (int u = 0; u < count; ++u) {
+        shifts.push_back(SafeMax(b.CreateLoad(vt, accs[u])));
+        b.CreateStore(CombineIdentity(Combine::kSum, vt), accs[u]);
+      }
+      EmitForLoop(ec_, ec_.I64Const(0), dims_[k_.axis], [&](llvm::Value* r) {
+        idx[k_.axis] = r;
+        for (int u = 0; u < count; ++u) {
+          idx[last] = column(u);
+          llvm::Value* e = ShiftedExp(Input(idx, last, width), shifts[u]);
+          b.CreateStore(b.CreateFAdd(b.CreateLoad(vt, accs[u]), e), accs[u]);
+        }
+      });
+      for (int u = 0; u < count; ++u) {
+        b.CreateStore(b.CreateFAdd(shifts[u], EmitLog(b, b.CreateLoad(vt, accs[u]))), accs[u]);
+      }
+    }
     idx[k_.axis] = ec_.I64Const(0);
     for (int u = 0; u < count; ++u) {
       idx[last] = column(u);
@@ -162,6 +217,7 @@ class ReduceEmitter {
   const ir::Kernel& k_;
   const int rank_;
   Combine combine_;
+  bool lse_ = false;  // logsumexp: a second pass (see the file comment)
   std::vector<llvm::Value*> dims_;
   std::vector<int> roots_;
   llvm::Value* extent_f_ = nullptr;

@@ -7,6 +7,10 @@
 // (EmitVectorSpan's fused form); the last pass (softmax keeping exp: its exp pass) prefetches the
 // next row's inputs into the L2, so that row's memory traffic overlaps this row's arithmetic
 // (the row's later passes hit the cache and would otherwise leave memory idle).
+// The backward ops (softmax_grad...) read two rows (y or x, and dy) and make two passes: one
+// for every row sum they need at once (RowSums), one for the output; short static rows are
+// loaded once into registers instead (one row at a time). layer_norm_grad's mean and variance
+// come from sums shifted by the row's first element (see EmitRowGrad).
 #include <algorithm>
 #include <vector>
 
@@ -62,7 +66,14 @@ class RowOpEmitter {
   }
 
   void Emit() {
-    if (const int nv = RegisterRowVectors(); nv > 0) {
+    if (const int nv = RegisterRowVectors(); nv > 0 && ir::IsRowGrad(k_.row_op)) {
+      // Backward rows in registers, one at a time.
+      EmitForLoop(ec_, ec_.lo[0], ec_.hi[0], [&](llvm::Value* row) {
+        EmitForLoop(ec_, ec_.lo[1], ec_.hi[1],
+                    [&](llvm::Value*) { EmitRegisterRowGrad(nv, RowIndex(row)); });
+      });
+      return;
+    } else if (nv > 0) {
       // Rows in registers, several at a time while they fit, then single rows.
       llvm::AllocaInst* row = ec_.EntryAlloca(ec_.I64(), "row");
       ec_.b.CreateStore(ec_.lo[0], row);
@@ -386,6 +397,8 @@ class RowOpEmitter {
         y = map([&](size_t r, llvm::Value* v) { return b.CreateFMul(v, rinv[r]); }, x);
         break;
       }
+      default:  // the backward ops are not kept in registers (RegisterRowVectors)
+        return;
     }
     for (int i = 0; i < nv; ++i) {
       mask_for(i);
@@ -397,9 +410,226 @@ class RowOpEmitter {
     access_.MaskLanes(nullptr);
   }
 
+  // A backward op's two rows at columns [col, col + width): {input_value, input_dy}.
+  std::pair<llvm::Value*, llvm::Value*> XDy(llvm::Value* col, int width) {
+    idx_[rank_ - 1] = col;
+    auto load = [&](int a) { return access_.Load(a, idx_, rank_ - 1, width); };
+    const int roots[2] = {k_.input_value, k_.input_dy};
+    std::vector<llvm::Value*> v =
+        EmitProgram(ec_.b, k_.input, roots, ec_.VecType(width), load, nullptr);
+    return {v[roots[0]], v[roots[1]]};
+  }
+
+  using GradTerms = std::function<std::vector<llvm::Value*>(llvm::Value* x, llvm::Value* dy)>;
+
+  // The row sums of the `count` terms f(x, dy) returns, in one pass over the row.
+  std::vector<llvm::Value*> RowSums(int count, const GradTerms& f) {
+    llvm::IRBuilder<>& b = ec_.b;
+    // Per width the span uses (lanes * unroll fused, lanes, 1): one accumulator per term.
+    std::vector<std::pair<int, std::vector<llvm::AllocaInst*>>> accs;
+    for (int w : {ec_.lanes * unroll_, ec_.lanes, 1}) {
+      bool seen = false;
+      for (auto& [aw, _] : accs) seen |= aw == w;
+      if (seen) continue;
+      std::vector<llvm::AllocaInst*> per_term;
+      for (int t = 0; t < count; ++t) {
+        per_term.push_back(ec_.EntryAlloca(ec_.VecType(w), "gacc"));
+        b.CreateStore(CombineIdentity(Combine::kSum, ec_.VecType(w)), per_term.back());
+      }
+      accs.push_back({w, std::move(per_term)});
+    }
+    EmitVectorSpan(
+        ec_, ec_.I64Const(0), cols_, unroll_,
+        [&](llvm::Value* at, int width, int) {
+          auto [x, dy] = XDy(at, width);
+          std::vector<llvm::Value*> terms = f(x, dy);
+          for (auto& [w, per_term] : accs) {
+            if (w != width) continue;
+            for (int t = 0; t < count; ++t) {
+              llvm::Value* v = IdentityOutsideMask(b, Combine::kSum, terms[t], access_.lane_mask());
+              llvm::AllocaInst* acc = per_term[t];
+              b.CreateStore(b.CreateFAdd(b.CreateLoad(acc->getAllocatedType(), acc), v), acc);
+            }
+          }
+        },
+        /*fused=*/true, &access_);
+    std::vector<llvm::Value*> totals(count, nullptr);
+    for (auto& [w, per_term] : accs) {
+      for (int t = 0; t < count; ++t) {
+        llvm::Value* part = CombineLanes(
+            b, Combine::kSum, b.CreateLoad(per_term[t]->getAllocatedType(), per_term[t]));
+        totals[t] = totals[t] == nullptr ? part : b.CreateFAdd(totals[t], part);
+      }
+    }
+    return totals;
+  }
+
+  using GradDx = std::function<llvm::Value*(llvm::Value* x, llvm::Value* dy, int width)>;
+
+  // Final pass of a backward op: kAcc = dx(x, dy, width) at each point.
+  void GradOutput(const GradDx& dx) {
+    FinalSpan([&](llvm::Value* at, int width, int) {
+      if (width > 1) PrefetchNextRow(at, width);
+      auto [x, dy] = XDy(at, width);
+      StoreOutput(at, width, dx(x, dy, width));
+    });
+  }
+
+  // Where a backward op's row comes from and goes to: the row's first x (x[0]), the row sums
+  // of `count` terms, and the output pass.
+  struct GradPasses {
+    std::function<llvm::Value*()> first;
+    std::function<std::vector<llvm::Value*>(int count, const GradTerms& terms)> sums;
+    std::function<void(const GradDx& dx)> output;
+  };
+
+  // Over memory: a pass for the sums (RowSums), a pass for the output (GradOutput).
+  void EmitRowGrad() {
+    llvm::IRBuilder<>& b = ec_.b;
+    GradPasses p;
+    p.first = [&]() {
+      // 0 for an empty row, which loads nothing.
+      llvm::AllocaInst* slot = ec_.EntryAlloca(ec_.F32(), "first");
+      b.CreateStore(llvm::ConstantFP::get(ec_.F32(), 0.0), slot);
+      EmitIfElse(ec_, b.CreateICmpSGT(cols_, ec_.I64Const(0)),
+                 [&]() { b.CreateStore(XDy(ec_.I64Const(0), 1).first, slot); });
+      return b.CreateLoad(ec_.F32(), slot);
+    };
+    p.sums = [&](int count, const GradTerms& terms) { return RowSums(count, terms); };
+    p.output = [&](const GradDx& dx) { GradOutput(dx); };
+    EmitRowGrad(p);
+  }
+
+  // A short static row (RegisterRowVectors: nv vectors, the last one masked) loaded once: the
+  // sums and the output come from registers.
+  void EmitRegisterRowGrad(int nv, const std::vector<llvm::Value*>& row) {
+    llvm::IRBuilder<>& b = ec_.b;
+    const int lanes = ec_.lanes;
+    llvm::Value* last_mask = LastVectorMask();
+    auto at = [&](int i) { return ec_.I64Const(int64_t{i} * lanes); };
+    auto mask_for = [&](int i) { access_.MaskLanes(i == nv - 1 ? last_mask : nullptr); };
+    idx_ = row;
+    std::vector<llvm::Value*> xs, dys;
+    for (int i = 0; i < nv; ++i) {
+      mask_for(i);
+      auto [x, dy] = XDy(at(i), lanes);
+      xs.push_back(x);
+      dys.push_back(dy);
+    }
+    access_.MaskLanes(nullptr);
+    GradPasses p;
+    p.first = [&]() { return b.CreateExtractElement(xs[0], uint64_t{0}); };
+    p.sums = [&](int count, const GradTerms& terms) {
+      std::vector<std::vector<llvm::Value*>> per_term(count);
+      for (int i = 0; i < nv; ++i) {
+        std::vector<llvm::Value*> t = terms(xs[i], dys[i]);
+        for (int j = 0; j < count; ++j) {
+          per_term[j].push_back(i == nv - 1 ? IdentityOutsideMask(b, Combine::kSum, t[j], last_mask)
+                                            : t[j]);
+        }
+      }
+      std::vector<llvm::Value*> sums;
+      for (int j = 0; j < count; ++j) sums.push_back(TreeReduce(Combine::kSum, per_term[j]));
+      return sums;
+    };
+    p.output = [&](const GradDx& dx) {
+      for (int i = 0; i < nv; ++i) {
+        mask_for(i);
+        idx_ = row;
+        StoreOutput(at(i), lanes, dx(xs[i], dys[i], lanes));
+      }
+      access_.MaskLanes(nullptr);
+    };
+    EmitRowGrad(p);
+  }
+
+  // The backward ops (x is y for softmax_grad and log_softmax_grad; dy is dy * weight, g, for
+  // the norms):
+  //   softmax_grad      dx = y * (dy - sum(y * dy))
+  //   log_softmax_grad  dx = dy - exp(y) * sum(dy)
+  //   layer_norm_grad   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
+  //   rms_norm_grad     dx = r * g - x * r^3 * mean(g * x)
+  // layer_norm_grad's statistics come from one pass of sums of d = x - x[0] (the row's first
+  // element): the mean of d and of d^2 give the variance without the cancellation of raw
+  // moments when the row's mean is large against its spread, and mean(g * xhat) is
+  // rstd * (mean(g * d) - mean(d) * mean(g)).
+  void EmitRowGrad(const GradPasses& p) {
+    llvm::IRBuilder<>& b = ec_.b;
+    switch (k_.row_op) {
+      case ir::RowOpKind::kSoftmaxGrad: {
+        llvm::Value* s = p.sums(1, [&](llvm::Value* y, llvm::Value* dy) {
+          return std::vector<llvm::Value*>{b.CreateFMul(y, dy)};
+        })[0];
+        p.output([&](llvm::Value* y, llvm::Value* dy, int w) {
+          return b.CreateFMul(y, b.CreateFSub(dy, S(s, w)));
+        });
+        break;
+      }
+      case ir::RowOpKind::kLogSoftmaxGrad: {
+        llvm::Value* s = p.sums(
+            1, [](llvm::Value*, llvm::Value* dy) { return std::vector<llvm::Value*>{dy}; })[0];
+        p.output([&](llvm::Value* y, llvm::Value* dy, int w) {
+          return b.CreateFSub(dy, b.CreateFMul(EmitExp(b, y), S(s, w)));
+        });
+        break;
+      }
+      case ir::RowOpKind::kLayerNormGrad: {
+        llvm::Value* shift = p.first();
+        const std::vector<llvm::Value*> sums = p.sums(4, [&](llvm::Value* x, llvm::Value* g) {
+          const int w = Width(x);
+          llvm::Value* d = b.CreateFSub(x, S(shift, w));
+          return std::vector<llvm::Value*>{d, b.CreateFMul(d, d), g, b.CreateFMul(g, d)};
+        });
+        auto mean = [&](llvm::Value* sum) { return b.CreateFDiv(sum, cols_f_); };
+        llvm::Value* mean_d = mean(sums[0]);
+        llvm::Value* zero = llvm::ConstantFP::get(ec_.F32(), 0.0);
+        // The variance, never below 0 (rounding could take it there for a constant row).
+        llvm::Value* var =
+            EmitMax(b, b.CreateFSub(mean(sums[1]), b.CreateFMul(mean_d, mean_d)), zero);
+        llvm::Value* rstd =
+            EmitRsqrt(b, b.CreateFAdd(var, llvm::ConstantFP::get(ec_.F32(), k_.eps)));
+        llvm::Value* mean_g = mean(sums[2]);
+        llvm::Value* mean_gxhat =
+            b.CreateFMul(rstd, b.CreateFSub(mean(sums[3]), b.CreateFMul(mean_d, mean_g)));
+        p.output([&](llvm::Value* x, llvm::Value* g, int w) {
+          llvm::Value* d = b.CreateFSub(b.CreateFSub(x, S(shift, w)), S(mean_d, w));
+          llvm::Value* xhat = b.CreateFMul(d, S(rstd, w));
+          llvm::Value* inner =
+              b.CreateFSub(b.CreateFSub(g, S(mean_g, w)), b.CreateFMul(xhat, S(mean_gxhat, w)));
+          return b.CreateFMul(S(rstd, w), inner);
+        });
+        break;
+      }
+      case ir::RowOpKind::kRmsNormGrad: {
+        const std::vector<llvm::Value*> sums = p.sums(2, [&](llvm::Value* x, llvm::Value* g) {
+          return std::vector<llvm::Value*>{b.CreateFMul(x, x), b.CreateFMul(g, x)};
+        });
+        llvm::Value* r = InvRootMean(sums[0]);
+        // c = r^3 * mean(g * x).
+        llvm::Value* c =
+            b.CreateFMul(b.CreateFMul(b.CreateFMul(r, r), r), b.CreateFDiv(sums[1], cols_f_));
+        p.output([&](llvm::Value* x, llvm::Value* g, int w) {
+          return b.CreateFSub(b.CreateFMul(S(r, w), g), b.CreateFMul(x, S(c, w)));
+        });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  static int Width(llvm::Value* v) {
+    auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
+    return vt == nullptr ? 1 : static_cast<int>(vt->getNumElements());
+  }
+
   void EmitRow() {
     llvm::IRBuilder<>& b = ec_.b;
     llvm::Value* one = llvm::ConstantFP::get(ec_.F32(), 1.0);
+    if (ir::IsRowGrad(k_.row_op)) {
+      EmitRowGrad();
+      return;
+    }
     switch (k_.row_op) {
       case ir::RowOpKind::kSoftmax:
       case ir::RowOpKind::kLogSoftmax: {
@@ -472,6 +702,8 @@ class RowOpEmitter {
         Normalize([&](llvm::Value* x, int w) { return b.CreateFMul(x, S(rinv, w)); });
         break;
       }
+      default:  // the backward ops: EmitRowGrad
+        break;
     }
   }
 

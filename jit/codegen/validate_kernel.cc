@@ -102,6 +102,11 @@ absl::Status ValidateKind(const ir::Kernel& k) {
       if (k.input_value < 0 || k.input_value >= static_cast<int>(k.input.size())) {
         return Invalid(k, absl::StrCat("input_value ", k.input_value, " is not a node of input"));
       }
+      const bool grad = k.kind == ir::KernelKind::kRowOp && ir::IsRowGrad(k.row_op);
+      if (grad != (k.input_dy >= 0) || k.input_dy >= static_cast<int>(k.input.size())) {
+        return Invalid(k, absl::StrCat("input_dy ", k.input_dy,
+                                       grad ? " is not a node of input" : " set for a forward op"));
+      }
       return ValidatePrograms(k);
     }
     case ir::KernelKind::kMatMul:

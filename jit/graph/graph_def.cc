@@ -41,9 +41,13 @@ std::pair<int, int> Arity(ir::OpKind op) {
     case ir::OpKind::kConstant:
       return {0, 0};
     case ir::OpKind::kLayerNorm:
+    case ir::OpKind::kLayerNormGrad:
+    case ir::OpKind::kRmsNormGrad:
       return {3, 3};
     case ir::OpKind::kRmsNorm:
     case ir::OpKind::kMatMul:
+    case ir::OpKind::kSoftmaxGrad:
+    case ir::OpKind::kLogSoftmaxGrad:
       return {2, 2};
     case ir::OpKind::kConcat:
       return {1, kUnbounded};
@@ -225,6 +229,7 @@ class Converter {
     if (n.has_step()) a.step = n.step();
     a.dtype = static_cast<ir::DType>(n.cast_dtype());
     a.ints.assign(n.ints().begin(), n.ints().end());
+    node.recomputed = n.recomputed();
 
     if (node.op == ir::OpKind::kInput) {
       if (a.index < 0 || a.index >= graph_.num_inputs) {
@@ -348,6 +353,7 @@ proto::GraphDef ToGraphDef(const ir::Graph& graph) {
     n->set_cast_dtype(ToProto(a.dtype));
     for (int64_t v : a.ints) n->add_ints(v);
     for (const ir::SymExpr& dim : a.shape) *n->add_target_shape() = ToDimDef(dim);
+    n->set_recomputed(node.recomputed);
   }
   for (int id : graph.outputs) def.add_outputs(id);
   return def;

@@ -101,6 +101,7 @@ std::string Graph::ToString() const {
       case OpKind::kReduceSum:
       case OpKind::kReduceMax:
       case OpKind::kReduceMean:
+      case OpKind::kLogSumExp:
         out += " axis=" + std::to_string(n.attrs.axis) + (n.attrs.keepdims ? " keepdims" : "");
         break;
       case OpKind::kConcat:
@@ -118,7 +119,9 @@ std::string Graph::ToString() const {
         if (n.attrs.transpose_b) out += " transpose_b";
         break;
       case OpKind::kLayerNorm:
-      case OpKind::kRmsNorm: {
+      case OpKind::kRmsNorm:
+      case OpKind::kLayerNormGrad:
+      case OpKind::kRmsNormGrad: {
         char buf[32];
         std::snprintf(buf, sizeof(buf), "%g", n.attrs.eps);
         out += std::string(" eps=") + buf;

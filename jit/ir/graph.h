@@ -85,6 +85,9 @@ struct Node {
   DType dtype = DType::kF32;
   Shape shape;
   std::string name;  // optional, for dumps; never part of the hash
+  // A copy of a forward value that the backward pass computes again instead of keeping the
+  // original alive (jit/passes/recompute_cheap_values.h); CSE must not merge it back.
+  bool recomputed = false;
 };
 
 // A symbol whose value is not given by an input dim but computed from other symbols when a

@@ -56,6 +56,16 @@ struct KernelCall {
   std::vector<std::pair<int, int>> in_place;
 };
 
+// Level 4 (jit/passes/plan_in_place_outputs.cc): how a Function output declared in place of
+// an input (FunctionOptions::in_place_outputs) is written: straight over the input's memory
+// (`in_place`), or into a temp copied over it after the input's last reader. `reason` says why.
+struct InPlaceOutputPlan {
+  int output = 0;
+  int input = 0;
+  bool in_place = false;
+  std::string reason;
+};
+
 struct TileGraph;
 // Per TileGraph buffer: the first and last call (in execution order) that uses it; -1 if none.
 void BufferLifetimes(const TileGraph& tiles, std::vector<int>* first, std::vector<int>* last);
@@ -64,6 +74,7 @@ struct TileGraph {
   std::vector<Buffer> buffers;
   std::vector<KernelCall> calls;  // in execution order
   std::vector<SymbolInfo> symbols;
+  std::vector<InPlaceOutputPlan> in_place_outputs;  // level 4, one per declared output
 
   std::string ToString() const;
 };

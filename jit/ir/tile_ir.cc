@@ -102,6 +102,18 @@ bool IsTranscendental(ExprOp op) {
   }
 }
 
+bool IsRowGrad(RowOpKind kind) {
+  switch (kind) {
+    case RowOpKind::kSoftmaxGrad:
+    case RowOpKind::kLogSoftmaxGrad:
+    case RowOpKind::kLayerNormGrad:
+    case RowOpKind::kRmsNormGrad:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::array<SymExpr, 2> KernelGrid(const Kernel& kernel) {
   const Shape& d = kernel.domain;
   const int rank = static_cast<int>(d.size());
@@ -160,6 +172,8 @@ const char* ReduceName(ReduceKind r) {
       return "max";
     case ReduceKind::kMean:
       return "mean";
+    case ReduceKind::kLogSumExp:
+      return "logsumexp";
   }
   return "?";
 }
@@ -174,6 +188,14 @@ const char* RowOpName(RowOpKind r) {
       return "layer_norm";
     case RowOpKind::kRmsNorm:
       return "rms_norm";
+    case RowOpKind::kSoftmaxGrad:
+      return "softmax_grad";
+    case RowOpKind::kLogSoftmaxGrad:
+      return "log_softmax_grad";
+    case RowOpKind::kLayerNormGrad:
+      return "layer_norm_grad";
+    case RowOpKind::kRmsNormGrad:
+      return "rms_norm_grad";
   }
   return "?";
 }
@@ -233,8 +255,9 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
            ShapeToString(strides, names) + "\n";
   }
   if (!kernel.input.empty()) {
-    out +=
-        "  input (v" + std::to_string(kernel.input_value) + "):\n" + ProgramToString(kernel.input);
+    out += "  input (v" + std::to_string(kernel.input_value) +
+           (kernel.input_dy >= 0 ? ", dy v" + std::to_string(kernel.input_dy) : "") + "):\n" +
+           ProgramToString(kernel.input);
   }
   out += "  output:\n" + ProgramToString(kernel.output);
   for (const Store& s : kernel.stores) {

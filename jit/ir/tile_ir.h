@@ -86,8 +86,20 @@ struct Store {
 };
 
 enum class KernelKind : uint8_t { kElementwise = 0, kReduce = 1, kRowOp = 2, kMatMul = 3 };
-enum class ReduceKind : uint8_t { kSum = 0, kMax = 1, kMean = 2 };
-enum class RowOpKind : uint8_t { kSoftmax = 0, kLogSoftmax = 1, kLayerNorm = 2, kRmsNorm = 3 };
+enum class ReduceKind : uint8_t { kSum = 0, kMax = 1, kMean = 2, kLogSumExp = 3 };
+// The backward kinds (kSoftmaxGrad...) compute the input gradient dx of their forward kind.
+enum class RowOpKind : uint8_t {
+  kSoftmax = 0,
+  kLogSoftmax = 1,
+  kLayerNorm = 2,
+  kRmsNorm = 3,
+  kSoftmaxGrad = 4,
+  kLogSoftmaxGrad = 5,
+  kLayerNormGrad = 6,
+  kRmsNormGrad = 7,
+};
+// Whether `kind` is a backward row op (it reads a second row, `Kernel::input_dy`).
+bool IsRowGrad(RowOpKind kind);
 
 // Matmul: which loop encloses which (see TileConfig::kc and mc).
 enum class LoopOrder : uint8_t {
@@ -170,12 +182,16 @@ struct BufferExtent {
 // kReduce: domain = the reduced input's shape; `axis` is reduced with `reduce`. `input` computes
 //   the value being reduced at each domain point (node `input_value`). `output` is evaluated at
 //   each point of the domain with the axis index fixed at 0 (its accesses have stride 0 along the
-//   axis); kAcc there is the reduction result (divided by the extent for kMean).
+//   axis); kAcc there is the reduction result (divided by the extent for kMean; for kLogSumExp
+//   m + log(sum(exp(x - m))), m the max, two passes over the axis).
 //   Grid: {outer = prod(domain[0..axis-1]), inner = prod(domain[axis+1..])}.
 // kRowOp: domain = input shape; the row is the last axis. `input` computes x at each point.
 //   kAcc in `output` is softmax(x) / log_softmax(x) / (x-mean)*rstd / x*rms_inverse for the
 //   row, and weight/bias are applied by `output`'s own loads. Grid: {rows, 1}.
 //   Mean/variance use two passes over the row (sound for rows with a large mean).
+//   The backward kinds read two rows: `input_value` (y for softmax_grad / log_softmax_grad, x
+//   for the norms) and `input_dy` (dy; dy * weight for the norms), and kAcc is dx. They make
+//   one pass for every row sum they need and one for the output.
 // kMatMul: domain = output shape [batch..., M, N]; `k` is the contraction extent. Accesses `a`
 //   and `b` have rank+1 strides: one per domain dim and a last one for K (a's N stride and b's M
 //   stride are 0). b's N stride is 1, or b's K stride is 1 (dot-product form); other strides
@@ -189,6 +205,7 @@ struct Kernel {
   std::vector<Access> accesses;
   std::vector<ExprNode> input;  // kReduce, kRowOp
   int input_value = -1;
+  int input_dy = -1;  // kRowOp backward kinds: the node of `input` computing the second row
   std::vector<ExprNode> output;
   std::vector<Store> stores;
   // kReduce

@@ -201,6 +201,8 @@ class Builder {
   absl::StatusOr<int> Expr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node, IndexMap map);
   absl::StatusOr<int> AnchorExpr(KernelBuilder& kb, std::vector<ExprNode>& prog,
                                  const IndexMap& map);
+  // A backward row op's second row (ir::Kernel::input_dy), in the kernel's input program.
+  absl::StatusOr<int> RowGradOperand(KernelBuilder& kb, const ir::Node& a, const IndexMap& map);
   void Store(KernelBuilder& kb, int value, const View& view, const IndexMap& map);
   void Finish(KernelBuilder kb, const std::string& kind);
 
@@ -402,6 +404,22 @@ absl::StatusOr<int> Builder::AnchorExpr(KernelBuilder& kb, std::vector<ExprNode>
   absl::StatusOr<int> b = Expr(kb, prog, a.inputs[2], last);
   if (!b.ok()) return b.status();
   return Push(prog, ExprNode{ExprOp::kAdd, y, *b});
+}
+
+absl::StatusOr<int> Builder::RowGradOperand(KernelBuilder& kb, const ir::Node& a,
+                                            const IndexMap& map) {
+  // softmax_grad(y, dy), log_softmax_grad(y, dy): dy. The norms' (x, weight, dy): dy * weight,
+  // the weight indexing the row's last dim.
+  if (a.op == OpKind::kSoftmaxGrad || a.op == OpKind::kLogSoftmaxGrad) {
+    return Expr(kb, kb.kernel.input, a.inputs[1], map);
+  }
+  absl::StatusOr<int> dy = Expr(kb, kb.kernel.input, a.inputs[2], map);
+  if (!dy.ok()) return dy.status();
+  IndexMap last(1);
+  last[0] = map.back();
+  absl::StatusOr<int> w = Expr(kb, kb.kernel.input, a.inputs[1], last);
+  if (!w.ok()) return w.status();
+  return Push(kb.kernel.input, ExprNode{ExprOp::kMul, *dy, *w});
 }
 
 absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node,
@@ -628,6 +646,11 @@ absl::Status Builder::BuildGroup(int anchor, int root, const View& out) {
       k.kind = ir::KernelKind::kRowOp;
       k.row_op = *ops::RowOpKindOf(a.op);
       k.eps = a.attrs.eps;
+      if (ir::IsRowGrad(k.row_op)) {
+        absl::StatusOr<int> dy = RowGradOperand(kb, a, id);
+        if (!dy.ok()) return dy.status();
+        k.input_dy = *dy;
+      }
     }
   }
   absl::StatusOr<int> v = Expr(kb, k.output, root, out_map);

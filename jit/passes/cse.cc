@@ -2,6 +2,7 @@
 
 #include <map>
 #include <numeric>
+#include <string>
 #include <tuple>
 
 #include "jit/passes/graph_rewrite.h"
@@ -11,14 +12,28 @@ namespace {
 
 // Everything that makes two nodes compute the same value. Inputs never merge (kInput keys
 // include their index).
+// A recomputed copy (ir::Node::recomputed) stays apart from the value it copies.
 using Key = std::tuple<int, std::vector<int>, int64_t, double, int64_t, bool, bool, bool, float,
-                       int64_t, int64_t, int64_t, int, std::vector<int64_t>>;
+                       int64_t, int64_t, int64_t, int, std::vector<int64_t>, std::string, bool>;
 
 Key KeyOf(const ir::Node& n) {
   const ir::Attrs& a = n.attrs;
-  return {static_cast<int>(n.op), n.inputs, a.index, a.scalar, a.axis, a.keepdims,
-          a.transpose_a, a.transpose_b, a.eps, a.start, a.end, a.step,
-          static_cast<int>(a.dtype), a.ints};
+  return {static_cast<int>(n.op),
+          n.inputs,
+          a.index,
+          a.scalar,
+          a.axis,
+          a.keepdims,
+          a.transpose_a,
+          a.transpose_b,
+          a.eps,
+          a.start,
+          a.end,
+          a.step,
+          static_cast<int>(a.dtype),
+          a.ints,
+          ir::ShapeToString(a.shape),
+          n.recomputed};
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ absl::StatusOr<std::vector<int>> InputNodes(const ir::Graph& g) {
 
 absl::Status CheckSpec(const ir::Graph& g, const GradientSpec& spec,
                        const std::vector<int>& input_node) {
-  const int differentiable = g.num_inputs - spec.cotangents;
+  const int accumulators = spec.accumulate ? static_cast<int>(spec.wrt.size()) : 0;
+  const int differentiable = g.num_inputs - spec.cotangents - accumulators;
   if (spec.cotangents < 0 || spec.cotangents > static_cast<int>(g.outputs.size()) ||
       differentiable < 0) {
     return absl::InvalidArgumentError(
@@ -63,6 +64,18 @@ absl::Status CheckSpec(const ir::Graph& g, const GradientSpec& spec,
       return absl::InvalidArgumentError(
           absl::StrCat("gradient: wrt input ", i, " is ", std::string(ir::DTypeName(dtype)),
                        "; gradients are taken with respect to f32 inputs"));
+    }
+  }
+  for (int k = 0; k < accumulators; ++k) {
+    const int input = differentiable + spec.cotangents + k;
+    const ir::Node& acc = g.nodes[input_node[input]];
+    const ir::Node& x = g.nodes[input_node[spec.wrt[k]]];
+    if (acc.shape != x.shape || acc.dtype != x.dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "gradient: accumulator ", k, " (input ", input, ") is ",
+          std::string(ir::DTypeName(acc.dtype)), ShapeText(g, acc.shape), " but wrt input ",
+          spec.wrt[k], " is ", std::string(ir::DTypeName(x.dtype)), ShapeText(g, x.shape),
+          "; give their symbolic dims the same pto::Dim so they are one symbol"));
     }
   }
   if (spec.cotangents == 0) {
@@ -106,6 +119,7 @@ absl::StatusOr<ir::Graph> Differentiate(const ir::Graph& forward, const Gradient
   ir::Graph g = forward;
   ops::GraphBuilder b(g);
   const int n = static_cast<int>(forward.nodes.size());
+  const int accumulators = spec.accumulate ? static_cast<int>(spec.wrt.size()) : 0;
 
   // Values that depend on a wrt input: only their cotangents are needed.
   std::vector<bool> needs(n, false);
@@ -124,7 +138,7 @@ absl::StatusOr<ir::Graph> Differentiate(const ir::Graph& forward, const Gradient
     accumulate(loss, b.BroadcastTo(b.Constant(1), forward.nodes[loss].shape));
   } else {
     for (int k = 0; k < spec.cotangents; ++k) {
-      const int input = forward.num_inputs - spec.cotangents + k;
+      const int input = forward.num_inputs - accumulators - spec.cotangents + k;
       accumulate(forward.outputs[k], (*input_node)[input]);
     }
   }
@@ -165,10 +179,15 @@ absl::StatusOr<ir::Graph> Differentiate(const ir::Graph& forward, const Gradient
     }
   }
 
-  for (int i : spec.wrt) {
-    const int node = (*input_node)[i];
-    const int grad = adjoint[node] >= 0 ? adjoint[node]
-                                        : b.BroadcastTo(b.Constant(0), forward.nodes[node].shape);
+  for (size_t k = 0; k < spec.wrt.size(); ++k) {
+    const int node = (*input_node)[spec.wrt[k]];
+    int grad = adjoint[node];
+    if (spec.accumulate) {
+      const int acc = (*input_node)[forward.num_inputs - accumulators + static_cast<int>(k)];
+      grad = grad >= 0 ? b.Add(acc, grad) : acc;
+    } else if (grad < 0) {
+      grad = b.BroadcastTo(b.Constant(0), forward.nodes[node].shape);
+    }
     g.outputs.push_back(grad);
   }
   if (!b.status().ok()) {

@@ -17,9 +17,12 @@ struct GradientSpec {
   // The Function inputs to differentiate with respect to (f32 inputs).
   std::vector<int> wrt;
   // 0: output 0 is a scalar loss (every dim the constant 1), differentiated with seed 1.
-  // n > 0: the graph's last n inputs are the cotangents of outputs 0 .. n-1 (each of its
+  // n > 0: the graph's last n inputs (before the accumulators) are the cotangents of outputs 0 .. n-1 (each of its
   // output's shape), and the gradients are their vector-Jacobian products.
   int cotangents = 0;
+  // The graph's last wrt.size() inputs (after the cotangents) are accumulators, one per wrt
+  // input and of its shape: each gradient output is its accumulator plus the gradient.
+  bool accumulate = false;
 };
 
 // The graph with the gradients appended to its outputs, one per `wrt` entry in order, each of

@@ -200,10 +200,15 @@ bool IsAnchorOp(OpKind op) {
     case OpKind::kReduceSum:
     case OpKind::kReduceMax:
     case OpKind::kReduceMean:
+    case OpKind::kLogSumExp:
     case OpKind::kSoftmax:
     case OpKind::kLogSoftmax:
     case OpKind::kLayerNorm:
     case OpKind::kRmsNorm:
+    case OpKind::kSoftmaxGrad:
+    case OpKind::kLogSoftmaxGrad:
+    case OpKind::kLayerNormGrad:
+    case OpKind::kRmsNormGrad:
       return true;
     default:
       return false;

@@ -65,7 +65,9 @@ bool StoreMayOverwrite(const ir::Kernel& k, const ir::Store& s, int in) {
   const std::vector<bool> used = Reaches(k.output, s.value);
   if (!LoadsOfSlotUsed(k, k.output, used, in)) return false;
   if (k.kind == ir::KernelKind::kRowOp) {
-    const std::vector<bool> used_in = Reaches(k.input, k.input_value);
+    std::vector<bool> used_in = Reaches(k.input, k.input_value);
+    const std::vector<bool> used_dy = Reaches(k.input, k.input_dy);
+    for (size_t i = 0; i < used_in.size(); ++i) used_in[i] = used_in[i] || used_dy[i];
     if (!LoadsOfSlotUsed(k, k.input, used_in, in)) return false;
     // Loads of `in` in the input program reach the store only through kAcc.
     bool in_input = false;
@@ -79,6 +81,27 @@ bool StoreMayOverwrite(const ir::Kernel& k, const ir::Store& s, int in) {
 
 }  // namespace
 
+bool KernelMayWriteOver(const ir::KernelCall& call, const ir::Store& store, int in) {
+  const ir::Kernel& k = call.kernel;
+  if (k.kind != ir::KernelKind::kElementwise && k.kind != ir::KernelKind::kRowOp) return false;
+  const int slots = static_cast<int>(call.buffers.size());
+  const int out = k.accesses[store.access].buffer;
+  if (in < 0 || in >= slots || in == out || call.buffers[in] == call.buffers[out]) return false;
+  int out_stores = 0, out_accesses = 0, in_stores = 0;
+  for (const ir::Access& a : k.accesses) out_accesses += a.buffer == out;
+  for (const ir::Store& st : k.stores) {
+    out_stores += k.accesses[st.access].buffer == out;
+    in_stores += k.accesses[st.access].buffer == in;
+  }
+  // One store, and its access is the slot's only access (no loads of the output).
+  if (out_stores != 1 || out_accesses != 1 || in_stores != 0) return false;
+  // The same TileGraph buffer bound to two kernel slots: keep it simple, no pair.
+  for (int j = 0; j < slots; ++j) {
+    if (j != in && call.buffers[j] == call.buffers[in]) return false;
+  }
+  return StoreMayOverwrite(k, store, in);
+}
+
 void MarkInPlace(ir::TileGraph& tiles) {
   std::vector<int> first, last;
   ir::BufferLifetimes(tiles, &first, &last);
@@ -89,26 +112,16 @@ void MarkInPlace(ir::TileGraph& tiles) {
     const ir::Kernel& k = call.kernel;
     if (k.kind != ir::KernelKind::kElementwise && k.kind != ir::KernelKind::kRowOp) continue;
     const int slots = static_cast<int>(call.buffers.size());
-    // Kernel slots already paired, and how often each slot is stored to / accessed.
-    std::vector<bool> taken(slots, false);
-    std::vector<int> stores(slots, 0), accesses(slots, 0);
-    for (const ir::Access& a : k.accesses) ++accesses[a.buffer];
-    for (const ir::Store& s : k.stores) ++stores[k.accesses[s.access].buffer];
+    std::vector<bool> taken(slots, false);  // kernel slots already paired
     for (const ir::Store& s : k.stores) {
       const int out = k.accesses[s.access].buffer;
       const int ob = call.buffers[out];
-      // One store, and its access is the slot's only access (no loads of the output).
-      if (taken[out] || stores[out] != 1 || accesses[out] != 1) continue;
-      if (!is_temp(ob) || first[ob] != c) continue;
+      if (taken[out] || !is_temp(ob) || first[ob] != c) continue;
       for (int in = 0; in < slots; ++in) {
         const int ib = call.buffers[in];
-        if (in == out || taken[in] || ib == ob || !is_temp(ib) || last[ib] != c) continue;
-        if (stores[in] != 0 || tiles.buffers[ib].dtype != tiles.buffers[ob].dtype) continue;
-        // The same TileGraph buffer bound to two kernel slots: keep it simple, no pair.
-        bool bound_twice = false;
-        for (int j = 0; j < slots; ++j)
-          bound_twice = bound_twice || (j != in && call.buffers[j] == ib);
-        if (bound_twice || !StoreMayOverwrite(k, s, in)) continue;
+        if (taken[in] || !is_temp(ib) || last[ib] != c) continue;
+        if (tiles.buffers[ib].dtype != tiles.buffers[ob].dtype) continue;
+        if (!KernelMayWriteOver(call, s, in)) continue;
         call.in_place.emplace_back(ob, ib);
         taken[out] = taken[in] = true;
         break;

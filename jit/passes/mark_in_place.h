@@ -25,6 +25,13 @@ namespace pto::jit {
 
 void MarkInPlace(ir::TileGraph& tiles);
 
+// The kernel's half of the rules above, liveness and buffer kinds aside: whether `call` may
+// write `store` over its kernel slot `in` (an elementwise kernel or row op; the stored slot has
+// that one store and no other access; `in` is never stored to, is bound to one slot only, and
+// is read only at the stored point, before the store, by loads that feed it).
+// plan_in_place_outputs uses it for a Function output written over a donated input.
+bool KernelMayWriteOver(const ir::KernelCall& call, const ir::Store& store, int in);
+
 }  // namespace pto::jit
 
 #endif  // PTO_JIT_PASSES_MARK_IN_PLACE_H_

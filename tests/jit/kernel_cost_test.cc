@@ -81,5 +81,40 @@ TEST(KernelCost, RowOpCountsItsInputItsRowOperationAndItsOutput) {
   EXPECT_EQ(cost.bytes, 4.0 * (48 + 48));
 }
 
+// A backward row op's input program computes both of its rows: x, and dy * weight.
+TEST(KernelCost, BackwardRowOpCountsBothInputRows) {
+  ir::Kernel k;
+  k.kind = ir::KernelKind::kRowOp;
+  k.row_op = ir::RowOpKind::kLayerNormGrad;
+  k.domain = {3, 16};
+  k.accesses = {Access(0, {16, 1}), Access(1, {0, 1}), Access(2, {16, 1}), Access(3, {16, 1})};
+  k.input = {ExprNode{ExprOp::kLoad, -1, -1, 0}, ExprNode{ExprOp::kLoad, -1, -1, 2},
+             ExprNode{ExprOp::kLoad, -1, -1, 1}, ExprNode{ExprOp::kMul, 1, 2}};
+  k.input_value = 0;
+  k.input_dy = 3;
+  k.output = {ExprNode{ExprOp::kAcc}};
+  k.stores = {{3, 0}};
+  const KernelCost cost = CostOf(k, {});
+  EXPECT_EQ(RowOpFlops(ir::RowOpKind::kLayerNormGrad), 13);
+  EXPECT_EQ(cost.flops, 48.0 * (1 + 13));
+  EXPECT_EQ(cost.bytes, 4.0 * (48 + 16 + 48 + 48));
+}
+
+// logsumexp: the max pass (1 per point), then a second pass (3 per point: subtract, exp
+// counted 1, sum) and the log and the shift's add per result.
+TEST(KernelCost, LogSumExpCountsItsTwoPasses) {
+  ir::Kernel k;
+  k.kind = ir::KernelKind::kReduce;
+  k.reduce = ir::ReduceKind::kLogSumExp;
+  k.axis = 1;
+  k.domain = {3, 16};
+  k.accesses = {Access(0, {16, 1}), Access(1, {1, 0})};
+  k.input = {ExprNode{ExprOp::kLoad, -1, -1, 0}};
+  k.input_value = 0;
+  k.output = {ExprNode{ExprOp::kAcc}};
+  k.stores = {{1, 0}};
+  EXPECT_EQ(CostOf(k, {}).flops, 48.0 * 1 + 48.0 * 3 + 3.0 * 2);
+}
+
 }  // namespace
 }  // namespace pto::jit

@@ -61,6 +61,13 @@ std::vector<Case> Cases() {
   eps.eps = 1e-5;
   cases.push_back({"layer_norm", OpKind::kLayerNorm, eps, {rnd({4, 9}), rnd({9}), rnd({9})}});
   cases.push_back({"rms_norm", OpKind::kRmsNorm, eps, {rnd({4, 9}), rnd({9})}});
+  cases.push_back({"logsumexp", OpKind::kLogSumExp, Axis(1), {rnd({3, 17, 2})}});
+  for (OpKind op : {OpKind::kSoftmaxGrad, OpKind::kLogSoftmaxGrad}) {
+    cases.push_back({std::string(ir::OpName(op)), op, {}, {rnd({4, 9}), rnd({4, 9})}});
+  }
+  for (OpKind op : {OpKind::kLayerNormGrad, OpKind::kRmsNormGrad}) {
+    cases.push_back({std::string(ir::OpName(op)), op, eps, {rnd({4, 9}), rnd({9}), rnd({4, 9})}});
+  }
   ir::Attrs tb;
   tb.transpose_b = true;
   cases.push_back({"matmul", OpKind::kMatMul, {}, {rnd({2, 3, 33}), rnd({33, 5})}});
@@ -108,7 +115,9 @@ TEST(ReferenceDTypeTest, EveryOpInF64RoundsToItsF32Result) {
     }
     ++checked;
   }
-  EXPECT_GE(checked, 33);  // 13 unary, 6 binary, cast, 3 reductions, 4 row ops, 2 matmuls, 4 moves
+  // 13 unary, 6 binary, cast, 3 reductions and logsumexp, 4 row ops and their 4 backward ops, 2
+  // matmuls, 4 moves.
+  EXPECT_GE(checked, 38);
 }
 
 // One f64 input makes a float op f64; its f32 inputs are widened.

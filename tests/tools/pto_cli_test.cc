@@ -167,6 +167,24 @@ TEST_F(PtoCli, MatmulAsmHasVectorFmasOfTheHostWidth) {
   EXPECT_THAT(r.output, ::testing::ContainsRegex("vfmadd[0-9]+ps.*%" + reg));
 }
 
+// --in-place declares outputs written over inputs; exec says how each is written and why.
+TEST_F(PtoCli, DumpShowsInPlaceOutputs) {
+  Result r = RunPto("dump --stage=exec --example sgd --in-place 0=0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("in-place outputs:\n  output 0 over input 0: in place ("));
+  r = RunPto("dump --stage=exec --example mlp --in-place 0=0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("f32_in_place_copy(slot"));
+  EXPECT_THAT(r.output, HasSubstr("output 0 over input 0: copied after the input's last reader ("));
+  r = RunPto("dump --stage=exec --example sgd --in-place 0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("pto dump: --in-place takes OUTPUT=INPUT (two indices), got 0"));
+  r = RunPto("dump --stage=exec --example sgd --in-place 0=1 --in-place 0=0");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output,
+              HasSubstr("pto dump: output 0 is declared in place twice (over input 1 and input 0)"));
+}
+
 TEST_F(PtoCli, UnknownStageAndCommand) {
   Result r = RunPto("dump --stage=bogus --example matmul");
   EXPECT_EQ(r.exit_code, 2);
@@ -175,7 +193,7 @@ TEST_F(PtoCli, UnknownStageAndCommand) {
   r = RunPto("dump --example conv");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output,
-              HasSubstr("pto dump: unknown --example=conv (matmul, mlp, attention, demo)"));
+              HasSubstr("pto dump: unknown --example=conv (matmul, mlp, attention, sgd, demo)"));
   r = RunPto("dump --stage=tile");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("pto dump: expected GRAPH.pbtxt or --example NAME"));

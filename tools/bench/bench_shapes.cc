@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "jit/trace.h"
 #include "tools/bench/baselines_onednn.h"
 #include "tools/bench/baselines_openblas.h"
 #include "tools/pto/transformer_block.h"
@@ -138,6 +139,58 @@ void AddMemoryBound(std::vector<CaseSpec>& cases) {
   cases.push_back(std::move(msm));
 }
 
+// A backward row op (internal: recorded in the running trace, as the gradient pass does).
+Value RowGradOp(ir::OpKind op, std::vector<Value> inputs) {
+  return inputs[0].state()->AddNode(op, ir::Attrs{}, inputs);
+}
+
+// The backward row ops, each one kernel, and layer_norm_grad's dx also as the chain of forward
+// ops that computes it (reductions, then elementwise work over the row).
+void AddBackwardRowOps(std::vector<CaseSpec>& cases) {
+  const int64_t r = 4096, n = 1024;
+  const std::vector<int64_t> x{r, n}, v{n};
+  const std::string shape = absl::StrCat(r, "x", n);
+  const char* group = "backward row op";
+  using ir::OpKind;
+  cases.push_back(
+      MemoryCase(group, TargetClass::kNone, "softmax_grad " + shape, {{x, 0, 1}, {x}}, r, n, 4,
+                 [](std::span<const Value> in) {
+                   return std::vector<Value>{RowGradOp(OpKind::kSoftmaxGrad, {in[0], in[1]})};
+                 }));
+  cases.push_back(
+      MemoryCase(group, TargetClass::kNone, "log_softmax_grad " + shape, {{x, -8, 0}, {x}}, r, n, 4,
+                 [](std::span<const Value> in) {
+                   return std::vector<Value>{RowGradOp(OpKind::kLogSoftmaxGrad, {in[0], in[1]})};
+                 }));
+  const std::vector<InputSpec> norm_inputs = {{x}, {v, 0.5f, 1.5f}, {x}};
+  cases.push_back(MemoryCase(
+      group, TargetClass::kNone, "layer_norm_grad " + shape, norm_inputs, r, n, 14,
+      [](std::span<const Value> in) {
+        return std::vector<Value>{RowGradOp(OpKind::kLayerNormGrad, {in[0], in[1], in[2]})};
+      }));
+  cases.push_back(MemoryCase(group, TargetClass::kNone, "layer_norm_grad as forward ops " + shape,
+                             norm_inputs, r, n, 14, [](std::span<const Value> in) {
+                               const Value d = in[0] - reduce_mean(in[0], -1, true);
+                               const Value rstd = rsqrt(reduce_mean(d * d, -1, true) + 1e-5f);
+                               const Value xhat = d * rstd;
+                               const Value g = in[2] * in[1];
+                               const Value inner = g - reduce_mean(g, -1, true) -
+                                                   xhat * reduce_mean(g * xhat, -1, true);
+                               return std::vector<Value>{rstd * inner};
+                             }));
+  cases.push_back(MemoryCase(
+      group, TargetClass::kNone, "rms_norm_grad " + shape, norm_inputs, r, n, 8,
+      [](std::span<const Value> in) {
+        return std::vector<Value>{RowGradOp(OpKind::kRmsNormGrad, {in[0], in[1], in[2]})};
+      }));
+  CaseSpec lse = MemoryCase(
+      group, TargetClass::kNone, "logsumexp " + shape, {{x, -8, 8}}, r, n, 5,
+      [](std::span<const Value> in) { return std::vector<Value>{logsumexp(in[0], -1)}; });
+  lse.outputs = {{r}};
+  lse.bytes = kF * (r * n + r);
+  cases.push_back(std::move(lse));
+}
+
 void AddComputeChains(std::vector<CaseSpec>& cases) {
   const char* group = "compute-bound chain (oneDNN: unfused | post-ops)";
   {
@@ -222,6 +275,7 @@ std::vector<CaseSpec> AllCases() {
   std::vector<CaseSpec> cases;
   AddMatmuls(cases);
   AddMemoryBound(cases);
+  AddBackwardRowOps(cases);
   AddComputeChains(cases);
   AddBlocks(cases);
   return cases;

@@ -1,15 +1,18 @@
 // `pto dump --stage=tensor|tile|block|exec|llvm|asm|STEP (GRAPH.pbtxt --input NAME=FILE.npy ... |
-//            --example matmul|mlp|attention|demo) [--checked-kernels]`
+//            --example matmul|mlp|attention|sgd|demo) [--in-place OUTPUT=INPUT ...]
+//           [--checked-kernels]`
 // STEP: a step of the pipeline, as the pass log names it (jit/pipeline.h).
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "jit/pipeline.h"
 #include "tools/npy.h"
 #include "tools/pto/command_line.h"
@@ -44,6 +47,8 @@ std::map<std::string, Example> Examples() {
                           softmax(matmul(v[0], v[1], {.transpose_b = true}) * 0.125f), v[2])};
                     },
                     {{4, 32, 64}, {4, 32, 64}, {4, 32, 64}}};
+  e["sgd"] = {[](std::span<const Value> v) { return std::vector<Value>{v[0] - v[1] * 0.01f}; },
+              {{256, 64}, {256, 64}}};
   BlockDims dims;
   std::vector<std::vector<int64_t>> block_shapes = {{2, 32, dims.model}};
   for (auto& s : WeightShapes(dims)) block_shapes.push_back(s);
@@ -53,11 +58,23 @@ std::map<std::string, Example> Examples() {
 
 struct DumpOptions {
   std::string stage = "tensor";
-  std::string example;              // --example NAME, else graph_path
-  std::string graph_path;           // GRAPH.pbtxt
-  std::vector<std::string> inputs;  // --input NAME=FILE.npy
+  std::string example;                // --example NAME, else graph_path
+  std::string graph_path;             // GRAPH.pbtxt
+  std::vector<std::string> inputs;    // --input NAME=FILE.npy
+  std::vector<std::string> in_place;  // --in-place OUTPUT=INPUT
   RuntimeOptions runtime;
 };
+
+// "OUTPUT=INPUT" as FunctionOptions::in_place_outputs takes it; nullopt when malformed.
+std::optional<InPlaceOutput> ParseInPlace(const std::string& text) {
+  const size_t eq = text.find('=');
+  InPlaceOutput pair;
+  if (eq == std::string::npos || !absl::SimpleAtoi(text.substr(0, eq), &pair.output) ||
+      !absl::SimpleAtoi(text.substr(eq + 1), &pair.input)) {
+    return std::nullopt;
+  }
+  return pair;
+}
 
 // What to dump: a traced program, its options and the shapes of its inputs.
 struct DumpTarget {
@@ -97,7 +114,7 @@ int RunDump(const CLI::App& command, const DumpOptions& o) {
     auto it = examples.find(o.example);
     if (it == examples.end()) {
       return UsageError(command,
-                        "unknown --example=" + o.example + " (matmul, mlp, attention, demo)");
+                        "unknown --example=" + o.example + " (matmul, mlp, attention, sgd, demo)");
     }
     target = {o.example, it->second.trace, {}, it->second.shapes};
   } else if (o.graph_path.empty()) {
@@ -106,6 +123,13 @@ int RunDump(const CLI::App& command, const DumpOptions& o) {
     absl::StatusOr<DumpTarget> graph = GraphTarget(o);
     if (!graph.ok()) return Error(graph.status());
     target = *std::move(graph);
+  }
+  for (const std::string& text : o.in_place) {
+    std::optional<InPlaceOutput> pair = ParseInPlace(text);
+    if (!pair.has_value()) {
+      return UsageError(command, "--in-place takes OUTPUT=INPUT (two indices), got " + text);
+    }
+    target.options.in_place_outputs.push_back(*pair);
   }
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(o.runtime);
   if (!rt.ok()) return Error(rt.status());
@@ -137,13 +161,17 @@ void AddDumpCommand(CommandLine& cli) {
                    "step of the pipeline as the pass log names it (jit/pipeline.h)")
       ->type_name("STAGE");
   dump->add_option("--example", o->example,
-                   "a built-in program instead of GRAPH.pbtxt: matmul, mlp, attention\n"
-                   "or demo (the block of `pto demo`)")
+                   "a built-in program instead of GRAPH.pbtxt: matmul, mlp, attention,\n"
+                   "sgd (p - 0.01 * g) or demo (the block of `pto demo`)")
       ->type_name("NAME");
   AddRepeatedOption(*dump, "--input", o->inputs,
                     "the .npy file whose shape the graph's input NAME takes (one per\n"
                     "input)")
       ->type_name("NAME=FILE.npy");
+  AddRepeatedOption(*dump, "--in-place", o->in_place,
+                    "output OUTPUT may be written over input INPUT's buffer\n"
+                    "(FunctionOptions::in_place_outputs; exec shows how it is written)")
+      ->type_name("OUTPUT=INPUT");
   dump->add_flag("--checked-kernels", o->runtime.checked_kernels,
                  "bounds-checked kernels (RuntimeOptions::checked_kernels)");
 }

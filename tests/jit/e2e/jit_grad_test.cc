@@ -1,6 +1,7 @@
 // Runtime::JitGrad end to end: the outputs' order, a vector-Jacobian product, auxiliary
 // outputs, a bias whose broadcast dim is 1 in one call and n in the next, shape classes over a
 // symbolic batch, determinism across runs and thread counts, and the errors.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -133,6 +134,57 @@ TEST(JitGrad, GradientsAreBitwiseEqualAcrossRunsAndThreadCountsWhenDeterministic
                             results[0][o].data.size() * sizeof(float)),
                 0)
           << "run " << run << " output " << o;
+    }
+  }
+}
+
+TEST(JitGrad, FourMicroBatchesAccumulateInPlaceToTheGradientsOfOneBatch) {
+  std::unique_ptr<Runtime> rt = OpenRuntime();
+  Dim batch("batch", 1, 64);
+  // A summed (not averaged) loss, so micro-batch gradients add up to the batch's.
+  auto loss = [](Value x, Value w1, Value b1, Value w2, Value y) {
+    Value err = matmul(tanh(matmul(x, w1) + b1), w2) - y;
+    return reduce_sum(reduce_sum(err * err, 1), 0);
+  };
+  // Outputs: loss, then dw1, db1, dw2 (outputs 1-3), each added into its accumulator (inputs
+  // 5-7) in place.
+  FunctionOptions options{.dynamic = {{0, 0, batch}, {4, 0, batch}},
+                          .in_place_outputs = {{1, 5}, {2, 6}, {3, 7}}};
+  auto accumulating =
+      rt->JitGrad("accumulate", loss, {.wrt = {1, 2, 3}, .accumulate = true}, options);
+  ASSERT_TRUE(accumulating.ok()) << accumulating.status();
+  auto whole =
+      rt->JitGrad("whole", loss, {.wrt = {1, 2, 3}}, {.dynamic = {{0, 0, batch}, {4, 0, batch}}});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+
+  const HostTensor x = HostTensor::Random({64, 20}, 1), y = HostTensor::Random({64, 8}, 2);
+  const HostTensor w1 = HostTensor::Random({20, 32}, 3), b1 = HostTensor::Random({32}, 4),
+                   w2 = HostTensor::Random({32, 8}, 5);
+  absl::StatusOr<std::vector<HostTensor>> want = RunPto(**whole, {x, w1, b1, w2, y});
+  ASSERT_TRUE(want.ok()) << want.status();
+
+  std::vector<HostTensor> acc = {HostTensor::Filled({20, 32}, 0), HostTensor::Filled({32}, 0),
+                                 HostTensor::Filled({32, 8}, 0)};
+  for (int m = 0; m < 4; ++m) {
+    HostTensor xm{{16, 20}, {x.data.begin() + m * 16 * 20, x.data.begin() + (m + 1) * 16 * 20}};
+    HostTensor ym{{16, 8}, {y.data.begin() + m * 16 * 8, y.data.begin() + (m + 1) * 16 * 8}};
+    std::vector<HostTensor> in = {xm, w1, b1, w2, ym};
+    std::vector<TensorView> views = Views(in);
+    for (HostTensor& a : acc) views.push_back(TensorView::Dense(a.data.data(), a.shape));
+    HostTensor loss_out = HostTensor::Filled({}, 0);
+    // The gradient outputs are views of the accumulators themselves.
+    std::vector<TensorView> outs = {TensorView::Dense(loss_out.data.data(), loss_out.shape)};
+    for (HostTensor& a : acc) outs.push_back(TensorView::Dense(a.data.data(), a.shape));
+    ASSERT_TRUE((**accumulating)(views, outs).ok());
+  }
+  // Tolerance: the batch's sums over 64 rows and the micro-batches' four sums of 16 round
+  // differently in f32: 1e-5 of the gradient's largest element.
+  for (int k = 0; k < 3; ++k) {
+    const HostTensor& w = (*want)[1 + k];
+    double largest = 0;
+    for (float v : w.data) largest = std::max(largest, static_cast<double>(std::fabs(v)));
+    for (size_t i = 0; i < w.data.size(); ++i) {
+      EXPECT_NEAR(acc[k].data[i], w.data[i], 1e-5 * largest) << "gradient " << k << " at " << i;
     }
   }
 }

@@ -255,6 +255,17 @@ TEST_F(GraphDefValidationTest, ConcatWithoutInputs) {
   ExpectInvalid("node 6 (concat): has 0 inputs, expected at least 1");
 }
 
+TEST_F(GraphDefValidationTest, BackwardRowOpsTakeTheirInputCounts) {
+  def_.mutable_nodes(6)->set_op(proto::OP_LAYER_NORM_GRAD);
+  ExpectInvalid("node 6 (layer_norm_grad): has 1 inputs, expected 3");
+  def_.mutable_nodes(6)->set_op(proto::OP_RMS_NORM_GRAD);
+  ExpectInvalid("node 6 (rms_norm_grad): has 1 inputs, expected 3");
+  def_.mutable_nodes(6)->set_op(proto::OP_SOFTMAX_GRAD);
+  ExpectInvalid("node 6 (softmax_grad): has 1 inputs, expected 2");
+  def_.mutable_nodes(6)->set_op(proto::OP_LOG_SOFTMAX_GRAD);
+  ExpectInvalid("node 6 (log_softmax_grad): has 1 inputs, expected 2");
+}
+
 TEST_F(GraphDefValidationTest, InputIndexOutOfRange) {
   def_.mutable_nodes(3)->set_index(4);
   ExpectInvalid("node 3 (input): index 4 is out of range [0, 4)");

@@ -1,0 +1,112 @@
+#include "jit/passes/recompute_cheap_values.h"
+
+#include <functional>
+#include <vector>
+
+namespace pto::jit {
+namespace {
+
+bool Elementwise(ir::OpKind op) {
+  return ir::IsElementwise(op) || op == ir::OpKind::kBroadcastTo || op == ir::OpKind::kWhere;
+}
+
+bool Leaf(const ir::Node& n) { return n.op == ir::OpKind::kInput || n.op == ir::OpKind::kConstant; }
+
+}  // namespace
+
+int RecomputeCheapValues(ir::Graph& graph, int forward_nodes) {
+  const int n = static_cast<int>(graph.nodes.size());
+  std::vector<bool> saved(forward_nodes, false), is_output(n, false);
+  for (int id = forward_nodes; id < n; ++id) {
+    for (int in : graph.nodes[id].inputs) {
+      if (in < forward_nodes) saved[in] = true;
+    }
+  }
+  for (int o : graph.outputs) is_output[o] = true;
+
+  // In forward order, so each cone sees the final decision of every value below it: a value
+  // that stays saved ends a cone; a recomputed one is part of it.
+  std::vector<bool> recompute(forward_nodes, false);
+  for (int v = 0; v < forward_nodes; ++v) {
+    const ir::Node& node = graph.nodes[v];
+    if (!saved[v] || is_output[v] || Leaf(node) || !Elementwise(node.op)) continue;
+    std::vector<int> stack = {v};
+    std::vector<bool> in_cone(forward_nodes, false);
+    in_cone[v] = true;
+    int ops = 0;
+    bool ok = true;
+    while (!stack.empty() && ok) {
+      const int c = stack.back();
+      stack.pop_back();
+      ++ops;
+      for (int in : graph.nodes[c].inputs) {
+        const ir::Node& m = graph.nodes[in];
+        if (in_cone[in] || Leaf(m) || (saved[in] && !recompute[in])) continue;
+        // Another value would have to be kept instead, or the cone is not elementwise.
+        if (!Elementwise(m.op)) ok = false;
+        in_cone[in] = true;
+        stack.push_back(in);
+      }
+      if (ops > kMaxRecomputedOps) ok = false;
+    }
+    recompute[v] = ok;
+  }
+
+  // The backward nodes, each recomputed value's cone copied before its first reader.
+  std::vector<ir::Node> nodes(graph.nodes.begin(), graph.nodes.begin() + forward_nodes);
+  std::vector<int> remap(n, -1), copy(forward_nodes, -1);
+  for (int id = 0; id < forward_nodes; ++id) remap[id] = id;
+  int copies = 0, recomputed_values = 0;
+  std::function<int(int)> copy_of = [&](int v) -> int {
+    if (copy[v] >= 0) return copy[v];
+    ir::Node c = graph.nodes[v];
+    for (int& in : c.inputs) {
+      const ir::Node& m = graph.nodes[in];
+      const bool inside = !Leaf(m) && (!saved[in] || recompute[in]);
+      if (inside) in = copy_of(in);
+    }
+    c.recomputed = true;
+    c.name.clear();
+    nodes.push_back(std::move(c));
+    ++copies;
+    return copy[v] = static_cast<int>(nodes.size()) - 1;
+  };
+  for (int id = forward_nodes; id < n; ++id) {
+    ir::Node b = graph.nodes[id];
+    for (int& in : b.inputs) {
+      if (in < forward_nodes && recompute[in]) {
+        if (copy[in] < 0) ++recomputed_values;
+        in = copy_of(in);
+      } else {
+        in = remap[in];
+      }
+    }
+    nodes.push_back(std::move(b));
+    remap[id] = static_cast<int>(nodes.size()) - 1;
+  }
+  if (copies == 0) return 0;
+  for (int& o : graph.outputs) o = remap[o];
+  graph.nodes = std::move(nodes);
+  return recomputed_values;
+}
+
+int64_t SavedBytes(const ir::Graph& graph, int forward_nodes,
+                   std::span<const int64_t> symbol_values) {
+  std::vector<bool> saved(forward_nodes, false);
+  for (size_t id = forward_nodes; id < graph.nodes.size(); ++id) {
+    for (int in : graph.nodes[id].inputs) {
+      if (in < forward_nodes) saved[in] = true;
+    }
+  }
+  int64_t bytes = 0;
+  for (int v = 0; v < forward_nodes; ++v) {
+    const ir::Node& node = graph.nodes[v];
+    if (!saved[v] || Leaf(node)) continue;
+    int64_t elements = 1;
+    for (const ir::SymExpr& d : node.shape) elements *= d.Evaluate(symbol_values);
+    bytes += elements * 4;  // f32 and i32
+  }
+  return bytes;
+}
+
+}  // namespace pto::jit

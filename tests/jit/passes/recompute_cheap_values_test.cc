@@ -1,0 +1,83 @@
+// The recompute pass on differentiated graphs: which saved values it recomputes, that the
+// copies sit in the backward part and read only values saved anyway, and the saved bytes.
+#include "jit/passes/recompute_cheap_values.h"
+
+#include <span>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "jit/passes/cse.h"
+#include "jit/passes/differentiate.h"
+#include "pto/value.h"
+#include "tests/jit/passes/builders.h"
+
+namespace pto::jit {
+namespace {
+
+using ::pto::jit::testing::TraceGraph;
+
+// loss = sum(gelu(x w1 + b1) w2): the backward pass reads a = x w1 + b1 (for gelu's
+// derivative) and gelu(a) (for w2's gradient). gelu(a) is recomputed from a.
+ir::Graph MlpGradient(int* forward_nodes) {
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        Value h = gelu(matmul(v[0], v[1]) + v[2]);
+        return std::vector{reduce_sum(reduce_sum(matmul(h, v[3]), 1), 0)};
+      },
+      {{"batch", 32}, {32, 64}, {64}, {64, 16}}, {{"batch", 1, 256}});
+  *forward_nodes = static_cast<int>(g.nodes.size());
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1, 2, 3}});
+  EXPECT_TRUE(d.ok()) << d.status();
+  return d.ok() ? *std::move(d) : ir::Graph{};
+}
+
+TEST(RecomputeCheapValues, RecomputesTheGeluFromItsSavedInput) {
+  int forward = 0;
+  ir::Graph g = MlpGradient(&forward);
+  const int64_t batch[] = {128};
+  const int64_t before = SavedBytes(g, forward, batch);
+  EXPECT_EQ(RecomputeCheapValues(g, forward), 1) << g.ToString();
+  const int64_t after = SavedBytes(g, forward, batch);
+  // Saved before: a and gelu(a) ([128, 64] each) and the matmul x w1 is not read; after: a.
+  EXPECT_EQ(before, 2 * 128 * 64 * 4);
+  EXPECT_EQ(after, 128 * 64 * 4);
+  int copies = 0;
+  for (size_t id = 0; id < g.nodes.size(); ++id) {
+    const ir::Node& n = g.nodes[id];
+    if (!n.recomputed) continue;
+    ++copies;
+    EXPECT_GE(static_cast<int>(id), forward) << "a copy belongs to the backward part";
+    EXPECT_EQ(n.op, ir::OpKind::kGeluErf);
+    EXPECT_LT(n.inputs[0], forward) << "it reads the saved a";
+  }
+  EXPECT_EQ(copies, 1);
+}
+
+TEST(RecomputeCheapValues, CseKeepsTheCopyApartFromTheOriginal) {
+  int forward = 0;
+  ir::Graph g = MlpGradient(&forward);
+  ASSERT_EQ(RecomputeCheapValues(g, forward), 1);
+  EliminateCommonSubexpressions(g);
+  int gelus = 0;
+  for (const ir::Node& n : g.nodes) gelus += n.op == ir::OpKind::kGeluErf;
+  EXPECT_EQ(gelus, 2);
+}
+
+TEST(RecomputeCheapValues, AValueWhoseConeWouldSaveAnotherStaysSaved) {
+  // loss = sum(exp(x w) * c): the backward pass reads exp(x w) (exp's derivative is itself)
+  // and x w is saved by nothing else: recomputing exp would save x w instead. Nothing changes.
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        return std::vector{reduce_sum(reduce_sum(exp(matmul(v[0], v[1])) * v[2], 1), 0)};
+      },
+      {{8, 4}, {4, 5}, {8, 5}});
+  const int forward = static_cast<int>(g.nodes.size());
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const std::string before = d->ToString();
+  EXPECT_EQ(RecomputeCheapValues(*d, forward), 0);
+  EXPECT_EQ(d->ToString(), before);
+}
+
+}  // namespace
+}  // namespace pto::jit
