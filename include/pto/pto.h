@@ -2,6 +2,7 @@
 #ifndef PTO_PTO_H_
 #define PTO_PTO_H_
 
+#include "pto/losses.h"
 #include "pto/options.h"
 #include "pto/runtime.h"
 #include "pto/tensor.h"

@@ -33,6 +33,7 @@ TraceFn TransformerBlock(BlockDims d) {
     };
     Value q = head_split(0), k = head_split(1), v = head_split(2);
     Value scores = matmul(q, k, {.transpose_b = true}) * (1.0f / std::sqrt(static_cast<float>(dh)));
+    if (d.causal) scores = where(ge(iota(scores, -2), iota(scores, -1)), scores, constant(-1e9f));
     Value attention = matmul(softmax(scores), v);                                // [b, h, s, dh]
     Value merged = reshape(transpose(attention, {0, 2, 1, 3}), {0, 0, d.model});  // [b, s, model]
     Value x2 = x + linear(merged, in[5], in[6]);

@@ -14,6 +14,9 @@ struct BlockDims {
   int64_t model = 128;
   int64_t heads = 4;
   int64_t ff = 512;
+  // A causal mask on the attention scores (position i attends to positions <= i): the masked
+  // scores are set to -1e9 before the softmax.
+  bool causal = false;
 };
 
 // Inputs: x [batch, seq, model], then the weights in WeightShapes' order.
