@@ -165,8 +165,21 @@ absl::StatusOr<const TraceVariant*> TraceVariants::For(const CallShapes& shapes)
     }
     if (statics_match) return v.get();
   }
-  absl::StatusOr<std::unique_ptr<TraceVariant>> v =
-      variants_.empty() ? FirstSpec(shapes) : WidenedSpec(shapes);
+  if (variants_.empty()) return AddVariant(FirstSpec(shapes), shapes);
+  absl::StatusOr<std::unique_ptr<TraceVariant>> spec = WidenedSpec(shapes);
+  if (!spec.ok()) return spec.status();  // e.g. automatic dynamic shapes are off
+  absl::StatusOr<const TraceVariant*> widened = AddVariant(std::move(spec), shapes);
+  if (widened.ok() || widened.status().code() != absl::StatusCode::kInvalidArgument) {
+    return widened;
+  }
+  // A program the widened dims do not fit: a dim that broadcasts (size 1) in one call and not
+  // in the next, like a bias of [1] then [n], is no symbol the shape rules can accept. Trace
+  // these shapes as they are (the declared dims symbolic), a variant of their own.
+  return AddVariant(FirstSpec(shapes), shapes);
+}
+
+absl::StatusOr<const TraceVariant*> TraceVariants::AddVariant(
+    absl::StatusOr<std::unique_ptr<TraceVariant>> v, const CallShapes& shapes) {
   if (!v.ok()) return v.status();
   if (const SymbolCheck check = CheckSymbolValues(**v, shapes); check.fit != SymbolFit::kFits) {
     return check.status;

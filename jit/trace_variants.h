@@ -1,7 +1,9 @@
 // A Function's trace variants: which input dims are traced as constants and which as symbols,
 // the graph traced for that choice, and how a call's shapes bind the symbols. The first call
 // traces with the declared dynamic dims symbolic; a later call whose static dims differ traces
-// again with those dims symbolic (automatic dynamic shapes) unless that is disabled.
+// again with those dims symbolic (automatic dynamic shapes) unless that is disabled; when the
+// program refuses them symbolic (a dim that broadcasts in one call and not in the next), with
+// the call's own values.
 #ifndef PTO_JIT_TRACE_VARIANTS_H_
 #define PTO_JIT_TRACE_VARIANTS_H_
 
@@ -86,6 +88,9 @@ class TraceVariants {
   absl::StatusOr<std::unique_ptr<TraceVariant>> FirstSpec(const CallShapes& shapes) const;
   // The last variant with each dim that changed made symbolic (automatic dynamic shapes).
   absl::StatusOr<std::unique_ptr<TraceVariant>> WidenedSpec(const CallShapes& shapes);
+  // Traces `v` (unless it is an error) and keeps it, when the call's shapes fit it.
+  absl::StatusOr<const TraceVariant*> AddVariant(absl::StatusOr<std::unique_ptr<TraceVariant>> v,
+                                                 const CallShapes& shapes);
   // Traces the lambda for the dims of `v` and completes it.
   absl::Status Trace(TraceVariant& v);
 
