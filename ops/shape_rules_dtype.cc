@@ -60,10 +60,9 @@ absl::StatusOr<ir::DType> IndexedDType(OpKind op, std::span<const ir::DType> inp
   }
   const size_t values = op == OpKind::kGather ? 0 : 1;
   if (inputs[values] != DType::kF32) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": input ", values,
-                                                   op == OpKind::kGather ? "" : " (updates)",
-                                                   " is ", Name(inputs[values]), "; ", name,
-                                                   " takes f32 values"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": input ", values, op == OpKind::kGather ? "" : " (updates)", " is ",
+                     Name(inputs[values]), "; ", name, " takes f32 values"));
   }
   return DType::kF32;
 }

@@ -151,8 +151,9 @@ llvm::Value* AccessEmitter::Gather(int access, std::span<llvm::Value* const> idx
   llvm::Type* i64v = llvm::FixedVectorType::get(i64, lanes);
   // Lane i reads base + i * stride(vec_dim) + index[i] * gather_stride, when index[i] is in
   // [0, extent): an unsigned compare of the sign-extended index also refuses negatives.
-  llvm::Value* wide = index->getType()->isVectorTy() ? b.CreateSExt(index, i64v)
-                                                     : b.CreateVectorSplat(1, b.CreateSExt(index, i64));
+  llvm::Value* wide = index->getType()->isVectorTy()
+                          ? b.CreateSExt(index, i64v)
+                          : b.CreateVectorSplat(1, b.CreateSExt(index, i64));
   llvm::Value* in_range = b.CreateICmpULT(wide, b.CreateVectorSplat(lanes, extent));
   llvm::Value* mask = in_range;
   if (lane_mask_ != nullptr && width > 1) mask = b.CreateAnd(mask, lane_mask_);
@@ -160,12 +161,13 @@ llvm::Value* AccessEmitter::Gather(int access, std::span<llvm::Value* const> idx
     // Every lane read lies between the access at index 0 and at extent - 1 (an index is affine
     // in the address); with extent 0 nothing is read and nothing is checked.
     llvm::Value* any = b.CreateICmpSGT(extent, ec_.I64Const(0));
-    llvm::Value* last = b.CreateAdd(
-        base, b.CreateMul(b.CreateSub(extent, ec_.I64Const(1)), gstride));
+    llvm::Value* last =
+        b.CreateAdd(base, b.CreateMul(b.CreateSub(extent, ec_.I64Const(1)), gstride));
     llvm::Value* check_mask =
-        width > 1 ? (lane_mask_ != nullptr ? b.CreateAnd(lane_mask_, b.CreateVectorSplat(width, any))
-                                           : b.CreateVectorSplat(width, any))
-                  : nullptr;
+        width > 1
+            ? (lane_mask_ != nullptr ? b.CreateAnd(lane_mask_, b.CreateVectorSplat(width, any))
+                                     : b.CreateVectorSplat(width, any))
+            : nullptr;
     llvm::Value* stride = width > 1 && vec_dim >= 0 ? StrideOrZero(access, vec_dim) : nullptr;
     for (llvm::Value* at : {base, last}) {
       if (width > 1 && vec_dim >= 0) {
@@ -175,8 +177,8 @@ llvm::Value* AccessEmitter::Gather(int access, std::span<llvm::Value* const> idx
       }
     }
   }
-  llvm::Value* lane_stride = width > 1 && vec_dim >= 0 ? StrideOrZero(access, vec_dim)
-                                                       : ec_.I64Const(0);
+  llvm::Value* lane_stride =
+      width > 1 && vec_dim >= 0 ? StrideOrZero(access, vec_dim) : ec_.I64Const(0);
   llvm::Value* at = b.CreateAdd(b.CreateVectorSplat(lanes, base),
                                 b.CreateMul(wide, b.CreateVectorSplat(lanes, gstride)));
   if (lanes > 1) {

@@ -45,8 +45,8 @@ Uses AnalyzeUses(const ir::Graph& graph) {
         u.effective_uses[i] += 1;
         // A gather reads its x (input 0) at rows the indices choose: x must be in memory.
         const bool gathered = op == OpKind::kGather && graph.nodes[c].inputs[0] == i;
-        u.needs_buffer[i] = u.needs_buffer[i] || op == OpKind::kMatMul ||
-                            op == OpKind::kReshape || gathered;
+        u.needs_buffer[i] =
+            u.needs_buffer[i] || op == OpKind::kMatMul || op == OpKind::kReshape || gathered;
       }
     }
   }
