@@ -144,15 +144,9 @@ Value Reduce(OpKind op, Value x, int axis, bool keepdims) {
 }
 }  // namespace
 
-Value reduce_sum(Value x, int axis, bool keepdims) {
-  return Reduce(OpKind::kReduceSum, x, axis, keepdims);
-}
-Value reduce_max(Value x, int axis, bool keepdims) {
-  return Reduce(OpKind::kReduceMax, x, axis, keepdims);
-}
-Value reduce_mean(Value x, int axis, bool keepdims) {
-  return Reduce(OpKind::kReduceMean, x, axis, keepdims);
-}
+Value reduce_sum(Value x, int axis, bool keepdims) { return Reduce(OpKind::kReduceSum, x, axis, keepdims); }
+Value reduce_max(Value x, int axis, bool keepdims) { return Reduce(OpKind::kReduceMax, x, axis, keepdims); }
+Value reduce_mean(Value x, int axis, bool keepdims) { return Reduce(OpKind::kReduceMean, x, axis, keepdims); }
 Value softmax(Value x) { return Unary(OpKind::kSoftmax, x); }
 Value log_softmax(Value x) { return Unary(OpKind::kLogSoftmax, x); }
 

@@ -64,10 +64,10 @@ absl::StatusOr<ir::Shape> ReshapeShape(const RuleContext& ctx, const ir::Attrs& 
   };
   if (attrs.ints.empty() && !attrs.shape.empty()) {  // a symbolic target
     if (ir::NumElements(attrs.shape) != ir::NumElements(x)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(ctx.op, ": target shape ", ctx.Shape(attrs.shape), " has ",
-                       ctx.Dim(ir::NumElements(attrs.shape)), " elements but input 0 shape ",
-                       ctx.Shape(x), " has ", ctx.Dim(ir::NumElements(x))));
+      return absl::InvalidArgumentError(absl::StrCat(
+          ctx.op, ": target shape ", ctx.Shape(attrs.shape), " has ",
+          ctx.Dim(ir::NumElements(attrs.shape)), " elements but input 0 shape ", ctx.Shape(x),
+          " has ", ctx.Dim(ir::NumElements(x))));
     }
     return attrs.shape;
   }
