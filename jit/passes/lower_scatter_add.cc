@@ -4,11 +4,13 @@
 #include <utility>
 #include <vector>
 
+#include "jit/graph/limits.h"
 #include "ops/graph_builder.h"
 
 namespace pto::jit {
 namespace {
 
+using graph::kMaxRank;
 using ir::OpKind;
 using ir::Shape;
 using ir::SymExpr;
@@ -25,17 +27,33 @@ int Expand(ops::GraphBuilder& b, const ir::Node& s) {
   const Shape like = b.shape(s.inputs[0]);
   const Shape indices = b.shape(s.inputs[2]);
   const size_t axis = static_cast<size_t>(s.attrs.axis);
-  const SymExpr pre = Product(like, 0, axis), n = like[axis];
-  const SymExpr post = Product(like, axis + 1, like.size());
-  const SymExpr m = Product(indices, 0, indices.size());
-  const Shape domain = {pre, n, m, post};
-  const int idx = b.ReshapeTo(s.inputs[2], {SymExpr(1), SymExpr(1), m, SymExpr(1)});
+  const SymExpr n = like[axis], m = Product(indices, 0, indices.size());
+  // like's own dims around the axis, so that the sum has like's shape; flattened to [P] and
+  // [Q] when the post dims are none (the summed axis would be the last) or the domain would
+  // pass kMaxRank.
+  Shape pre(like.begin(), like.begin() + axis), post(like.begin() + axis + 1, like.end());
+  if (post.empty() || like.size() + 1 > static_cast<size_t>(kMaxRank)) {
+    pre = {Product(like, 0, axis)};
+    post = {Product(like, axis + 1, like.size())};
+  }
+  auto with = [&](const SymExpr& at_n, const SymExpr& at_m, bool ones) {
+    Shape shape;
+    for (const SymExpr& d : pre) shape.push_back(ones ? SymExpr(1) : d);
+    shape.push_back(at_n);
+    shape.push_back(at_m);
+    for (const SymExpr& d : post) shape.push_back(ones ? SymExpr(1) : d);
+    return shape;
+  };
+  const int64_t summed = static_cast<int64_t>(pre.size()) + 1;
+  const int idx = b.ReshapeTo(s.inputs[2], with(SymExpr(1), m, /*ones=*/true));
   ir::Attrs along_n;
-  along_n.axis = 1;
-  const int j = b.Op(OpKind::kIota, {b.BroadcastTo(idx, domain)}, along_n);
-  const int updates = b.ReshapeTo(s.inputs[1], {pre, SymExpr(1), m, post});
-  const int picked = b.Where(b.Compare(OpKind::kEq, idx, j), updates, b.Constant(0));
-  return b.ReshapeTo(b.Sum(picked, 2, /*keepdims=*/false), like);
+  along_n.axis = summed - 1;
+  const int j = b.Op(OpKind::kIota, {b.BroadcastTo(idx, with(n, m, false))}, along_n);
+  const int updates = b.ReshapeTo(s.inputs[1], with(SymExpr(1), m, false));
+  const int match = b.Compare(OpKind::kEq, idx, j);
+  const int zero = b.Constant(0);
+  const int picked = b.Where(match, updates, zero);
+  return b.ReshapeTo(b.Sum(picked, summed, /*keepdims=*/false), like);
 }
 
 }  // namespace
