@@ -44,10 +44,12 @@ std::pair<int, int> Arity(ir::OpKind op) {
       return {3, 3};
     case ir::OpKind::kRmsNorm:
     case ir::OpKind::kMatMul:
+    case ir::OpKind::kGather:
       return {2, 2};
     case ir::OpKind::kConcat:
       return {1, kUnbounded};
     case ir::OpKind::kWhere:
+    case ir::OpKind::kScatterAdd:
       return {3, 3};
     default:
       if (ir::IsComparison(op)) return {2, 2};

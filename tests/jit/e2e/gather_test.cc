@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "jit/graph/graph_def.h"
+#include "jit/trace.h"
+#include "ops/graph_builder.h"
 #include "ops/host_tensor.h"
 #include "pto/pto.h"
 #include "tests/jit/e2e/test_util.h"
@@ -267,6 +270,32 @@ TEST(Gather, Errors) {
   absl::Status rank = call([](Value a, Value i) { return gather(a, i, 0); },
                            {x, HostTensor::I32({1, 1, 1, 1, 1, 1, 1, 1}, {0})});
   EXPECT_EQ(rank.code(), absl::StatusCode::kInvalidArgument) << rank;
+}
+
+// A GraphDef keeps gather and scatter_add (which only the gradient pass makes) with their
+// inputs and axes.
+TEST(Gather, GraphDefRoundTripsGatherAndScatterAdd) {
+  std::vector<jit::TraceInput> inputs(2);
+  inputs[0].shape = {ir::SymExpr(11), ir::SymExpr(5)};
+  inputs[1].shape = {ir::SymExpr(3), ir::SymExpr(4)};
+  inputs[1].dtype = ir::DType::kI32;
+  absl::StatusOr<ir::Graph> g = jit::Trace(
+      [](std::span<const Value> v) { return std::vector<Value>{gather(v[0], v[1], -2)}; }, inputs,
+      {});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_NE(g->ToString().find("gather(%0, %1) axis=0 : f32[3, 4, 5]"), std::string::npos)
+      << g->ToString();
+  // scatter_add(like = x, updates = the gather's result, indices).
+  ops::GraphBuilder b(*g);
+  ir::Attrs axis0;
+  const int s = b.Op(ir::OpKind::kScatterAdd, {0, g->outputs[0], 1}, axis0);
+  ASSERT_TRUE(b.status().ok()) << b.status();
+  g->outputs.push_back(s);
+  EXPECT_NE(g->ToString().find("scatter_add(%0, %2, %1) axis=0 : f32[11, 5]"), std::string::npos)
+      << g->ToString();
+  absl::StatusOr<ir::Graph> back = graph::FromGraphDef(graph::ToGraphDef(*g));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->ToString(), g->ToString());
 }
 
 }  // namespace
