@@ -272,6 +272,35 @@ TEST(Gather, Errors) {
   EXPECT_EQ(rank.code(), absl::StatusCode::kInvalidArgument) << rank;
 }
 
+// A gather inlined into a reduction's input, a softmax's input and a matmul's epilogue, with
+// in-range and out-of-range indices (NaN rows stay in their rows).
+TEST(Gather, FusesIntoReductionsRowOpsAndMatMulEpilogues) {
+  std::unique_ptr<Runtime> rt = OpenRuntime();
+  const TraceFn trace = [](std::span<const Value> v) {
+    Value g = gather(v[0], v[1], 0);  // [7, 13]
+    return std::vector<Value>{reduce_sum(g * 2.0f, -1), reduce_max(g, 0), softmax(g + 1.0f),
+                              matmul(v[2], v[3]) + g};
+  };
+  absl::StatusOr<std::unique_ptr<Function>> fn = rt->JitTraced("fused", 4, trace, {});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const HostTensor x = HostTensor::Random({9, 13}, 1);
+  const HostTensor a = HostTensor::Random({7, 5}, 2), b = HostTensor::Random({5, 13}, 3);
+  const std::vector<int32_t> in_range = {8, 0, 3, 3, 8, 1, 2};
+  EXPECT_EQ(DiffFromReference(**fn, trace, {x, HostTensor::I32({7}, in_range), a, b},
+                              {.abs = 1e-5, .rel = 1e-5}),
+            "");
+  // Row 2 of the gather is NaN: its sum, its softmax row and its matmul row are NaN, the
+  // other rows are not.
+  const std::vector<int32_t> off = {8, 0, -4, 3, 8, 1, 2};
+  absl::StatusOr<std::vector<HostTensor>> out = RunPto(**fn, {x, HostTensor::I32({7}, off), a, b});
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (int r = 0; r < 7; ++r) {
+    EXPECT_EQ(std::isnan((*out)[0].data[r]), r == 2) << r;
+    EXPECT_EQ(std::isnan((*out)[2].data[r * 13 + 5]), r == 2) << r;
+    EXPECT_EQ(std::isnan((*out)[3].data[r * 13 + 12]), r == 2) << r;
+  }
+}
+
 // A GraphDef keeps gather and scatter_add (which only the gradient pass makes) with their
 // inputs and axes.
 TEST(Gather, GraphDefRoundTripsGatherAndScatterAdd) {
