@@ -115,12 +115,18 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
     inputs = promoted;
   }
 
+  if (internal::IsIndexingOp(op, inputs, *out_dtype)) {
+    return internal::IndexingOp(op, attrs, inputs, *out_shape, *out_dtype);
+  }
   if (ir::IsBinaryElementwise(op)) return internal::Binary(op, *inputs[0], *inputs[1], *out_shape);
   if (ir::IsUnaryElementwise(op)) return internal::Unary(op, *inputs[0]);
   static const HostTensor kNone;
   const HostTensor& x = inputs.empty() ? kNone : *inputs[0];
   switch (op) {
     case ir::OpKind::kConstant:
+      if (*out_dtype == ir::DType::kI32) {
+        return HostTensor::I32({}, {internal::SaturatingI32(attrs.scalar)});
+      }
       return HostTensor{{}, {static_cast<float>(attrs.scalar)}};
     case ir::OpKind::kReduceSum:
     case ir::OpKind::kReduceMax:

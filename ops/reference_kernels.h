@@ -97,6 +97,16 @@ HostTensor Gather(const HostTensor& x, const HostTensor& indices, int64_t axis,
 HostTensor ScatterAdd(const HostTensor& updates, const HostTensor& indices, int64_t axis,
                       const Dims& out_shape);
 
+// Comparisons (f32 1/0), where, iota (i32), one_hot (f32), cast to or from i32 (f32 -> i32
+// truncates toward zero and saturates, NaN -> 0), and i32 arithmetic (wrapping): the ops
+// IsIndexingOp names, given their inputs and result dtype.
+bool IsIndexingOp(ir::OpKind op, std::span<const HostTensor* const> inputs, ir::DType out);
+HostTensor IndexingOp(ir::OpKind op, const ir::Attrs& attrs,
+                      std::span<const HostTensor* const> inputs, const Dims& out_shape,
+                      ir::DType out);
+// f32 -> i32 as the kernels cast: toward zero, clamped to the i32 range, NaN -> 0.
+int32_t SaturatingI32(double x);
+
 // --- implementation of the template ---
 
 template <typename Fn>

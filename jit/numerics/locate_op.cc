@@ -1,6 +1,8 @@
 #include "jit/numerics/locate_op.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <vector>
 
@@ -32,7 +34,14 @@ class Rerun {
         if (const float* data = memory_(n)) {
           ops::HostTensor t;
           t.shape = NodeShape(graph_, n, symbols_);
-          t.data.assign(data, data + ops::NumElements(t.shape));
+          const int64_t count = ops::NumElements(t.shape);
+          if (graph_.nodes[n].dtype == ir::DType::kI32) {  // the buffer holds int32
+            std::vector<int32_t> ints(count);
+            if (count > 0) std::memcpy(ints.data(), data, count * sizeof(int32_t));
+            t = ops::HostTensor::I32(t.shape, std::move(ints));
+          } else {
+            t.data.assign(data, data + count);
+          }
           values_[n] = std::move(t);
           stack.pop_back();
           continue;

@@ -294,13 +294,18 @@ TEST(LoweringTest, ElementwiseExprOps) {
       {OpKind::kTanh, ir::ExprOp::kTanh},       {OpKind::kSigmoid, ir::ExprOp::kSigmoid},
       {OpKind::kRelu, ir::ExprOp::kRelu},       {OpKind::kGeluTanh, ir::ExprOp::kGeluTanh},
       {OpKind::kGeluErf, ir::ExprOp::kGeluErf}, {OpKind::kSilu, ir::ExprOp::kSilu},
+      {OpKind::kEq, ir::ExprOp::kEq},           {OpKind::kNe, ir::ExprOp::kNe},
+      {OpKind::kLt, ir::ExprOp::kLt},           {OpKind::kLe, ir::ExprOp::kLe},
+      {OpKind::kGt, ir::ExprOp::kGt},           {OpKind::kGe, ir::ExprOp::kGe},
+      {OpKind::kCast, ir::ExprOp::kCast},
   };
   for (const auto& [op, expr] : table) {
     EXPECT_EQ(ElementwiseExprOp(op), expr) << ir::OpName(op);
     EXPECT_STREQ(ir::ExprOpName(expr), std::string(ir::OpName(op)).c_str());
   }
-  for (OpKind op : {OpKind::kCast, OpKind::kInput, OpKind::kConstant, OpKind::kReduceSum,
-                    OpKind::kSoftmax, OpKind::kMatMul, OpKind::kReshape}) {
+  EXPECT_EQ(ElementwiseExprOp(OpKind::kWhere), ir::ExprOp::kSelect);
+  for (OpKind op : {OpKind::kInput, OpKind::kConstant, OpKind::kReduceSum, OpKind::kSoftmax,
+                    OpKind::kMatMul, OpKind::kReshape, OpKind::kIota, OpKind::kOneHot}) {
     EXPECT_EQ(ElementwiseExprOp(op), std::nullopt) << ir::OpName(op);
   }
 }

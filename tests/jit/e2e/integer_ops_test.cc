@@ -476,7 +476,8 @@ TEST_F(IntegerOpsTest, MasksFuseIntoMatMulAndReduction) {
   const int64_t s = 9, d = 20, n = 37;
   std::vector<float> q = RandomF32(s * d, rng), k = RandomF32(s * d, rng);
   std::vector<float> x = RandomF32(3 * n, rng);
-  const TensorView in[3] = {TensorView::Dense(q.data(), {s, d}), TensorView::Dense(k.data(), {s, d}),
+  const TensorView in[3] = {TensorView::Dense(q.data(), {s, d}),
+                            TensorView::Dense(k.data(), {s, d}),
                             TensorView::Dense(x.data(), {3, n})};
   absl::StatusOr<std::vector<Tensor>> out = (*fn)(in);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -503,7 +504,12 @@ TEST_F(IntegerOpsTest, MasksFuseIntoMatMulAndReduction) {
 TEST_F(IntegerOpsTest, CheckNumericsSkipsIntegers) {
   FunctionOptions options;
   options.check_numerics = true;
-  auto fn = Jit("checked", [](Value a) { return std::vector<Value>{a + a, a * 2.0f}; }, options);
+  auto fn = Jit(
+      "checked",
+      [](Value a) {
+        return std::vector<Value>{a + a, a * 2.0f};
+      },
+      options);
   ASSERT_NE(fn, nullptr);
   const std::vector<int32_t> nan_bits = {0x7fc00000, 0x3fffffff, -1};  // 2 * 0x3fffffff: NaN bits
   const TensorView in[1] = {TensorView::Dense(nan_bits.data(), {3})};
@@ -517,7 +523,7 @@ TEST_F(IntegerOpsTest, CheckNumericsSkipsIntegers) {
 // program from the same program over f32.
 TEST_F(IntegerOpsTest, GraphDefAndHashCarryDTypes) {
   const TraceFn program = [](std::span<const Value> v) {
-    Value mask = where(lt(v[0], v[1]), one_hot(v[0], 5), constant(2.0f));
+    Value mask = where(reshape(lt(v[0], v[1]), {4, 1}), one_hot(v[0], 5), constant(2.0f));
     return std::vector<Value>{mask, iota(v[1], -1), cast(v[0], DType::kF32)};
   };
   auto traced = [&](ir::DType dtype) {
@@ -545,6 +551,78 @@ TEST_F(IntegerOpsTest, GraphDefAndHashCarryDTypes) {
   absl::StatusOr<ir::Graph> i = jit::Trace(add, inputs, {});
   ASSERT_TRUE(f.ok() && i.ok());
   EXPECT_NE(graph::CanonicalGraphHash(*f).Hex(), graph::CanonicalGraphHash(*i).Hex());
+}
+
+// Each op compiled against the ops/ reference on random shapes: broadcasting, size-1 and size-0
+// dims, rows that are no multiple of the vector width.
+ops::HostTensor RandomInput(const std::vector<int64_t>& shape, ir::DType dtype, uint64_t seed) {
+  if (dtype == ir::DType::kI32) {
+    std::mt19937 rng(static_cast<uint32_t>(seed));
+    return ops::HostTensor::I32(shape, RandomI32(Count(shape), rng, -6, 6));
+  }
+  ops::HostTensor t = ops::HostTensor::Random(shape, seed, -3, 3);
+  for (float& x : t.data) x = std::round(x * 2) / 2;  // ties for eq, le, ge
+  return t;
+}
+
+TEST_F(IntegerOpsTest, EachOpAgainstTheReference) {
+  using ir::DType;
+  using Shapes = std::vector<std::vector<int64_t>>;
+  struct Case {
+    std::string name;
+    std::vector<DType> dtypes;
+    std::function<Value(std::span<const Value>)> fn;
+    std::vector<Shapes> shapes;
+  };
+  const std::vector<Shapes> binary = {{{3, 37}, {37}}, {{1}, {}},         {{2, 1, 17}, {3, 1}},
+                                      {{0, 5}, {5}},   {{6, 1}, {1, 23}}, {{70}, {70}}};
+  const std::vector<Shapes> ternary = {
+      {{3, 37}, {37}, {}}, {{1, 17}, {4, 1}, {17}}, {{0, 3}, {3}, {1}}, {{5}, {5}, {5}}};
+  const std::vector<Shapes> unary = {{{}}, {{1}}, {{0}}, {{7}}, {{3, 17}}, {{2, 5, 33}}};
+  const DType f = DType::kF32, i = DType::kI32;
+  using V = std::span<const Value>;
+  std::vector<Case> cases = {
+      {"eq", {f, f}, [](V v) { return eq(v[0], v[1]); }, binary},
+      {"ne", {i, i}, [](V v) { return ne(v[0], v[1]); }, binary},
+      {"lt", {f, f}, [](V v) { return lt(v[0], v[1]); }, binary},
+      {"le", {i, i}, [](V v) { return le(v[0], v[1]); }, binary},
+      {"gt", {i, i}, [](V v) { return gt(v[0], v[1]); }, binary},
+      {"ge", {f, f}, [](V v) { return ge(v[0], v[1]); }, binary},
+      {"where_f32", {f, f, f}, [](V v) { return where(v[0], v[1], v[2]); }, ternary},
+      {"where_i32", {i, i, i}, [](V v) { return where(v[0], v[1], v[2]); }, ternary},
+      {"where_i32_cond", {i, f, f}, [](V v) { return where(v[0], v[1], v[2]); }, ternary},
+      {"add_i32", {i, i}, [](V v) { return v[0] + v[1]; }, binary},
+      {"sub_i32", {i, i}, [](V v) { return v[0] - v[1]; }, binary},
+      {"mul_i32", {i, i}, [](V v) { return v[0] * v[1]; }, binary},
+      {"max_i32", {i, i}, [](V v) { return maximum(v[0], v[1]); }, binary},
+      {"min_i32", {i, i}, [](V v) { return minimum(v[0], v[1]); }, binary},
+      {"neg_i32", {i}, [](V v) { return -v[0]; }, unary},
+      {"abs_i32", {i}, [](V v) { return abs(v[0]); }, unary},
+      {"cast_to_i32", {f}, [](V v) { return cast(v[0] * 1.7f, pto::DType::kI32); }, unary},
+      {"cast_to_f32", {i}, [](V v) { return cast(v[0], pto::DType::kF32); }, unary},
+      {"iota_last", {f}, [](V v) { return iota(v[0], -1); }, {{{7}}, {{3, 17}}, {{2, 5, 33}}}},
+      {"iota_first", {i}, [](V v) { return iota(v[0], 0); }, {{{7}}, {{3, 17}}, {{2, 5, 33}}}},
+      {"one_hot", {i}, [](V v) { return one_hot(v[0], 5); }, unary},
+      {"one_hot_wide", {i}, [](V v) { return one_hot(v[0] + 3.0f, 19); }, unary},
+      {"mask_times_x", {f, f}, [](V v) { return gt(v[0], v[1]) * v[0]; }, binary},
+  };
+  uint64_t seed = 1;
+  for (const Case& c : cases) {
+    for (const Shapes& shapes : c.shapes) {
+      SCOPED_TRACE(c.name + " " + ::testing::PrintToString(shapes));
+      std::vector<ops::HostTensor> inputs;
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        inputs.push_back(RandomInput(shapes[k], c.dtypes[k], seed++));
+      }
+      const TraceFn trace = [fn = c.fn](std::span<const Value> v) {
+        return std::vector<Value>{fn(v)};
+      };
+      absl::StatusOr<std::unique_ptr<Function>> fn =
+          rt_->JitTraced(c.name, static_cast<int>(shapes.size()), trace, {});
+      ASSERT_TRUE(fn.ok()) << fn.status();
+      EXPECT_EQ(testing::DiffFromReference(**fn, trace, inputs, ops::Tolerance{0, 0}), "");
+    }
+  }
 }
 
 }  // namespace

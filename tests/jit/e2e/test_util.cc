@@ -30,25 +30,25 @@ std::vector<TensorView> Views(const std::vector<ops::HostTensor>& tensors) {
 absl::StatusOr<std::vector<ops::HostTensor>> RunPto(Function& fn,
                                                     const std::vector<ops::HostTensor>& inputs) {
   std::vector<TensorView> views = Views(inputs);
-  // i32 inputs are passed as int32 copies of their values.
-  std::vector<std::vector<int32_t>> i32(inputs.size());
+  // i32 inputs are passed from int32 copies of their values.
+  std::vector<std::vector<int32_t>> ints(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].dtype != ir::DType::kI32) continue;
-    i32[i] = inputs[i].I32Values();
-    views[i] = TensorView::Dense(i32[i].data(), inputs[i].shape);
+    ints[i] = inputs[i].I32Values();
+    views[i] = TensorView::Dense(ints[i].data(), inputs[i].shape);
   }
   absl::StatusOr<std::vector<Tensor>> out = fn(views);
   if (!out.ok()) return out.status();
   std::vector<ops::HostTensor> result;
   for (const Tensor& t : *out) {
-    ops::HostTensor h;
-    h.shape.assign(t.dims().begin(), t.dims().end());
+    std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
     if (t.dtype() == DType::kI32) {
-      const int32_t* v = t.i32_data();
       result.push_back(ops::HostTensor::I32(
-          h.shape, std::vector<int32_t>(v, v + static_cast<size_t>(t.num_elements()))));
+          shape, std::vector<int32_t>(t.i32_data(), t.i32_data() + t.num_elements())));
       continue;
     }
+    ops::HostTensor h;
+    h.shape = std::move(shape);
     h.data.resize(t.num_elements());
     if (!h.data.empty()) std::memcpy(h.data.data(), t.data(), h.data.size() * sizeof(float));
     result.push_back(std::move(h));

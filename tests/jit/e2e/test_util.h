@@ -18,9 +18,10 @@ namespace pto::testing {
 
 std::unique_ptr<Runtime> OpenRuntime(RuntimeOptions options = {});
 
+// Views of f32 tensors' data.
 std::vector<TensorView> Views(const std::vector<ops::HostTensor>& tensors);
 
-// Runs `fn` through the allocating call.
+// Runs `fn` through the allocating call (i32 inputs and outputs as i32 host tensors).
 absl::StatusOr<std::vector<ops::HostTensor>> RunPto(Function& fn,
                                                     const std::vector<ops::HostTensor>& inputs);
 
