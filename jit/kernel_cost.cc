@@ -55,6 +55,7 @@ int FlopsOf(ir::ExprOp op) {
     case ir::ExprOp::kConst:
     case ir::ExprOp::kAcc:
     case ir::ExprOp::kIota:
+    case ir::ExprOp::kGather:
       return 0;
     case ir::ExprOp::kEq:
     case ir::ExprOp::kNe:

@@ -29,6 +29,8 @@ void CanonicalizeAttrs(ir::OpKind op, const std::vector<ir::Shape>& shapes, ir::
     case OpKind::kLogSumExp:
     case OpKind::kConcat:
     case OpKind::kIota:
+    case OpKind::kGather:
+    case OpKind::kScatterAdd:
       if (attrs.axis < 0) attrs.axis += rank;
       break;
     case OpKind::kSlice: {

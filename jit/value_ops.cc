@@ -123,6 +123,12 @@ Value iota(Value like, int axis) {
   return Record(OpKind::kIota, attrs, {like});
 }
 
+Value gather(Value x, Value indices, int axis) {
+  ir::Attrs attrs;
+  attrs.axis = axis;
+  return Record(OpKind::kGather, attrs, {x, indices});
+}
+
 Value one_hot(Value indices, int64_t depth) {
   ir::Attrs attrs;
   attrs.ints = {depth};

@@ -166,6 +166,12 @@ absl::StatusOr<HostTensor> EvaluateOp(ir::OpKind op, const ir::Attrs& attrs,
       const SliceBounds b = ResolveSlice(x.shape[axis], attrs.start, attrs.end, attrs.step);
       return internal::Slice(x, axis, b.start, attrs.step, *out_shape);
     }
+    case ir::OpKind::kGather:
+      return internal::Gather(x, *inputs[1], NormalizedAxis(attrs.axis, x.shape.size()),
+                              *out_shape);
+    case ir::OpKind::kScatterAdd:  // inputs[0] (`like`) gives only the shape
+      return internal::ScatterAdd(*inputs[1], *inputs[2],
+                                  NormalizedAxis(attrs.axis, x.shape.size()), *out_shape);
     default:
       break;
   }

@@ -95,6 +95,13 @@ HostTensor Transpose(const HostTensor& x, const Dims& perm, const Dims& out_shap
 HostTensor Concat(std::span<const HostTensor* const> inputs, int64_t axis, const Dims& out_shape);
 HostTensor Slice(const HostTensor& x, int64_t axis, int64_t start, int64_t step,
                  const Dims& out_shape);
+// numpy's take along `axis` (indices i32, any shape); an index outside [0, n) reads NaN.
+HostTensor Gather(const HostTensor& x, const HostTensor& indices, int64_t axis,
+                  const Dims& out_shape);
+// Zeros of out_shape plus each update row added at its index along `axis`, in the order of the
+// index positions; out-of-range indices are dropped.
+HostTensor ScatterAdd(const HostTensor& updates, const HostTensor& indices, int64_t axis,
+                      const Dims& out_shape);
 
 // Comparisons (f32 1/0), where, iota (i32), one_hot (f32), cast to or from i32 (f32 -> i32
 // truncates toward zero and saturates, NaN -> 0), and i32 arithmetic (wrapping): the ops

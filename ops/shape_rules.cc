@@ -38,11 +38,13 @@ std::pair<int, int> Arity(ir::OpKind op) {
     case ir::OpKind::kBroadcastTo:
       return {1, 1};
     case ir::OpKind::kWhere:
+    case ir::OpKind::kScatterAdd:
       return {3, 3};
     case ir::OpKind::kRmsNorm:
     case ir::OpKind::kMatMul:
     case ir::OpKind::kSoftmaxGrad:
     case ir::OpKind::kLogSoftmaxGrad:
+    case ir::OpKind::kGather:
       return {2, 2};
     case ir::OpKind::kLayerNorm:
     case ir::OpKind::kLayerNormGrad:
@@ -185,6 +187,10 @@ absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
       return internal::IotaShape(ctx, attrs, inputs[0]);
     case ir::OpKind::kOneHot:
       return internal::OneHotShape(ctx, attrs, inputs[0]);
+    case ir::OpKind::kGather:
+      return internal::GatherShape(ctx, attrs, inputs[0], inputs[1]);
+    case ir::OpKind::kScatterAdd:
+      return internal::ScatterAddShape(ctx, attrs, inputs);
     default:
       break;
   }

@@ -45,7 +45,26 @@ bool TakesI32(OpKind op) {
 std::pair<size_t, size_t> SharedInputs(OpKind op, size_t n) {
   if (op == OpKind::kWhere) return {1, n};
   if (op == OpKind::kIota) return {n, n};
+  if (op == OpKind::kGather || op == OpKind::kScatterAdd) return {n, n};  // checked by IndexedDType
   return {0, n};
+}
+
+// gather(x, indices) and scatter_add(like, updates, indices): the indices (the last input) are
+// i32, the values f32; scatter_add's `like` gives only the shape (any dtype).
+absl::StatusOr<ir::DType> IndexedDType(OpKind op, std::span<const ir::DType> inputs) {
+  const std::string name(ir::OpName(op));
+  const size_t last = inputs.size() - 1;
+  if (inputs[last] != DType::kI32) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": input ", last, " (indices) is ",
+                                                   Name(inputs[last]), "; indices are i32"));
+  }
+  const size_t values = op == OpKind::kGather ? 0 : 1;
+  if (inputs[values] != DType::kF32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": input ", values, op == OpKind::kGather ? "" : " (updates)", " is ",
+                     Name(inputs[values]), "; ", name, " takes f32 values"));
+  }
+  return DType::kF32;
 }
 
 }  // namespace
@@ -69,6 +88,7 @@ absl::StatusOr<ir::DType> DTypeRule(ir::OpKind op, const ir::Attrs& attrs,
   }
   if (op == OpKind::kConstant) return attrs.dtype == DType::kI32 ? DType::kI32 : DType::kF32;
   if (op == OpKind::kIota) return DType::kI32;  // `like` gives only the shape
+  if (op == OpKind::kGather || op == OpKind::kScatterAdd) return IndexedDType(op, inputs);
   if (op == OpKind::kOneHot) {
     if (inputs[0] != DType::kI32) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -1,4 +1,4 @@
-// Shape rules of comparisons, where, iota and one_hot.
+// Shape rules of comparisons, where, iota, one_hot, gather and scatter_add.
 #include <cstdint>
 #include <span>
 
@@ -41,6 +41,35 @@ absl::StatusOr<ir::Shape> OneHotShape(const RuleContext& ctx, const ir::Attrs& a
   ir::Shape out = indices;
   out.push_back(ir::SymExpr(attrs.ints[0]));
   return out;
+}
+
+// x [pre..., n, post...] gathered by indices I along `axis`: [pre..., I..., post...]. (The
+// tracer's limits refuse a result of more than kMaxRank dims, as for every node.)
+absl::StatusOr<ir::Shape> GatherShape(const RuleContext& ctx, const ir::Attrs& attrs,
+                                      const ir::Shape& x, const ir::Shape& indices) {
+  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, attrs.axis, 0, x);
+  if (!axis.ok()) return axis.status();
+  ir::Shape out(x.begin(), x.begin() + *axis);
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), x.begin() + *axis + 1, x.end());
+  return out;
+}
+
+// like [pre..., n, post...] (only its shape), updates [pre..., I..., post...], indices I.
+absl::StatusOr<ir::Shape> ScatterAddShape(const RuleContext& ctx, const ir::Attrs& attrs,
+                                          std::span<const ir::Shape> in) {
+  absl::StatusOr<int64_t> axis = NormalizeAxis(ctx, attrs.axis, 0, in[0]);
+  if (!axis.ok()) return axis.status();
+  ir::Shape want(in[0].begin(), in[0].begin() + *axis);
+  want.insert(want.end(), in[2].begin(), in[2].end());
+  want.insert(want.end(), in[0].begin() + *axis + 1, in[0].end());
+  if (in[1] != want) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        ctx.op, ": input 1 (updates) shape ", ctx.Shape(in[1]), " must be input 0 shape ",
+        ctx.Shape(in[0]), " with axis ", *axis, " replaced by input 2 (indices) shape ",
+        ctx.Shape(in[2]), ": ", ctx.Shape(want)));
+  }
+  return in[0];
 }
 
 }  // namespace pto::ops::internal

@@ -54,6 +54,11 @@ absl::StatusOr<ir::Shape> IotaShape(const RuleContext& ctx, const ir::Attrs& att
 absl::StatusOr<ir::Shape> OneHotShape(const RuleContext& ctx, const ir::Attrs& attrs,
                                       const ir::Shape& indices);
 
+absl::StatusOr<ir::Shape> GatherShape(const RuleContext& ctx, const ir::Attrs& attrs,
+                                      const ir::Shape& x, const ir::Shape& indices);
+absl::StatusOr<ir::Shape> ScatterAddShape(const RuleContext& ctx, const ir::Attrs& attrs,
+                                          std::span<const ir::Shape> inputs);
+
 // The dtype rule (InferDType after its arity check; ops/shape_rules_dtype.cc).
 absl::StatusOr<ir::DType> DTypeRule(ir::OpKind op, const ir::Attrs& attrs,
                                     std::span<const ir::DType> inputs);

@@ -95,6 +95,10 @@ Value iota(Value like, int axis);
 // f32 [..., depth]: 1 at the index each element of the i32 `indices` gives, 0 elsewhere; an
 // index outside [0, depth) gives a row of zeros. depth >= 1.
 Value one_hot(Value indices, int64_t depth);
+// numpy's take along `axis` (tf.gather): x f32 [pre..., n, post...] and i32 indices of any shape
+// I give [pre..., I..., post...]. An index outside [0, n) (negative ones included: there is no
+// wrap-around) gives NaN, as JAX's default "fill" mode does for floats.
+Value gather(Value x, Value indices, int axis);
 
 // Reductions over one axis (negative axes count from the end).
 Value reduce_sum(Value x, int axis, bool keepdims = false);

@@ -20,6 +20,8 @@ AccessEmitter::AccessEmitter(EmitContext& ec) : ec_(ec) {
     std::vector<llvm::Value*> strides;
     for (const ir::SymExpr& s : a.strides) strides.push_back(ec.Sym(s));
     strides_.push_back(std::move(strides));
+    gather_strides_.push_back(a.gather ? ec.Sym(a.gather_stride) : nullptr);
+    gather_extents_.push_back(a.gather ? ec.Sym(a.gather_extent) : nullptr);
   }
 }
 
@@ -135,6 +137,62 @@ llvm::Value* AccessEmitter::Load(int access, std::span<llvm::Value* const> idx, 
     v = b.CreateInsertElement(v, scalar_load(at), static_cast<uint64_t>(lane));
   }
   return v;
+}
+
+llvm::Value* AccessEmitter::Gather(int access, std::span<llvm::Value* const> idx, int vec_dim,
+                                   int width, llvm::Value* index) {
+  llvm::IRBuilder<>& b = ec_.b;
+  const int slot = ec_.kernel.accesses[access].buffer;
+  llvm::Value* base = Index(access, idx);
+  llvm::Value* extent = gather_extents_[access];
+  llvm::Value* gstride = gather_strides_[access];
+  const int lanes = std::max(1, width);
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Type* i64v = llvm::FixedVectorType::get(i64, lanes);
+  // Lane i reads base + i * stride(vec_dim) + index[i] * gather_stride, when index[i] is in
+  // [0, extent): an unsigned compare of the sign-extended index also refuses negatives.
+  llvm::Value* wide = index->getType()->isVectorTy()
+                          ? b.CreateSExt(index, i64v)
+                          : b.CreateVectorSplat(1, b.CreateSExt(index, i64));
+  llvm::Value* in_range = b.CreateICmpULT(wide, b.CreateVectorSplat(lanes, extent));
+  llvm::Value* mask = in_range;
+  if (lane_mask_ != nullptr && width > 1) mask = b.CreateAnd(mask, lane_mask_);
+  if (ec_.checked() && !checks_hoisted_) {
+    // Every lane read lies between the access at index 0 and at extent - 1 (an index is affine
+    // in the address); with extent 0 nothing is read and nothing is checked.
+    llvm::Value* any = b.CreateICmpSGT(extent, ec_.I64Const(0));
+    llvm::Value* last =
+        b.CreateAdd(base, b.CreateMul(b.CreateSub(extent, ec_.I64Const(1)), gstride));
+    llvm::Value* check_mask =
+        width > 1
+            ? (lane_mask_ != nullptr ? b.CreateAnd(lane_mask_, b.CreateVectorSplat(width, any))
+                                     : b.CreateVectorSplat(width, any))
+            : nullptr;
+    llvm::Value* stride = width > 1 && vec_dim >= 0 ? StrideOrZero(access, vec_dim) : nullptr;
+    for (llvm::Value* at : {base, last}) {
+      if (width > 1 && vec_dim >= 0) {
+        ec_.Check(slot, b.CreateSelect(any, at, base), stride, width, check_mask, false);
+      } else {
+        ec_.Check(slot, b.CreateSelect(any, at, base), nullptr, 1, nullptr, false);
+      }
+    }
+  }
+  llvm::Value* lane_stride =
+      width > 1 && vec_dim >= 0 ? StrideOrZero(access, vec_dim) : ec_.I64Const(0);
+  llvm::Value* at = b.CreateAdd(b.CreateVectorSplat(lanes, base),
+                                b.CreateMul(wide, b.CreateVectorSplat(lanes, gstride)));
+  if (lanes > 1) {
+    llvm::Value* lane_ids = ec_.LaneIndices(lanes);
+    at = b.CreateAdd(at, b.CreateMul(lane_ids, b.CreateVectorSplat(lanes, lane_stride)));
+  }
+  // No inbounds: a masked-off lane's address may lie anywhere.
+  llvm::Value* ptrs = b.CreateGEP(ec_.F32(), ec_.Buffer(slot), at);
+  llvm::Type* vt = llvm::FixedVectorType::get(ec_.F32(), lanes);
+  llvm::Value* nan = llvm::ConstantFP::getQNaN(vt);
+  llvm::CallInst* l = b.CreateMaskedGather(vt, ptrs, llvm::Align(4), mask, nan);
+  ec_.AnnotateSlot(l, slot);
+  if (width <= 1) return b.CreateExtractElement(l, uint64_t{0});
+  return l;
 }
 
 void AccessEmitter::Store(int access, std::span<llvm::Value* const> idx, int vec_dim, int width,

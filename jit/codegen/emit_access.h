@@ -24,6 +24,12 @@ class AccessEmitter {
   llvm::Value* Load(int access, std::span<llvm::Value* const> idx, int vec_dim, int width);
   void Store(int access, std::span<llvm::Value* const> idx, int vec_dim, int width,
              llvm::Value* value);
+  // A gather access's `width` points (as Load) each moved by its lane of `index` (i32, of the
+  // width) times the access's gather_stride: a masked gather of the lanes whose index lies in
+  // [0, gather_extent) (and in the lane mask in force), NaN in the others. Checked kernels test
+  // the access at index 0 and at gather_extent - 1: the lanes read lie between the two.
+  llvm::Value* Gather(int access, std::span<llvm::Value* const> idx, int vec_dim, int width,
+                      llvm::Value* index);
   // Until the next call, vector stores of `access` along a unit stride are non-temporal and
   // assume an address aligned to the kernel's vector (the caller peels to it:
   // EmitAlignedVectorSpan). -1: none.
@@ -78,6 +84,7 @@ class AccessEmitter {
   llvm::Value* lane_mask_ = nullptr;
   std::vector<llvm::Value*> offsets_;
   std::vector<std::vector<llvm::Value*>> strides_;
+  std::vector<llvm::Value*> gather_strides_, gather_extents_;  // null for plain accesses
 };
 
 // The constant value of `v`, if it is a ConstantInt.

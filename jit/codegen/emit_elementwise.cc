@@ -36,8 +36,9 @@ absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access) {
       }
       auto load = [&](int a) { return access.Load(a, idx, vec_dim, width); };
       auto index = [&](int dim) { return DomainIndex(ec.b, idx, vec_dim, width, dim); };
+      auto gather = [&](int a, llvm::Value* i) { return access.Gather(a, idx, vec_dim, width, i); };
       std::vector<llvm::Value*> v =
-          EmitProgram(ec.b, k.output, roots, ec.VecType(width), load, nullptr, index);
+          EmitProgram(ec.b, k.output, roots, ec.VecType(width), load, nullptr, index, gather);
       for (const ir::Store& s : k.stores) {
         access.Store(s.access, idx, vec_dim, width, v[s.value]);
       }

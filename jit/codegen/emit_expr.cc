@@ -60,6 +60,14 @@ absl::Status ValidateProgram(const std::vector<ir::ExprNode>& program, int num_a
         break;
       case ir::ExprOp::kConst:
         break;
+      case ir::ExprOp::kGather:
+        if (n.access < 0 || n.access >= num_accesses) {
+          return bad(absl::StrCat("access ", n.access, " out of range [0, ", num_accesses, ")"));
+        }
+        if (n.a < 0 || n.a >= idx) return bad("operand a must be an earlier node");
+        if (program[n.a].dtype != ir::DType::kI32) return bad("the index (operand a) is i32");
+        if (n.dtype != ir::DType::kF32) return bad("gather is f32");
+        break;
       case ir::ExprOp::kAcc:
         if (!acc_allowed) return bad("kAcc is not defined in this program");
         break;
@@ -156,7 +164,8 @@ llvm::Value* EmitIntNode(llvm::IRBuilderBase& b, ir::ExprOp op, llvm::Value* a, 
 
 llvm::Value* EmitNode(llvm::IRBuilderBase& b, const std::vector<ir::ExprNode>& program,
                       const ir::ExprNode& n, llvm::Type* type, const std::vector<llvm::Value*>& v,
-                      const LoadFn& load, llvm::Value* acc, const IndexFn& index) {
+                      const LoadFn& load, llvm::Value* acc, const IndexFn& index,
+                      const GatherFn& gather) {
   llvm::Value* a = IsLeaf(n.op) ? nullptr : v[n.a];
   llvm::Value* c = ir::IsBinary(n.op) ? v[n.b] : nullptr;
   llvm::Type* itype = IntTypeLike(type);
@@ -176,6 +185,8 @@ llvm::Value* EmitNode(llvm::IRBuilderBase& b, const std::vector<ir::ExprNode>& p
       return acc;
     case ir::ExprOp::kIota:
       return index(n.axis);
+    case ir::ExprOp::kGather:
+      return gather(n.access, a);
     case ir::ExprOp::kSelect: {
       llvm::Value* cond = operand_i32 ? b.CreateICmpNE(a, llvm::Constant::getNullValue(itype))
                                       : b.CreateFCmpUNE(a, llvm::ConstantFP::get(type, 0.0));
@@ -238,7 +249,8 @@ llvm::Value* EmitNode(llvm::IRBuilderBase& b, const std::vector<ir::ExprNode>& p
 std::vector<llvm::Value*> EmitProgram(llvm::IRBuilderBase& b,
                                       const std::vector<ir::ExprNode>& program,
                                       std::span<const int> roots, llvm::Type* type,
-                                      const LoadFn& load, llvm::Value* acc, const IndexFn& index) {
+                                      const LoadFn& load, llvm::Value* acc, const IndexFn& index,
+                                      const GatherFn& gather) {
   const int n = static_cast<int>(program.size());
   std::vector<bool> needed(n, false);
   for (int r : roots) needed[r] = true;
@@ -253,7 +265,9 @@ std::vector<llvm::Value*> EmitProgram(llvm::IRBuilderBase& b,
   }
   std::vector<llvm::Value*> values(n, nullptr);
   for (int i = 0; i < n; ++i) {
-    if (needed[i]) values[i] = EmitNode(b, program, program[i], type, values, load, acc, index);
+    if (needed[i]) {
+      values[i] = EmitNode(b, program, program[i], type, values, load, acc, index, gather);
+    }
   }
   return values;
 }

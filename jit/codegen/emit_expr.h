@@ -23,16 +23,21 @@ absl::Status ValidateProgram(const std::vector<ir::ExprNode>& program, int num_a
 using LoadFn = std::function<llvm::Value*(int access)>;
 // The i32 index of the current point (with the program's width) along domain dim `dim`.
 using IndexFn = std::function<llvm::Value*(int dim)>;
+// Loads the gather access `access` at the current point moved by the i32 `index` (of the
+// program's width): NaN in the lanes whose index is out of range.
+using GatherFn = std::function<llvm::Value*(int access, llvm::Value* index)>;
 
 // Emits the nodes of a (validated) `program` that `roots` depend on, with values of type
 // `type` (float or <N x float>; i32 nodes get i32 of the same width); `acc` is the value of
-// kAcc, `index` gives kIota's values (null: the program has none). Returns one value per node
+// kAcc, `index` gives kIota's values (null: the program has none), `gather` kGather's
+// (null: the program has none). Returns one value per node
 // (null for unused nodes).
 std::vector<llvm::Value*> EmitProgram(llvm::IRBuilderBase& b,
                                       const std::vector<ir::ExprNode>& program,
                                       std::span<const int> roots, llvm::Type* type,
                                       const LoadFn& load, llvm::Value* acc,
-                                      const IndexFn& index = nullptr);
+                                      const IndexFn& index = nullptr,
+                                      const GatherFn& gather = nullptr);
 
 }  // namespace pto::jit
 

@@ -1260,8 +1260,9 @@ class MatMulEmitter {
     const int ndim = rank_ - 1;
     auto load = [&](int a) { return access.Load(a, idx, ndim, width); };
     auto index = [&](int dim) { return DomainIndex(b, idx, ndim, width, dim); };
+    auto gather = [&](int a, llvm::Value* i) { return access.Gather(a, idx, ndim, width, i); };
     std::vector<llvm::Value*> v =
-        EmitProgram(b, k_.output, roots_, ec_.VecType(width), load, sums, index);
+        EmitProgram(b, k_.output, roots_, ec_.VecType(width), load, sums, index, gather);
     for (const ir::Store& st : k_.stores) access.Store(st.access, idx, ndim, width, v[st.value]);
   }
 

@@ -48,8 +48,10 @@ class ReduceEmitter {
   llvm::Value* Input(std::vector<llvm::Value*>& idx, int vec_dim, int width) {
     auto load = [&](int a) { return access_.Load(a, idx, vec_dim, width); };
     auto index = [&](int dim) { return DomainIndex(ec_.b, idx, vec_dim, width, dim); };
+    auto gather = [&](int a, llvm::Value* i) { return access_.Gather(a, idx, vec_dim, width, i); };
     const int root = k_.input_value;
-    return EmitProgram(ec_.b, k_.input, {&root, 1}, ec_.VecType(width), load, nullptr, index)[root];
+    return EmitProgram(ec_.b, k_.input, {&root, 1}, ec_.VecType(width), load, nullptr, index,
+                       gather)[root];
   }
 
   llvm::Value* Finish(llvm::Value* total) {
@@ -77,8 +79,9 @@ class ReduceEmitter {
   void Output(std::vector<llvm::Value*>& idx, int vec_dim, int width, llvm::Value* acc) {
     auto load = [&](int a) { return access_.Load(a, idx, vec_dim, width); };
     auto index = [&](int dim) { return DomainIndex(ec_.b, idx, vec_dim, width, dim); };
+    auto gather = [&](int a, llvm::Value* i) { return access_.Gather(a, idx, vec_dim, width, i); };
     std::vector<llvm::Value*> v =
-        EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, acc, index);
+        EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, acc, index, gather);
     for (const ir::Store& s : k_.stores) access_.Store(s.access, idx, vec_dim, width, v[s.value]);
   }
 

@@ -119,8 +119,12 @@ class RowOpEmitter {
     idx_[rank_ - 1] = col;
     auto load = [&](int a) { return access_.Load(a, idx_, rank_ - 1, width); };
     auto index = [&](int dim) { return DomainIndex(ec_.b, idx_, rank_ - 1, width, dim); };
+    auto gather = [&](int a, llvm::Value* i) {
+      return access_.Gather(a, idx_, rank_ - 1, width, i);
+    };
     const int root = k_.input_value;
-    return EmitProgram(ec_.b, k_.input, {&root, 1}, ec_.VecType(width), load, nullptr, index)[root];
+    return EmitProgram(ec_.b, k_.input, {&root, 1}, ec_.VecType(width), load, nullptr, index,
+                       gather)[root];
   }
 
   llvm::Value* S(llvm::Value* scalar, int width) { return SplatTo(ec_.b, scalar, width); }
@@ -207,8 +211,11 @@ class RowOpEmitter {
     idx_[rank_ - 1] = at;
     auto load = [&](int a) { return access_.Load(a, idx_, rank_ - 1, width); };
     auto index = [&](int dim) { return DomainIndex(ec_.b, idx_, rank_ - 1, width, dim); };
+    auto gather = [&](int a, llvm::Value* i) {
+      return access_.Gather(a, idx_, rank_ - 1, width, i);
+    };
     std::vector<llvm::Value*> v =
-        EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, acc, index);
+        EmitProgram(ec_.b, k_.output, roots_, ec_.VecType(width), load, acc, index, gather);
     for (const ir::Store& s : k_.stores) {
       access_.Store(s.access, idx_, rank_ - 1, width, v[s.value]);
     }

@@ -44,6 +44,10 @@ absl::Status ValidateProgramDTypes(const ir::Kernel& k, const std::vector<ir::Ex
     const ir::ExprNode& n = program[i];
     ir::DType want = n.dtype;
     if (n.op == ir::ExprOp::kLoad) want = k.accesses[n.access].dtype;
+    if (n.op == ir::ExprOp::kGather && !k.accesses[n.access].gather) {
+      return Invalid(k, absl::StrCat(what, " node v", i, " (gather) reads access a", n.access,
+                                     ", which is no gather access"));
+    }
     if (n.op == ir::ExprOp::kAcc) want = ir::DType::kF32;
     if (n.dtype != want) {
       return Invalid(k, absl::StrCat(what, " node v", i, " (", ir::ExprOpName(n.op), ") is ",

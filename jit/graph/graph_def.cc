@@ -48,10 +48,12 @@ std::pair<int, int> Arity(ir::OpKind op) {
     case ir::OpKind::kMatMul:
     case ir::OpKind::kSoftmaxGrad:
     case ir::OpKind::kLogSoftmaxGrad:
+    case ir::OpKind::kGather:
       return {2, 2};
     case ir::OpKind::kConcat:
       return {1, kUnbounded};
     case ir::OpKind::kWhere:
+    case ir::OpKind::kScatterAdd:
       return {3, 3};
     default:
       if (ir::IsComparison(op)) return {2, 2};

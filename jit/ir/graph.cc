@@ -105,6 +105,8 @@ std::string Graph::ToString() const {
         out += " axis=" + std::to_string(n.attrs.axis) + (n.attrs.keepdims ? " keepdims" : "");
         break;
       case OpKind::kConcat:
+      case OpKind::kGather:
+      case OpKind::kScatterAdd:
       case OpKind::kIota: out += " axis=" + std::to_string(n.attrs.axis); break;
       case OpKind::kOneHot:
         if (!n.attrs.ints.empty()) out += " depth=" + std::to_string(n.attrs.ints[0]);

@@ -78,6 +78,8 @@ const char* ExprOpName(ExprOp op) {
       return "cast";
     case ExprOp::kIota:
       return "iota";
+    case ExprOp::kGather:
+      return "gather";
   }
   return "?";
 }
@@ -151,7 +153,7 @@ std::string ProgramToString(const std::vector<ExprNode>& program) {
     const ExprNode& n = program[i];
     out += "    v" + std::to_string(i) + " = " + ExprOpName(n.op);
     if (n.dtype != DType::kF32) out += std::string(".") + std::string(DTypeName(n.dtype));
-    if (n.op == ExprOp::kLoad) out += " a" + std::to_string(n.access);
+    if (n.op == ExprOp::kLoad || n.op == ExprOp::kGather) out += " a" + std::to_string(n.access);
     if (n.op == ExprOp::kConst) {
       out += " " + (n.dtype == DType::kI32 ? std::to_string(n.ivalue) : ExactFloat(n.value));
     }
@@ -252,7 +254,11 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
     std::vector<SymExpr> strides(a.strides.begin(), a.strides.end());
     out += "  a" + std::to_string(i) + ": " + std::string(DTypeName(a.dtype)) + " buf" +
            std::to_string(a.buffer) + " + " + a.offset.ToString(names) + " strides " +
-           ShapeToString(strides, names) + "\n";
+           ShapeToString(strides, names) +
+           (a.gather ? " gather stride " + a.gather_stride.ToString(names) + " extent " +
+                           a.gather_extent.ToString(names)
+                     : "") +
+           "\n";
   }
   if (!kernel.input.empty()) {
     out += "  input (v" + std::to_string(kernel.input_value) +

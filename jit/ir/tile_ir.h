@@ -24,6 +24,10 @@ struct Access {
   SymExpr offset;
   std::vector<SymExpr> strides;
   DType dtype = DType::kF32;
+  // An access read by kGather: the element index above moves `gather_stride` elements per unit
+  // of the gathered index, which must lie in [0, gather_extent) (elsewhere nothing is read).
+  bool gather = false;
+  SymExpr gather_stride, gather_extent;
 };
 
 // Scalar expression program, evaluated per domain point (codegen evaluates it on vectors).
@@ -62,6 +66,9 @@ enum class ExprOp : uint8_t {
   kSelect,  // b where a is nonzero, else c (a f32 or i32; b and c of the node's dtype)
   kCast,    // a converted to the node's dtype: f32 -> i32 truncates (saturating, NaN -> 0)
   kIota,    // the index of the domain point along domain dim `axis` (i32)
+  // accesses[access] (a gather access, f32) at the point, moved by the i32 index a: NaN where
+  // a lies outside [0, gather_extent), negative included (no wrap-around; JAX's "fill" mode).
+  kGather,
 };
 const char* ExprOpName(ExprOp op);
 bool IsBinary(ExprOp op);  // two operands, a and b (arithmetic and comparisons)
@@ -72,7 +79,7 @@ bool IsTranscendental(ExprOp op);
 struct ExprNode {
   ExprOp op = ExprOp::kConst;
   int a = -1, b = -1;  // operand node indices (earlier in the same program)
-  int access = -1;     // kLoad
+  int access = -1;     // kLoad, kGather
   float value = 0;     // kConst of dtype f32
   int c = -1;          // kSelect: the third operand
   DType dtype = DType::kF32;

@@ -195,6 +195,10 @@ class Builder {
   // nullopt when its scale or offset is not a constant that fits i32 (a slice of a symbolic
   // dim): the caller then reads the value from memory.
   std::optional<int> IndexExpr(std::vector<ExprNode>& prog, const DimMap& d);
+  // gather: its indices computed (or loaded) at the point, then x (in memory) read through a
+  // gather access moved by them.
+  absl::StatusOr<int> GatherExpr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node,
+                                 const IndexMap& map);
   // iota and one_hot, computed from the domain's indices (or loaded, see IndexExpr).
   absl::StatusOr<int> IndexingExpr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node,
                                    const IndexMap& map);
@@ -381,6 +385,42 @@ absl::StatusOr<int> Builder::IndexingExpr(KernelBuilder& kb, std::vector<ExprNod
   return Push(prog, ExprNode{ExprOp::kEq, *indices, *index});
 }
 
+absl::StatusOr<int> Builder::GatherExpr(KernelBuilder& kb, std::vector<ExprNode>& prog, int node,
+                                        const IndexMap& map) {
+  const ir::Node& n = g_.nodes[node];
+  const int x = n.inputs[0];
+  const size_t axis = static_cast<size_t>(n.attrs.axis);
+  const size_t r = g_.nodes[n.inputs[1]].shape.size();
+  kb.op_names.emplace_back(ir::OpName(n.op));
+  kb.nodes.push_back(node);
+  const IndexMap indices_map(map.begin() + axis, map.begin() + axis + r);
+  absl::StatusOr<int> index = Expr(kb, prog, n.inputs[1], indices_map);
+  if (!index.ok()) return index.status();
+  // x's dims around the axis follow the result's; the axis itself moves by the index. x is in
+  // memory (the fusion groups give a gathered value a buffer; ResolveView copies it otherwise).
+  const View view = ResolveView(x);
+  ir::Access a;
+  a.buffer = kb.Slot(view.buffer);
+  a.offset = view.offset;
+  a.strides.assign(kb.kernel.domain.size(), SymExpr(0));
+  a.dtype = ir::DType::kF32;
+  for (size_t d = 0; d < view.strides.size(); ++d) {
+    if (d == axis) continue;
+    const DimMap& m = map[d < axis ? d : d + r - 1];
+    a.offset = a.offset + view.strides[d] * m.offset;
+    if (m.dom >= 0) a.strides[m.dom] = a.strides[m.dom] + view.strides[d] * m.scale;
+  }
+  a.gather = true;
+  a.gather_stride = view.strides[axis];
+  a.gather_extent = g_.nodes[x].shape[axis];
+  kb.kernel.accesses.push_back(std::move(a));
+  ExprNode e;
+  e.op = ExprOp::kGather;
+  e.a = *index;
+  e.access = static_cast<int>(kb.kernel.accesses.size()) - 1;
+  return Push(prog, e);
+}
+
 void Builder::Store(KernelBuilder& kb, int value, const View& view, const IndexMap& map) {
   ir::Store s;
   s.access = ComposedAccess(kb, view, map);
@@ -478,6 +518,7 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
   }
   const ir::Node& n = g_.nodes[node];
   if (n.op == OpKind::kIota || n.op == OpKind::kOneHot) return IndexingExpr(kb, prog, node, map);
+  if (n.op == OpKind::kGather) return GatherExpr(kb, prog, node, map);
   std::optional<ExprOp> op = ops::ElementwiseExprOp(n.op);
   if (!op.has_value()) {
     // An anchor or concat of another group that has no buffer yet cannot happen in

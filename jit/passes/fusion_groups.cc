@@ -43,7 +43,10 @@ Uses AnalyzeUses(const ir::Graph& graph) {
         u.needs_buffer[i] = u.needs_buffer[i] || u.needs_buffer[c] || u.is_output[c];
       } else {
         u.effective_uses[i] += 1;
-        u.needs_buffer[i] = u.needs_buffer[i] || op == OpKind::kMatMul || op == OpKind::kReshape;
+        // A gather reads its x (input 0) at rows the indices choose: x must be in memory.
+        const bool gathered = op == OpKind::kGather && graph.nodes[c].inputs[0] == i;
+        u.needs_buffer[i] =
+            u.needs_buffer[i] || op == OpKind::kMatMul || op == OpKind::kReshape || gathered;
       }
     }
   }

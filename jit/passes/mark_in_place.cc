@@ -6,7 +6,8 @@ namespace pto::jit {
 namespace {
 
 bool SameAccess(const ir::Access& a, const ir::Access& b) {
-  return a.offset == b.offset && a.strides == b.strides && a.dtype == b.dtype;
+  return a.offset == b.offset && a.strides == b.strides && a.dtype == b.dtype && !a.gather &&
+         !b.gather;
 }
 
 // Row-major contiguous over the domain (any stride along a dim of extent 1): distinct points

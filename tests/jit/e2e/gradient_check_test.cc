@@ -29,6 +29,8 @@ struct GradCase {
   std::vector<Shape> shapes;
   OpFn fn;
   float lo = -1, hi = 1;  // input values
+  // Inputs after the differentiated ones, not differentiated (gather's i32 indices).
+  std::vector<ops::HostTensor> fixed = {};
 };
 
 // loss = sum(fn(inputs) * r) with r a fixed random tensor of the result's shape (its last
@@ -161,6 +163,20 @@ std::vector<GradCase> Cases() {
     c.push_back({"rms_norm", {{2, 3, n}, {n}},
                  [](std::span<const Value> v) { return rms_norm(v[0], v[1]); }});
   }
+  // Indexing: an embedding table [vocab 11, dim 5] looked up by tokens [3, 4] with repeats
+  // (their gradients add up), and axis 1 of a [4, 6, 3] tensor.
+  c.push_back({"gather",
+               {{11, 5}},
+               [](std::span<const Value> v) { return gather(v[0], v[1], 0); },
+               -1,
+               1,
+               {ops::HostTensor::I32({3, 4}, {3, 7, 3, 0, 10, 7, 7, 1, 3, 3, 5, 0})}});
+  c.push_back({"gather",
+               {{4, 6, 3}},
+               [](std::span<const Value> v) { return gather(v[0], v[1], 1); },
+               -1,
+               1,
+               {ops::HostTensor::I32({5}, {5, 0, 2, 5, 5})}});
   return c;
 }
 
@@ -170,20 +186,21 @@ TEST(GradientCheck, EveryOpAgainstFiniteDifferencesOfTheReferenceInDouble) {
   uint64_t seed = 100;
   for (const GradCase& gc : Cases()) {
     const int n = static_cast<int>(gc.shapes.size());
+    const int all = n + static_cast<int>(gc.fixed.size());
     std::vector<ops::HostTensor> inputs;
     for (const Shape& s : gc.shapes)
       inputs.push_back(ops::HostTensor::Random(s, ++seed, gc.lo, gc.hi));
+    inputs.insert(inputs.end(), gc.fixed.begin(), gc.fixed.end());
     // r: the shape of the op's result, from a pto call of the op alone.
     absl::StatusOr<std::unique_ptr<Function>> op_alone = rt->JitTraced(
-        "op", n, [&gc](std::span<const Value> v) { return std::vector<Value>{gc.fn(v)}; }, {});
+        "op", all, [&gc](std::span<const Value> v) { return std::vector<Value>{gc.fn(v)}; }, {});
     ASSERT_TRUE(op_alone.ok()) << op_alone.status();
-    std::vector<std::vector<int64_t>> in_shapes(gc.shapes.begin(), gc.shapes.end());
-    absl::StatusOr<std::vector<std::vector<int64_t>>> out = (*op_alone)->OutputShapes(in_shapes);
+    absl::StatusOr<std::vector<ops::HostTensor>> out = RunPto(**op_alone, inputs);
     ASSERT_TRUE(out.ok()) << gc.op << ": " << out.status();
-    inputs.push_back(ops::HostTensor::Random((*out)[0], ++seed));
+    inputs.push_back(ops::HostTensor::Random((*out)[0].shape, ++seed));
     std::vector<int> wrt;
     for (int i = 0; i < n; ++i) wrt.push_back(i);
-    absl::StatusOr<GradientCheckResult> r = CheckGradients(*rt, LossOf(gc.fn, n), inputs, wrt);
+    absl::StatusOr<GradientCheckResult> r = CheckGradients(*rt, LossOf(gc.fn, all), inputs, wrt);
     ASSERT_TRUE(r.ok()) << gc.op << ": " << r.status();
     EXPECT_LE(r->worst_ratio, 1.0)
         << gc.op << " " << ops::HostTensor{gc.shapes[0], {}}.ShapeString() << ": " << r->worst;
