@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "llvm/Analysis/VectorUtils.h"
+
 namespace pto::jit {
 
 std::optional<int64_t> ConstantValue(llvm::Value* v) {
@@ -179,6 +181,20 @@ llvm::Value* AccessEmitter::Gather(int access, std::span<llvm::Value* const> idx
   }
   llvm::Value* lane_stride =
       width > 1 && vec_dim >= 0 ? StrideOrZero(access, vec_dim) : ec_.I64Const(0);
+  llvm::Type* vt = llvm::FixedVectorType::get(ec_.F32(), lanes);
+  llvm::Value* nan = llvm::ConstantFP::getQNaN(vt);
+  // One index for all lanes along a unit stride (an embedding row): one masked vector load.
+  llvm::Value* uniform = lanes > 1 ? llvm::getSplatValue(index) : nullptr;
+  if (uniform != nullptr && ConstantValue(lane_stride) == 1) {
+    llvm::Value* j = b.CreateSExt(uniform, i64);
+    llvm::Value* row_mask = b.CreateVectorSplat(lanes, b.CreateICmpULT(j, extent));
+    if (lane_mask_ != nullptr) row_mask = b.CreateAnd(row_mask, lane_mask_);
+    llvm::Value* ptr =
+        b.CreateGEP(ec_.F32(), ec_.Buffer(slot), b.CreateAdd(base, b.CreateMul(j, gstride)));
+    llvm::CallInst* l = b.CreateMaskedLoad(vt, ptr, llvm::Align(4), row_mask, nan);
+    ec_.AnnotateSlot(l, slot);
+    return l;
+  }
   llvm::Value* at = b.CreateAdd(b.CreateVectorSplat(lanes, base),
                                 b.CreateMul(wide, b.CreateVectorSplat(lanes, gstride)));
   if (lanes > 1) {
@@ -187,8 +203,6 @@ llvm::Value* AccessEmitter::Gather(int access, std::span<llvm::Value* const> idx
   }
   // No inbounds: a masked-off lane's address may lie anywhere.
   llvm::Value* ptrs = b.CreateGEP(ec_.F32(), ec_.Buffer(slot), at);
-  llvm::Type* vt = llvm::FixedVectorType::get(ec_.F32(), lanes);
-  llvm::Value* nan = llvm::ConstantFP::getQNaN(vt);
   llvm::CallInst* l = b.CreateMaskedGather(vt, ptrs, llvm::Align(4), mask, nan);
   ec_.AnnotateSlot(l, slot);
   if (width <= 1) return b.CreateExtractElement(l, uint64_t{0});

@@ -26,7 +26,8 @@ class AccessEmitter {
              llvm::Value* value);
   // A gather access's `width` points (as Load) each moved by its lane of `index` (i32, of the
   // width) times the access's gather_stride: a masked gather of the lanes whose index lies in
-  // [0, gather_extent) (and in the lane mask in force), NaN in the others. Checked kernels test
+  // [0, gather_extent) (and in the lane mask in force), NaN in the others; when all lanes share
+  // one index along a unit stride (an embedding row), one masked vector load. Checked kernels test
   // the access at index 0 and at gather_extent - 1: the lanes read lie between the two.
   llvm::Value* Gather(int access, std::span<llvm::Value* const> idx, int vec_dim, int width,
                       llvm::Value* index);
