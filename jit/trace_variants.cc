@@ -168,6 +168,9 @@ absl::StatusOr<const TraceVariant*> TraceVariants::For(const CallShapes& shapes)
   if (variants_.empty()) return AddVariant(FirstSpec(shapes), shapes);
   absl::StatusOr<std::unique_ptr<TraceVariant>> spec = WidenedSpec(shapes);
   if (!spec.ok()) return spec.status();  // e.g. automatic dynamic shapes are off
+  if (const SymbolCheck check = CheckSymbolValues(**spec, shapes); check.fit != SymbolFit::kFits) {
+    return check.status;
+  }
   absl::StatusOr<const TraceVariant*> widened = AddVariant(std::move(spec), shapes);
   if (widened.ok() || widened.status().code() != absl::StatusCode::kInvalidArgument) {
     return widened;
