@@ -55,6 +55,37 @@ void ConcatVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
   }
 }
 
+// The gradient of x[start : start + step * length : step] along `axis` of constant size
+// shape[axis]: the cotangent's elements at positions start + j * step, zeros elsewhere. Each
+// element becomes a block of `step` (itself at offset start % step, zeros around it), the blocks
+// are laid end to end, and zeros before (start - start % step) and after pad them to the size.
+int StridedSliceVjp(GraphBuilder& b, int g, const ir::Shape& shape, int64_t axis, int64_t start,
+                    int64_t length, int64_t step) {
+  const int64_t n = shape[axis].constant(), offset = start % step;
+  ir::Shape blocks = b.shape(g);
+  blocks.insert(blocks.begin() + axis + 1, ir::SymExpr(1));
+  std::vector<int> parts;
+  if (int before = ZerosAlong(b, blocks, axis + 1, ir::SymExpr(offset)); before >= 0) {
+    parts.push_back(before);
+  }
+  parts.push_back(b.ReshapeTo(g, blocks));
+  if (int after = ZerosAlong(b, blocks, axis + 1, ir::SymExpr(step - offset - 1)); after >= 0) {
+    parts.push_back(after);
+  }
+  ir::Shape laid = b.shape(g);
+  laid[axis] = ir::SymExpr(length * step);
+  const int grad = b.ReshapeTo(b.Concat(parts, axis + 1), laid);
+  const int64_t lead = start - offset;
+  const int64_t tail = n - lead - length * step;  // negative when the last block overhangs
+  std::vector<int> padded;
+  if (int zeros = ZerosAlong(b, shape, axis, ir::SymExpr(lead)); zeros >= 0) {
+    padded.push_back(zeros);
+  }
+  padded.push_back(tail < 0 ? b.Slice(grad, axis, 0, length * step + tail) : grad);
+  if (tail > 0) padded.push_back(ZerosAlong(b, shape, axis, ir::SymExpr(tail)));
+  return b.Concat(padded, axis);
+}
+
 void SliceVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
   if (!args.wanted[0]) return;
   const ir::Attrs& a = args.node.attrs;
@@ -73,8 +104,14 @@ void SliceVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
     length = s.length;
   }
   if (a.step != 1 && !(length.IsConstant() && length.constant() <= 1)) {
-    b.Fail(absl::UnimplementedError(absl::StrCat("slice: the gradient of a slice with step ",
-                                                 a.step, " is not supported yet")));
+    if (!dim.IsConstant()) {
+      b.Fail(
+          absl::UnimplementedError(absl::StrCat("slice: the gradient of a slice with step ", a.step,
+                                                " of a symbolic dim is not supported yet")));
+      return;
+    }
+    grads[0] = StridedSliceVjp(b, args.cotangent, shape, axis, start.constant(), length.constant(),
+                               a.step);
     return;
   }
   // The cotangent between zeros: [start] zeros, the slice, the rest zeros.

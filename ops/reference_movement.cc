@@ -7,11 +7,10 @@
 
 namespace pto::ops::internal {
 
-HostTensor Transpose(const HostTensor& x, const Dims& perm, const Dims& out_shape) {
-  const Dims in_strides = BroadcastStrides(x.shape, x.shape.size());
-  // Output axis d walks input axis perm[d]. Size-1 axes have stride 0, which is harmless.
-  Dims strides(perm.size());
-  for (size_t d = 0; d < perm.size(); ++d) strides[d] = in_strides[perm[d]];
+namespace {
+
+// x read through `strides` (one per axis of out_shape) at every index of out_shape.
+HostTensor StridedCopy(const HostTensor& x, const Dims& strides, const Dims& out_shape) {
   return ByStorage(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     const std::vector<T>& in = Values<T>(x);
@@ -25,19 +24,18 @@ HostTensor Transpose(const HostTensor& x, const Dims& perm, const Dims& out_shap
   });
 }
 
+}  // namespace
+
+HostTensor Transpose(const HostTensor& x, const Dims& perm, const Dims& out_shape) {
+  const Dims in_strides = BroadcastStrides(x.shape, x.shape.size());
+  // Output axis d walks input axis perm[d]. Size-1 axes have stride 0, which is harmless.
+  Dims strides(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) strides[d] = in_strides[perm[d]];
+  return StridedCopy(x, strides, out_shape);
+}
+
 HostTensor BroadcastTo(const HostTensor& x, const Dims& out_shape) {
-  const Dims strides = BroadcastStrides(x.shape, out_shape.size());
-  return ByStorage(x.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const std::vector<T>& in = Values<T>(x);
-    HostTensor out = Result(out_shape, x.dtype);
-    std::vector<T>& y = Values<T>(out);
-    y.reserve(NumElements(out_shape));
-    std::vector<int64_t> offsets;
-    ForEachIndex(out_shape, std::span<const Dims>(&strides, 1), offsets,
-                 [&](const std::vector<int64_t>& off) { y.push_back(in[off[0]]); });
-    return out;
-  });
+  return StridedCopy(x, BroadcastStrides(x.shape, out_shape.size()), out_shape);
 }
 
 HostTensor Concat(std::span<const HostTensor* const> inputs, int64_t axis, const Dims& out_shape) {

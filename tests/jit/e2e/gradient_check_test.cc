@@ -131,6 +131,13 @@ std::vector<GradCase> Cases() {
                  return concat({v[0], v[1]}, 0);
                }});
   c.push_back({"slice", {{4, 11}}, [](std::span<const Value> v) { return slice(v[0], 1, 2, 9); }});
+  // Strided: a start inside the first block, one past it, a last block that overhangs the end.
+  c.push_back({"slice", {{3, 10}}, [](std::span<const Value> v) {
+                 return slice(v[0], 1, 1, INT64_MAX, 3);
+               }});
+  c.push_back(
+      {"slice", {{11, 2}}, [](std::span<const Value> v) { return slice(v[0], 0, 5, 10, 2); }});
+  c.push_back({"slice", {{7}}, [](std::span<const Value> v) { return slice(v[0], 0, 0, 7, 4); }});
   c.push_back(
       {"slice", {{9, 3}}, [](std::span<const Value> v) { return slice(v[0], 0, -4, INT64_MAX); }});
   // Selections: random values have no ties; max(x, x) is all ties (each side gets half).
@@ -146,10 +153,12 @@ std::vector<GradCase> Cases() {
                  return where(lt(v[0], 0.25f), v[1], v[2] * v[2]);
                }});
   for (int axis : {0, 2}) {
-    c.push_back({"reduce_max", {{3, 4, 5}},
-                 [axis](std::span<const Value> v) { return reduce_max(v[0], axis); }});
-    c.push_back({"logsumexp", {{3, 4, 5}},
-                 [axis](std::span<const Value> v) { return logsumexp(v[0], axis, axis == 0); }});
+    c.push_back({"reduce_max", {{3, 4, 5}}, [axis](std::span<const Value> v) {
+                   return reduce_max(v[0], axis);
+                 }});
+    c.push_back({"logsumexp", {{3, 4, 5}}, [axis](std::span<const Value> v) {
+                   return logsumexp(v[0], axis, axis == 0);
+                 }});
   }
   // Row operators.
   for (const Shape& s : std::vector<Shape>{{3, 7}, {2, 3, 17}, {1, 1}}) {
@@ -158,10 +167,12 @@ std::vector<GradCase> Cases() {
         {"log_softmax", {s}, [](std::span<const Value> v) { return log_softmax(v[0]); }, -2, 2});
   }
   for (int64_t n : {1, 8, 33}) {
-    c.push_back({"layer_norm", {{4, n}, {n}, {n}},
-                 [](std::span<const Value> v) { return layer_norm(v[0], v[1], v[2]); }});
-    c.push_back({"rms_norm", {{2, 3, n}, {n}},
-                 [](std::span<const Value> v) { return rms_norm(v[0], v[1]); }});
+    c.push_back({"layer_norm", {{4, n}, {n}, {n}}, [](std::span<const Value> v) {
+                   return layer_norm(v[0], v[1], v[2]);
+                 }});
+    c.push_back({"rms_norm", {{2, 3, n}, {n}}, [](std::span<const Value> v) {
+                   return rms_norm(v[0], v[1]);
+                 }});
   }
   // Indexing: an embedding table [vocab 11, dim 5] looked up by tokens [3, 4] with repeats
   // (their gradients add up), and axis 1 of a [4, 6, 3] tensor.

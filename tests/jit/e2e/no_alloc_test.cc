@@ -1,6 +1,7 @@
 // A second call with the same shape class does no tracing, no compiling and no heap
 // allocation: every operator new in this binary is counted.
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -51,15 +52,18 @@ namespace {
 
 TEST(HotPath, WarmCallAllocatesNothing) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime({.intra_op_threads = 1});
-  auto fn = rt->Jit("block", [](Value x, Value w, Value b, Value g) {
-    Value h = layer_norm(x, g, b);
-    return softmax(matmul(h, w, {.transpose_b = true})) + 1.0f;
-  }, {.dynamic = {{0, 0, Dim("rows", 1, 512)}}});
+  auto fn = rt->Jit("block",
+                    [](Value x, Value w, Value b, Value g) {
+                      Value h = layer_norm(x, g, b);
+                      return softmax(matmul(h, w, {.transpose_b = true})) + 1.0f;
+                    },
+                    {.dynamic = {{0, 0, Dim("rows", 1, 512)}}});
   ASSERT_TRUE(fn.ok());
   std::vector<float> x(37 * 24, 0.25f), w(40 * 24, 0.5f), b(24, 0.0f), g(24, 1.0f), out(37 * 40);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) * 0.1f;
-  std::vector<TensorView> in = {TensorView::Dense(x.data(), {37, 24}), TensorView::Dense(w.data(), {40, 24}),
-                                TensorView::Dense(b.data(), {24}), TensorView::Dense(g.data(), {24})};
+  std::vector<TensorView> in = {
+      TensorView::Dense(x.data(), {37, 24}), TensorView::Dense(w.data(), {40, 24}),
+      TensorView::Dense(b.data(), {24}), TensorView::Dense(g.data(), {24})};
   std::vector<TensorView> outs = {TensorView::Dense(out.data(), {37, 40})};
   ASSERT_TRUE((**fn)(in, outs).ok());
   const FunctionStats before = (*fn)->stats();
@@ -77,9 +81,14 @@ TEST(HotPath, WarmInPlaceCallsAllocateNothing) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime({.intra_op_threads = 1});
   FunctionOptions donate;
   donate.in_place_outputs = {{.output = 0, .input = 0}};
-  auto sgd = rt->Jit("sgd", [](Value p, Value g) { return p - g * 0.5f; }, donate);
+  auto sgd = rt->Jit(
+      "sgd", [](Value p, Value g) { return p - g * 0.5f; }, donate);
   auto fallback = rt->Jit(
-      "fallback", [](Value p, Value w) { return std::pair{p + 1.0f, matmul(p, w)}; }, donate);
+      "fallback",
+      [](Value p, Value w) {
+        return std::pair{p + 1.0f, matmul(p, w)};
+      },
+      donate);
   ASSERT_TRUE(sgd.ok() && fallback.ok());
   std::vector<float> p(16 * 24, 0.5f), g(16 * 24, 0.25f), w(24 * 8, 0.125f), mm(16 * 8);
   const TensorView pv = TensorView::Dense(p.data(), {16, 24});
@@ -97,6 +106,40 @@ TEST(HotPath, WarmInPlaceCallsAllocateNothing) {
   EXPECT_EQ(allocations.load() - allocs_before, 0);
   // 0.5 - 51 * 0.125 + 51 * 1: every step exact in f32.
   EXPECT_EQ(p[0], 45.125f);
+}
+
+// A gradient Function (JitGrad, accumulating into its accumulators in place): warm calls of a
+// training step's forward and backward allocate nothing either.
+TEST(HotPath, WarmGradientCallsAllocateNothing) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime({.intra_op_threads = 1});
+  auto step =
+      rt->JitGrad("grad",
+                  [](Value x, Value w, Value b, Value y) {
+                    Value err = matmul(gelu(layer_norm(x, b, b)), w) - y;
+                    return reduce_mean(reduce_mean(err * err, 1), 0);
+                  },
+                  {.wrt = {1, 2}, .accumulate = true}, {.in_place_outputs = {{1, 4}, {2, 5}}});
+  ASSERT_TRUE(step.ok()) << step.status();
+  std::vector<float> x(12 * 16, 0.25f), w(16 * 8, 0.5f), b(16, 1.0f), y(12 * 8, 0.1f);
+  std::vector<float> dw(16 * 8, 0.0f), db(16, 0.0f), loss(1);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 5) * 0.1f;
+  const TensorView dwv = TensorView::Dense(dw.data(), {16, 8}),
+                   dbv = TensorView::Dense(db.data(), {16});
+  const std::vector<TensorView> in = {TensorView::Dense(x.data(), {12, 16}),
+                                      TensorView::Dense(w.data(), {16, 8}),
+                                      TensorView::Dense(b.data(), {16}),
+                                      TensorView::Dense(y.data(), {12, 8}),
+                                      dwv,
+                                      dbv};
+  const std::vector<TensorView> out = {TensorView::Dense(loss.data(), {}), dwv, dbv};
+  ASSERT_TRUE((**step)(in, out).ok());
+  const float first = dw[0];
+  const int64_t allocs_before = allocations.load();
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE((**step)(in, out).ok());
+  EXPECT_EQ(allocations.load() - allocs_before, 0);
+  EXPECT_NE(first, 0.0f);
+  // Each call adds the same gradient: 51 f32 additions round by at most 51 half-ulps.
+  EXPECT_NEAR(dw[0], 51 * first, 51 * 6e-8 * std::fabs(51 * first));
 }
 
 }  // namespace
