@@ -129,8 +129,16 @@ std::string Graph::ToString() const {
         out += std::string(" eps=") + buf;
         break;
       }
-      case OpKind::kTranspose:
-      case OpKind::kReshape: {
+      case OpKind::kBroadcastTo:
+        out += " to=" + ShapeToString(n.attrs.shape, names);
+        break;
+      case OpKind::kReshape:
+        if (n.attrs.ints.empty() && !n.attrs.shape.empty()) {  // a symbolic target
+          out += " to=" + ShapeToString(n.attrs.shape, names);
+          break;
+        }
+        [[fallthrough]];
+      case OpKind::kTranspose: {
         out += n.op == OpKind::kTranspose ? " perm=[" : " shape=[";
         for (size_t j = 0; j < n.attrs.ints.size(); ++j) {
           out += (j ? "," : "") + std::to_string(n.attrs.ints[j]);

@@ -69,6 +69,7 @@ TEST(Differentiate, AnInputTheLossDoesNotReachGetsZeros) {
   EXPECT_EQ(zeros.op, ir::OpKind::kBroadcastTo);
   EXPECT_EQ(ir::ShapeToString(zeros.shape), "[5, 2]");
   EXPECT_EQ(d->nodes[zeros.inputs[0]].attrs.scalar, 0.0);
+  EXPECT_THAT(d->ToString(), HasSubstr(" to=[5, 2] : f32[5, 2]"));
 }
 
 TEST(Differentiate, VectorJacobianProductReadsTheCotangentInputs) {

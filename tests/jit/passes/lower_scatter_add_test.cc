@@ -56,10 +56,10 @@ TEST(LowerScatterAddTest, EmbeddingGradientBecomesASumOfASelect) {
             "%0 = input() index=0 : f32[11, 5]\n"
             "%1 = input() index=1 : f32[s, 3, 5]\n"
             "%2 = input() index=2 : i32[s, 3]\n"
-            "%3 = reshape(%2) shape=[] : i32[1, 3*s, 1]\n"
-            "%4 = broadcast_to(%3) : i32[11, 3*s, 5]\n"
+            "%3 = reshape(%2) to=[1, 3*s, 1] : i32[1, 3*s, 1]\n"
+            "%4 = broadcast_to(%3) to=[11, 3*s, 5] : i32[11, 3*s, 5]\n"
             "%5 = iota(%4) axis=0 : i32[11, 3*s, 5]\n"
-            "%6 = reshape(%1) shape=[] : f32[1, 3*s, 5]\n"
+            "%6 = reshape(%1) to=[1, 3*s, 5] : f32[1, 3*s, 5]\n"
             "%7 = eq(%3, %5) : f32[11, 3*s, 5]\n"
             "%8 = constant() value=0 : f32[]\n"
             "%9 = where(%7, %6, %8) : f32[11, 3*s, 5]\n"
@@ -85,7 +85,8 @@ TEST(LowerScatterAddTest, InnerAxisKeepsPreAndPostDims) {
   ASSERT_TRUE(LowerScatterAdd(g).ok());
   const std::string text = g.ToString();
   EXPECT_NE(text.find("reduce_sum(%9) axis=2 : f32[4, 6, 3]"), std::string::npos) << text;
-  EXPECT_NE(text.find("reshape(%1) shape=[] : f32[4, 1, 10, 3]"), std::string::npos) << text;
+  EXPECT_NE(text.find("reshape(%1) to=[4, 1, 10, 3] : f32[4, 1, 10, 3]"), std::string::npos)
+      << text;
 }
 
 // The last axis: pre flattened, post a dim of 1, so the sum is over an inner axis (walked in
@@ -95,7 +96,7 @@ TEST(LowerScatterAddTest, LastAxisSumsOverAnInnerAxis) {
   ASSERT_TRUE(LowerScatterAdd(g).ok());
   const std::string text = g.ToString();
   EXPECT_NE(text.find("reduce_sum(%9) axis=2 : f32[6, 6, 1]"), std::string::npos) << text;
-  EXPECT_NE(text.find("reshape(%10) shape=[] : f32[2, 3, 6]"), std::string::npos) << text;
+  EXPECT_NE(text.find("reshape(%10) to=[2, 3, 6] : f32[2, 3, 6]"), std::string::npos) << text;
 }
 
 TEST(LowerScatterAddTest, GraphsWithoutScatterAddAreLeftAlone) {
