@@ -37,7 +37,7 @@ void BinaryVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
       // splits it in halves.
       const OpKind wins = args.node.op == OpKind::kMax ? OpKind::kGt : OpKind::kLt;
       const OpKind loses = args.node.op == OpKind::kMax ? OpKind::kLt : OpKind::kGt;
-      const int half_tie = b.Mul(b.Compare(OpKind::kEq, x, y), 0.5);
+      const int half_tie = b.Scale(b.Compare(OpKind::kEq, x, y), 0.5);
       if (args.wanted[0]) gx = b.Mul(g, b.Add(b.Compare(wins, x, y), half_tie));
       if (args.wanted[1]) gy = b.Mul(g, b.Add(b.Compare(loses, x, y), half_tie));
       break;
@@ -87,10 +87,10 @@ void UnaryVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
       grads[0] = b.Div(g, x);
       return;
     case OpKind::kSqrt:  // 1 / (2 sqrt(x))
-      grads[0] = b.Mul(b.Div(g, y), 0.5);
+      grads[0] = b.Scale(b.Div(g, y), 0.5);
       return;
     case OpKind::kRsqrt:  // -1/2 x^(-3/2) = -y^3 / 2
-      d = b.Mul(b.Mul(b.Mul(y, y), y), -0.5);
+      d = b.Scale(b.Mul(b.Mul(y, y), y), -0.5);
       break;
     case OpKind::kTanh:  // 1 - y^2
       d = b.Sub(b.Constant(1), b.Mul(y, y));
@@ -104,12 +104,13 @@ void UnaryVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
       break;
     }
     case OpKind::kErf:  // 2/sqrt(pi) exp(-x^2)
-      d = b.Mul(b.Unary(OpKind::kExp, b.Neg(b.Mul(x, x))), 2.0 / std::sqrt(M_PI));
+      d = b.Scale(b.Unary(OpKind::kExp, b.Neg(b.Mul(x, x))), 2.0 / std::sqrt(M_PI));
       break;
     case OpKind::kGeluErf: {  // Phi(x) + x phi(x)
-      const int cdf = b.Mul(b.Add(b.Constant(1), b.Unary(OpKind::kErf, b.Mul(x, M_SQRT1_2))), 0.5);
+      const int cdf =
+          b.Scale(b.Add(b.Constant(1), b.Unary(OpKind::kErf, b.Scale(x, M_SQRT1_2))), 0.5);
       const int pdf =
-          b.Mul(b.Unary(OpKind::kExp, b.Mul(b.Mul(x, x), -0.5)), 1.0 / std::sqrt(2 * M_PI));
+          b.Scale(b.Unary(OpKind::kExp, b.Scale(b.Mul(x, x), -0.5)), 1.0 / std::sqrt(2 * M_PI));
       d = b.Add(cdf, b.Mul(x, pdf));
       break;
     }
@@ -118,10 +119,10 @@ void UnaryVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
       // (PyTorch's GeluBackward for approximate='tanh').
       const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
       const int x2 = b.Mul(x, x);
-      const int t = b.Unary(OpKind::kTanh, b.Mul(b.Add(x, b.Mul(b.Mul(x2, x), c)), k));
-      const int left = b.Mul(b.Add(b.Constant(1), t), 0.5);
-      const int dinner = b.Mul(b.Add(b.Constant(1), b.Mul(x2, 3 * c)), k);
-      const int right = b.Mul(b.Mul(b.Mul(x, 0.5), b.Sub(b.Constant(1), b.Mul(t, t))), dinner);
+      const int t = b.Unary(OpKind::kTanh, b.Scale(b.Add(x, b.Scale(b.Mul(x2, x), c)), k));
+      const int left = b.Scale(b.Add(b.Constant(1), t), 0.5);
+      const int dinner = b.Scale(b.Add(b.Constant(1), b.Scale(x2, 3 * c)), k);
+      const int right = b.Mul(b.Mul(b.Scale(x, 0.5), b.Sub(b.Constant(1), b.Mul(t, t))), dinner);
       d = b.Add(left, right);
       break;
     }

@@ -15,20 +15,16 @@ namespace {
 
 using ir::OpKind;
 
-int64_t Axis(int64_t axis, size_t rank) {
-  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
-}
-
 // Zeros of `shape` with `axis` resized to `length`; -1 for a length that is the constant 0.
 int ZerosAlong(GraphBuilder& b, ir::Shape shape, int64_t axis, const ir::SymExpr& length) {
   if (length.AsConstant() == 0) return -1;
   shape[axis] = length;
-  return b.BroadcastTo(b.Constant(0), shape);
+  return b.Filled(0, shape);
 }
 
 void ConcatVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
   const std::vector<int>& in = args.node.inputs;
-  const int64_t axis = Axis(args.node.attrs.axis, b.shape(in[0]).size());
+  const int64_t axis = NormalizedAxis(args.node.attrs.axis, b.shape(in[0]).size());
   int64_t offset = 0;
   for (size_t i = 0; i < in.size(); ++i) {
     const std::optional<int64_t> length = b.shape(in[i])[axis].AsConstant();
@@ -90,7 +86,7 @@ void SliceVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
   if (!args.wanted[0]) return;
   const ir::Attrs& a = args.node.attrs;
   const ir::Shape shape = b.shape(args.node.inputs[0]);
-  const int64_t axis = Axis(a.axis, shape.size());
+  const int64_t axis = NormalizedAxis(a.axis, shape.size());
   const ir::SymExpr& dim = shape[axis];
   ir::SymExpr start, length;
   if (std::optional<int64_t> n = dim.AsConstant()) {

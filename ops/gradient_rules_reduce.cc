@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ops/gradient_rules_internal.h"
+#include "ops/shape_rules.h"
 
 namespace pto::ops::internal {
 namespace {
@@ -12,8 +13,6 @@ namespace {
 using ir::OpKind;
 
 // The axis in [0, rank).
-int64_t Axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
-
 // `shape` with `axis` kept as size 1.
 ir::Shape KeptShape(ir::Shape shape, int64_t axis) {
   shape[axis] = ir::SymExpr(1);
@@ -26,18 +25,13 @@ int SumRows(GraphBuilder& b, int x) {
   return x;
 }
 
-// A tensor of `shape` filled with `value`, never read from memory.
-int Filled(GraphBuilder& b, double value, const ir::Shape& shape) {
-  return b.BroadcastTo(b.Constant(value), shape);
-}
-
 }  // namespace
 
 void ReduceVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
   if (!args.wanted[0]) return;
   const int x = args.node.inputs[0];
   const ir::Shape shape = b.shape(x);
-  const int64_t axis = Axis(args.node.attrs.axis, static_cast<int64_t>(shape.size()));
+  const int64_t axis = NormalizedAxis(args.node.attrs.axis, shape.size());
   const ir::Shape kept = KeptShape(shape, axis);
   // The cotangent and the result with the reduced axis kept (size 1), to broadcast along it.
   const int g = b.ReshapeTo(args.cotangent, kept);
@@ -48,8 +42,8 @@ void ReduceVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
     case OpKind::kReduceMean: {
       const std::optional<int64_t> n = shape[axis].AsConstant();
       // A symbolic axis length comes from the program: a sum of ones along it.
-      const int scaled = n.has_value() ? b.Mul(g, 1.0 / static_cast<double>(*n))
-                                       : b.Div(g, b.Sum(Filled(b, 1, shape), axis, true));
+      const int scaled = n.has_value() ? b.Scale(g, 1.0 / static_cast<double>(*n))
+                                       : b.Div(g, b.Sum(b.Filled(1, shape), axis, true));
       grads[0] = b.BroadcastTo(scaled, shape);
       return;
     }
@@ -93,8 +87,8 @@ void RowOpVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
         // The normalized rows again (one fused row kernel), weighted by the cotangent.
         const ir::Shape w = b.shape(in[1]);
         const int normalized =
-            layer ? b.Op(OpKind::kLayerNorm, {in[0], Filled(b, 1, w), Filled(b, 0, w)}, eps)
-                  : b.Op(OpKind::kRmsNorm, {in[0], Filled(b, 1, w)}, eps);
+            layer ? b.Op(OpKind::kLayerNorm, {in[0], b.Filled(1, w), b.Filled(0, w)}, eps)
+                  : b.Op(OpKind::kRmsNorm, {in[0], b.Filled(1, w)}, eps);
         grads[1] = SumRows(b, b.Mul(g, normalized));
       }
       if (layer && args.wanted[2]) grads[2] = SumRows(b, g);

@@ -92,7 +92,6 @@ int GraphBuilder::ReshapeTo(int x, const ir::Shape& shape) {
   if (graph_.nodes[x].shape == shape) return x;
   ir::Attrs attrs;
   attrs.shape = shape;
-  if (shape.empty()) attrs.ints = {};  // a scalar: the empty spec means [] already
   return Op(ir::OpKind::kReshape, {x}, attrs);
 }
 

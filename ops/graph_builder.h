@@ -26,7 +26,11 @@ class GraphBuilder {
   int Mul(int a, int b) { return Op(ir::OpKind::kMul, {a, b}); }
   int Div(int a, int b) { return Op(ir::OpKind::kDiv, {a, b}); }
   int Neg(int x) { return Op(ir::OpKind::kNeg, {x}); }
-  int Mul(int a, double c) { return Mul(a, Constant(c)); }
+  // x times the scalar c (a named method: an overload Mul(int, double) would take Mul(x, 1)
+  // for a node id).
+  int Scale(int x, double c) { return Mul(x, Constant(c)); }
+  // A tensor of `shape` filled with `value` (a broadcast constant: never read from memory).
+  int Filled(double value, const ir::Shape& shape) { return BroadcastTo(Constant(value), shape); }
   int Unary(ir::OpKind op, int x) { return Op(op, {x}); }
   int Compare(ir::OpKind op, int a, int b) { return Op(op, {a, b}); }
   int Where(int condition, int a, int b) { return Op(ir::OpKind::kWhere, {condition, a, b}); }

@@ -21,10 +21,6 @@ namespace {
 
 using internal::Dims;
 
-int64_t NormalizedAxis(int64_t axis, size_t rank) {
-  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
-}
-
 absl::Status CheckInputs(ir::OpKind op, std::span<const HostTensor* const> inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const HostTensor* t = inputs[i];

@@ -71,6 +71,12 @@ absl::StatusOr<ir::Shape> InferShape(ir::OpKind op, const ir::Attrs& attrs,
 absl::StatusOr<ir::DType> InferDType(ir::OpKind op, const ir::Attrs& attrs,
                                      std::span<const ir::DType> inputs);
 
+// An axis in [-rank, rank) (checked by the rules) counted from 0: a negative axis counts from
+// the end.
+inline int64_t NormalizedAxis(int64_t axis, size_t rank) {
+  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+}
+
 // A slice [start, end) with step on an axis of constant length `dim`, resolved like numpy:
 // negative start/end count from the end, then both are clamped to [0, dim]. step must be >= 1
 // (the length is 0 otherwise).

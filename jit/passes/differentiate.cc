@@ -135,7 +135,7 @@ absl::StatusOr<ir::Graph> Differentiate(const ir::Graph& forward, const Gradient
   };
   if (spec.cotangents == 0) {
     const int loss = forward.outputs[0];
-    accumulate(loss, b.BroadcastTo(b.Constant(1), forward.nodes[loss].shape));
+    accumulate(loss, b.Filled(1, forward.nodes[loss].shape));
   } else {
     for (int k = 0; k < spec.cotangents; ++k) {
       const int input = forward.num_inputs - accumulators - spec.cotangents + k;
@@ -186,7 +186,7 @@ absl::StatusOr<ir::Graph> Differentiate(const ir::Graph& forward, const Gradient
       const int acc = (*input_node)[forward.num_inputs - accumulators + static_cast<int>(k)];
       grad = grad >= 0 ? b.Add(acc, grad) : acc;
     } else if (grad < 0) {
-      grad = b.BroadcastTo(b.Constant(0), forward.nodes[node].shape);
+      grad = b.Filled(0, forward.nodes[node].shape);
     }
     g.outputs.push_back(grad);
   }

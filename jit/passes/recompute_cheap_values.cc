@@ -12,16 +12,23 @@ bool Elementwise(ir::OpKind op) {
 
 bool Leaf(const ir::Node& n) { return n.op == ir::OpKind::kInput || n.op == ir::OpKind::kConstant; }
 
-}  // namespace
-
-int RecomputeCheapValues(ir::Graph& graph, int forward_nodes) {
-  const int n = static_cast<int>(graph.nodes.size());
-  std::vector<bool> saved(forward_nodes, false), is_output(n, false);
-  for (int id = forward_nodes; id < n; ++id) {
+// Per forward node: a backward node reads it.
+std::vector<bool> ReadByBackward(const ir::Graph& graph, int forward_nodes) {
+  std::vector<bool> saved(forward_nodes, false);
+  for (size_t id = forward_nodes; id < graph.nodes.size(); ++id) {
     for (int in : graph.nodes[id].inputs) {
       if (in < forward_nodes) saved[in] = true;
     }
   }
+  return saved;
+}
+
+}  // namespace
+
+int RecomputeCheapValues(ir::Graph& graph, int forward_nodes) {
+  const int n = static_cast<int>(graph.nodes.size());
+  const std::vector<bool> saved = ReadByBackward(graph, forward_nodes);
+  std::vector<bool> is_output(n, false);
   for (int o : graph.outputs) is_output[o] = true;
 
   // In forward order, so each cone sees the final decision of every value below it: a value
@@ -92,12 +99,7 @@ int RecomputeCheapValues(ir::Graph& graph, int forward_nodes) {
 
 int64_t SavedBytes(const ir::Graph& graph, int forward_nodes,
                    std::span<const int64_t> symbol_values) {
-  std::vector<bool> saved(forward_nodes, false);
-  for (size_t id = forward_nodes; id < graph.nodes.size(); ++id) {
-    for (int in : graph.nodes[id].inputs) {
-      if (in < forward_nodes) saved[in] = true;
-    }
-  }
+  const std::vector<bool> saved = ReadByBackward(graph, forward_nodes);
   int64_t bytes = 0;
   for (int v = 0; v < forward_nodes; ++v) {
     const ir::Node& node = graph.nodes[v];

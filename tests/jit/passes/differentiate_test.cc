@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/graph_builder.h"
 #include "pto/value.h"
 #include "tests/jit/passes/builders.h"
 
@@ -143,6 +144,44 @@ TEST(Differentiate, SlicesOfASymbolicDimGetTheirCotangentBetweenZeros) {
   const ir::Node& grad = d->nodes[d->outputs[1]];
   EXPECT_EQ(grad.op, ir::OpKind::kConcat) << d->ToString();
   EXPECT_EQ(ir::ShapeToString(grad.shape, d->SymbolNames()), "[n]");
+}
+
+TEST(Differentiate, AnOpWithoutAGradientRuleIsNamed) {
+  // softmax_grad (which the pass emits, never differentiates) on the loss's path.
+  ir::Graph g =
+      TraceGraph([](std::span<const Value> v) { return std::vector{softmax(v[0])}; }, {{2, 3}});
+  ops::GraphBuilder b(g);
+  const int grad = b.Op(ir::OpKind::kSoftmaxGrad, {1, 0});
+  g.outputs = {b.Sum(b.Sum(grad, 1, false), 0, false)};
+  ASSERT_TRUE(b.status().ok()) << b.status();
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {0}});
+  ASSERT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d.status().message(),
+            "gradient of node %2 (softmax_grad): softmax_grad has no gradient rule");
+}
+
+TEST(Differentiate, RefusesAnAccumulatorOfAnotherShape) {
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) { return std::vector{reduce_sum(v[0] * v[0], 0)}; }, {{4}, {5}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {0}, .accumulate = true});
+  ASSERT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d.status().message(),
+            "gradient: accumulator 0 (input 1) is f32[5] but wrt input 0 is f32[4]; give their "
+            "symbolic dims the same pto::Dim so they are one symbol");
+}
+
+TEST(Differentiate, AConcatInputAfterOneOfSymbolicSizeIsNotDifferentiableYet) {
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        return std::vector{reduce_sum(concat({v[0], v[1], v[0]}, 0), 0)};
+      },
+      {{"n"}, {3}}, {{"n", 1, 64}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1}});
+  ASSERT_EQ(d.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(d.status().message(),
+            "gradient of node %2 (concat): concat: input 1 follows an input of symbolic size "
+            "along axis 0; its gradient would start at a symbolic offset, which slices cannot "
+            "express");
 }
 
 }  // namespace
