@@ -144,6 +144,9 @@ KernelCost CostOf(const ir::Kernel& k, std::span<const int64_t> symbols) {
     case ir::KernelKind::kMatMul:
       cost.flops = 2 * points * static_cast<double>(k.k.Evaluate(symbols)) + points * output_flops;
       break;
+    case ir::KernelKind::kScatterAdd:  // one add per update element: P x M x Q
+      cost.flops = extent.size() == 4 ? extent[0] * extent[2] * extent[3] : 0;
+      break;
   }
   // Per slot, the largest footprint of its accesses. A matmul's a and b have one stride more
   // (the contraction, of extent k).

@@ -13,7 +13,6 @@
 #include "jit/passes/choose_tile_configs.h"
 #include "jit/passes/cse.h"
 #include "jit/passes/dce.h"
-#include "jit/passes/lower_scatter_add.h"
 #include "jit/passes/mark_in_place.h"
 #include "jit/passes/plan_in_place_outputs.h"
 #include "jit/passes/prepack_constant_weights.h"
@@ -28,7 +27,6 @@ namespace {
 constexpr std::string_view kSteps[] = {"specialize_shapes",
                                        "canonicalize",
                                        "cse",
-                                       "lower_scatter_add",
                                        "split_matmul_columns",
                                        "dce",
                                        "fusion_groups",
@@ -156,11 +154,6 @@ absl::Status LowerSteps(const ir::Graph& traced, const ShapeClass& cls,
       "canonicalize", [&] { Canonicalize(p.graph); }, graph_text);
   steps.Do(
       "cse", [&] { EliminateCommonSubexpressions(p.graph); }, graph_text);
-  if (absl::Status s = steps.Try(
-          "lower_scatter_add", [&] { return LowerScatterAdd(p.graph); }, graph_text);
-      !s.ok()) {
-    return s;
-  }
   steps.Do(
       "split_matmul_columns", [&] { SplitMatMulColumns(p.graph); }, graph_text);
   steps.Do(

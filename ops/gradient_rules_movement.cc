@@ -22,32 +22,46 @@ int ZerosAlong(GraphBuilder& b, ir::Shape shape, int64_t axis, const ir::SymExpr
   return b.Filled(0, shape);
 }
 
+// Input i's gradient is the cotangent's slice where i was placed. Its bounds are constants
+// counted from the front while every input before it has a constant size, and from the back
+// (negative, as Python's) while every input after it has: so one run of symbolic sizes is
+// fine; only an input with symbolic sizes on both sides has no slice.
 void ConcatVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
   const std::vector<int>& in = args.node.inputs;
   const int64_t axis = NormalizedAxis(args.node.attrs.axis, b.shape(in[0]).size());
-  int64_t offset = 0;
-  for (size_t i = 0; i < in.size(); ++i) {
-    const std::optional<int64_t> length = b.shape(in[i])[axis].AsConstant();
-    const bool last = i + 1 == in.size();
-    if (args.wanted[i]) {
-      if (offset < 0) {
-        b.Fail(absl::UnimplementedError(absl::StrCat(
-            "concat: input ", i, " follows an input of symbolic size along axis ", axis,
-            "; its gradient would start at a symbolic offset, which slices cannot express")));
-        return;
-      }
-      const int64_t end = length.has_value() ? offset + *length
-                          : last             ? std::numeric_limits<int64_t>::max()
-                                             : -1;
-      if (end < 0) {
-        b.Fail(absl::UnimplementedError(
-            absl::StrCat("concat: input ", i, " has a symbolic size along axis ", axis,
-                         " and is not the last input; its gradient's end would be symbolic")));
-        return;
-      }
-      grads[i] = b.Slice(args.cotangent, axis, offset, end);
+  const size_t count = in.size();
+  std::vector<std::optional<int64_t>> length(count), before(count), after(count);
+  for (size_t i = 0; i < count; ++i) length[i] = b.shape(in[i])[axis].AsConstant();
+  before[0] = 0;
+  for (size_t i = 1; i < count; ++i) {
+    if (before[i - 1] && length[i - 1]) before[i] = *before[i - 1] + *length[i - 1];
+  }
+  after[count - 1] = 0;
+  for (size_t i = count - 1; i-- > 0;) {
+    if (after[i + 1] && length[i + 1]) after[i] = *after[i + 1] + *length[i + 1];
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (!args.wanted[i]) continue;
+    std::optional<int64_t> start, end;
+    if (before[i]) {
+      start = *before[i];
+    } else if (after[i] && length[i]) {
+      start = -(*after[i] + *length[i]);
     }
-    offset = length.has_value() && offset >= 0 ? offset + *length : -1;
+    if (after[i] && *after[i] == 0) {
+      end = std::numeric_limits<int64_t>::max();
+    } else if (before[i] && length[i]) {
+      end = *before[i] + *length[i];
+    } else if (after[i]) {
+      end = -*after[i];
+    }
+    if (!start || !end) {
+      b.Fail(absl::UnimplementedError(absl::StrCat(
+          "concat: input ", i, " has inputs of symbolic size along axis ", axis,
+          " both before and after it; its gradient's slice would have symbolic bounds")));
+      return;
+    }
+    grads[i] = b.Slice(args.cotangent, axis, *start, *end);
   }
 }
 
@@ -101,9 +115,17 @@ void SliceVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
   }
   if (a.step != 1 && !(length.IsConstant() && length.constant() <= 1)) {
     if (!dim.IsConstant()) {
-      b.Fail(
-          absl::UnimplementedError(absl::StrCat("slice: the gradient of a slice with step ", a.step,
-                                                " of a symbolic dim is not supported yet")));
+      // Each element back at its source position: the positions are the same slice of an
+      // index ramp over the dim, and the cotangent is scatter-added there (no position
+      // repeats, so the sum is the element itself).
+      ir::Attrs along;
+      along.axis = 0;
+      const int ramp = b.Op(OpKind::kIota, {b.Filled(0, {dim})}, along);
+      const int positions = b.Slice(ramp, 0, a.start, a.end, a.step);
+      ir::Attrs scatter;
+      scatter.axis = axis;
+      grads[0] =
+          b.Op(OpKind::kScatterAdd, {args.node.inputs[0], args.cotangent, positions}, scatter);
       return;
     }
     grads[0] = StridedSliceVjp(b, args.cotangent, shape, axis, start.constant(), length.constant(),

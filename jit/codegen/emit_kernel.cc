@@ -51,6 +51,7 @@ int64_t KernelScratchBytes(const ir::Kernel& kernel) {
       return RowOpScratchBytes(kernel);
     case ir::KernelKind::kElementwise:
     case ir::KernelKind::kReduce:
+    case ir::KernelKind::kScatterAdd:
       return 0;
   }
   return 0;
@@ -121,6 +122,9 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitKernel(const ir::Kernel& kerne
       break;
     case ir::KernelKind::kMatMul:
       s = EmitMatMul(ec, access);
+      break;
+    case ir::KernelKind::kScatterAdd:
+      s = EmitScatterAdd(ec, access);
       break;
   }
   if (!s.ok()) return s;

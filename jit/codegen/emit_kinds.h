@@ -13,6 +13,7 @@ absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access);  // emit_e
 absl::Status EmitReduce(EmitContext& ec, AccessEmitter& access);       // emit_reduce.cc
 absl::Status EmitRowOp(EmitContext& ec, AccessEmitter& access);        // emit_row_op.cc
 absl::Status EmitMatMul(EmitContext& ec, AccessEmitter& access);       // emit_matmul.cc
+absl::Status EmitScatterAdd(EmitContext& ec, AccessEmitter& access);   // emit_scatter_add.cc
 
 // Per-thread scratch a row op needs (the plan provides it): softmax with streaming stores keeps
 // its exp row there, so the output is written once. 0 otherwise, and for a symbolic row length

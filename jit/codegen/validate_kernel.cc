@@ -122,6 +122,19 @@ absl::Status ValidateKind(const ir::Kernel& k) {
         return Invalid(k, absl::StrCat("b_packed slot ", k.b_packed, " is not a buffer slot"));
       }
       return ValidatePrograms(k);
+    case ir::KernelKind::kScatterAdd: {
+      if (rank != 4) return Invalid(k, "scatter_add needs the domain [P, N, M, Q]");
+      if (k.a < 0 || k.a >= n || k.b < 0 || k.b >= n) {
+        return Invalid(k, "scatter_add's updates a and indices b must be access indices");
+      }
+      if (k.accesses[k.a].dtype != ir::DType::kF32 || k.accesses[k.b].dtype != ir::DType::kI32) {
+        return Invalid(k, "scatter_add reads f32 updates and i32 indices");
+      }
+      if (k.stores.size() != 1 || k.output.size() != 1 || k.output[0].op != ir::ExprOp::kAcc) {
+        return Invalid(k, "scatter_add stores its sum (output [acc]) through one store");
+      }
+      return ValidatePrograms(k);
+    }
   }
   return Invalid(k, "unknown kernel kind");
 }

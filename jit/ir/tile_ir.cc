@@ -134,6 +134,9 @@ std::array<SymExpr, 2> KernelGrid(const Kernel& kernel) {
       return {product(0, rank - 1), SymExpr(1)};
     case KernelKind::kMatMul:
       return {product(0, rank - 1), d[rank - 1]};
+    case KernelKind::kScatterAdd:
+      if (rank != 4) return {SymExpr(1), SymExpr(1)};
+      return {d[0] * d[1], d[3]};
   }
   return {SymExpr(1), SymExpr(1)};
 }
@@ -212,6 +215,8 @@ const char* KindName(KernelKind k) {
       return "row_op";
     case KernelKind::kMatMul:
       return "matmul";
+    case KernelKind::kScatterAdd:
+      return "scatter_add";
   }
   return "?";
 }
@@ -230,6 +235,9 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
       out += " b_packed=slot" + std::to_string(kernel.b_packed) + "/" +
              std::to_string(kernel.b_packed_block);
     }
+  }
+  if (kernel.kind == KernelKind::kScatterAdd) {
+    out += " updates=a" + std::to_string(kernel.a) + " indices=a" + std::to_string(kernel.b);
   }
   if (kernel.kind == KernelKind::kReduce) {
     out += std::string(" ") + ReduceName(kernel.reduce) + " axis=" + std::to_string(kernel.axis);

@@ -92,7 +92,13 @@ struct Store {
   int value = 0;   // node index in Kernel::output
 };
 
-enum class KernelKind : uint8_t { kElementwise = 0, kReduce = 1, kRowOp = 2, kMatMul = 3 };
+enum class KernelKind : uint8_t {
+  kElementwise = 0,
+  kReduce = 1,
+  kRowOp = 2,
+  kMatMul = 3,
+  kScatterAdd = 4,
+};
 enum class ReduceKind : uint8_t { kSum = 0, kMax = 1, kMean = 2, kLogSumExp = 3 };
 // The backward kinds (kSoftmaxGrad...) compute the input gradient dx of their forward kind.
 enum class RowOpKind : uint8_t {
@@ -204,6 +210,13 @@ struct BufferExtent {
 //   stride are 0). b's N stride is 1, or b's K stride is 1 (dot-product form); other strides
 //   are correct but slow (per-lane loads). `output` is the epilogue (kAcc = the dot product).
 //   Grid: {rows = prod(batch)*M, cols = N}.
+// kScatterAdd: domain = [P, N, M, Q]: the result viewed as [P, N, Q] around the scatter axis
+//   and M index positions. Access `a` reads the updates ([P, M, Q]: its N stride is 0), access
+//   `b` the i32 indices (only its M stride is nonzero); `output` is [kAcc], stored through an
+//   access whose M stride is 0. A tile owns rows of the result viewed as [P * N, Q] and a
+//   range of its columns: it zeroes them, then adds update (p, m, q) into (p, indices[m], q)
+//   for m in order where that row is its own, dropping indices outside [0, N): each element's
+//   sum runs in index order however the grid is split. Grid: {rows = P * N, cols = Q}.
 struct Kernel {
   KernelKind kind = KernelKind::kElementwise;
   std::string name;  // the LLVM symbol; unique per cache key
@@ -223,7 +236,7 @@ struct Kernel {
   float eps = 1e-5f;
   // kMatMul
   SymExpr k;
-  int a = -1, b = -1;  // indices into accesses
+  int a = -1, b = -1;  // indices into accesses (kScatterAdd: the updates and the indices)
   // Kernel buffer slot holding B prepacked (ir::PackedB layout), read instead of packing B's
   // panels; -1: none. Its column block, which must be config.nr_vectors vectors.
   int b_packed = -1;

@@ -218,6 +218,11 @@ class Builder {
   // merged back, [b, h, s, d] -> [b, s, h * d]): storing in that layout spares the copy.
   std::optional<View> MergedStoreView(int root);
   absl::Status BuildConcat(int node, int buffer);
+  // A scatter_add kernel (ir::KernelKind::kScatterAdd) writing `node` into `buffer`.
+  absl::Status BuildScatterAdd(int node, int buffer);
+  // `node` (in memory) viewed as `shape`, a flattening of its own shape: its view reshaped, or a
+  // contiguous copy's.
+  View FlatView(int node, const Shape& shape);
 
   const ir::Graph& g_;
   const FusionGroups& groups_;
@@ -782,6 +787,49 @@ absl::Status Builder::BuildConcat(int node, int buffer) {
   return absl::OkStatus();
 }
 
+View Builder::FlatView(int node, const Shape& shape) {
+  View v = ResolveView(node);
+  const Shape& own = g_.nodes[node].shape;
+  if (std::optional<std::vector<SymExpr>> strides = ReshapeStrides(own, v.strides, shape)) {
+    v.strides = *std::move(strides);
+    return v;
+  }
+  int copy = CopyToBuffer(v, own, Label(node) + " (contiguous for scatter_add)", node);
+  return ContiguousView(copy, shape);
+}
+
+absl::Status Builder::BuildScatterAdd(int node, int buffer) {
+  const ir::Node& n = g_.nodes[node];
+  const Shape& like = n.shape;
+  const size_t axis = static_cast<size_t>(
+      n.attrs.axis < 0 ? n.attrs.axis + static_cast<int64_t>(like.size()) : n.attrs.axis);
+  auto product = [](const Shape& shape, size_t begin, size_t end) {
+    SymExpr p(1);
+    for (size_t i = begin; i < end; ++i) p = p * shape[i];
+    return p;
+  };
+  const Shape& indices = g_.nodes[n.inputs[2]].shape;
+  const SymExpr p = product(like, 0, axis), rows = like[axis],
+                m = product(indices, 0, indices.size()), q = product(like, axis + 1, like.size());
+  const View updates = FlatView(n.inputs[1], {p, m, q});
+  const View index = FlatView(n.inputs[2], {m});
+  KernelBuilder kb;
+  kb.kernel.kind = ir::KernelKind::kScatterAdd;
+  kb.kernel.domain = {p, rows, m, q};
+  kb.nodes.push_back(node);
+  const SymExpr zero(0);
+  kb.kernel.a = kb.AddAccess(updates.buffer, updates.offset,
+                             {updates.strides[0], zero, updates.strides[1], updates.strides[2]});
+  kb.kernel.b = kb.AddAccess(index.buffer, index.offset, {zero, zero, index.strides[0], zero},
+                             ir::DType::kI32);
+  ir::Store store;
+  store.access = kb.AddAccess(buffer, zero, {rows * q, q, zero, SymExpr(1)});
+  store.value = Push(kb.kernel.output, ExprNode{ExprOp::kAcc});
+  kb.kernel.stores.push_back(store);
+  Finish(std::move(kb), "scatter_add");
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ir::TileGraph> Builder::Build() {
   const int n = static_cast<int>(g_.nodes.size());
   slice_start_.assign(n, SymExpr(0));
@@ -831,6 +879,8 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
       s = BuildGroup(groups_.anchor[i], i, ContiguousView(buffer, g_.nodes[i].shape));
     } else if (g_.nodes[i].op == OpKind::kConcat) {
       s = BuildConcat(i, buffer);
+    } else if (g_.nodes[i].op == OpKind::kScatterAdd) {
+      s = BuildScatterAdd(i, buffer);
     } else {
       s = BuildElementwise(i, ContiguousView(buffer, g_.nodes[i].shape), "elementwise");
     }

@@ -30,6 +30,10 @@ ir::SymExpr WorkPerCell(const ir::Kernel& k) {
       return k.domain.empty() ? ir::SymExpr(1) : k.domain.back();
     case ir::KernelKind::kMatMul:
       return ir::SymExpr(2) * k.k;
+    case ir::KernelKind::kScatterAdd:
+      // A cell is zeroed; the adds (M / N per cell on average) and the index scans are not
+      // counted.
+      return ir::SymExpr(1);
   }
   return ir::SymExpr(1);
 }
@@ -43,7 +47,8 @@ void ChooseTileConfigs(ir::TileGraph& tiles, const device::DeviceInfo& device,
     KernelContext context;
     if (k.kind == ir::KernelKind::kMatMul) {
       context.constant_b = ReadsConstantInput(tiles, call, k.b, constant_inputs);
-    } else if (k.kind == ir::KernelKind::kElementwise || k.kind == ir::KernelKind::kRowOp) {
+    } else if (k.kind == ir::KernelKind::kElementwise || k.kind == ir::KernelKind::kRowOp ||
+               k.kind == ir::KernelKind::kScatterAdd) {
       context.output_bytes = OutputBytes(tiles, call);
     }
     k.config = DefaultTileConfig(k, context, device);

@@ -14,6 +14,10 @@ constexpr int64_t kPrefetchBBytes = 4096;
 // Columns per parallel task of elementwise and reduce kernels: a multiple of every vector width,
 // large enough that a task's work dwarfs its launch.
 constexpr int64_t kColumnGrain = 1 << 14;
+// Rows (of the result viewed as [P * N, Q]) per parallel task of scatter_add kernels: a task
+// zeroes a contiguous block and scans all the indices once, so its block must be large
+// enough that the zeroing dwarfs the scan (256 rows of an embedding's 128 columns: 128 KiB).
+constexpr int64_t kScatterRowGrain = 256;
 // Elementwise kernels with a transcendental prefetch their streamed inputs this far ahead
 // (TileConfig::prefetch_inputs): without it memory waits while the body computes and the two
 // add up. A plain add pays the prefetches in cache and gains nothing from memory.
@@ -235,6 +239,12 @@ ir::TileConfig DefaultTileConfig(const ir::Kernel& kernel, const KernelContext& 
       break;
     case ir::KernelKind::kMatMul:
       SetMatMulConfig(kernel, context.constant_b, device, c);
+      break;
+    case ir::KernelKind::kScatterAdd:
+      c.unroll = 2;
+      c.tile_rows = kScatterRowGrain;
+      c.tile_cols = kColumnGrain;
+      c.streaming_stores = StreamsOutput(context.output_bytes, device);
       break;
   }
   return c;

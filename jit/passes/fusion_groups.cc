@@ -43,10 +43,12 @@ Uses AnalyzeUses(const ir::Graph& graph) {
         u.needs_buffer[i] = u.needs_buffer[i] || u.needs_buffer[c] || u.is_output[c];
       } else {
         u.effective_uses[i] += 1;
-        // A gather reads its x (input 0) at rows the indices choose: x must be in memory.
+        // A gather reads its x (input 0) at rows the indices choose: x must be in memory. A
+        // scatter_add's kernel reads its updates and indices (inputs 1 and 2) from memory.
         const bool gathered = op == OpKind::kGather && graph.nodes[c].inputs[0] == i;
-        u.needs_buffer[i] =
-            u.needs_buffer[i] || op == OpKind::kMatMul || op == OpKind::kReshape || gathered;
+        const bool scattered = op == OpKind::kScatterAdd && graph.nodes[c].inputs[0] != i;
+        u.needs_buffer[i] = u.needs_buffer[i] || op == OpKind::kMatMul || op == OpKind::kReshape ||
+                            gathered || scattered;
       }
     }
   }
@@ -65,6 +67,7 @@ NodeRole UngroupedRole(const ir::Graph& graph, const Uses& u, int i) {
     case OpKind::kReshape:
       return NodeRole::kView;
     case OpKind::kConcat:
+    case OpKind::kScatterAdd:  // a kernel of its own kind
       return NodeRole::kRoot;
     default: {
       const bool inline_ok = u.effective_uses[i] == 1 && !u.is_output[i] && !u.needs_buffer[i];
@@ -180,8 +183,9 @@ class GroupCapper {
         if (IsIndexView(node.op)) groups_.inline_cost[i] = Carried(node.inputs[0]);
         break;
       case NodeRole::kRoot:
-        // An elementwise kernel of its own (a concat's inputs are each capped already).
-        if (node.op != OpKind::kConcat) CappedCost(i, own, -1);
+        // An elementwise kernel of its own (a concat's inputs are each capped already; a
+        // scatter_add loads its inputs).
+        if (node.op != OpKind::kConcat && node.op != OpKind::kScatterAdd) CappedCost(i, own, -1);
         break;
       default:
         break;

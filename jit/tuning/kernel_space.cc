@@ -56,6 +56,13 @@ absl::StatusOr<KernelFacts> FactsOf(const ir::Kernel& k) {
       f.step = f.work_per_cell;
       f.one_store = k.stores.size() == 1;
       break;
+    case ir::KernelKind::kScatterAdd: {
+      if (rank != 4) return Invalid(k, "it needs the domain [P, N, M, Q]");
+      f.work_per_cell = 1;  // as the plan counts it (choose_tile_configs.cc)
+      f.step = k.domain[3].AsConstant();
+      f.one_store = true;
+      break;
+    }
     case ir::KernelKind::kMatMul: {
       const int n_accesses = static_cast<int>(k.accesses.size());
       if (rank < 2 || k.a < 0 || k.a >= n_accesses || k.b < 0 || k.b >= n_accesses ||
@@ -114,8 +121,9 @@ absl::StatusOr<tuner::SearchSpaceSpec> KernelSpaceSpec(const ir::Kernel& kernel,
 
 absl::StatusOr<ir::KernelKind> KindOf(std::string_view kind_name) {
   const absl::string_view kind = AsAbsl(kind_name);
-  for (ir::KernelKind k : {ir::KernelKind::kElementwise, ir::KernelKind::kReduce,
-                           ir::KernelKind::kRowOp, ir::KernelKind::kMatMul}) {
+  for (ir::KernelKind k :
+       {ir::KernelKind::kElementwise, ir::KernelKind::kReduce, ir::KernelKind::kRowOp,
+        ir::KernelKind::kMatMul, ir::KernelKind::kScatterAdd}) {
     if (kind == SpaceKind(k)) return k;
   }
   return absl::NotFoundError(absl::StrCat("unknown search space kind '", kind,
@@ -157,11 +165,15 @@ const char* SpaceKind(ir::KernelKind kind) {
       return "row_op";
     case ir::KernelKind::kMatMul:
       return "matmul";
+    case ir::KernelKind::kScatterAdd:
+      return "scatter_add";
   }
   return "unknown";
 }
 
-std::vector<std::string> SpaceKinds() { return {"elementwise", "matmul", "reduce", "row_op"}; }
+std::vector<std::string> SpaceKinds() {
+  return {"elementwise", "matmul", "reduce", "row_op", "scatter_add"};
+}
 
 absl::StatusOr<tuner::SearchSpace> KernelSearchSpace(const ir::Kernel& kernel,
                                                      const device::DeviceInfo& device) {

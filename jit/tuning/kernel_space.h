@@ -54,7 +54,7 @@ namespace pto::jit {
 // 5: prefetch_inputs for elementwise kernels.
 inline constexpr int kKernelSpaceVersion = 5;
 
-// "elementwise", "reduce", "row_op", "matmul".
+// "elementwise", "reduce", "row_op", "matmul", "scatter_add".
 const char* SpaceKind(ir::KernelKind kind);
 // Every kind's name, sorted.
 std::vector<std::string> SpaceKinds();

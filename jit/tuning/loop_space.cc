@@ -1,6 +1,6 @@
-// Spaces of the vectorized-loop kinds (elementwise, reduce, row_op): vector width, unroll,
-// streaming stores, the elementwise prefetch distance and the plan's grain. The plan splits the
-// grid by tile_rows and tile_cols.
+// Spaces of the vectorized-loop kinds (elementwise, reduce, row_op, scatter_add): vector width,
+// unroll, streaming stores, the elementwise prefetch distance and the plan's grain. The plan
+// splits the grid by tile_rows and tile_cols.
 #include <algorithm>
 #include <functional>
 #include <utility>
@@ -33,10 +33,11 @@ tuner::SearchSpaceSpec LoopSpaceSpec(const KernelFacts& f, const device::DeviceI
   const ir::TileConfig& cur = f.current;
   std::vector<int64_t> widths = tuner::VectorWidthCandidates(device);
   std::vector<int64_t> unroll(std::begin(kUnroll), std::end(kUnroll));
-  // Streaming stores (elementwise and row ops with one store; reduce kernels ignore the field).
+  // Streaming stores (elementwise and row ops with one store, scatter_add's zeroing; reduce
+  // kernels ignore the field).
+  const bool may_stream = f.kind != ir::KernelKind::kReduce;
   const std::vector<int64_t> streaming =
-      f.kind != ir::KernelKind::kReduce && (f.wide || f.one_store) ? std::vector<int64_t>{0, 1}
-                                                                   : std::vector<int64_t>{0};
+      may_stream && (f.wide || f.one_store) ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
   std::vector<int64_t> prefetch = {0};
   if (f.kind == ir::KernelKind::kElementwise) {
     prefetch.assign(std::begin(kPrefetchInputs), std::end(kPrefetchInputs));

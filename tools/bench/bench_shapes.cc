@@ -191,6 +191,29 @@ void AddBackwardRowOps(std::vector<CaseSpec>& cases) {
   cases.push_back(std::move(lse));
 }
 
+// An embedding table's gradient: the rows of 2048 token positions (a batch of 16 x 128)
+// scatter-added into a 32000 x 128 table, the scatter_add kernel the gradient of gather
+// compiles to. Compulsory traffic: the table written once, the rows and their ids read once
+// (`like` only gives the shape). The ids come in as f32 and are cast to i32 in the program.
+void AddEmbeddingGradient(std::vector<CaseSpec>& cases) {
+  const int64_t vocab = 32000, dim = 128, positions = 2048;
+  CaseSpec c;
+  c.group = "gradient scatter";
+  c.name = absl::StrCat("embedding gradient ", vocab, "x", dim, " <- ", positions);
+  c.inputs = {{{vocab, dim}}, {{positions, dim}}, {{positions}, 0.0f, static_cast<float>(vocab)}};
+  c.outputs = {{vocab, dim}};
+  c.memory_bound = true;
+  c.bytes = kF * static_cast<double>(vocab * dim + positions * dim + positions);
+  c.flops = static_cast<double>(positions * dim);
+  c.trace = [](std::span<const Value> in) {
+    ir::Attrs attrs;
+    attrs.axis = 0;
+    const std::vector<Value> operands = {in[0], in[1], cast(in[2], DType::kI32)};
+    return std::vector<Value>{in[0].state()->AddNode(ir::OpKind::kScatterAdd, attrs, operands)};
+  };
+  cases.push_back(std::move(c));
+}
+
 void AddComputeChains(std::vector<CaseSpec>& cases) {
   const char* group = "compute-bound chain (oneDNN: unfused | post-ops)";
   {
@@ -276,6 +299,7 @@ std::vector<CaseSpec> AllCases() {
   AddMatmuls(cases);
   AddMemoryBound(cases);
   AddBackwardRowOps(cases);
+  AddEmbeddingGradient(cases);
   AddComputeChains(cases);
   AddBlocks(cases);
   return cases;

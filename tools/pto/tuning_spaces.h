@@ -16,7 +16,7 @@
 
 namespace pto::tools {
 
-// "elementwise", "matmul", "reduce", "row_op".
+// "elementwise", "matmul", "reduce", "row_op", "scatter_add".
 std::vector<std::string> TuningSpaceKinds();
 
 // The kind-wide space of `kind` on `info` (jit::KindSearchSpace); NotFound naming the known

@@ -2,7 +2,8 @@
 // NaN for an index outside [0, n), negative included; scatter_add's in-order sums with
 // out-of-range indices dropped), on odd widths, size-1 dims and repeated indices; scatter_add
 // bitwise equal across thread counts and runs; an embedding lookup with a symbolic batch; the
-// errors. scatter_add is not public: it is the gradient of gather (a VJP gives it exactly).
+// errors. scatter_add is not public: it is the gradient of gather (a VJP gives it exactly),
+// compiled as a kernel of its own kind.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -175,14 +176,16 @@ TEST(ScatterAdd, SumsInIndexOrderAndDropsOutOfRange) {
   }
 }
 
+// Rows of 150 columns: the scatter_add kernel splits them into column tasks (of 64), each
+// walking all 300 positions; the sums must not depend on the split.
 TEST(ScatterAdd, BitwiseEqualAcrossThreadCountsAndRunsWithManyRepeats) {
-  const Shape x_shape = {7, 45};
+  const Shape x_shape = {7, 150};
   const Shape idx_shape = {300};
   std::mt19937 rng(9);
   std::vector<int32_t> idx = RandomIndices(Count(idx_shape), 7, rng, false);
   const HostTensor x = HostTensor::Random(x_shape, 1);
   // Values of very different magnitudes: any change of the summation order shows.
-  HostTensor u = HostTensor::Random({300, 45}, 2, -1, 1);
+  HostTensor u = HostTensor::Random({300, 150}, 2, -1, 1);
   for (size_t i = 0; i < u.data.size(); i += 7) u.data[i] *= 1e6f;
   const std::vector<float> want = ExpectedScatterAdd(x_shape, u, idx, 0);
   for (int threads : {1, 2, 2}) {
@@ -194,6 +197,35 @@ TEST(ScatterAdd, BitwiseEqualAcrossThreadCountsAndRunsWithManyRepeats) {
           RunPto(**fn, {x, HostTensor::I32(idx_shape, idx), u});
       ASSERT_TRUE(out.ok()) << out.status();
       ExpectSameBits((*out)[1].data, want, "threads " + std::to_string(threads));
+    }
+  }
+}
+
+// The gradient of an embedding lookup is one kernel of the scatter_add kind (not a reduction
+// over the vocabulary), checked or not; rows before the axis (axis 1) are its grid's rows.
+TEST(ScatterAdd, IsOneScatterKernelCheckedAndUnchecked) {
+  std::mt19937 rng(13);
+  for (bool checked : {false, true}) {
+    for (int axis : {0, 1}) {
+      std::unique_ptr<Runtime> rt = OpenRuntime({.checked_kernels = checked});
+      const Shape x_shape = axis == 0 ? Shape{50, 70} : Shape{3, 50, 70};
+      const Shape idx_shape = {4, 9};
+      auto fn = ScatterAddFunction(*rt, axis);
+      ASSERT_TRUE(fn.ok()) << fn.status();
+      const HostTensor x = HostTensor::Random(x_shape, 3);
+      std::vector<int32_t> idx = RandomIndices(Count(idx_shape), 50, rng, /*out_of_range=*/true);
+      const HostTensor u = HostTensor::Random(GatherShape(x_shape, idx_shape, axis), 4);
+      absl::StatusOr<std::vector<HostTensor>> out =
+          RunPto(**fn, {x, HostTensor::I32(idx_shape, idx), u});
+      ASSERT_TRUE(out.ok()) << out.status();
+      const std::string what =
+          (checked ? "checked" : "unchecked") + std::string(" axis ") + std::to_string(axis);
+      ExpectSameBits((*out)[1].data, ExpectedScatterAdd(x_shape, u, idx, axis), what);
+      int scatter_kernels = 0;
+      for (const KernelEvent& e : rt->kernel_events()) {
+        if (e.kernel.rfind("f32_scatter_add", 0) == 0) ++scatter_kernels;
+      }
+      EXPECT_EQ(scatter_kernels, 1) << what;
     }
   }
 }

@@ -113,6 +113,70 @@ TEST(JitGrad, ABiasBroadcastInOneCallAndFullInTheNextGetsEachItsGradient) {
   EXPECT_NEAR((*again)[1].data[0], all, 1e-5);
 }
 
+// concat(b [3, 4], a [batch, 4], c [2, 4]) with a symbolic batch: b's gradient is a slice
+// counted from the front, c's from the back, a's from both (start 3, end -2).
+TEST(JitGrad, ConcatInputsAroundOneOfSymbolicSizeGetTheirSlices) {
+  std::unique_ptr<Runtime> rt = OpenRuntime();
+  Dim batch("batch", 1, 64);
+  auto fn = rt->JitGrad("concat",
+                        [](Value b, Value a, Value c, Value w) {
+                          const Value x = concat({b, a, c}, 0);
+                          return reduce_sum(reduce_sum(x * x * w, 1), 0);
+                        },
+                        {.wrt = {0, 1, 2}}, {.dynamic = {{1, 0, batch}}});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const HostTensor b = HostTensor::Random({3, 4}, 1), c = HostTensor::Random({2, 4}, 2);
+  const HostTensor w = HostTensor::Random({4}, 3);
+  for (int64_t n : {5, 9}) {
+    const HostTensor a = HostTensor::Random({n, 4}, 10 + n);
+    absl::StatusOr<std::vector<HostTensor>> out = RunPto(**fn, {b, a, c, w});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->size(), 4u);
+    const HostTensor* inputs[3] = {&b, &a, &c};
+    for (int i = 0; i < 3; ++i) {
+      const HostTensor& g = (*out)[1 + i];
+      ASSERT_EQ(g.shape, inputs[i]->shape) << "input " << i << " batch " << n;
+      for (size_t e = 0; e < g.data.size(); ++e) {
+        EXPECT_NEAR(g.data[e], 2.0 * inputs[i]->data[e] * w.data[e % 4], 1e-6)
+            << "input " << i << " element " << e << " batch " << n;
+      }
+    }
+  }
+}
+
+// Slices with a step of a symbolic dim: x's gradient is 2 x at the sliced rows, 0 elsewhere.
+TEST(JitGrad, StridedSlicesOfASymbolicDimScatterBackToTheirRows) {
+  std::unique_ptr<Runtime> rt = OpenRuntime();
+  Dim rows("rows", 5, 64);
+  struct Slice {
+    int64_t start, end, step;
+  };
+  for (const Slice& sl : {Slice{1, INT64_MAX, 3}, Slice{-5, INT64_MAX, 2}, Slice{0, 4, 2}}) {
+    auto fn = rt->JitGrad("strided",
+                          [sl](Value x) {
+                            const Value y = slice(x, 0, sl.start, sl.end, sl.step);
+                            return reduce_sum(reduce_sum(y * y, 1), 0);
+                          },
+                          {.wrt = {0}}, {.dynamic = {{0, 0, rows}}});
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    for (int64_t n : {7, 10, 12}) {
+      const HostTensor x = HostTensor::Random({n, 3}, n);
+      absl::StatusOr<std::vector<HostTensor>> out = RunPto(**fn, {x});
+      ASSERT_TRUE(out.ok()) << out.status();
+      const int64_t start = sl.start < 0 ? sl.start + n : sl.start;
+      const int64_t end = std::min(sl.end, n);
+      for (int64_t r = 0; r < n; ++r) {
+        const bool picked = r >= start && r < end && (r - start) % sl.step == 0;
+        for (int64_t j = 0; j < 3; ++j) {
+          EXPECT_NEAR((*out)[1].data[r * 3 + j], picked ? 2.0 * x.data[r * 3 + j] : 0.0, 1e-6)
+              << "slice " << sl.start << ":" << sl.end << ":" << sl.step << " n " << n << " row "
+              << r;
+        }
+      }
+    }
+  }
+}
+
 TEST(JitGrad, GradientsAreBitwiseEqualAcrossRunsAndThreadCountsWhenDeterministic) {
   std::vector<HostTensor> in = {HostTensor::Random({64, 48}, 1), HostTensor::Random({48, 96}, 2),
                                 HostTensor::Random({96}, 3), HostTensor::Random({96, 10}, 4),

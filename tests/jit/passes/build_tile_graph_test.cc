@@ -3,7 +3,8 @@
 // into the caller's buffer, views and broadcasting as affine accesses (strides, offsets,
 // stride 0), copies where no access can express a value (a reshape of a strided window, a B
 // with neither stride 1, an output that is no root), concats as copies into windows, and
-// groups followed as given.
+// groups followed as given; scatter_add as a kernel of its own kind over [P, N, M, Q] whose
+// updates and indices are in memory.
 #include "jit/passes/build_tile_graph.h"
 
 #include <span>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "ops/graph_builder.h"
 #include "pto/value.h"
 #include "tests/jit/passes/builders.h"
 
@@ -351,6 +353,84 @@ TEST(BuildTileGraphTest, AnchorWithoutABufferIsAnError) {
   ASSERT_FALSE(tiles.ok());
   EXPECT_EQ(tiles.status().code(), absl::StatusCode::kInternal);
   EXPECT_NE(tiles.status().message().find("node %2 (matmul)"), std::string::npos) << tiles.status();
+}
+
+// Inputs like (f32), updates (f32), indices (i32) of these shapes; `updates_fn` (if set) makes
+// the value scattered from the updates input; scatter_add along `axis` is the output. Symbol 0
+// is "s".
+ir::Graph ScatterAddGraph(const ir::Shape& like, const ir::Shape& updates, const ir::Shape& indices,
+                          int64_t axis, int (*updates_fn)(ops::GraphBuilder&, int) = nullptr) {
+  ir::Graph g;
+  g.symbols = {{"s", 1, 64}};
+  const ir::Shape shapes[3] = {like, updates, indices};
+  for (int i = 0; i < 3; ++i) {
+    ir::Node in;
+    in.op = ir::OpKind::kInput;
+    in.attrs.index = i;
+    in.dtype = i == 2 ? ir::DType::kI32 : ir::DType::kF32;
+    in.shape = shapes[i];
+    g.nodes.push_back(in);
+  }
+  g.num_inputs = 3;
+  ops::GraphBuilder b(g);
+  ir::Attrs attrs;
+  attrs.axis = axis;
+  const int u = updates_fn != nullptr ? updates_fn(b, 1) : 1;
+  const int s = b.Op(ir::OpKind::kScatterAdd, {0, u, 2}, attrs);
+  EXPECT_TRUE(b.status().ok()) << b.status();
+  g.outputs = {s};
+  return g;
+}
+
+// An embedding's gradient: [s, 3] token ids, [s, 3, 5] rows, into [11, 5]. One kernel over
+// [P = 1, N = 11, M = 3*s, Q = 5] that never reads `like` (buf0).
+TEST(BuildTileGraphTest, ScatterAddIsOneKernelOverPNMQ) {
+  const ir::SymExpr s = ir::SymExpr::Symbol(0);
+  const ir::Graph g = ScatterAddGraph({11, 5}, {s, 3, 5}, {s, 3}, 0);
+  EXPECT_EQ(
+      Tiles(g),
+      "buf0: input 0 f32[55]  // %0 input\n"
+      "buf1: input 1 f32[15*s]  // %1 input\n"
+      "buf2: input 2 i32[3*s]  // %2 input\n"
+      "buf3: output 0 f32[55]  // %3 scatter_add\n"
+      "kernel f32_scatter_add (scatter_add) domain [1, 11, 3*s, 5] updates=a0 indices=a1 "
+      "buffers=3\n"
+      "  config: tile 1x0 vw 0 unroll 1 mr 4 nr 2 panel 0 pack 0 kc 0 mc 0 order panels_outer\n"
+      "  a0: f32 buf0 + 0 strides [15*s, 0, 5, 1]\n"
+      "  a1: i32 buf1 + 0 strides [0, 0, 1, 0]\n"
+      "  a2: f32 buf2 + 0 strides [55, 5, 0, 1]\n"
+      "  output:\n"
+      "    v0 = acc\n"
+      "  store v0 -> a2\n"
+      "  buffers: slot0=buf1 slot1=buf2 slot2=buf3\n");
+}
+
+// Along an inner axis the dims before it are the kernel's rows (P = 2) and those after it its
+// columns (Q = 4 * 3); updates computed inline are given a buffer first, updates read through
+// a transpose are copied contiguous (they flatten to no [P, M, Q] view).
+TEST(BuildTileGraphTest, ScatterAddReadsItsUpdatesFromMemory) {
+  const ir::Graph g =
+      ScatterAddGraph({2, 7, 4, 3}, {2, 5, 4, 3}, {5}, 1,
+                      [](ops::GraphBuilder& b, int u) { return b.Op(ir::OpKind::kExp, {u}); });
+  const std::string inline_text = Tiles(g);
+  EXPECT_NE(inline_text.find("kernel f32_elementwise_exp"), std::string::npos) << inline_text;
+  EXPECT_NE(inline_text.find("domain [2, 7, 5, 12] updates=a0 indices=a1"), std::string::npos)
+      << inline_text;
+  EXPECT_NE(inline_text.find("a0: f32 buf0 + 0 strides [60, 0, 12, 1]"), std::string::npos)
+      << inline_text;
+  EXPECT_NE(inline_text.find("a2: f32 buf2 + 0 strides [84, 12, 0, 1]"), std::string::npos)
+      << inline_text;
+
+  const ir::Graph t =
+      ScatterAddGraph({2, 7, 4, 3}, {2, 5, 3, 4}, {5}, 1, [](ops::GraphBuilder& b, int u) {
+        ir::Attrs perm;
+        perm.ints = {0, 1, 3, 2};
+        return b.Op(ir::OpKind::kTranspose, {u}, perm);
+      });
+  const std::string copied = Tiles(t);
+  EXPECT_NE(copied.find("(contiguous for scatter_add)"), std::string::npos) << copied;
+  EXPECT_NE(copied.find("kernel f32_copy"), std::string::npos) << copied;
+  EXPECT_NE(copied.find("domain [2, 7, 5, 12] updates=a0 indices=a1"), std::string::npos) << copied;
 }
 
 }  // namespace

@@ -205,13 +205,21 @@ TEST(DefaultTileConfigs, LoopKindsUnrollGrainAndPrefetch) {
   EXPECT_EQ(row.tile_rows, 1);
   EXPECT_EQ(row.tile_cols, 0);
   EXPECT_EQ(row.prefetch_inputs, 0);
+
+  // scatter_add: blocks of 256 rows, each scanning the indices once.
+  const ir::TileConfig scatter =
+      Default(Loop(ir::KernelKind::kScatterAdd, {{ir::ExprOp::kAcc}}), kAvx2);
+  EXPECT_EQ(scatter.unroll, 2);
+  EXPECT_EQ(scatter.tile_rows, 256);
+  EXPECT_EQ(scatter.tile_cols, 1 << 14);
 }
 
 // Outputs of at least 4 x the private caches (L2 x cores: 16 MiB here) stream past the caches;
 // smaller ones, outputs of symbolic size and kernels writing no Function output do not.
 TEST(DefaultTileConfigs, StreamingStoresForOutputsBeyondTheCaches) {
   const int64_t limit = 4 * kAvx2.l2_bytes * kAvx2.cores;
-  for (ir::KernelKind kind : {ir::KernelKind::kElementwise, ir::KernelKind::kRowOp}) {
+  for (ir::KernelKind kind :
+       {ir::KernelKind::kElementwise, ir::KernelKind::kRowOp, ir::KernelKind::kScatterAdd}) {
     SCOPED_TRACE(static_cast<int>(kind));
     const ir::Kernel kernel = Loop(kind, {{ir::ExprOp::kAcc}});
     auto streams = [&](std::optional<int64_t> output_bytes, const device::DeviceInfo& device) {

@@ -200,7 +200,9 @@ TEST(KernelSpace, KindNames) {
   EXPECT_STREQ(SpaceKind(ir::KernelKind::kReduce), "reduce");
   EXPECT_STREQ(SpaceKind(ir::KernelKind::kRowOp), "row_op");
   EXPECT_STREQ(SpaceKind(ir::KernelKind::kMatMul), "matmul");
-  EXPECT_THAT(SpaceKinds(), ::testing::ElementsAre("elementwise", "matmul", "reduce", "row_op"));
+  EXPECT_STREQ(SpaceKind(ir::KernelKind::kScatterAdd), "scatter_add");
+  EXPECT_THAT(SpaceKinds(),
+              ::testing::ElementsAre("elementwise", "matmul", "reduce", "row_op", "scatter_add"));
 }
 
 TEST(KernelSpace, DefaultIsInTheSpaceAndRoundTrips) {
@@ -673,7 +675,8 @@ TEST(KernelSpace, ValidateRejectsWithReasons) {
   s = ValidateSpaceConfig("convolution", kKernelSpaceVersion, "tile_rows=1", host);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(s.message(),
-            "unknown search space kind 'convolution' (known: elementwise, matmul, reduce, row_op)");
+            "unknown search space kind 'convolution' (known: elementwise, matmul, reduce, row_op, "
+            "scatter_add)");
   s = ValidateSpaceConfig("elementwise", kKernelSpaceVersion,
                           "tile_rows=4,tile_cols=0,vector_width=4,unroll=2,colour=3", host);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
