@@ -218,6 +218,13 @@ class Builder {
   // merged back, [b, h, s, d] -> [b, s, h * d]): storing in that layout spares the copy.
   std::optional<View> MergedStoreView(int root);
   absl::Status BuildConcat(int node, int buffer);
+  // Plans the roots computed straight into their window of a concat's result: a root (an
+  // elementwise or anchored group's) whose one use is the concat, directly or through a
+  // reshape the window allows, and that is no Function output. The concat then copies only
+  // its other inputs.
+  void PlanConcatWindows();
+  // The buffer of concat `node`: its output buffer, or a temp made at the first use.
+  int ConcatBuffer(int node);
   // A scatter_add kernel (ir::KernelKind::kScatterAdd) writing `node` into `buffer`.
   absl::Status BuildScatterAdd(int node, int buffer);
   // `node` (in memory) viewed as `shape`, a flattening of its own shape: its view reshaped, or a
@@ -231,6 +238,16 @@ class Builder {
   std::vector<int> node_buffer_;  // buffer holding the node's values, contiguous
   std::map<int, int> copies_;     // node -> buffer of its materialized contiguous copy
   std::map<int, View> views_;     // node -> the strided view it was stored through
+  // PlanConcatWindows: root -> {the concat, the window as a view in the root's shape (buffer
+  // unset)}; concat -> per input, whether it is computed in its window; concat -> buffer.
+  struct Window {
+    int concat = -1;
+    View view;
+  };
+  std::map<int, Window> windows_;
+  std::map<int, std::vector<bool>> in_window_;
+  std::map<int, int> concat_buffer_;
+  std::vector<int> output_buffer_;  // per node: the Function output buffer it is computed into
   // Per slice node: the index its first element has in the input (a constant, a polynomial or
   // a derived symbol: ops/derived_symbols.h).
   std::vector<SymExpr> slice_start_;
@@ -719,10 +736,14 @@ absl::Status Builder::BuildConcat(int node, int buffer) {
   const View out = ContiguousView(buffer, n.shape);
   const std::vector<int>& inputs = n.inputs;
   const int count = static_cast<int>(inputs.size());
+  // Inputs already computed in their window (PlanConcatWindows) are not copied.
+  std::vector<bool> skip(count, false);
+  if (auto it = in_window_.find(node); it != in_window_.end()) skip = it->second;
   // The view of each input that is read from memory; the length of the run starting there.
   std::vector<std::optional<View>> views(count);
   for (int j = 0; j < count; ++j) {
     const int in = inputs[j];
+    if (skip[j]) continue;
     if (Addressable(in) || (groups_.role[in] == NodeRole::kView && Addressable(view_base_[in]))) {
       views[j] = ResolveView(in);
     }
@@ -740,6 +761,11 @@ absl::Status Builder::BuildConcat(int node, int buffer) {
   SymExpr start = 0;
   for (int j = 0; j < count;) {
     const Shape& shape = g_.nodes[inputs[j]].shape;
+    if (skip[j]) {
+      start = start + shape[axis];
+      ++j;
+      continue;
+    }
     KernelBuilder kb;
     kb.kernel.kind = ir::KernelKind::kElementwise;
     if (run[j] > 1) {
@@ -767,7 +793,7 @@ absl::Status Builder::BuildConcat(int node, int buffer) {
     kb.kernel.domain = shape;
     const IndexMap id = Identity(shape.size());
     int cost = 0;
-    for (const int first = j; j < count && (j == first || run[j] == 1); ++j) {
+    for (const int first = j; j < count && !skip[j] && (j == first || run[j] == 1); ++j) {
       const int in = inputs[j];
       const int in_cost = groups_.inline_cost[in] + kStoreCost;  // its expression and store
       const bool fits = g_.nodes[in].shape == shape && cost + in_cost <= groups_.max_group_cost &&
@@ -830,6 +856,55 @@ absl::Status Builder::BuildScatterAdd(int node, int buffer) {
   return absl::OkStatus();
 }
 
+void Builder::PlanConcatWindows() {
+  auto is_output = [&](int node) {
+    return std::find(g_.outputs.begin(), g_.outputs.end(), node) != g_.outputs.end();
+  };
+  auto only_use = [&](int node, int user) {
+    return consumers_[node].size() == 1 && consumers_[node][0] == user && !is_output(node);
+  };
+  for (int c = 0; c < static_cast<int>(g_.nodes.size()); ++c) {
+    const ir::Node& n = g_.nodes[c];
+    if (n.op != OpKind::kConcat || groups_.role[c] != NodeRole::kRoot) continue;
+    const int64_t axis = n.attrs.axis < 0 ? n.attrs.axis + n.shape.size() : n.attrs.axis;
+    const std::vector<SymExpr> strides = ir::ContiguousStrides(n.shape);
+    std::vector<bool> in_window(n.inputs.size(), false);
+    SymExpr start = 0;
+    for (size_t j = 0; j < n.inputs.size(); ++j) {
+      const int x = n.inputs[j];
+      const SymExpr length = g_.nodes[x].shape[axis];
+      const bool reshaped =
+          groups_.role[x] == NodeRole::kView && g_.nodes[x].op == OpKind::kReshape;
+      const int r = reshaped ? g_.nodes[x].inputs[0] : x;
+      const OpKind op = g_.nodes[r].op;
+      const bool computed = groups_.role[r] == NodeRole::kRoot && op != OpKind::kConcat &&
+                            op != OpKind::kScatterAdd && !windows_.count(r);
+      if (computed && only_use(x, c) && (!reshaped || only_use(r, x)) &&
+          g_.nodes[r].dtype == n.dtype) {
+        View window{-1, start * strides[axis], strides};
+        std::optional<std::vector<SymExpr>> view_strides = window.strides;
+        if (reshaped) view_strides = ReshapeStrides(g_.nodes[x].shape, strides, g_.nodes[r].shape);
+        if (view_strides.has_value()) {
+          window.strides = *std::move(view_strides);
+          windows_[r] = Window{c, std::move(window)};
+          in_window[j] = true;
+        }
+      }
+      start = start + length;
+    }
+    in_window_[c] = std::move(in_window);
+  }
+}
+
+int Builder::ConcatBuffer(int node) {
+  if (auto it = concat_buffer_.find(node); it != concat_buffer_.end()) return it->second;
+  const int buffer = output_buffer_[node] >= 0 ? output_buffer_[node]
+                                               : NewBuffer(ir::BufferKind::kTemp, 0,
+                                                           g_.nodes[node].shape, Label(node), node);
+  concat_buffer_[node] = buffer;
+  return buffer;
+}
+
 absl::StatusOr<ir::TileGraph> Builder::Build() {
   const int n = static_cast<int>(g_.nodes.size());
   slice_start_.assign(n, SymExpr(0));
@@ -852,7 +927,8 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
     }
   }
   // Roots that are outputs are computed straight into the caller's output buffer.
-  std::vector<int> output_buffer(n, -1);
+  output_buffer_.assign(n, -1);
+  std::vector<int>& output_buffer = output_buffer_;
   std::vector<bool> output_done(g_.outputs.size(), false);
   for (size_t o = 0; o < g_.outputs.size(); ++o) {
     int node = g_.outputs[o];
@@ -862,8 +938,18 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
       output_done[o] = true;
     }
   }
+  PlanConcatWindows();
   for (int i = 0; i < n; ++i) {
     if (groups_.role[i] != NodeRole::kRoot) continue;
+    if (auto w = windows_.find(i); w != windows_.end()) {
+      View window = w->second.view;
+      window.buffer = ConcatBuffer(w->second.concat);
+      absl::Status s = groups_.anchor[i] >= 0 ? BuildGroup(groups_.anchor[i], i, window)
+                                              : BuildElementwise(i, window, "elementwise");
+      if (!s.ok()) return s;
+      views_[i] = window;
+      continue;
+    }
     if (output_buffer[i] < 0 && groups_.anchor[i] >= 0) {
       if (std::optional<View> merged = MergedStoreView(i)) {
         if (absl::Status s = BuildGroup(groups_.anchor[i], i, *merged); !s.ok()) return s;
@@ -871,7 +957,8 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
         continue;
       }
     }
-    int buffer = output_buffer[i] >= 0
+    int buffer = g_.nodes[i].op == OpKind::kConcat ? ConcatBuffer(i)
+                 : output_buffer[i] >= 0
                      ? output_buffer[i]
                      : NewBuffer(ir::BufferKind::kTemp, 0, g_.nodes[i].shape, Label(i), i);
     absl::Status s;

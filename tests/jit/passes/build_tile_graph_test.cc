@@ -307,6 +307,42 @@ TEST(BuildTileGraphTest, ConcatCopiesIntoWindows) {
       "  buffers: slot0=buf2 slot1=buf4\n");
 }
 
+// Roots whose one use is the concat are computed straight into their windows: two matmuls
+// flattened by reshapes (the gradients of a parameter list laid end to end). An input is still
+// copied, and so is a root used twice (it keeps a buffer of its own).
+TEST(BuildTileGraphTest, ConcatInputsComputedInTheirWindows) {
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        Value w = matmul(v[0], v[1]);  // [2, 3]
+        Value u = matmul(v[1], v[2]);  // [5, 4]
+        Value twice = tanh(v[2]);      // [3, 4], also the second output
+        Value flat = concat(
+            {reshape(w, {6}), reshape(u, {20}), reshape(v[2], {12}), reshape(twice, {12})}, 0);
+        return std::vector{flat * 2.0f, twice};
+      },
+      {{2, 5}, {5, 3}, {3, 4}});
+  const std::string text = Tiles(g);
+  // The concat's buffer (buf5) is written by both matmuls, at offsets 0 and 6.
+  EXPECT_NE(text.find("buf5: temp f32[50]  // %10 concat"), std::string::npos) << text;
+  EXPECT_NE(text.find("a2: f32 buf2 + 0 strides [3, 1]\n  output:\n    v0 = acc\n  store v0 -> "
+                      "a2\n  buffers: slot0=buf0 slot1=buf1 slot2=buf5"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("a2: f32 buf2 + 6 strides [4, 1]\n  output:\n    v0 = acc\n  store v0 -> "
+                      "a2\n  buffers: slot0=buf1 slot1=buf2 slot2=buf5"),
+            std::string::npos)
+      << text;
+  // One copy kernel, for the input and the twice-used tanh only (offsets 26 and 38).
+  EXPECT_NE(text.find("a1: f32 buf1 + 26 strides [1]"), std::string::npos) << text;
+  EXPECT_NE(text.find("a3: f32 buf1 + 38 strides [1]"), std::string::npos) << text;
+  int concats = 0;
+  for (size_t at = text.find("kernel f32_concat"); at != std::string::npos;
+       at = text.find("kernel f32_concat", at + 1)) {
+    ++concats;
+  }
+  EXPECT_EQ(concats, 1) << text;
+}
+
 TEST(BuildTileGraphTest, GroupsAreFollowedAsGiven) {
   // exp(x) * 2: with exp given a buffer of its own by hand, two kernels instead of one.
   const ir::Graph g =
