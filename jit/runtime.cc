@@ -290,7 +290,10 @@ absl::StatusOr<std::unique_ptr<Function>> Runtime::JitGradTraced(std::string nam
   TraceFn lambda = [trace = std::move(trace), num_inputs](std::span<const Value> in) {
     return trace(in.first(num_inputs));
   };
-  jit::GradientSpec spec{std::move(gradient.wrt), gradient.cotangents, gradient.accumulate};
+  jit::GradientSpec spec;
+  spec.wrt = std::move(gradient.wrt);
+  spec.cotangents = gradient.cotangents;
+  spec.accumulate = gradient.accumulate;
   detail::GraphTransform differentiate = [spec, recompute = gradient.recompute_cheap_values](
                                              ir::Graph g) -> absl::StatusOr<ir::Graph> {
     const int forward_nodes = static_cast<int>(g.nodes.size());

@@ -6,6 +6,7 @@
 #include "pto/options.h"
 #include "pto/runtime.h"
 #include "pto/tensor.h"
+#include "pto/train.h"
 #include "pto/value.h"
 
 #endif  // PTO_PTO_H_

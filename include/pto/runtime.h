@@ -18,6 +18,7 @@
 #include "absl/types/span.h"
 #include "pto/options.h"
 #include "pto/tensor.h"
+#include "pto/train.h"
 #include "pto/value.h"
 
 namespace pto {
@@ -245,6 +246,29 @@ class Runtime {
   absl::StatusOr<std::unique_ptr<Function>> JitGradTraced(std::string name, int num_inputs,
                                                           TraceFn trace, GradientOptions gradient,
                                                           FunctionOptions options);
+
+  // A training step (docs/training.md, "The training step"): `fn` returns a scalar loss as its
+  // output 0 (other outputs are ignored); its inputs listed in step.parameters are trained with
+  // step.optimizer, starting from `initial_parameters` (one per entry, copied). The step is
+  // one Function: forward, backward and the update, parameters and optimizer state donated.
+  // `options` name inputs by the lambda's numbering; a parameter may be neither dynamic nor
+  // constant, and in_place_outputs are the step's own. InvalidArgument for bad options or
+  // parameters (at once) and, at the first step, for a loss that is not scalar.
+  template <typename F>
+  absl::StatusOr<std::unique_ptr<TrainStep>> JitTrainStep(
+      std::string name, F fn, absl::Span<const TensorView> initial_parameters,
+      TrainStepOptions step, FunctionOptions options = {}) {
+    using Traits = LambdaTraits<decltype(&F::operator())>;
+    TraceFn trace = [fn = std::move(fn)](std::span<const Value> in) {
+      return Invoke<Traits::kArity>(fn, in, std::make_index_sequence<Traits::kArity>());
+    };
+    return JitTrainStepTraced(std::move(name), Traits::kArity, std::move(trace), initial_parameters,
+                              std::move(step), std::move(options));
+  }
+  absl::StatusOr<std::unique_ptr<TrainStep>> JitTrainStepTraced(
+      std::string name, int num_inputs, TraceFn trace,
+      absl::Span<const TensorView> initial_parameters, TrainStepOptions step,
+      FunctionOptions options);
 
   RuntimeStats stats() const;
   // Every kernel compiled or loaded so far, in order.

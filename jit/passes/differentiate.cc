@@ -45,8 +45,22 @@ absl::Status CheckSpec(const ir::Graph& g, const GradientSpec& spec,
         absl::StrCat("gradient: ", spec.cotangents, " cotangents for a program with ",
                      g.outputs.size(), " outputs and ", g.num_inputs, " inputs"));
   }
-  if (spec.wrt.empty()) {
+  if (spec.wrt.empty() && spec.wrt_nodes.empty()) {
     return absl::InvalidArgumentError("gradient: no input to differentiate with respect to");
+  }
+  if (spec.accumulate && !spec.wrt_nodes.empty()) {
+    return absl::InvalidArgumentError("gradient: accumulators are for wrt inputs, not nodes");
+  }
+  for (int node : spec.wrt_nodes) {
+    if (node < 0 || node >= static_cast<int>(g.nodes.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("gradient: wrt node %", node, " is not a node of the graph"));
+    }
+    if (g.nodes[node].dtype != ir::DType::kF32) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "gradient: wrt node %", node, " is ", std::string(ir::DTypeName(g.nodes[node].dtype)),
+          "; gradients are taken of f32 values"));
+    }
   }
   std::vector<bool> seen(differentiable, false);
   for (int i : spec.wrt) {
@@ -124,6 +138,7 @@ absl::StatusOr<ir::Graph> Differentiate(const ir::Graph& forward, const Gradient
   // Values that depend on a wrt input: only their cotangents are needed.
   std::vector<bool> needs(n, false);
   for (int i : spec.wrt) needs[(*input_node)[i]] = true;
+  for (int node : spec.wrt_nodes) needs[node] = true;
   for (int id = 0; id < n; ++id) {
     for (int in : forward.nodes[id].inputs) needs[id] = needs[id] || needs[in];
   }
@@ -189,6 +204,10 @@ absl::StatusOr<ir::Graph> Differentiate(const ir::Graph& forward, const Gradient
       grad = b.Filled(0, forward.nodes[node].shape);
     }
     g.outputs.push_back(grad);
+  }
+  for (int node : spec.wrt_nodes) {
+    g.outputs.push_back(adjoint[node] >= 0 ? adjoint[node]
+                                           : b.Filled(0, forward.nodes[node].shape));
   }
   if (!b.status().ok()) {
     return absl::Status(b.status().code(), absl::StrCat("gradient: ", b.status().message()));
