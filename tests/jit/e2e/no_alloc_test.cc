@@ -142,5 +142,38 @@ TEST(HotPath, WarmGradientCallsAllocateNothing) {
   EXPECT_NEAR(dw[0], 51 * first, 51 * 6e-8 * std::fabs(51 * first));
 }
 
+// A warm training step (forward, backward, AdamW with clipping; parameters and state updated in
+// place) allocates nothing.
+TEST(HotPath, WarmTrainStepsAllocateNothing) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime({.intra_op_threads = 1});
+  std::vector<float> w(16 * 8, 0.05f), b(8, 0.0f), x(12 * 16), y(12 * 8, 0.1f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) * 0.1f;
+  const TensorView init[2] = {TensorView::Dense(w.data(), {16, 8}),
+                              TensorView::Dense(b.data(), {8})};
+  auto step = rt->JitTrainStep(
+      "train",
+      [](Value x, Value w, Value b, Value y) {
+        Value err = gelu(matmul(x, w) + b) - y;
+        return reduce_mean(reduce_mean(err * err, 1), 0);
+      },
+      init,
+      {.parameters = {1, 2},
+       .optimizer = {.kind = Optimizer::Kind::kAdamW, .weight_decay = 0.01f, .max_grad_norm = 1}});
+  ASSERT_TRUE(step.ok()) << step.status();
+  const TensorView data[2] = {TensorView::Dense(x.data(), {12, 16}),
+                              TensorView::Dense(y.data(), {12, 8})};
+  absl::StatusOr<float> first = (**step)(data);
+  ASSERT_TRUE(first.ok()) << first.status();
+  const int64_t allocs_before = allocations.load();
+  float last = 0;
+  for (int i = 0; i < 50; ++i) {
+    absl::StatusOr<float> loss = (**step)(data);
+    ASSERT_TRUE(loss.ok());
+    last = *loss;
+  }
+  EXPECT_EQ(allocations.load() - allocs_before, 0);
+  EXPECT_LT(last, *first);
+}
+
 }  // namespace
 }  // namespace pto

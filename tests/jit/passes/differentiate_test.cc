@@ -167,6 +167,35 @@ TEST(Differentiate, AnOpWithoutAGradientRuleIsNamed) {
             "gradient of node %2 (softmax_grad): softmax_grad has no gradient rule");
 }
 
+// A training step's parameters are views of one flat input: differentiating with respect to
+// the views (wrt_nodes) gives each its gradient in its own shape, after the wrt inputs'.
+TEST(Differentiate, WrtNodesGetTheirGradientsAfterTheInputs) {
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        const Value w = reshape(slice(v[1], 0, 0, 12), {3, 4});
+        const Value b = slice(v[1], 0, 12, 16);
+        return std::vector{reduce_sum(reduce_sum(matmul(v[0], w) + b, 1), 0), w, b};
+      },
+      {{2, 3}, {16}});
+  const int w = g.outputs[1], b = g.outputs[2];
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {0}, .wrt_nodes = {w, b}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->outputs.size(), 6u);
+  const std::vector<std::string> names = d->SymbolNames();
+  EXPECT_EQ(ir::ShapeToString(d->nodes[d->outputs[3]].shape, names), "[2, 3]");  // x
+  EXPECT_EQ(ir::ShapeToString(d->nodes[d->outputs[4]].shape, names), "[3, 4]");  // w
+  EXPECT_EQ(ir::ShapeToString(d->nodes[d->outputs[5]].shape, names), "[4]");     // b
+  // Nothing flows into the flat input: no slice's gradient (a padding concat) is built.
+  EXPECT_EQ(CountOps(*d, ir::OpKind::kConcat), 0) << d->ToString();
+
+  absl::StatusOr<ir::Graph> bad = Differentiate(g, {.wrt_nodes = {99}});
+  ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(), "gradient: wrt node %99 is not a node of the graph");
+  bad = Differentiate(g, {.wrt_nodes = {w}, .accumulate = true});
+  ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(), "gradient: accumulators are for wrt inputs, not nodes");
+}
+
 TEST(Differentiate, RefusesAnAccumulatorOfAnotherShape) {
   ir::Graph g = TraceGraph(
       [](std::span<const Value> v) { return std::vector{reduce_sum(v[0] * v[0], 0)}; }, {{4}, {5}});
