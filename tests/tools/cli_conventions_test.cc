@@ -24,7 +24,7 @@ testing::PtoStreams RunPto(const std::string& args) {
 // Every command ("" is the program itself) and the flags its usage must list.
 const std::map<std::string, std::vector<std::string>>& Commands() {
   static const auto* commands = new std::map<std::string, std::vector<std::string>>{
-      {"", {"--help", "--version", "demo", "dump", "run", "cache", "tune"}},
+      {"", {"--help", "--version", "demo", "dump", "run", "cache", "tune", "train"}},
       {"demo",
        {"--iterations N", "--threads N", "--cache DIR", "--cache-base DIR", "--kernel-times",
         "--record-workload FILE", "--profile BxS", "--checked-kernels", "--check-numerics",
@@ -44,6 +44,9 @@ const std::map<std::string, std::vector<std::string>>& Commands() {
       {"cache import", {"FILE", "--cache DIR", "--trust-key PUBFILE", "--trust-unsigned-code"}},
       {"cache merge", {"OTHER_DIR", "--cache DIR"}},
       {"cache keygen", {"--out NAME", "--comment TEXT"}},
+      {"train",
+       {"--steps N", "--seq N", "--classes N", "--noise X", "--lr X", "--target X",
+        "--torch-steps N", "--threads N", "--cache DIR"}},
       {"tune",
        {"--workload FILE", "--cache DIR", "--budget SECONDS", "--trials-per-kernel N",
         "--strategy S", "--seed S", "--retune", "--svg FILE", "--threads N"}},

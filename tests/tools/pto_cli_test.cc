@@ -54,6 +54,21 @@ class PtoCli : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// A short `pto train`: the loss falls below the target, the first steps agree with PyTorch
+// (tools/setup.sh installs python3-torch), four batch sizes fall in three shape classes.
+TEST_F(PtoCli, TrainLearnsTheTaskAndAgreesWithTorch) {
+  Result r = RunPto("train --steps 24 --classes 4 --noise 1 --target 0.5 --torch-steps 3");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("step   24/24"));
+  EXPECT_THAT(r.output, HasSubstr("torch check            : first 3 losses within 1.0e-04"));
+  EXPECT_THAT(r.output, HasSubstr(": agree"));
+  EXPECT_THAT(r.output, HasSubstr("compiles               : 3 shape classes"));
+  EXPECT_THAT(r.output, HasSubstr("PASS"));
+  r = RunPto("train --steps 5");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--steps must be >= 10"));
+}
+
 TEST_F(PtoCli, RunMatchesReference) {
   const std::vector<std::vector<int64_t>> shapes = {{5, 12}, {12, 20}, {20}, {20, 12}};
   const std::vector<std::string> names = {"x", "w1", "b1", "w2"};
@@ -198,8 +213,9 @@ TEST_F(PtoCli, DumpShowsInPlaceOutputs) {
   EXPECT_THAT(r.output, HasSubstr("pto dump: --in-place takes OUTPUT=INPUT (two indices), got 0"));
   r = RunPto("dump --stage=exec --example sgd --in-place 0=1 --in-place 0=0");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.output,
-              HasSubstr("pto dump: output 0 is declared in place twice (over input 1 and input 0)"));
+  EXPECT_THAT(
+      r.output,
+      HasSubstr("pto dump: output 0 is declared in place twice (over input 1 and input 0)"));
 }
 
 TEST_F(PtoCli, UnknownStageAndCommand) {

@@ -12,6 +12,7 @@ void AddDumpCommand(CommandLine& cli);
 void AddRunCommand(CommandLine& cli);
 void AddCacheCommands(CommandLine& cli);
 void AddTuneCommand(CommandLine& cli);
+void AddTrainCommand(CommandLine& cli);
 
 }  // namespace pto::tools
 

@@ -1,5 +1,5 @@
-// pto: the command-line program. `pto demo`, `pto dump`, `pto run`, `pto cache`, `pto tune`;
-// `pto --version`; `pto COMMAND --help` (tools/pto/command_line.h: the conventions).
+// pto: the command-line program. `pto demo`, `pto dump`, `pto run`, `pto cache`, `pto tune`,
+// `pto train`; `pto --version`; `pto COMMAND --help` (tools/pto/command_line.h: the conventions).
 #include "tools/pto/command_line.h"
 #include "tools/pto/commands.h"
 #include "tools/pto/version_text.h"
@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   pto::tools::AddRunCommand(cli);
   pto::tools::AddCacheCommands(cli);
   pto::tools::AddTuneCommand(cli);
+  pto::tools::AddTrainCommand(cli);
   // After the commands: a subcommand inherits the footer its parent has when it is added.
   cli.root().footer(
       "Run `pto COMMAND --help` for a command's options. Exit codes: 0 done, 1 failed, 2 a "
