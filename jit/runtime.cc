@@ -14,6 +14,7 @@
 #include "jit/function_impl.h"
 #include "jit/passes/differentiate.h"
 #include "jit/passes/recompute_cheap_values.h"
+#include "jit/passes/recompute_checkpoints.h"
 #include "jit/runtime_impl.h"
 #include "oneapi/tbb/global_control.h"
 
@@ -298,6 +299,7 @@ absl::StatusOr<std::unique_ptr<Function>> Runtime::JitGradTraced(std::string nam
                                              ir::Graph g) -> absl::StatusOr<ir::Graph> {
     const int forward_nodes = static_cast<int>(g.nodes.size());
     absl::StatusOr<ir::Graph> d = jit::Differentiate(g, spec);
+    if (d.ok()) jit::RecomputeCheckpoints(*d, forward_nodes);
     if (d.ok() && recompute) jit::RecomputeCheapValues(*d, forward_nodes);
     return d;
   };

@@ -138,6 +138,7 @@ Value TraceState::AddNode(ir::OpKind op, ir::Attrs attrs, std::span<const Value>
   node.attrs = std::move(attrs);
   node.dtype = *dtype;
   node.shape = *std::move(shape);
+  node.checkpoint = checkpoint_;
   graph_.nodes.push_back(std::move(node));
   return Value(weak_from_this(), static_cast<int>(graph_.nodes.size()) - 1);
 }

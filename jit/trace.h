@@ -27,6 +27,16 @@ class TraceState : public std::enable_shared_from_this<TraceState> {
   Value AddConstant(double value, ir::DType dtype = ir::DType::kF32);
   void Fail(absl::Status status);
 
+  // Marks the nodes added until EndCheckpoint with a new checkpoint segment (pto::checkpoint);
+  // returns the previous segment, which EndCheckpoint restores (segments may nest: a node
+  // belongs to the innermost).
+  int BeginCheckpoint() {
+    const int previous = checkpoint_;
+    checkpoint_ = next_checkpoint_++;
+    return previous;
+  }
+  void EndCheckpoint(int previous) { checkpoint_ = previous; }
+
   const ir::Graph& graph() const { return graph_; }
   ir::Graph TakeGraph() { return std::move(graph_); }
   const absl::Status& status() const { return status_; }
@@ -38,6 +48,8 @@ class TraceState : public std::enable_shared_from_this<TraceState> {
   friend class CurrentTraceScope;
   ir::Graph graph_;
   absl::Status status_;
+  int checkpoint_ = -1;
+  int next_checkpoint_ = 0;
 };
 
 }  // namespace pto::detail

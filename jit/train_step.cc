@@ -16,6 +16,7 @@
 #include "jit/passes/append_optimizer_step.h"
 #include "jit/passes/differentiate.h"
 #include "jit/passes/recompute_cheap_values.h"
+#include "jit/passes/recompute_checkpoints.h"
 #include "pto/runtime.h"
 #include "pto/train.h"
 
@@ -218,6 +219,7 @@ absl::StatusOr<std::unique_ptr<TrainStep>> Runtime::JitTrainStepTraced(
     with.gradients.assign(d->outputs.end() - count, d->outputs.end());
     d->outputs.resize(1);
     if (absl::Status s = jit::AppendOptimizerStep(*d, with); !s.ok()) return s;
+    jit::RecomputeCheckpoints(*d, forward_nodes);
     if (recompute) jit::RecomputeCheapValues(*d, forward_nodes);
     return d;
   };

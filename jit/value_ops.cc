@@ -144,10 +144,18 @@ Value Reduce(OpKind op, Value x, int axis, bool keepdims) {
 }
 }  // namespace
 
-Value reduce_sum(Value x, int axis, bool keepdims) { return Reduce(OpKind::kReduceSum, x, axis, keepdims); }
-Value reduce_max(Value x, int axis, bool keepdims) { return Reduce(OpKind::kReduceMax, x, axis, keepdims); }
-Value reduce_mean(Value x, int axis, bool keepdims) { return Reduce(OpKind::kReduceMean, x, axis, keepdims); }
-Value logsumexp(Value x, int axis, bool keepdims) { return Reduce(OpKind::kLogSumExp, x, axis, keepdims); }
+Value reduce_sum(Value x, int axis, bool keepdims) {
+  return Reduce(OpKind::kReduceSum, x, axis, keepdims);
+}
+Value reduce_max(Value x, int axis, bool keepdims) {
+  return Reduce(OpKind::kReduceMax, x, axis, keepdims);
+}
+Value reduce_mean(Value x, int axis, bool keepdims) {
+  return Reduce(OpKind::kReduceMean, x, axis, keepdims);
+}
+Value logsumexp(Value x, int axis, bool keepdims) {
+  return Reduce(OpKind::kLogSumExp, x, axis, keepdims);
+}
 Value softmax(Value x) { return Unary(OpKind::kSoftmax, x); }
 Value log_softmax(Value x) { return Unary(OpKind::kLogSoftmax, x); }
 
@@ -214,6 +222,17 @@ Value slice(Value x, int axis, int64_t start, int64_t end, int64_t step) {
   attrs.end = end;
   attrs.step = step;
   return Record(OpKind::kSlice, attrs, {x});
+}
+
+std::vector<Value> checkpoint(
+    const std::function<std::vector<Value>(std::span<const Value>)>& segment,
+    std::vector<Value> inputs) {
+  std::shared_ptr<detail::TraceState> state = StateOf(inputs);
+  if (state == nullptr) return segment(inputs);
+  const int previous = state->BeginCheckpoint();
+  std::vector<Value> out = segment(inputs);
+  state->EndCheckpoint(previous);
+  return out;
 }
 
 }  // namespace pto

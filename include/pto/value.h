@@ -5,7 +5,9 @@
 #define PTO_VALUE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "pto/tensor.h"
@@ -131,6 +133,14 @@ Value reshape(Value x, std::vector<int64_t> shape);
 Value concat(std::vector<Value> values, int axis);
 // Elements [start, end) with `step` along `axis`; end = INT64_MAX means "to the end".
 Value slice(Value x, int axis, int64_t start, int64_t end, int64_t step = 1);
+
+// Gradient checkpointing: returns segment(inputs), traced now. In a gradient (JitGrad,
+// JitTrainStep) the values the segment computes are not kept for the backward pass: the
+// backward pass computes them again from `inputs`, which are kept (docs/training.md,
+// "Gradient checkpointing"). Less memory for more compute; no effect outside a gradient.
+std::vector<Value> checkpoint(
+    const std::function<std::vector<Value>(std::span<const Value>)>& segment,
+    std::vector<Value> inputs);
 
 }  // namespace pto
 

@@ -88,6 +88,10 @@ struct Node {
   // A copy of a forward value that the backward pass computes again instead of keeping the
   // original alive (jit/passes/recompute_cheap_values.h); CSE must not merge it back.
   bool recomputed = false;
+  // The gradient-checkpoint segment (pto::checkpoint) the trace made this node in, -1: none.
+  // The backward pass recomputes the segment's values it reads from the segment's inputs
+  // (jit/passes/recompute_checkpoints.h), which clears the marks.
+  int checkpoint = -1;
 };
 
 // A symbol whose value is not given by an input dim but computed from other symbols when a

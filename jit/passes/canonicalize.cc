@@ -23,13 +23,20 @@ std::optional<double> Fold(OpKind op, double a, double b) {
   // Folded in float, as the kernel would compute it.
   float x = static_cast<float>(a), y = static_cast<float>(b);
   switch (op) {
-    case OpKind::kAdd: return x + y;
-    case OpKind::kSub: return x - y;
-    case OpKind::kMul: return x * y;
-    case OpKind::kDiv: return x / y;
-    case OpKind::kMax: return std::fmax(x, y);
-    case OpKind::kMin: return std::fmin(x, y);
-    default: return std::nullopt;
+    case OpKind::kAdd:
+      return x + y;
+    case OpKind::kSub:
+      return x - y;
+    case OpKind::kMul:
+      return x * y;
+    case OpKind::kDiv:
+      return x / y;
+    case OpKind::kMax:
+      return std::fmax(x, y);
+    case OpKind::kMin:
+      return std::fmin(x, y);
+    default:
+      return std::nullopt;
   }
 }
 

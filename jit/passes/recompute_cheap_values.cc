@@ -1,7 +1,8 @@
 #include "jit/passes/recompute_cheap_values.h"
 
-#include <functional>
 #include <vector>
+
+#include "jit/passes/backward_copies.h"
 
 namespace pto::jit {
 namespace {
@@ -11,17 +12,6 @@ bool Elementwise(ir::OpKind op) {
 }
 
 bool Leaf(const ir::Node& n) { return n.op == ir::OpKind::kInput || n.op == ir::OpKind::kConstant; }
-
-// Per forward node: a backward node reads it.
-std::vector<bool> ReadByBackward(const ir::Graph& graph, int forward_nodes) {
-  std::vector<bool> saved(forward_nodes, false);
-  for (size_t id = forward_nodes; id < graph.nodes.size(); ++id) {
-    for (int in : graph.nodes[id].inputs) {
-      if (in < forward_nodes) saved[in] = true;
-    }
-  }
-  return saved;
-}
 
 }  // namespace
 
@@ -59,42 +49,10 @@ int RecomputeCheapValues(ir::Graph& graph, int forward_nodes) {
     recompute[v] = ok;
   }
 
-  // The backward nodes, each recomputed value's cone copied before its first reader.
-  std::vector<ir::Node> nodes(graph.nodes.begin(), graph.nodes.begin() + forward_nodes);
-  std::vector<int> remap(n, -1), copy(forward_nodes, -1);
-  for (int id = 0; id < forward_nodes; ++id) remap[id] = id;
-  int copies = 0, recomputed_values = 0;
-  std::function<int(int)> copy_of = [&](int v) -> int {
-    if (copy[v] >= 0) return copy[v];
-    ir::Node c = graph.nodes[v];
-    for (int& in : c.inputs) {
-      const ir::Node& m = graph.nodes[in];
-      const bool inside = !Leaf(m) && (!saved[in] || recompute[in]);
-      if (inside) in = copy_of(in);
-    }
-    c.recomputed = true;
-    c.name.clear();
-    nodes.push_back(std::move(c));
-    ++copies;
-    return copy[v] = static_cast<int>(nodes.size()) - 1;
-  };
-  for (int id = forward_nodes; id < n; ++id) {
-    ir::Node b = graph.nodes[id];
-    for (int& in : b.inputs) {
-      if (in < forward_nodes && recompute[in]) {
-        if (copy[in] < 0) ++recomputed_values;
-        in = copy_of(in);
-      } else {
-        in = remap[in];
-      }
-    }
-    nodes.push_back(std::move(b));
-    remap[id] = static_cast<int>(nodes.size()) - 1;
-  }
-  if (copies == 0) return 0;
-  for (int& o : graph.outputs) o = remap[o];
-  graph.nodes = std::move(nodes);
-  return recomputed_values;
+  // The backward nodes read copies of the recomputed values, each cone copied once.
+  return CopyForBackward(graph, forward_nodes, recompute, [&](int in, int /*node*/) {
+    return !Leaf(graph.nodes[in]) && (!saved[in] || recompute[in]);
+  });
 }
 
 int64_t SavedBytes(const ir::Graph& graph, int forward_nodes,

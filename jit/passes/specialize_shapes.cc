@@ -2,7 +2,8 @@
 
 namespace pto::jit {
 
-void SpecializeShapes(ir::Graph& graph, const std::vector<std::optional<ir::SymExpr>>& replacement) {
+void SpecializeShapes(ir::Graph& graph,
+                      const std::vector<std::optional<ir::SymExpr>>& replacement) {
   for (ir::Node& node : graph.nodes) {
     for (ir::SymExpr& dim : node.shape) dim = dim.Substitute(replacement);
     for (ir::SymExpr& dim : node.attrs.shape) dim = dim.Substitute(replacement);
