@@ -29,15 +29,14 @@ using GatherFn = std::function<llvm::Value*(int access, llvm::Value* index)>;
 
 // Emits the nodes of a (validated) `program` that `roots` depend on, with values of type
 // `type` (float or <N x float>; i32 nodes get i32 of the same width); `acc` is the value of
-// kAcc, `index` gives kIota's values (null: the program has none), `gather` kGather's
-// (null: the program has none). Returns one value per node
-// (null for unused nodes).
+// kAcc, `index` gives kIota's values and `gather` kGather's. Every emitter passes both: any
+// kernel's program may hold an iota or a gather (a recomputed mask fused into a backward row
+// op, say). Returns one value per node (null for unused nodes).
 std::vector<llvm::Value*> EmitProgram(llvm::IRBuilderBase& b,
                                       const std::vector<ir::ExprNode>& program,
                                       std::span<const int> roots, llvm::Type* type,
-                                      const LoadFn& load, llvm::Value* acc,
-                                      const IndexFn& index = nullptr,
-                                      const GatherFn& gather = nullptr);
+                                      const LoadFn& load, llvm::Value* acc, const IndexFn& index,
+                                      const GatherFn& gather);
 
 }  // namespace pto::jit
 

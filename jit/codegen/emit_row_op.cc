@@ -421,9 +421,13 @@ class RowOpEmitter {
   std::pair<llvm::Value*, llvm::Value*> XDy(llvm::Value* col, int width) {
     idx_[rank_ - 1] = col;
     auto load = [&](int a) { return access_.Load(a, idx_, rank_ - 1, width); };
+    auto index = [&](int dim) { return DomainIndex(ec_.b, idx_, rank_ - 1, width, dim); };
+    auto gather = [&](int a, llvm::Value* i) {
+      return access_.Gather(a, idx_, rank_ - 1, width, i);
+    };
     const int roots[2] = {k_.input_value, k_.input_dy};
     std::vector<llvm::Value*> v =
-        EmitProgram(ec_.b, k_.input, roots, ec_.VecType(width), load, nullptr);
+        EmitProgram(ec_.b, k_.input, roots, ec_.VecType(width), load, nullptr, index, gather);
     return {v[roots[0]], v[roots[1]]};
   }
 

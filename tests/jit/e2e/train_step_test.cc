@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "pto/pto.h"
 #include "tests/jit/e2e/test_util.h"
+#include "tools/pto/transformer_block.h"
 
 namespace pto::testing {
 namespace {
@@ -242,6 +243,64 @@ TEST(TrainStep, ASymbolicBatchIsServedByShapeClassesAndALearningRateChangeCompil
   EXPECT_FLOAT_EQ((*step)->learning_rate(), 0.1f);
   const FunctionStats st = (*step)->function().stats();
   EXPECT_LE(st.compiles, 3) << "batches 5, 40 and 100: one class each at most";
+}
+
+// The causal demo block with a head, checkpointed as one segment: the backward pass recomputes
+// the block (its mask's iota included, fused into the backward row ops) and the steps give the
+// losses of the plain step.
+TEST(TrainStep, ACheckpointedBlockTrainsLikeThePlainOne) {
+  const tools::BlockDims dims{.causal = true};
+  const TraceFn block = tools::TransformerBlock(dims);
+  const int n_block = 1 + static_cast<int>(tools::WeightShapes(dims).size());
+  std::vector<std::vector<float>> weights;
+  std::vector<TensorView> init;
+  std::vector<int> params;
+  uint32_t seed = 1;
+  std::vector<std::vector<int64_t>> shapes = tools::WeightShapes(dims);
+  shapes.push_back({3, dims.model});
+  shapes.push_back({3});
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    int64_t n = 1;
+    for (int64_t d : shapes[i]) n *= d;
+    weights.emplace_back(n);
+    const bool norm_weight = i == 0 || i == 6;  // ln1_w, ln2_w: about 1
+    for (float& v : weights.back()) {
+      seed = seed * 1664525u + 1013904223u;
+      v = (static_cast<float>(seed >> 9) / 8388608.0f - 0.5f) * 0.2f + (norm_weight ? 1.0f : 0.0f);
+    }
+    init.push_back(TensorView::Dense(weights.back().data(), shapes[i]));
+    params.push_back(1 + static_cast<int>(i));
+  }
+  std::vector<float> x(2 * 16 * dims.model);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 11) * 0.1f - 0.5f;
+  const std::vector<int32_t> labels = {0, 2};
+  const TensorView data[2] = {TensorView::Dense(x.data(), {2, 16, dims.model}),
+                              TensorView::Dense(labels.data(), {2})};
+  std::vector<float> losses[2];
+  for (bool checkpointed : {false, true}) {
+    std::unique_ptr<Runtime> rt = OpenRuntime();
+    auto step = rt->JitTrainStepTraced(
+        "block", n_block + 3,
+        [&](std::span<const Value> v) {
+          auto body = [&](std::span<const Value> in) {
+            const Value out = block(in.first(n_block))[0];
+            return std::vector<Value>{cross_entropy(
+                linear(reduce_mean(out, 1), in[n_block], in[n_block + 1]), in[n_block + 2])};
+          };
+          const std::vector<Value> in(v.begin(), v.end());
+          return checkpointed ? checkpoint(body, in) : body(in);
+        },
+        init, {.parameters = params, .optimizer = {.kind = Optimizer::Kind::kAdamW}}, {});
+    ASSERT_TRUE(step.ok()) << step.status();
+    for (int s = 0; s < 3; ++s) {
+      absl::StatusOr<float> loss = (**step)(data);
+      ASSERT_TRUE(loss.ok()) << loss.status();
+      losses[checkpointed].push_back(*loss);
+    }
+  }
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_NEAR(losses[1][s], losses[0][s], 1e-5 * std::fabs(losses[0][s])) << "step " << s;
+  }
 }
 
 TEST(TrainStep, Errors) {

@@ -1,0 +1,446 @@
+// pto_bench_train: the training step of two models (the MLP 64 x 1024 -> 4096 -> 1024 with
+// cross-entropy, and the causal demo block at batch 16, sequence 128 with a classifier head),
+// AdamW, time per step and peak memory, pto against (a) the same step built from oneDNN
+// primitives (pto_bench_train_onednn) and (b) PyTorch eager (tools/bench/train_step_torch.py),
+// each in its own process with its own default threading, and (c) a roofline floor (matmul
+// FLOPs at the measured peak plus the optimizer's bytes at the measured bandwidth).
+//
+//   pto_bench_train [--threads 2] [--steps 30] [--warmup 5] [--models mlp,block]
+//   pto_bench_train --side pto --model mlp|block [--threads N] [--steps S] [--warmup W]
+//                   [--checkpoint]
+//
+// The first form runs every side as a child process, one after another per model, and prints
+// the table; the second is pto's child (every side prints one line `RESULT {json}`).
+// Peak memory (each side the same way, in its own process): the high-water mark of the
+// resident set during the timed steps (reset through /proc/self/clear_refs after the warm-up)
+// minus the resident set after the warm-up: what a step allocates beyond what the process keeps
+// between steps; and beside it that high-water mark minus the resident set before the first
+// step (parameters and optimizer state allocated): the step's whole working set, arenas and
+// caches a side keeps included. The analytic floor: parameters, gradients, optimizer state and
+// the activations saved for the backward pass.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "device/device_info.h"
+#include "pto/pto.h"
+#include "tools/bench/roofline.h"
+#include "tools/pto/transformer_block.h"
+
+namespace pto::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string side;  // "" (the driver) or "pto"
+  std::string model = "mlp";
+  std::vector<std::string> models = {"mlp", "block"};
+  int threads = 2;
+  int steps = 30;
+  int warmup = 5;
+  bool checkpoint = false;
+};
+
+// The resident set and its high-water mark (/proc/self/status), in bytes.
+int64_t StatusBytes(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const std::string key = std::string(field) + ":";
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) == 0) return std::atoll(line.c_str() + key.size()) * 1024;
+  }
+  return -1;
+}
+
+// Resets the high-water mark to the current resident set; false when the kernel refuses.
+bool ResetHighWaterMark() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))];
+}
+
+// A model: its loss lambda over (data..., parameters...), the parameters' shapes, the data.
+struct Model {
+  std::string name;
+  int num_inputs = 0;
+  std::vector<int> parameters;  // lambda input indices
+  std::vector<std::vector<int64_t>> parameter_shapes;
+  TraceFn loss;
+  // Data: the f32 input and the i32 labels.
+  std::vector<int64_t> x_shape;
+  int64_t classes = 0;
+  double step_flops = 0;   // matmul FLOPs of forward and backward
+  double saved_bytes = 0;  // activations the backward pass reads (analytic floor)
+};
+
+Model Mlp() {
+  Model m;
+  m.name = "mlp";
+  const int64_t b = 64, d = 1024, h = 4096;
+  m.num_inputs = 6;  // x, w1, b1, w2, b2, labels
+  m.parameters = {1, 2, 3, 4};
+  m.parameter_shapes = {{h, d}, {h}, {d, h}, {d}};
+  m.loss = [](std::span<const Value> v) {
+    return std::vector<Value>{
+        cross_entropy(linear(gelu(linear(v[0], v[1], v[2])), v[3], v[4]), v[5])};
+  };
+  m.x_shape = {b, d};
+  m.classes = d;
+  m.step_flops = 3.0 * 2.0 * b * (2.0 * d * h);  // forward, and the backward's two matmuls each
+  // x, the hidden pre-activation and its gelu, the logits' softmax.
+  m.saved_bytes = 4.0 * (b * d + 2.0 * b * h + b * d);
+  return m;
+}
+
+Model Block() {
+  Model m;
+  m.name = "block";
+  const tools::BlockDims dims{.causal = true};
+  const int64_t batch = 16, seq = 128, classes = 10;
+  const TraceFn block = tools::TransformerBlock(dims);
+  const std::vector<std::vector<int64_t>> shapes = tools::WeightShapes(dims);
+  const int n_block = 1 + static_cast<int>(shapes.size());
+  m.num_inputs = n_block + 3;
+  for (int i = 1; i < n_block + 2; ++i) m.parameters.push_back(i);
+  m.parameter_shapes = shapes;
+  m.parameter_shapes.push_back({classes, dims.model});
+  m.parameter_shapes.push_back({classes});
+  m.loss = [block, n_block](std::span<const Value> v) {
+    const Value out = block(v.first(n_block))[0];
+    const Value logits = linear(reduce_mean(out, 1), v[n_block], v[n_block + 1]);
+    return std::vector<Value>{cross_entropy(logits, v[n_block + 2])};
+  };
+  m.x_shape = {batch, seq, dims.model};
+  m.classes = classes;
+  const double tokens = batch * seq, d = dims.model, ff = dims.ff;
+  const double linear_flops = 2 * tokens * (d * 3 * d + d * d + 2 * d * ff);
+  const double attention_flops = 2 * 2 * batch * seq * seq * d;
+  m.step_flops = 3 * (linear_flops + attention_flops);
+  // Per token: the two norms' inputs, q k v, the attention output, the MLP's hidden (twice),
+  // the residual; per head the softmax of the scores.
+  m.saved_bytes = 4 * (tokens * (2 * d + 3 * d + d + 2 * ff + d) + batch * dims.heads * seq * seq);
+  return m;
+}
+
+Model ModelNamed(const std::string& name) { return name == "mlp" ? Mlp() : Block(); }
+
+int64_t ParameterCount(const Model& m) {
+  int64_t n = 0;
+  for (const auto& s : m.parameter_shapes) {
+    int64_t e = 1;
+    for (int64_t d : s) e *= d;
+    n += e;
+  }
+  return n;
+}
+
+// pto's side: prints RESULT {json}.
+int RunPtoSide(const Options& o) {
+  const Model m = ModelNamed(o.model);
+  RuntimeOptions ro;
+  ro.intra_op_threads = o.threads;
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(ro);
+  if (!rt.ok()) {
+    std::fprintf(stderr, "pto_bench_train: %s\n", std::string(rt.status().message()).c_str());
+    return 1;
+  }
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<std::vector<float>> params;
+  std::vector<TensorView> init;
+  for (const auto& s : m.parameter_shapes) {
+    int64_t e = 1;
+    for (int64_t d : s) e *= d;
+    const float scale = s.size() == 2 ? 1.0f / std::sqrt(static_cast<float>(s[1])) : 0.1f;
+    params.emplace_back(e);
+    for (float& v : params.back()) v = uniform(rng) * scale;
+    init.push_back(TensorView::Dense(params.back().data(), s));
+  }
+  int64_t xn = 1;
+  for (int64_t d : m.x_shape) xn *= d;
+  std::vector<float> x(xn);
+  for (float& v : x) v = uniform(rng);
+  std::vector<int32_t> labels(m.x_shape[0]);
+  for (int32_t& l : labels) l = static_cast<int32_t>(rng() % m.classes);
+  const TensorView data[2] = {TensorView::Dense(x.data(), m.x_shape),
+                              TensorView::Dense(labels.data(), {m.x_shape[0]})};
+  TraceFn loss = m.loss;
+  if (o.checkpoint) {
+    // The whole loss but its last op as one checkpoint segment: the backward pass recomputes
+    // every activation.
+    loss = [inner = m.loss](std::span<const Value> v) {
+      return checkpoint([&](std::span<const Value> in) { return inner(in); },
+                        std::vector<Value>(v.begin(), v.end()));
+    };
+  }
+  const int64_t rss_start = StatusBytes("VmRSS");
+  absl::StatusOr<std::unique_ptr<TrainStep>> step = (*rt)->JitTrainStepTraced(
+      m.name, m.num_inputs, loss, init,
+      {.parameters = m.parameters,
+       .optimizer = {.kind = Optimizer::Kind::kAdamW, .lr = 1e-3f, .weight_decay = 0.01f}},
+      {});
+  if (!step.ok()) {
+    std::fprintf(stderr, "pto_bench_train: %s\n", std::string(step.status().message()).c_str());
+    return 1;
+  }
+  const int64_t rss_params = StatusBytes("VmRSS");
+  float loss_first = 0, loss_last = 0;
+  for (int i = 0; i < o.warmup; ++i) {
+    absl::StatusOr<float> l = (**step)(data);
+    if (!l.ok()) {
+      std::fprintf(stderr, "pto_bench_train: %s\n", std::string(l.status().message()).c_str());
+      return 1;
+    }
+    if (i == 0) loss_first = *l;
+  }
+  const int64_t rss_warm = StatusBytes("VmRSS");
+  const bool reset = ResetHighWaterMark();
+  std::vector<double> ms;
+  for (int i = 0; i < o.steps; ++i) {
+    const Clock::time_point t0 = Clock::now();
+    absl::StatusOr<float> l = (**step)(data);
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    if (!l.ok()) return 1;
+    loss_last = *l;
+  }
+  const int64_t hwm = StatusBytes("VmHWM");
+
+  // Forward alone and forward + backward (no optimizer), for backward / forward.
+  std::vector<float> forward_out(1);
+  std::vector<TensorView> inputs(m.num_inputs);
+  inputs[0] = data[0];
+  inputs[m.num_inputs - 1] = data[1];
+  for (size_t k = 0; k < m.parameters.size(); ++k) inputs[m.parameters[k]] = (*step)->parameter(k);
+  absl::StatusOr<std::unique_ptr<Function>> fwd =
+      (*rt)->JitTraced(m.name + "_forward", m.num_inputs, m.loss, {});
+  absl::StatusOr<std::unique_ptr<Function>> grad =
+      (*rt)->JitGradTraced(m.name + "_grad", m.num_inputs, m.loss, {.wrt = m.parameters}, {});
+  if (!fwd.ok() || !grad.ok()) return 1;
+  std::vector<std::vector<float>> grads;
+  std::vector<TensorView> grad_out = {
+      TensorView::Dense(forward_out.data(), std::span<const int64_t>())};
+  for (const auto& s : m.parameter_shapes) {
+    int64_t e = 1;
+    for (int64_t d : s) e *= d;
+    grads.emplace_back(e);
+    grad_out.push_back(TensorView::Dense(grads.back().data(), s));
+  }
+  auto time = [&](Function& f, std::span<const TensorView> out) {
+    std::vector<double> t;
+    for (int i = 0; i < o.warmup + o.steps; ++i) {
+      const Clock::time_point t0 = Clock::now();
+      if (!f(inputs, absl::MakeConstSpan(out.data(), out.size())).ok()) return -1.0;
+      if (i >= o.warmup) {
+        t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      }
+    }
+    return Percentile(t, 0.5);
+  };
+  const double forward_ms = time(**fwd, std::span<const TensorView>(grad_out.data(), 1));
+  const double grad_ms = time(**grad, grad_out);
+  std::printf(
+      "RESULT {\"side\": \"pto\", \"model\": \"%s\", \"threads\": %d, \"steps\": %d, "
+      "\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, \"peak_bytes\": %lld, "
+      "\"working_set_bytes\": %lld, \"hwm_reset\": %s, \"loss_first\": %.6g, \"loss_last\": "
+      "%.6g, \"forward_ms\": %.4f, \"grad_ms\": %.4f, \"checkpoint\": %s, \"version\": \"pto\"}\n",
+      m.name.c_str(), o.threads, o.steps, Percentile(ms, 0.5), Percentile(ms, 0.1),
+      Percentile(ms, 0.9), static_cast<long long>(hwm - rss_warm),
+      static_cast<long long>(hwm - rss_params), reset ? "true" : "false", loss_first, loss_last,
+      forward_ms, grad_ms, o.checkpoint ? "true" : "false");
+  (void)rss_start;
+  return 0;
+}
+
+// The value of "key" in a RESULT json line (numbers and strings), or "".
+std::string Field(const std::string& json, const std::string& key) {
+  const std::string k = "\"" + key + "\": ";
+  size_t at = json.find(k);
+  if (at == std::string::npos) return "";
+  at += k.size();
+  if (json[at] == '"') {
+    const size_t end = json.find('"', at + 1);
+    return json.substr(at + 1, end - at - 1);
+  }
+  size_t end = at;
+  while (end < json.size() && json[end] != ',' && json[end] != '}') ++end;
+  return json.substr(at, end - at);
+}
+double Number(const std::string& json, const std::string& key) {
+  const std::string v = Field(json, key);
+  return v.empty() ? NAN : std::atof(v.c_str());
+}
+
+// Runs `command`; the RESULT line it printed, or "" (its output goes to `log`).
+std::string RunChild(const std::string& command, std::string& log) {
+  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return "";
+  char buf[4096];
+  std::string output;
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
+  const int status = pclose(pipe);
+  log = output;
+  const size_t at = output.rfind("RESULT {");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || at == std::string::npos) return "";
+  return output.substr(at + 7, output.find('\n', at) - at - 7);
+}
+
+std::string SelfDir() {
+  char path[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return ".";
+  path[n] = 0;
+  std::string p(path);
+  return p.substr(0, p.rfind('/'));
+}
+
+std::string Mib(double bytes) {
+  if (std::isnan(bytes)) return "-";
+  char s[32];
+  std::snprintf(s, sizeof s, "%.1f", bytes / 1048576.0);
+  return s;
+}
+
+int RunDriver(const Options& o) {
+  const device::DeviceInfo host = device::DetectHost();
+  const MachineLimits limits = MeasureLimits(host, o.threads, kBandwidthBurstBytes);
+  std::printf("pto_bench_train: %d threads, %d timed steps after %d warm-up, AdamW\n", o.threads,
+              o.steps, o.warmup);
+  std::printf("machine: fp32 peak %.1f GFLOP/s, bandwidth %.1f GB/s (measured now, %d threads)\n",
+              limits.peak_gflops, limits.bandwidth_gbs, o.threads);
+  const std::string dir = SelfDir();
+  char common[128];
+  std::snprintf(common, sizeof common, " --threads %d --steps %d --warmup %d", o.threads, o.steps,
+                o.warmup);
+  for (const std::string& name : o.models) {
+    const Model m = ModelNamed(name);
+    const int64_t params = ParameterCount(m);
+    std::map<std::string, std::string> results;
+    std::string log;
+    const std::string model_flags = " --model " + name + common;
+    results["pto"] = RunChild("'" + dir + "/pto_bench_train' --side pto" + model_flags, log);
+    if (results["pto"].empty()) std::printf("pto failed:\n%s\n", log.c_str());
+    results["pto checkpointed"] =
+        RunChild("'" + dir + "/pto_bench_train' --side pto --checkpoint" + model_flags, log);
+    const std::string onednn = dir + "/pto_bench_train_onednn";
+    if (::access(onednn.c_str(), X_OK) == 0) {
+      results["oneDNN"] = RunChild("'" + onednn + "'" + model_flags, log);
+      if (results["oneDNN"].empty()) std::printf("oneDNN failed:\n%s\n", log.c_str());
+    } else {
+      std::printf("oneDNN: not built (libdnnl-dev missing)\n");
+    }
+    char env[160];
+    std::snprintf(env, sizeof env, "OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d ", o.threads,
+                  o.threads);
+    results["PyTorch"] = RunChild(
+        std::string(env) + "/usr/bin/python3 '" PTO_SOURCE_DIR "/tools/bench/train_step_torch.py'" +
+            model_flags,
+        log);
+    if (results["PyTorch"].empty())
+      std::printf("PyTorch failed:\n%s\n", log.c_str());
+    else
+      std::printf("PyTorch: %s\n", Field(results["PyTorch"], "config").c_str());
+
+    // The roofline floor: matmul FLOPs at the peak, AdamW's bytes at the bandwidth (p, g, m, v
+    // read; p, m, v written).
+    const double floor_ms = m.step_flops / (limits.peak_gflops * 1e9) * 1e3 +
+                            7.0 * 4 * params / (limits.bandwidth_gbs * 1e9) * 1e3;
+    const double floor_bytes = 4.0 * params * 4 + m.saved_bytes;  // p, g, m, v + activations
+    std::printf("\n%s: %lld parameters, %.2f GFLOP per step; floor %.2f ms, memory floor %s MiB\n",
+                name.c_str(), static_cast<long long>(params), m.step_flops / 1e9, floor_ms,
+                Mib(floor_bytes).c_str());
+    std::printf("  %-18s %10s %10s %10s %9s %9s %12s %12s\n", "side", "ms/step", "p10", "p90",
+                "pto/side", "floor/side", "peak MiB", "working MiB");
+    const double pto_ms = Number(results["pto"], "median_ms");
+    for (const char* side : {"pto", "pto checkpointed", "oneDNN", "PyTorch"}) {
+      const std::string& r = results[side];
+      if (r.empty()) {
+        std::printf("  %-18s %10s\n", side, "-");
+        continue;
+      }
+      const double med = Number(r, "median_ms");
+      std::printf("  %-18s %10.2f %10.2f %10.2f %8.2fx %8.2fx %12s %12s\n", side, med,
+                  Number(r, "p10_ms"), Number(r, "p90_ms"), med / pto_ms, floor_ms / med,
+                  Mib(Number(r, "peak_bytes")).c_str(),
+                  Mib(Number(r, "working_set_bytes")).c_str());
+    }
+    if (!results["pto"].empty()) {
+      const double f = Number(results["pto"], "forward_ms"), g = Number(results["pto"], "grad_ms");
+      std::printf("  pto: forward %.2f ms, forward + backward %.2f ms: backward / forward %.2f\n",
+                  f, g, (g - f) / f);
+    }
+  }
+  std::printf(
+      "\n(pto/side > 1: pto is faster by that factor; floor/side: the share of the roofline\n"
+      "floor the side reaches. peak: high-water mark during the timed steps minus the\n"
+      "resident set after the warm-up; working: minus the resident set before the first\n"
+      "step.)\n");
+  return 0;
+}
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+}  // namespace pto::bench
+
+int main(int argc, char** argv) {
+  pto::bench::Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--side")
+      o.side = next();
+    else if (a == "--model")
+      o.model = next();
+    else if (a == "--models")
+      o.models = pto::bench::Split(next());
+    else if (a == "--threads")
+      o.threads = std::atoi(next().c_str());
+    else if (a == "--steps")
+      o.steps = std::atoi(next().c_str());
+    else if (a == "--warmup")
+      o.warmup = std::atoi(next().c_str());
+    else if (a == "--checkpoint")
+      o.checkpoint = true;
+    else {
+      std::fprintf(stderr,
+                   "usage: pto_bench_train [--threads N] [--steps S] [--warmup W] [--models "
+                   "mlp,block]\n       pto_bench_train --side pto --model mlp|block [--threads N] "
+                   "[--steps S] [--warmup W] [--checkpoint]\n");
+      return 2;
+    }
+  }
+  if (o.threads < 1 || o.steps < 1 || o.warmup < 1 || (o.model != "mlp" && o.model != "block")) {
+    std::fprintf(stderr,
+                 "pto_bench_train: --threads, --steps and --warmup must be >= 1, --model "
+                 "mlp or block\n");
+    return 2;
+  }
+  return o.side == "pto" ? pto::bench::RunPtoSide(o) : pto::bench::RunDriver(o);
+}
