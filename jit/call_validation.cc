@@ -103,6 +103,20 @@ absl::Status ValidateFunctionOptions(int num_inputs, const FunctionOptions& opti
     return absl::InvalidArgumentError(
         absl::StrCat("at most ", kMaxInputs, " inputs are supported"));
   }
+  if (!options.input_dtypes.empty()) {
+    if (options.input_dtypes.size() != static_cast<size_t>(num_inputs)) {
+      return absl::InvalidArgumentError(absl::StrCat("input_dtypes names ",
+                                                     options.input_dtypes.size(), " dtypes for ",
+                                                     num_inputs, " inputs"));
+    }
+    for (size_t i = 0; i < options.input_dtypes.size(); ++i) {
+      const DType d = options.input_dtypes[i];
+      if (d != DType::kF32 && d != DType::kI32) {
+        return absl::InvalidArgumentError(absl::StrCat("input_dtypes: input ", i, " is ",
+                                                       DTypeName(d), "; inputs are f32 or i32"));
+      }
+    }
+  }
   std::map<std::string, std::pair<int64_t, int64_t>> ranges;
   for (const DynamicDim& d : options.dynamic) {
     if (d.input < 0 || d.input >= num_inputs) {

@@ -285,6 +285,8 @@ absl::StatusOr<const TraceVariant*> FunctionImpl::TracedVariant(
   if (views.size() == static_cast<size_t>(num_inputs_)) {
     for (int i = 0; i < num_inputs_; ++i) shapes->dtype[i] = views[i].dtype;
     shapes->has_dtypes = true;
+  } else {
+    DeclaredDTypes(*shapes);
   }
   std::lock_guard<std::mutex> lock(mu_);
   absl::StatusOr<const TraceVariant*> variant = variants_.For(*shapes);
@@ -344,9 +346,16 @@ absl::StatusOr<std::vector<Tensor>> FunctionImpl::CallAllocating(
   return outs;
 }
 
+void FunctionImpl::DeclaredDTypes(CallShapes& shapes) const {
+  if (options_.input_dtypes.size() != static_cast<size_t>(num_inputs_)) return;
+  for (int i = 0; i < num_inputs_; ++i) shapes.dtype[i] = options_.input_dtypes[i];
+  shapes.has_dtypes = true;
+}
+
 absl::Status FunctionImpl::Precompile(absl::Span<const std::vector<int64_t>> input_shapes) {
   absl::StatusOr<CallShapes> shapes = ShapesOfVectors(name_, num_inputs_, input_shapes);
   if (!shapes.ok()) return shapes.status();
+  DeclaredDTypes(*shapes);
   int64_t values[jit::kMaxSymbols];
   if (table_.Find(*shapes, values) != nullptr) return absl::OkStatus();
   std::vector<uint64_t> queued;

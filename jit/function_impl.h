@@ -44,6 +44,8 @@ class FunctionImpl {
                                                      int calls);
   absl::StatusOr<std::vector<Tensor>> CallAllocating(absl::Span<const TensorView> inputs);
   absl::Status Precompile(absl::Span<const std::vector<int64_t>> input_shapes);
+  // Shapes given as vectors take FunctionOptions::input_dtypes (when declared).
+  void DeclaredDTypes(CallShapes& shapes) const;
   absl::StatusOr<std::vector<std::vector<int64_t>>> OutputShapes(
       absl::Span<const std::vector<int64_t>> input_shapes);
   // `stage`: a pipeline step or level name (jit::PrintAfter).

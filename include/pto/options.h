@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "pto/tensor.h"
 
 namespace pto {
 
@@ -222,6 +223,10 @@ struct FunctionOptions {
   // its own and copies it over the input after the input's last reader (docs/architecture.md,
   // "In place").
   std::vector<InPlaceOutput> in_place_outputs;
+  // The inputs' dtypes (kF32 or kI32, one per input) for traces made from shapes alone
+  // (Precompile, OutputShapes, Dump) before a call gives views; empty: every input f32. A call's
+  // views must agree with them.
+  std::vector<DType> input_dtypes;
 };
 
 }  // namespace pto

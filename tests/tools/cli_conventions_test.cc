@@ -46,7 +46,7 @@ const std::map<std::string, std::vector<std::string>>& Commands() {
       {"cache keygen", {"--out NAME", "--comment TEXT"}},
       {"train",
        {"--steps N", "--seq N", "--classes N", "--noise X", "--lr X", "--target X",
-        "--torch-steps N", "--threads N", "--cache DIR"}},
+        "--torch-steps N", "--threads N", "--cache DIR", "--record-workload FILE"}},
       {"tune",
        {"--workload FILE", "--cache DIR", "--budget SECONDS", "--trials-per-kernel N",
         "--strategy S", "--seed S", "--retune", "--svg FILE", "--threads N"}},

@@ -47,10 +47,13 @@ GraphProgram GraphProgramFromGraph(ir::Graph graph) {
   GraphProgram p;
   p.graph = std::move(graph);
   p.input_names.resize(p.graph.num_inputs);
+  // Precompile and Dump trace from shapes: the graph's dtypes (i32 labels, say) apply.
+  p.options.input_dtypes.assign(p.graph.num_inputs, DType::kF32);
   for (const ir::Node& n : p.graph.nodes) {
     if (n.op != ir::OpKind::kInput) continue;
     const int index = static_cast<int>(n.attrs.index);
     p.input_names[index] = n.name.empty() ? absl::StrCat("input", index) : n.name;
+    p.options.input_dtypes[index] = static_cast<DType>(n.dtype);
     for (size_t axis = 0; axis < n.shape.size(); ++axis) {
       if (const std::optional<int> symbol = n.shape[axis].AsSymbol()) {
         const ir::SymbolInfo& s = p.graph.symbols[*symbol];
@@ -106,14 +109,16 @@ absl::StatusOr<std::vector<std::string>> BindNamedFiles(const std::vector<std::s
   for (const std::string& f : flags) {
     const size_t eq = f.find('=');
     if (eq == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("--", what, " ", f, ": expected NAME=FILE.npy"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", what, " ", f, ": expected NAME=FILE.npy"));
     }
     const std::string name = f.substr(0, eq);
     size_t i = 0;
     while (i < names.size() && names[i] != name) ++i;
     if (i == names.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("--", what, " ", name, ": the graph has no ", what,
-                                                     " of that name (it has: ", absl::StrJoin(names, ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", what, " ", name, ": the graph has no ", what,
+                       " of that name (it has: ", absl::StrJoin(names, ", "), ")"));
     }
     if (!files[i].empty()) {
       return absl::InvalidArgumentError(absl::StrCat("--", what, " ", name, " is given twice"));
@@ -122,7 +127,8 @@ absl::StatusOr<std::vector<std::string>> BindNamedFiles(const std::vector<std::s
   }
   for (size_t i = 0; i < names.size(); ++i) {
     if (files[i].empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("missing --", what, " ", names[i], "=FILE.npy"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("missing --", what, " ", names[i], "=FILE.npy"));
     }
   }
   return files;

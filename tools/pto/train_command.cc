@@ -4,8 +4,10 @@
 // of them plus uniform noise, labelled with its prototype. Prints a line per step (batch, loss,
 // step time, compiles so far), checks the first steps' losses against the same run in PyTorch
 // (tools/pto/train_torch_check.py, when Debian's python3-torch is installed) and requires the
-// mean loss of the last 10 steps to fall below --target. Exit codes: 0 the target is met and the
-// torch check agrees (or could not run), 1 otherwise, 2 a usage error.
+// mean loss of the last 10 steps to fall below --target. `--record-workload FILE` writes the
+// step's shape classes for `pto tune --workload FILE` (a training step tunes like any Function).
+// Exit codes: 0 the target is met and the torch check agrees (or could not run), 1 otherwise, 2 a
+// usage error.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +42,7 @@ struct TrainOptions {
   float weight_decay = 0.01f;
   float target = 0.25f;
   int torch_steps = 5;
+  std::string workload_path;
   RuntimeOptions runtime;
 };
 
@@ -182,6 +185,7 @@ int RunTrain(const CLI::App& command, TrainOptions& o) {
                       "--steps must be >= 10, --seq >= 1, --classes >= 2 and --torch-steps in "
                       "[0, steps]");
   }
+  o.runtime.record_workload = !o.workload_path.empty();
   o.runtime.log_sink = [](LogLevel, std::string_view message) {
     std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
   };
@@ -291,6 +295,14 @@ int RunTrain(const CLI::App& command, TrainOptions& o) {
               static_cast<long long>(st.compiles), static_cast<long long>(st.kernels_compiled),
               static_cast<long long>(st.kernels_loaded));
   ok &= tail < o.target;
+  if (!o.workload_path.empty()) {
+    if (absl::Status s = (*rt)->WriteWorkload(o.workload_path); !s.ok()) {
+      std::fprintf(stderr, "pto train: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+    std::printf("workload written to    : %s (pto tune --workload %s)\n", o.workload_path.c_str(),
+                o.workload_path.c_str());
+  }
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }
@@ -332,6 +344,11 @@ void AddTrainCommand(CommandLine& cli) {
       ->add_option("--cache", o->runtime.cache_path,
                    "the kernel cache directory (default: memory only)")
       ->type_name("DIR");
+  train
+      ->add_option("--record-workload", o->workload_path,
+                   "write the training step's shape classes, with their call counts and\n"
+                   "times, as a workload file for `pto tune --workload FILE`")
+      ->type_name("FILE");
 }
 
 }  // namespace pto::tools

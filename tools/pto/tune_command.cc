@@ -15,6 +15,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -135,6 +136,7 @@ struct EntryPlan {
   std::vector<std::string> set_labels;  // for messages
   std::vector<double> set_calls;        // per set: its recorded calls, else 1
   std::vector<int64_t> kernels;         // per set (counted before tuning)
+  std::vector<DType> input_dtypes;      // per input (empty: every input f32)
   // Builds the Function that is tuned at sets[set].
   std::function<absl::StatusOr<std::unique_ptr<Function>>(Runtime&, size_t set)> make;
 };
@@ -238,6 +240,7 @@ absl::StatusOr<EntryPlan> GraphPlan(const proto::WorkloadEntry& entry, const std
     options.constant_inputs.push_back(c);
   }
   EntryPlan plan;
+  plan.input_dtypes = options.input_dtypes;
   for (const proto::WorkloadShapeClass& cls : entry.shape_classes()) {
     ShapeSet set;
     for (const proto::WorkloadTensorShape& shape : cls.input_shapes()) {
@@ -526,13 +529,15 @@ absl::Status ProfileSet(const TuneRequest& request, const std::vector<EntryPlan>
   if (status.ok()) {
     std::vector<Tensor> inputs, outputs;
     std::vector<TensorView> in, out;
-    for (const std::vector<int64_t>& shape : plan.sets[set])
-      inputs.push_back(Tensor::Allocate(shape));
+    for (size_t i = 0; i < plan.sets[set].size(); ++i) {
+      const DType dtype = i < plan.input_dtypes.size() ? plan.input_dtypes[i] : DType::kF32;
+      inputs.push_back(Tensor::Allocate(plan.sets[set][i], dtype));
+    }
     absl::StatusOr<std::vector<std::vector<int64_t>>> shapes = (*fn)->OutputShapes(plan.sets[set]);
     if (shapes.ok()) {
       for (const std::vector<int64_t>& shape : *shapes) outputs.push_back(Tensor::Allocate(shape));
-      for (Tensor& t : inputs) {
-        std::fill(t.data(), t.data() + t.num_elements(), 0.0f);
+      for (Tensor& t : inputs) {  // zeros: valid values of either dtype (0 as an index too)
+        std::memset(t.view().data, 0, static_cast<size_t>(t.num_elements()) * 4);
         in.push_back(t.view());
       }
       for (Tensor& t : outputs) out.push_back(t.view());

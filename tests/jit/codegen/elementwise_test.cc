@@ -132,6 +132,18 @@ TEST(ElementwiseTest, RankZeroDomain) {
   RunGrid(c->entry, {x.data(), out.data()}, {}, 1, 1);
   EXPECT_EQ(out[0], 15.f);
   EXPECT_EQ(out[1], kSentinel);
+
+  // A config the tuner may try (streaming stores, prefetched inputs) changes nothing at rank 0:
+  // its accesses have no strides to stream along.
+  k.name = "ew_rank0_streaming";
+  k.config.streaming_stores = true;
+  k.config.prefetch_inputs = 4096;
+  c = CompileKernel(EngineFor(Isa::kAvx512), k);
+  ASSERT_TRUE(c.ok()) << c.status();
+  out = {0, kSentinel};
+  RunGrid(c->entry, {x.data(), out.data()}, {}, 1, 1);
+  EXPECT_EQ(out[0], 15.f);
+  EXPECT_EQ(out[1], kSentinel);
 }
 
 double Reference(ExprOp op, double x, double y) {
