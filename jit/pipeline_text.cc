@@ -9,7 +9,7 @@ namespace pto::jit {
 std::string FusionGroupsText(const ir::Graph& graph, const FusionGroups& groups) {
   // A group is keyed by its anchor (a node precedes the nodes it absorbs).
   std::vector<std::vector<int>> members(graph.nodes.size());
-  std::string inline_nodes, views;
+  std::string inline_nodes, stored_inline, views;
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const int id = static_cast<int>(n);
     switch (groups.role[n]) {
@@ -20,6 +20,9 @@ std::string FusionGroupsText(const ir::Graph& graph, const FusionGroups& groups)
         break;
       case NodeRole::kInline:
         absl::StrAppend(&inline_nodes, " %", id);
+        break;
+      case NodeRole::kStoredInline:
+        absl::StrAppend(&stored_inline, " %", id);
         break;
       case NodeRole::kView:
         absl::StrAppend(&views, " %", id);
@@ -38,6 +41,9 @@ std::string FusionGroupsText(const ir::Graph& graph, const FusionGroups& groups)
   }
   if (!inline_nodes.empty())
     absl::StrAppend(&out, "inlined in their consumer:", inline_nodes, "\n");
+  if (!stored_inline.empty()) {
+    absl::StrAppend(&out, "inlined and stored by their consumer:", stored_inline, "\n");
+  }
   if (!views.empty()) absl::StrAppend(&out, "views:", views, "\n");
   return out;
 }

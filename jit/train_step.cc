@@ -253,6 +253,23 @@ absl::StatusOr<float> TrainStep::operator()(absl::Span<const TensorView> data) {
   return s.loss.data()[0];
 }
 
+absl::StatusOr<std::vector<KernelProfile>> TrainStep::Profile(absl::Span<const TensorView> data,
+                                                              int steps) {
+  Impl& s = *impl_;
+  if (static_cast<int>(data.size()) != s.num_data) {
+    return absl::InvalidArgumentError(absl::StrCat("train step '", s.name, "' takes ", s.num_data,
+                                                   " data inputs, got ", data.size()));
+  }
+  for (int i = 0; i < s.num_data; ++i) s.inputs[i] = data[i];
+  // The scalars of the next step for every profiled step: the update's cost does not depend
+  // on them.
+  jit::FillOptimizerScalars(s.optimizer, s.steps + 1,
+                            std::span<float>(s.scalars.data(), jit::kOptimizerScalars));
+  absl::StatusOr<std::vector<KernelProfile>> p = s.fn->Profile(s.inputs, s.outputs, steps);
+  if (p.ok()) s.steps += steps + 1;
+  return p;
+}
+
 int TrainStep::num_parameters() const { return static_cast<int>(impl_->shapes.size()); }
 
 TensorView TrainStep::parameter(int i) const {

@@ -14,6 +14,7 @@
 namespace pto {
 
 class Function;
+struct KernelProfile;
 
 // The update applied to every parameter of a step, with PyTorch's semantics (torch.optim.SGD,
 // Adam, AdamW in 1.13; clipping as torch.nn.utils.clip_grad_norm_).
@@ -75,6 +76,10 @@ class TrainStep {
   // The compiled step: inputs are the data, then the parameters, the optimizer state and the
   // step's scalars, each flat; outputs the loss, then the new parameters and state, in place.
   Function& function();
+  // Runs `steps` steps on `data` (Function::Profile: one untimed first) and returns each kernel
+  // of the step in execution order with its median time. The steps update the parameters.
+  absl::StatusOr<std::vector<KernelProfile>> Profile(absl::Span<const TensorView> data,
+                                                     int steps = 20);
 
  private:
   std::unique_ptr<Impl> impl_;

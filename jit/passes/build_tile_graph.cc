@@ -126,7 +126,8 @@ class Builder {
     std::vector<int> slot_buffer;
     int anchor = -1;  // the node whose value is kAcc in `output`
     std::vector<std::string> op_names;
-    std::vector<int> nodes;  // the graph nodes whose ops it computes
+    std::vector<int> nodes;   // the graph nodes whose ops it computes
+    std::vector<int> stored;  // NodeRole::kStoredInline nodes it stores already
 
     int Slot(int buffer) {
       for (size_t s = 0; s < slot_buffer.size(); ++s) {
@@ -560,7 +561,15 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
     if (!v.ok()) return v.status();
     *operands[i] = *v;
   }
-  return Push(prog, e);
+  const int value = Push(prog, e);
+  // A Function output its consumer computes: this kernel stores it too (once), at the same
+  // point (its shape is the kernel's domain).
+  if (groups_.role[node] == NodeRole::kStoredInline &&
+      std::find(kb.stored.begin(), kb.stored.end(), node) == kb.stored.end()) {
+    kb.stored.push_back(node);
+    Store(kb, value, ContiguousView(output_buffer_[node], n.shape), map);
+  }
+  return value;
 }
 
 void Builder::Finish(KernelBuilder kb, const std::string& kind) {
@@ -932,7 +941,8 @@ absl::StatusOr<ir::TileGraph> Builder::Build() {
   std::vector<bool> output_done(g_.outputs.size(), false);
   for (size_t o = 0; o < g_.outputs.size(); ++o) {
     int node = g_.outputs[o];
-    if (groups_.role[node] == NodeRole::kRoot && output_buffer[node] < 0) {
+    const NodeRole role = groups_.role[node];
+    if ((role == NodeRole::kRoot || role == NodeRole::kStoredInline) && output_buffer[node] < 0) {
       output_buffer[node] = NewBuffer(ir::BufferKind::kOutput, static_cast<int>(o),
                                       g_.nodes[node].shape, Label(node), node);
       output_done[o] = true;

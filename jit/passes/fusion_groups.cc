@@ -100,8 +100,8 @@ class GroupCapper {
   // What reading `node` adds to its consumer's expression.
   int Carried(int node) const {
     const NodeRole role = groups_.role[node];
-    const bool recomputed =
-        role == NodeRole::kInline || (role == NodeRole::kView && IsIndexView(g_.nodes[node].op));
+    const bool recomputed = role == NodeRole::kInline || role == NodeRole::kStoredInline ||
+                            (role == NodeRole::kView && IsIndexView(g_.nodes[node].op));
     return recomputed ? groups_.inline_cost[node] : 1;
   }
 
@@ -113,7 +113,7 @@ class GroupCapper {
       groups_.inline_cost[x] = 1;
       x = g_.nodes[x].inputs[0];
     }
-    assert(groups_.role[x] == NodeRole::kInline);
+    assert(groups_.role[x] == NodeRole::kInline || groups_.role[x] == NodeRole::kStoredInline);
     groups_.role[x] = NodeRole::kRoot;
     groups_.inline_cost[x] = 1;
   }
@@ -177,6 +177,7 @@ class GroupCapper {
     }
     switch (groups_.role[i]) {
       case NodeRole::kInline:
+      case NodeRole::kStoredInline:
         groups_.inline_cost[i] = CappedCost(i, own, -1);
         break;
       case NodeRole::kView:
@@ -198,6 +199,35 @@ class GroupCapper {
   FusionGroups& groups_;
   std::vector<int> group_cost_;  // per anchor: its group's cost so far
 };
+
+// Elementwise roots that are Function outputs read by one consumer, which computes them inline
+// (itself inlined, through single uses, into an elementwise root of the same shape and dtype,
+// not a concat, not in an anchor's group): that root's kernel computes and stores them
+// (NodeRole::kStoredInline). In reverse order, so a chain of such outputs ends in one kernel.
+void MarkStoredInline(const ir::Graph& graph, const Uses& u, FusionGroups& groups) {
+  auto elementwise = [&](int id) {
+    return groups.anchor[id] < 0 && ops::ElementwiseExprOp(graph.nodes[id].op).has_value();
+  };
+  for (int i = static_cast<int>(graph.nodes.size()) - 1; i >= 0; --i) {
+    if (!u.is_output[i] || groups.role[i] != NodeRole::kRoot || !elementwise(i)) continue;
+    const ir::Node& node = graph.nodes[i];
+    int at = i;
+    bool fits = true;
+    do {  // to the kernel that would compute it: single consumers, inlined
+      if (u.consumers[at].size() != 1) {
+        fits = false;
+        break;
+      }
+      at = u.consumers[at][0];
+      fits = elementwise(at) && graph.nodes[at].shape == node.shape &&
+             graph.nodes[at].dtype == node.dtype;
+    } while (fits && groups.role[at] == NodeRole::kInline);
+    const NodeRole end = groups.role[at];
+    if (fits && (end == NodeRole::kRoot || end == NodeRole::kStoredInline)) {
+      groups.role[i] = NodeRole::kStoredInline;
+    }
+  }
+}
 
 }  // namespace
 
@@ -268,6 +298,7 @@ FusionGroups FormFusionGroups(const ir::Graph& graph, const FusionOptions& optio
   for (int i = 0; i < n; ++i) {
     if (groups.anchor[i] < 0) groups.role[i] = UngroupedRole(graph, u, i);
   }
+  MarkStoredInline(graph, u, groups);
   GroupCapper(graph, u, options, groups).Run();
   return groups;
 }

@@ -27,6 +27,10 @@ enum class NodeRole : uint8_t {
   kRoot,         // computed by its own kernel into a buffer
   kFusedAnchor,  // a matmul/reduction/row op whose result feeds its epilogue, never stored
   kAbsorbed,     // an epilogue op of the group of `anchor`
+  // A Function output computed inline by its one consumer, an elementwise root of its shape,
+  // whose kernel also stores it: sibling outputs of one pass over memory (an optimizer's new
+  // moments beside its new parameters) in one kernel.
+  kStoredInline,
 };
 
 struct FusionGroups {

@@ -53,6 +53,7 @@ struct Options {
   int steps = 30;
   int warmup = 5;
   bool checkpoint = false;
+  bool profile = false;  // pto's side: each kernel of the step with its median time
 };
 
 // The resident set and its high-water mark (/proc/self/status), in bytes.
@@ -224,6 +225,18 @@ int RunPtoSide(const Options& o) {
     loss_last = *l;
   }
   const int64_t hwm = StatusBytes("VmHWM");
+  if (o.profile) {
+    std::printf("profile of one step (median of %d):\n", o.steps);
+    absl::StatusOr<std::vector<KernelProfile>> prof = (*step)->Profile(data, o.steps);
+    if (!prof.ok()) {
+      std::fprintf(stderr, "pto_bench_train: %s\n", std::string(prof.status().message()).c_str());
+      return 1;
+    }
+    for (const KernelProfile& k : *prof) {
+      std::printf("  %-60s %9.1f us %5.1f%% %7.1f GFLOP/s %6.1f GB/s\n", k.kernel.c_str(),
+                  k.seconds * 1e6, k.share * 100, k.gflops, k.gbs);
+    }
+  }
 
   // Forward alone and forward + backward (no optimizer), for backward / forward.
   std::vector<float> forward_out(1);
@@ -428,11 +441,13 @@ int main(int argc, char** argv) {
       o.warmup = std::atoi(next().c_str());
     else if (a == "--checkpoint")
       o.checkpoint = true;
+    else if (a == "--profile")
+      o.profile = true;
     else {
       std::fprintf(stderr,
                    "usage: pto_bench_train [--threads N] [--steps S] [--warmup W] [--models "
                    "mlp,block]\n       pto_bench_train --side pto --model mlp|block [--threads N] "
-                   "[--steps S] [--warmup W] [--checkpoint]\n");
+                   "[--steps S] [--warmup W] [--checkpoint] [--profile]\n");
       return 2;
     }
   }

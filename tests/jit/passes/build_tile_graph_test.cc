@@ -343,6 +343,34 @@ TEST(BuildTileGraphTest, ConcatInputsComputedInTheirWindows) {
   EXPECT_EQ(concats, 1) << text;
 }
 
+// Sibling outputs (an optimizer's new moment beside the new parameters): the consumer's kernel
+// computes the output inline and stores it too, one pass over memory for both.
+TEST(BuildTileGraphTest, StoredInlineOutputsAreExtraStoresOfTheirConsumer) {
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        const Value m = v[1] * 0.5f + v[0];
+        return std::vector{v[2] - m * 2.0f, m};
+      },
+      {{6}, {6}, {6}});
+  const std::string text = Tiles(g);
+  int kernels = 0;
+  for (size_t at = text.find("kernel "); at != std::string::npos;
+       at = text.find("kernel ", at + 1)) {
+    ++kernels;
+  }
+  EXPECT_EQ(kernels, 1) << text;
+  // Output 1 (m, buf4) and output 0 (buf3) both stored by the one kernel.
+  EXPECT_NE(text.find("buf3: output 0 f32[6]"), std::string::npos) << text;
+  EXPECT_NE(text.find("buf4: output 1 f32[6]"), std::string::npos) << text;
+  EXPECT_NE(text.find("slot3=buf4"), std::string::npos) << text;
+  int stores = 0;
+  for (size_t at = text.find("  store "); at != std::string::npos;
+       at = text.find("  store ", at + 1)) {
+    ++stores;
+  }
+  EXPECT_EQ(stores, 2) << text;
+}
+
 TEST(BuildTileGraphTest, GroupsAreFollowedAsGiven) {
   // exp(x) * 2: with exp given a buffer of its own by hand, two kernels instead of one.
   const ir::Graph g =

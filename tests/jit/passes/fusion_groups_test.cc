@@ -37,6 +37,8 @@ const char* RoleName(NodeRole role) {
       return "fused_anchor";
     case NodeRole::kAbsorbed:
       return "absorbed";
+    case NodeRole::kStoredInline:
+      return "stored_inline";
   }
   return "?";
 }
@@ -70,18 +72,38 @@ TEST(FusionGroupsTest, SingleUseElementwiseChainsInline) {
             "%4 add: root\n");
 }
 
+// An optimizer's shape: m and v are outputs read once, by the parameters' update (also an
+// output, of their shape): its kernel computes and stores them (stored_inline). An output read
+// by a consumer of another shape, or read twice, keeps a kernel of its own.
+TEST(FusionGroupsTest, SiblingOutputsAreStoredByTheirConsumer) {
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        const Value m = v[1] * 0.9f + v[0];
+        const Value s = v[2] + v[0] * v[0];
+        const Value p = v[3] - m / sqrt(s);
+        const Value twice = exp(v[0]);
+        return std::vector{p, m, s, twice, twice * twice, reduce_sum(p, 0)};
+      },
+      {{8}, {8}, {8}, {8}});
+  const std::string roles = Roles(g);
+  EXPECT_NE(roles.find("%6 add: stored_inline"), std::string::npos) << roles;   // m
+  EXPECT_NE(roles.find("%8 add: stored_inline"), std::string::npos) << roles;   // s
+  EXPECT_NE(roles.find("%11 sub: root"), std::string::npos) << roles;           // p
+  EXPECT_NE(roles.find("%12 exp: root"), std::string::npos) << roles;           // read twice
+}
+
 TEST(FusionGroupsTest, ValuesReadTwiceOrOutputsGetBuffers) {
   const ir::Graph g = TraceGraph(
       [](std::span<const Value> v) {
         Value e = exp(v[0]);   // read twice by the mul
-        Value t = tanh(v[0]);  // an output, and read by the add
+        Value t = tanh(v[0]);  // an output, read by the add only: the add's kernel stores it
         return std::vector{e * e + t, t};
       },
       {{4}});
   EXPECT_EQ(Roles(g),
             "%0 input: input\n"
             "%1 exp: root\n"
-            "%2 tanh: root\n"
+            "%2 tanh: stored_inline\n"
             "%3 mul: inline cost 3\n"
             "%4 add: root\n");
 }
