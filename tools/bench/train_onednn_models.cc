@@ -80,6 +80,7 @@ void BuildBlock(Step& step) {
   for (int64_t i = 0; i < kSeq; ++i) {
     for (int64_t j = i + 1; j < kSeq; ++j) mask.data[i * kSeq + j] = -1e9f;
   }
+  const Tensor mean_row = step.Data({1, 1, kSeq}, 1.0f / kSeq, 1.0f / kSeq, 0);
   step.ParametersDone();
 
   // Forward.
@@ -119,17 +120,12 @@ void BuildBlock(Step& step) {
   const Tensor down = step.Workspace({kRows, kModel}), out = step.Workspace({kRows, kModel});
   Linear down_linear(step, up, down_p.w, down_p.b, false, down);
   Add(step, false, x2.Mem(), down.Mem(), out.Mem());
-  // Head: the mean over the sequence (a reduction primitive), linear, cross-entropy.
+  // Head: the mean over the sequence as a matmul of a row of 1/seq (broadcast over the batch)
+  // with out [batch, seq, model] (oneDNN 2.6's reduction primitive runs its reference code on
+  // this shape, several times slower), then linear and cross-entropy.
   const Tensor pooled = step.Workspace({kBatch, kModel});
-  {
-    const dnnl::memory src = out.Mem({kBatch, kSeq, kModel});
-    const dnnl::memory dst = pooled.Mem({kBatch, 1, kModel});
-    dnnl::reduction::primitive_desc pd(
-        dnnl::reduction::desc(dnnl::algorithm::reduction_mean, src.get_desc(), dst.get_desc(), 0.0f,
-                              0.0f),
-        Engine());
-    step.Forward(dnnl::reduction(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-  }
+  Matmul(step, false, mean_row.Mem(), out.Mem({kBatch, kSeq, kModel}),
+         pooled.Mem({kBatch, 1, kModel}));
   const Tensor logits = step.Workspace({kBatch, kClasses});
   Linear head_linear(step, pooled, head_p.w, head_p.b, false, logits);
   CrossEntropy loss(step, logits, std::move(labels));
