@@ -179,7 +179,7 @@ void Copy(Step& step, bool backward, const dnnl::memory& from, const dnnl::memor
          {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 
-CrossEntropy::CrossEntropy(Step& step, const Tensor& logits, std::vector<int> labels)
+CrossEntropy::CrossEntropy(Step& step, const Tensor& logits, Labels labels)
     : step_(step), logits_(logits), labels_(std::move(labels)), state_(std::make_shared<State>()) {
   const int64_t batch = logits.dims[0];
   state_->row_loss.assign(batch, 0.0);
@@ -193,7 +193,7 @@ CrossEntropy::CrossEntropy(Step& step, const Tensor& logits, std::vector<int> la
       double sum = 0;
       for (int64_t c = 0; c < classes; ++c) sum += std::exp(static_cast<double>(row[c] - max));
       state->logsumexp[n] = max + std::log(sum);
-      state->row_loss[n] = state->logsumexp[n] - row[labels[n]];
+      state->row_loss[n] = state->logsumexp[n] - row[(*labels)[n]];
     }
     double total = 0;
     for (double l : state->row_loss) total += l;
@@ -212,18 +212,17 @@ void CrossEntropy::Backward(const Tensor& dlogits) {
       float* d = dlogits.data + n * classes;
       const float lse = static_cast<float>(state->logsumexp[n]);
       for (int64_t c = 0; c < classes; ++c) d[c] = std::exp(row[c] - lse) * inv_batch;
-      d[labels[n]] -= inv_batch;
+      d[(*labels)[n]] -= inv_batch;
     }
   });
 }
 
-std::vector<int> SyntheticLabels(int64_t count, int classes, uint64_t seed) {
+void FillLabels(std::vector<int>& labels, int classes, uint64_t seed) {
+  const int64_t count = static_cast<int64_t>(labels.size());
   std::vector<float> u(count);
   FillUniform(u.data(), count, 0.0f, static_cast<float>(classes), seed);
-  std::vector<int> labels(count);
   for (int64_t i = 0; i < count; ++i)
     labels[i] = std::min(classes - 1, static_cast<int>(std::floor(u[i])));
-  return labels;
 }
 
 }  // namespace pto::bench::train

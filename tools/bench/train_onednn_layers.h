@@ -87,12 +87,15 @@ void Add(Step& step, bool backward, const dnnl::memory& a, const dnnl::memory& b
 // A reorder (a copy between layouts, here to merge or split attention heads).
 void Copy(Step& step, bool backward, const dnnl::memory& from, const dnnl::memory& to);
 
+// Int labels, shared by the loss's loops and whoever refills them between steps.
+using Labels = std::shared_ptr<std::vector<int>>;
+
 // The mean cross-entropy of logits [batch, classes] against int labels, as plain OpenMP loops
 // (oneDNN 2.6 has no loss primitive): the forward loop computes each row's logsumexp and the
 // loss (summed in double); the backward loop writes dlogits = (softmax - one_hot) / batch.
 class CrossEntropy {
  public:
-  CrossEntropy(Step& step, const Tensor& logits, std::vector<int> labels);
+  CrossEntropy(Step& step, const Tensor& logits, Labels labels);
   void Backward(const Tensor& dlogits);
   const double* loss() const { return &state_->loss; }
 
@@ -103,12 +106,12 @@ class CrossEntropy {
   };
   Step& step_;
   Tensor logits_;
-  std::vector<int> labels_;
+  Labels labels_;
   std::shared_ptr<State> state_;
 };
 
-// Labels in [0, classes) from FillUniform(0, classes) rounded down.
-std::vector<int> SyntheticLabels(int64_t count, int classes, uint64_t seed);
+// Labels in [0, classes) from FillUniform(0, classes) rounded down, over all of `labels`.
+void FillLabels(std::vector<int>& labels, int classes, uint64_t seed);
 
 }  // namespace pto::bench::train
 

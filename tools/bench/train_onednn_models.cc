@@ -31,14 +31,26 @@ NormParams AddNormParams(Step& step, const std::string& name, int64_t width) {
           step.AddParameter(name + "_b", {width}, 0.0f, 0.0f, 0)};
 }
 
-const float kSqrt3 = std::sqrt(3.0f);  // x uniform in +-sqrt(3): variance 1
+Batch MakeBatch(Step& step, const Dims& x_dims, int64_t examples, int classes) {
+  Batch batch{step.Data(x_dims, 0.0f, 0.0f, 0),
+              std::make_shared<std::vector<int>>(static_cast<size_t>(examples)), classes};
+  FillBatch(batch, 0);
+  return batch;
+}
 
 }  // namespace
 
-void BuildMlp(Step& step) {
+void FillBatch(const Batch& batch, int64_t index) {
+  const uint64_t x_seed = index == 0 ? 1 : 1000 + 2 * index;
+  const float bound = std::sqrt(3.0f);
+  FillUniform(batch.x.data, batch.x.size(), -bound, bound, x_seed);
+  FillLabels(*batch.labels, batch.classes, x_seed + 1);
+}
+
+Batch BuildMlp(Step& step) {
   constexpr int64_t kBatch = 64, kIn = 1024, kHidden = 4096, kClasses = 1024;
-  const Tensor x = step.Data({kBatch, kIn}, -kSqrt3, kSqrt3, 1);
-  std::vector<int> labels = SyntheticLabels(kBatch, kClasses, 2);
+  const Batch batch = MakeBatch(step, {kBatch, kIn}, kBatch, kClasses);
+  const Tensor& x = batch.x;
   // w stored [in, out]: y = x w + b.
   const LinearParams l1 = AddLinearParams(step, "fc1", kIn, kHidden, true, 3);
   const LinearParams l2 = AddLinearParams(step, "fc2", kHidden, kClasses, true, 5);
@@ -49,7 +61,7 @@ void BuildMlp(Step& step) {
   Linear linear1(step, x, l1.w, l1.b, /*in_out=*/true, h);
   Gelu gelu(step, h, a);
   Linear linear2(step, a, l2.w, l2.b, /*in_out=*/true, logits);
-  CrossEntropy loss(step, logits, std::move(labels));
+  CrossEntropy loss(step, logits, batch.labels);
 
   const Tensor dlogits = step.Workspace(logits.dims), da = step.Workspace(a.dims),
                dh = step.Workspace(h.dims);
@@ -58,13 +70,14 @@ void BuildMlp(Step& step) {
   gelu.Backward(da, dh);
   linear1.Backward(dh, nullptr);  // x is data: no gradient
   step.Finish();
+  return batch;
 }
 
-void BuildBlock(Step& step) {
+Batch BuildBlock(Step& step) {
   constexpr int64_t kBatch = 16, kSeq = 128, kModel = 128, kHeads = 4, kFf = 512, kClasses = 10;
   constexpr int64_t kRows = kBatch * kSeq, kDh = kModel / kHeads;
-  const Tensor x = step.Data({kRows, kModel}, -kSqrt3, kSqrt3, 1);
-  std::vector<int> labels = SyntheticLabels(kBatch, kClasses, 2);
+  const Batch batch = MakeBatch(step, {kRows, kModel}, kBatch, kClasses);
+  const Tensor& x = batch.x;
   // The order and shapes of tools/pto/transformer_block.cc's WeightShapes ([out, in]).
   const NormParams ln1 = AddNormParams(step, "ln1", kModel);
   const LinearParams qkv_p = AddLinearParams(step, "qkv", kModel, 3 * kModel, false, 3);
@@ -128,7 +141,7 @@ void BuildBlock(Step& step) {
          pooled.Mem({kBatch, 1, kModel}));
   const Tensor logits = step.Workspace({kBatch, kClasses});
   Linear head_linear(step, pooled, head_p.w, head_p.b, false, logits);
-  CrossEntropy loss(step, logits, std::move(labels));
+  CrossEntropy loss(step, logits, batch.labels);
 
   // Backward, in reverse.
   const Tensor dlogits = step.Workspace(logits.dims), dpooled = step.Workspace(pooled.dims);
@@ -173,6 +186,7 @@ void BuildBlock(Step& step) {
   // oneDNN's layer-norm backward always computes the data gradient (x is data: dx unused).
   norm1.Backward(dh, dx);
   step.Finish();
+  return batch;
 }
 
 }  // namespace pto::bench::train
