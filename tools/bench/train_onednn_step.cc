@@ -10,22 +10,6 @@
 
 namespace pto::bench::train {
 
-dnnl::engine& Engine() {
-  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-
-dnnl::memory::desc Plain(const Dims& dims) {
-  Dims strides(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * dims[i + 1];
-  return Strided(dims, strides);
-}
-
-dnnl::memory::desc Strided(const Dims& dims, const Dims& strides) {
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
-}
-
 int64_t Tensor::size() const {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

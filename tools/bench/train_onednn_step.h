@@ -10,21 +10,16 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "dnnl.hpp"
 #include "tools/bench/buffers.h"
+#include "tools/bench/onednn_chain.h"
 
 namespace pto::bench::train {
 
-using Dims = dnnl::memory::dims;
-using Args = std::unordered_map<int, dnnl::memory>;
-
-dnnl::engine& Engine();
-// A row-major f32 descriptor, or one with explicit strides.
-dnnl::memory::desc Plain(const Dims& dims);
-dnnl::memory::desc Strided(const Dims& dims, const Dims& strides);
+// Dims, Args, Plain and Strided come from onednn_chain.h; the engine is its CpuEngine().
+inline dnnl::engine& Engine() { return CpuEngine(); }
 
 // A float buffer the step owns, with its row-major dims.
 struct Tensor {
