@@ -129,6 +129,63 @@ std::string OnednnVersion() {
   return buf;
 }
 
+// The warm-up steps on the fixed batch, then the timed steps on fresh batches, with the memory
+// read around them.
+struct Run {
+  std::vector<double> warm_losses, timed_losses, ms;
+  int64_t resident_after_warm = -1, hwm = -1;
+  std::string reset_error;  // empty when the high-water mark was reset
+};
+
+Run TrainAndTime(Step& step, const Batch& batch, const Flags& flags) {
+  Run run;
+  for (int i = 0; i < flags.warmup; ++i) run.warm_losses.push_back(step.Train());
+  run.resident_after_warm = ProcStatusBytes("VmRSS");
+  run.reset_error = ResetPeakResident();
+  for (int i = 0; i < flags.steps; ++i) {
+    FillBatch(batch, i + 1);
+    const auto start = std::chrono::steady_clock::now();
+    run.timed_losses.push_back(step.Train());
+    run.ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  run.hwm = ProcStatusBytes("VmHWM");
+  return run;
+}
+
+void Report(const Flags& flags, const Step& step, const Run& run, const std::string& version,
+            const char* check) {
+  const int64_t peak = run.hwm - run.resident_after_warm;
+  const int64_t over_parameters = run.hwm - step.resident_after_parameters();
+  if (!run.reset_error.empty()) std::printf("peak reset failed: %s\n", run.reset_error.c_str());
+  std::printf("loss on the fixed batch, warm-up steps:");
+  for (double l : run.warm_losses) std::printf(" %.6f", l);
+  std::printf("\nloss on fresh batches, timed steps: first %.6f, last %.6f\n",
+              run.timed_losses.front(), run.timed_losses.back());
+  const double median = Percentile(run.ms, 0.5), p10 = Percentile(run.ms, 0.1),
+               p90 = Percentile(run.ms, 0.9);
+  std::printf("step time over %d steps: median %.3f ms (p10 %.3f, p90 %.3f)\n", flags.steps, median,
+              p10, p90);
+  std::printf(
+      "memory: VmRSS after parameters %.1f MiB, after the warm-up %.1f MiB; VmHWM during the "
+      "timed steps %.1f MiB: peak over the warm resident %.2f MiB, over the parameters' %.2f "
+      "MiB\n",
+      step.resident_after_parameters() / 1048576.0, run.resident_after_warm / 1048576.0,
+      run.hwm / 1048576.0, peak / 1048576.0, over_parameters / 1048576.0);
+  std::printf(
+      "RESULT {\"baseline\": \"onednn\", \"model\": \"%s\", \"threads\": %d, \"steps\": %d, "
+      "\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, \"peak_bytes\": %lld, "
+      "\"resident_after_warm_bytes\": %lld, \"peak_over_parameters_bytes\": %lld, "
+      "\"peak_reset\": \"%s\", \"loss_first\": %.7f, \"loss_last\": %.7f, "
+      "\"loss_timed_last\": %.7f, \"check\": \"%s\", \"version\": \"%s\"}\n",
+      flags.model.c_str(), flags.threads, flags.steps, median, p10, p90,
+      static_cast<long long>(peak), static_cast<long long>(run.resident_after_warm),
+      static_cast<long long>(over_parameters), run.reset_error.empty() ? "ok" : "failed",
+      run.warm_losses.front(), run.warm_losses.back(), run.timed_losses.back(), check,
+      version.c_str());
+}
+
 int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, &flags)) {
@@ -153,54 +210,12 @@ int Main(int argc, char** argv) {
   std::printf("parameters %.2f MiB, gradients + AdamW state %.2f MiB, workspace %.2f MiB\n",
               step.parameter_bytes() / 1048576.0, step.state_bytes() / 1048576.0,
               step.workspace_bytes() / 1048576.0);
-
-  bool check_ok = true;
-  if (flags.check) check_ok = CheckGradients(step);
-
-  std::vector<double> losses;  // the warm-up steps', on the fixed batch
-  for (int i = 0; i < flags.warmup; ++i) losses.push_back(step.Train());
-  const int64_t resident_after_warm = ProcStatusBytes("VmRSS");
-  const std::string reset_error = ResetPeakResident();
-  if (!reset_error.empty()) std::printf("peak reset failed: %s\n", reset_error.c_str());
-  std::vector<double> ms, timed_losses;
-  for (int i = 0; i < flags.steps; ++i) {
-    FillBatch(batch, i + 1);
-    const auto start = std::chrono::steady_clock::now();
-    timed_losses.push_back(step.Train());
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                     .count());
-  }
-  const int64_t hwm = ProcStatusBytes("VmHWM");
-  const int64_t peak = hwm - resident_after_warm;
-  const int64_t over_parameters = hwm - step.resident_after_parameters();
-
-  std::printf("loss on the fixed batch, warm-up steps:");
-  for (double l : losses) std::printf(" %.6f", l);
-  std::printf("\nloss on fresh batches, timed steps: first %.6f, last %.6f\n", timed_losses.front(),
-              timed_losses.back());
-  const double median = Percentile(ms, 0.5), p10 = Percentile(ms, 0.1), p90 = Percentile(ms, 0.9);
-  std::printf("step time over %d steps: median %.3f ms (p10 %.3f, p90 %.3f)\n", flags.steps, median,
-              p10, p90);
-  std::printf(
-      "memory: VmRSS after parameters %.1f MiB, after the warm step %.1f MiB; VmHWM during the "
-      "timed steps %.1f MiB: peak over the warm resident %.2f MiB, over the parameters' %.2f "
-      "MiB\n",
-      step.resident_after_parameters() / 1048576.0, resident_after_warm / 1048576.0,
-      hwm / 1048576.0, peak / 1048576.0, over_parameters / 1048576.0);
-  const bool loss_fell = losses.back() < losses.front();
+  const bool check_ok = !flags.check || CheckGradients(step);
+  const Run run = TrainAndTime(step, batch, flags);
+  Report(flags, step, run, version, flags.check ? (check_ok ? "passed" : "failed") : "not run");
+  const bool loss_fell = run.warm_losses.back() < run.warm_losses.front();
   if (!loss_fell) std::printf("ERROR: the loss did not fall on the fixed batch\n");
   if (!check_ok) std::printf("ERROR: the gradient check failed\n");
-  std::printf(
-      "RESULT {\"baseline\": \"onednn\", \"model\": \"%s\", \"threads\": %d, \"steps\": %d, "
-      "\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, \"peak_bytes\": %lld, "
-      "\"resident_after_warm_bytes\": %lld, \"peak_over_parameters_bytes\": %lld, "
-      "\"peak_reset\": \"%s\", \"loss_first\": %.7f, \"loss_last\": %.7f, "
-      "\"loss_timed_last\": %.7f, \"check\": \"%s\", \"version\": \"%s\"}\n",
-      flags.model.c_str(), flags.threads, flags.steps, median, p10, p90,
-      static_cast<long long>(peak), static_cast<long long>(resident_after_warm),
-      static_cast<long long>(over_parameters), reset_error.empty() ? "ok" : "failed",
-      losses.front(), losses.back(), timed_losses.back(),
-      flags.check ? (check_ok ? "passed" : "failed") : "not run", version.c_str());
   return loss_fell && check_ok ? 0 : 1;
 }
 
