@@ -5,6 +5,11 @@
 // loops for cross-entropy, the sequence mean's gradient and AdamW (train_onednn_layers.h).
 //
 //   pto_bench_train_onednn --model mlp|block [--threads N] [--steps S] [--warmup W] [--check]
+//                          [--turns]
+//
+// --turns: for a driver that alternates programs step by step (so noise on a shared machine
+// hits all alike): before each timed step the program waits for a line on stdin, and after it
+// prints `STEP <index> <ms> <loss>` (flushed). End of input before the last step is an error.
 //
 // Threads: oneDNN's own OpenMP runtime with its default wait policy; the thread count is set
 // with omp_set_num_threads(N) before any primitive is created (OMP_NUM_THREADS is not needed).
@@ -40,6 +45,7 @@ struct Flags {
   std::string model;
   int threads = 2, steps = 20, warmup = 3;
   bool check = false;
+  bool turns = false;
 };
 
 bool ParseInt(const char* s, int min, int* out) {
@@ -56,6 +62,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     const bool has_value = i + 1 < argc;
     if (a == "--check") {
       f->check = true;
+    } else if (a == "--turns") {
+      f->turns = true;
     } else if (a == "--model" && has_value) {
       f->model = argv[++i];
     } else if (a == "--threads" && has_value) {
@@ -135,6 +143,7 @@ struct Run {
   std::vector<double> warm_losses, timed_losses, ms;
   int64_t resident_after_warm = -1, hwm = -1;
   std::string reset_error;  // empty when the high-water mark was reset
+  std::string error;        // why the timed steps stopped early
 };
 
 Run TrainAndTime(Step& step, const Batch& batch, const Flags& flags) {
@@ -144,11 +153,22 @@ Run TrainAndTime(Step& step, const Batch& batch, const Flags& flags) {
   run.reset_error = ResetPeakResident();
   for (int i = 0; i < flags.steps; ++i) {
     FillBatch(batch, i + 1);
+    if (flags.turns) {
+      char line[64];
+      if (std::fgets(line, sizeof(line), stdin) == nullptr) {
+        run.error = "--turns: stdin ended before step " + std::to_string(i);
+        return run;
+      }
+    }
     const auto start = std::chrono::steady_clock::now();
     run.timed_losses.push_back(step.Train());
     run.ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
+    if (flags.turns) {
+      std::printf("STEP %d %.4f %.7f\n", i, run.ms.back(), run.timed_losses.back());
+      std::fflush(stdout);
+    }
   }
   run.hwm = ProcStatusBytes("VmHWM");
   return run;
@@ -191,7 +211,7 @@ int Main(int argc, char** argv) {
   if (!ParseFlags(argc, argv, &flags)) {
     std::fprintf(stderr,
                  "usage: pto_bench_train_onednn --model mlp|block [--threads N>=1] [--steps S>=1] "
-                 "[--warmup W>=2] [--check]\n");
+                 "[--warmup W>=2] [--check] [--turns]\n");
     return 2;
   }
   Step step(flags.threads, AdamWConfig{});
@@ -212,6 +232,10 @@ int Main(int argc, char** argv) {
               step.workspace_bytes() / 1048576.0);
   const bool check_ok = !flags.check || CheckGradients(step);
   const Run run = TrainAndTime(step, batch, flags);
+  if (!run.error.empty()) {
+    std::fprintf(stderr, "pto_bench_train_onednn: %s\n", run.error.c_str());
+    return 2;
+  }
   Report(flags, step, run, version, flags.check ? (check_ok ? "passed" : "failed") : "not run");
   const bool loss_fell = run.warm_losses.back() < run.warm_losses.front();
   if (!loss_fell) std::printf("ERROR: the loss did not fall on the fixed batch\n");

@@ -12,7 +12,11 @@ in PyTorch eager, in a process of its own, with the same synthetic batch and ini
 as pto_bench_train_onednn (its FillUniform generator and seeds), so the first losses agree.
 
   /usr/bin/python3 tools/bench/train_step_torch.py --model mlp|block [--threads N]
-      [--steps S] [--warmup W] [--check]
+      [--steps S] [--warmup W] [--check] [--turns]
+
+--turns: for a driver that alternates programs step by step: before each timed step the script
+waits for a line on stdin, and after it prints `STEP <index> <ms> <loss>` (flushed). End of
+input before the last step is an error.
 
 Threads: torch.set_num_threads(N), and OMP_NUM_THREADS=N, OPENBLAS_NUM_THREADS=N and
 OPENBLAS_CORETYPE set before torch is loaded: libgomp and OpenBLAS read them when they load, so
@@ -51,6 +55,7 @@ def parse_args():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--check", action="store_true")
+    p.add_argument("--turns", action="store_true")
     args = p.parse_args()
     for name, least in (("threads", 1), ("steps", 1), ("warmup", 2)):
         if getattr(args, name) < least:
@@ -224,9 +229,13 @@ def main():
     ms, timed_losses = [], []
     for i in range(args.steps):
         fill_batch(i + 1)
+        if args.turns and not sys.stdin.readline():
+            sys.exit(f"train_step_torch.py: --turns: stdin ended before step {i}")
         start = time.perf_counter()
         timed_losses.append(train_step())
         ms.append((time.perf_counter() - start) * 1e3)
+        if args.turns:
+            print(f"STEP {i} {ms[-1]:.4f} {timed_losses[-1]:.7f}", flush=True)
     hwm = status_bytes("VmHWM")
 
     blas = openblas()
