@@ -39,14 +39,18 @@ int Step::AddParameter(const std::string& name, const Dims& dims, float lo, floa
   Parameter p;
   p.name = name;
   p.value = Data(dims, lo, hi, seed);
-  p.grad = Allocate(dims);
   parameter_bytes_ += p.value.size() * 4;
-  state_bytes_ += p.grad.size() * 4;
   params_.push_back(std::move(p));
   return static_cast<int>(params_.size()) - 1;
 }
 
-void Step::ParametersDone() { resident_after_parameters_ = ProcStatusBytes("VmRSS"); }
+void Step::ParametersDone() {
+  resident_after_parameters_ = ProcStatusBytes("VmRSS");
+  for (Parameter& p : params_) {
+    p.grad = Allocate(p.value.dims);
+    state_bytes_ += p.grad.size() * 4;
+  }
+}
 
 Tensor Step::Data(const Dims& dims, float lo, float hi, uint64_t seed) {
   Tensor t = Allocate(dims);

@@ -35,7 +35,7 @@ struct Tensor {
 
 struct Parameter {
   std::string name;
-  Tensor value, grad, m, v;  // m, v: AdamW's moments (allocated by Finish)
+  Tensor value, grad, m, v;  // grad: by ParametersDone; m, v (AdamW's moments): by Finish
 };
 
 struct AdamWConfig {
@@ -46,13 +46,13 @@ class Step {
  public:
   Step(int threads, AdamWConfig adamw);
 
-  // A parameter with its gradient, values uniform in [lo, hi) from `seed` (FillUniform), or
-  // all `lo` when lo == hi. Returns its index.
+  // A parameter, values uniform in [lo, hi) from `seed` (FillUniform), or all `lo` when
+  // lo == hi. Returns its index.
   int AddParameter(const std::string& name, const Dims& dims, float lo, float hi, uint64_t seed);
   Parameter& param(int index) { return params_[index]; }
   std::vector<Parameter>& params() { return params_; }
-  // Records the resident size once the parameters (and the batch) are in memory: the memory
-  // figures count from there.
+  // Records the resident size once the parameters (and the batch) are in memory, as the memory
+  // figures count from there, then allocates the gradients. Layers are made after it.
   void ParametersDone();
   int64_t resident_after_parameters() const { return resident_after_parameters_; }
   // Synthetic data (the batch), filled as AddParameter fills.
