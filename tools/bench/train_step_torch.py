@@ -133,10 +133,136 @@ def fill_uniform(np, count, lo, hi, seed):
     return lo + (state >> np.uint64(40)).astype(np.float32) * scale
 
 
+class Model:
+    """A program's parameters (by name, as tests/training/torch_reference.py names them), its
+    loss on the current batch, and fill_batch(k), which writes batch k into the inputs in place
+    (0: the fixed batch, x seed 1, labels seed 2; k >= 1: seeds 1000 + 2k and 1001 + 2k), all
+    filled as pto_bench_train_onednn fills them."""
+
+    def __init__(self, name, np, torch, F):
+        import torch_reference  # the block's model code, shared with the gradient comparison
+
+        self.np, self.torch = np, torch
+        self.sqrt3 = np.sqrt(np.float32(3.0))
+        self.params = {}
+        if name == "mlp":
+            self.x, self.classes = self.tensor((64, 1024), -self.sqrt3, self.sqrt3, 1), 1024
+            self.linear("fc1", 1024, 4096, True, 3)
+            self.linear("fc2", 4096, 1024, True, 5)
+            p = self.params
+            self.loss = lambda: F.cross_entropy(
+                torch.addmm(p["fc2_b"], F.gelu(torch.addmm(p["fc1_b"], self.x, p["fc1_w"])),
+                            p["fc2_w"]), self.y)
+        else:
+            self.x, self.classes = self.tensor((16, 128, 128), -self.sqrt3, self.sqrt3, 1), 10
+            for layer in (("ln1",), ("qkv", 128, 384, 3), ("proj", 128, 128, 5), ("ln2",),
+                          ("up", 128, 512, 7), ("down", 512, 128, 9), ("head", 128, 10, 11)):
+                if len(layer) == 1:
+                    self.norm(layer[0], 128)
+                else:
+                    self.linear(*layer[:3], False, layer[3])
+            self.loss = lambda: torch_reference.block(
+                {"x": self.x, "labels": self.y, **self.params}, 4)
+        self.y = self.labels(self.x.shape[0], 2)
+        for t in self.params.values():
+            t.requires_grad_(True)
+
+    def tensor(self, shape, lo, hi, seed):
+        n = math.prod(shape)
+        a = (self.np.full(n, self.np.float32(lo)) if lo == hi
+             else fill_uniform(self.np, n, lo, hi, seed))
+        return self.torch.from_numpy(a.reshape(shape).copy())
+
+    def labels(self, count, seed):
+        u = fill_uniform(self.np, count, 0.0, float(self.classes), seed)
+        return self.torch.from_numpy(
+            self.np.minimum(self.np.floor(u), self.classes - 1).astype(self.np.int64))
+
+    def linear(self, name, fan_in, fan_out, in_out, seed):
+        # torch.nn.Linear's default init range, computed in float32 as the C++ does.
+        b = self.np.float32(1.0) / self.np.sqrt(self.np.float32(fan_in))
+        shape = (fan_in, fan_out) if in_out else (fan_out, fan_in)
+        self.params[name + "_w"] = self.tensor(shape, -b, b, seed)
+        self.params[name + "_b"] = self.tensor((fan_out,), -b, b, seed + 1)
+
+    def norm(self, name, width):
+        self.params[name + "_w"] = self.tensor((width,), 1.0, 1.0, 0)
+        self.params[name + "_b"] = self.tensor((width,), 0.0, 0.0, 0)
+
+    def fill_batch(self, index):
+        x_seed = 1 if index == 0 else 1000 + 2 * index
+        self.x.copy_(self.tensor(tuple(self.x.shape), -self.sqrt3, self.sqrt3, x_seed))
+        self.y.copy_(self.labels(self.y.shape[0], x_seed + 1))
+
+
+def train_and_time(args, model, opt):
+    """The warm-up steps on the fixed batch, then the timed steps on fresh batches, with the
+    memory read around them."""
+    def train_step():
+        opt.zero_grad(set_to_none=True)
+        loss = model.loss()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    run = {"warm_losses": [train_step() for _ in range(args.warmup)]}
+    run["resident_after_warm"] = status_bytes("VmRSS")
+    run["reset_error"] = reset_peak()
+    run["ms"], run["timed_losses"] = [], []
+    for i in range(args.steps):
+        model.fill_batch(i + 1)
+        if args.turns and not sys.stdin.readline():
+            sys.exit(f"train_step_torch.py: --turns: stdin ended before step {i}")
+        start = time.perf_counter()
+        run["timed_losses"].append(train_step())
+        run["ms"].append((time.perf_counter() - start) * 1e3)
+        if args.turns:
+            print(f"STEP {i} {run['ms'][-1]:.4f} {run['timed_losses'][-1]:.7f}", flush=True)
+    run["hwm"] = status_bytes("VmHWM")
+    return run
+
+
+def report(args, torch, model, run, resident_after_parameters, check):
+    blas = openblas()
+    core = blas.openblas_get_corename().decode() if blas else "(no libopenblas)"
+    config = summarize_config(torch)
+    env = {k: os.environ.get(k, "") for k in
+           ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OMP_WAIT_POLICY")}
+    warm, timed, ms, hwm = run["warm_losses"], run["timed_losses"], run["ms"], run["hwm"]
+    after_warm = run["resident_after_warm"]
+    param_bytes = sum(p.numel() * 4 for p in model.params.values())
+    print(f"torch {torch.__version__}; model {args.model}; torch.get_num_threads() "
+          f"{torch.get_num_threads()}; OpenBLAS core {core}; env {env}")
+    print(f"config: {config}")
+    print(f"parameters {param_bytes / 2**20:.2f} MiB")
+    if run["reset_error"]:
+        print("peak reset failed:", run["reset_error"])
+    print("loss on the fixed batch, warm-up steps:", " ".join(f"{l:.6f}" for l in warm))
+    print(f"loss on fresh batches, timed steps: first {timed[0]:.6f}, last {timed[-1]:.6f}")
+    q = statistics.quantiles(ms, n=10, method="inclusive") if len(ms) > 1 else [ms[0]] * 9
+    median = statistics.median(ms)
+    print(f"step time over {args.steps} steps: median {median:.3f} ms (p10 {q[0]:.3f}, "
+          f"p90 {q[8]:.3f})")
+    print(f"memory: VmRSS after parameters {resident_after_parameters / 2**20:.1f} MiB, after the "
+          f"warm-up {after_warm / 2**20:.1f} MiB; VmHWM during the timed steps "
+          f"{hwm / 2**20:.1f} MiB: peak over the warm resident {(hwm - after_warm) / 2**20:.2f} "
+          f"MiB, over the parameters' {(hwm - resident_after_parameters) / 2**20:.2f} MiB")
+    result = {
+        "baseline": "torch", "model": args.model, "threads": args.threads, "steps": args.steps,
+        "median_ms": round(median, 4), "p10_ms": round(q[0], 4), "p90_ms": round(q[8], 4),
+        "peak_bytes": hwm - after_warm, "resident_after_warm_bytes": after_warm,
+        "peak_over_parameters_bytes": hwm - resident_after_parameters,
+        "peak_reset": "failed" if run["reset_error"] else "ok",
+        "loss_first": warm[0], "loss_last": warm[-1], "loss_timed_last": timed[-1],
+        "check": check, "version": f"torch {torch.__version__}", "openblas_core": core,
+        "env": env, "config": config,
+    }
+    print("RESULT " + json.dumps(result))
+
+
 def main():
     args = parse_args()
     pin_environment(args.threads)
-
     try:
         import numpy as np
         import torch
@@ -145,138 +271,22 @@ def main():
         sys.exit(f"train_step_torch.py: cannot import {e.name}: install Debian's python3-torch "
                  "and python3-numpy (tools/setup.sh) and run this with /usr/bin/python3")
     sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "training"))
-    import torch_reference  # the block's model code, shared with the gradient comparison
-
     torch.set_num_threads(args.threads)
-    sqrt3 = np.sqrt(np.float32(3.0))
 
-    def tensor(shape, lo, hi, seed):
-        n = math.prod(shape)
-        a = np.full(n, np.float32(lo)) if lo == hi else fill_uniform(np, n, lo, hi, seed)
-        return torch.from_numpy(a.reshape(shape).copy())
-
-    def labels(count, classes, seed):
-        u = fill_uniform(np, count, 0.0, float(classes), seed)
-        return torch.from_numpy(np.minimum(np.floor(u), classes - 1).astype(np.int64))
-
-    def bound(fan_in):  # torch.nn.Linear's default init range, computed as the C++ does
-        return np.float32(1.0) / np.sqrt(np.float32(fan_in))
-
-    params = {}
-
-    def linear(name, fan_in, fan_out, in_out, seed):
-        b = bound(fan_in)
-        shape = (fan_in, fan_out) if in_out else (fan_out, fan_in)
-        params[name + "_w"] = tensor(shape, -b, b, seed)
-        params[name + "_b"] = tensor((fan_out,), -b, b, seed + 1)
-
-    def norm(name, width):
-        params[name + "_w"] = tensor((width,), 1.0, 1.0, 0)
-        params[name + "_b"] = tensor((width,), 0.0, 0.0, 0)
-
-    if args.model == "mlp":
-        x, classes = tensor((64, 1024), -sqrt3, sqrt3, 1), 1024
-        y = labels(64, classes, 2)
-        linear("fc1", 1024, 4096, True, 3)
-        linear("fc2", 4096, 1024, True, 5)
-
-        def loss_fn():
-            h = F.gelu(torch.addmm(params["fc1_b"], x, params["fc1_w"]))
-            return F.cross_entropy(torch.addmm(params["fc2_b"], h, params["fc2_w"]), y)
-    else:
-        x, classes = tensor((16, 128, 128), -sqrt3, sqrt3, 1), 10
-        y = labels(16, classes, 2)
-        norm("ln1", 128)
-        linear("qkv", 128, 384, False, 3)
-        linear("proj", 128, 128, False, 5)
-        norm("ln2", 128)
-        linear("up", 128, 512, False, 7)
-        linear("down", 512, 128, False, 9)
-        linear("head", 128, 10, False, 11)
-        inputs = {"x": x, "labels": y}
-
-        def loss_fn():
-            return torch_reference.block({**inputs, **params}, 4)
-
-    def fill_batch(index):  # batch k >= 1: the fresh batch of timed step k (in place)
-        x_seed = 1000 + 2 * index
-        x.copy_(tensor(tuple(x.shape), -sqrt3, sqrt3, x_seed))
-        y.copy_(labels(y.shape[0], classes, x_seed + 1))
-
-    for p in params.values():
-        p.requires_grad_(True)
+    model = Model(args.model, np, torch, F)
     resident_after_parameters = status_bytes("VmRSS")
-    param_bytes = sum(p.numel() * 4 for p in params.values())
-    opt = torch.optim.AdamW(params.values(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+    opt = torch.optim.AdamW(model.params.values(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.01, foreach=True)
-
-    def train_step():
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn()
-        loss.backward()
-        opt.step()
-        return loss.item()
-
     check = "not run"
     if args.check:
-        check = "passed" if check_gradients(torch, params, loss_fn) else "failed"
-
-    losses = [train_step() for _ in range(args.warmup)]
-    resident_after_warm = status_bytes("VmRSS")
-    reset_error = reset_peak()
-    if reset_error:
-        print("peak reset failed:", reset_error)
-    ms, timed_losses = [], []
-    for i in range(args.steps):
-        fill_batch(i + 1)
-        if args.turns and not sys.stdin.readline():
-            sys.exit(f"train_step_torch.py: --turns: stdin ended before step {i}")
-        start = time.perf_counter()
-        timed_losses.append(train_step())
-        ms.append((time.perf_counter() - start) * 1e3)
-        if args.turns:
-            print(f"STEP {i} {ms[-1]:.4f} {timed_losses[-1]:.7f}", flush=True)
-    hwm = status_bytes("VmHWM")
-
-    blas = openblas()
-    core = blas.openblas_get_corename().decode() if blas else "(no libopenblas)"
-    config = summarize_config(torch)
-    env = {k: os.environ.get(k, "") for k in
-           ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OMP_WAIT_POLICY")}
-    print(f"torch {torch.__version__}; model {args.model}; torch.get_num_threads() "
-          f"{torch.get_num_threads()}; OpenBLAS core {core}; env {env}")
-    print(f"config: {config}")
-    print(f"parameters {param_bytes / 2**20:.2f} MiB")
-    print("loss on the fixed batch, warm-up steps:", " ".join(f"{l:.6f}" for l in losses))
-    print(f"loss on fresh batches, timed steps: first {timed_losses[0]:.6f}, last "
-          f"{timed_losses[-1]:.6f}")
-    q = statistics.quantiles(ms, n=10, method="inclusive") if len(ms) > 1 else [ms[0]] * 9
-    median = statistics.median(ms)
-    print(f"step time over {args.steps} steps: median {median:.3f} ms (p10 {q[0]:.3f}, "
-          f"p90 {q[8]:.3f})")
-    print(f"memory: VmRSS after parameters {resident_after_parameters / 2**20:.1f} MiB, after the "
-          f"warm steps {resident_after_warm / 2**20:.1f} MiB; VmHWM during the timed steps "
-          f"{hwm / 2**20:.1f} MiB: peak over the warm resident "
-          f"{(hwm - resident_after_warm) / 2**20:.2f} MiB, over the parameters' "
-          f"{(hwm - resident_after_parameters) / 2**20:.2f} MiB")
-    loss_fell = losses[-1] < losses[0]
+        check = "passed" if check_gradients(torch, model.params, model.loss) else "failed"
+    run = train_and_time(args, model, opt)
+    report(args, torch, model, run, resident_after_parameters, check)
+    loss_fell = run["warm_losses"][-1] < run["warm_losses"][0]
     if not loss_fell:
         print("ERROR: the loss did not fall on the fixed batch")
     if check == "failed":
         print("ERROR: the gradient check failed")
-    result = {
-        "baseline": "torch", "model": args.model, "threads": args.threads, "steps": args.steps,
-        "median_ms": round(median, 4), "p10_ms": round(q[0], 4), "p90_ms": round(q[8], 4),
-        "peak_bytes": hwm - resident_after_warm,
-        "resident_after_warm_bytes": resident_after_warm,
-        "peak_over_parameters_bytes": hwm - resident_after_parameters,
-        "peak_reset": "failed" if reset_error else "ok",
-        "loss_first": losses[0], "loss_last": losses[-1], "loss_timed_last": timed_losses[-1],
-        "check": check,
-        "version": f"torch {torch.__version__}", "openblas_core": core, "env": env,
-        "config": config,
-    }
-    print("RESULT " + json.dumps(result))
     return 0 if loss_fell and check != "failed" else 1
 
 
