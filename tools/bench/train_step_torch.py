@@ -20,7 +20,8 @@ input before the last step is an error.
 
 Threads: torch.set_num_threads(N), and OMP_NUM_THREADS=N, OPENBLAS_NUM_THREADS=N and
 OPENBLAS_CORETYPE set before torch is loaded: libgomp and OpenBLAS read them when they load, so
-the script sets the ones missing and re-executes itself. Debian's torch calls the system
+the script sets the ones missing and re-executes itself. Others the caller sets (such as
+OMP_WAIT_POLICY or OPENBLAS_THREAD_TIMEOUT) pass through and are printed. Debian's torch calls the system
 OpenBLAS, which falls back to its generic (Prescott) kernels on a CPU it does not know; the core
 type is then pinned to the one that matches the CPU's vector ISA (SkylakeX with AVX-512, Haswell
 with AVX2), as pto_bench_kernels does, and otherwise to the core OpenBLAS picked itself. Values
@@ -227,7 +228,8 @@ def report(args, torch, model, run, resident_after_parameters, check):
     core = blas.openblas_get_corename().decode() if blas else "(no libopenblas)"
     config = summarize_config(torch)
     env = {k: os.environ.get(k, "") for k in
-           ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OMP_WAIT_POLICY")}
+           ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OMP_WAIT_POLICY",
+            "OPENBLAS_THREAD_TIMEOUT")}
     warm, timed, ms, hwm = run["warm_losses"], run["timed_losses"], run["ms"], run["hwm"]
     after_warm = run["resident_after_warm"]
     param_bytes = sum(p.numel() * 4 for p in model.params.values())
