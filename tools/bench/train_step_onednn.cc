@@ -20,7 +20,7 @@
 // gradients go subnormal, which slows every step: fresh batches keep the numbers those of
 // training. --check first compares every parameter's gradient with a central finite
 // difference of the loss along the gradient's direction.
-// Memory: VmRSS after the parameters are in memory, after one warm step, and VmHWM during the
+// Memory: VmRSS after the parameters are in memory, after the warm-up, and VmHWM during the
 // timed steps (reset first by writing "5" to /proc/self/clear_refs).
 // The last line is `RESULT {json}` for the bench that drives this program.
 #include <omp.h>
