@@ -141,6 +141,7 @@ std::string OnednnVersion() {
 // read around them.
 struct Run {
   std::vector<double> warm_losses, timed_losses, ms;
+  std::vector<double> forward_ms, backward_ms, update_ms;  // the parts of each timed step
   int64_t resident_after_warm = -1, hwm = -1;
   std::string reset_error;  // empty when the high-water mark was reset
   std::string error;        // why the timed steps stopped early
@@ -160,11 +161,18 @@ Run TrainAndTime(Step& step, const Batch& batch, const Flags& flags) {
         return run;
       }
     }
-    const auto start = std::chrono::steady_clock::now();
-    run.timed_losses.push_back(step.Train());
-    run.ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t) {
+      return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+    };
+    const Clock::time_point start = Clock::now();
+    run.timed_losses.push_back(step.RunForward());
+    run.forward_ms.push_back(since(start));
+    step.RunBackward();
+    run.backward_ms.push_back(since(start) - run.forward_ms.back());
+    step.RunUpdate();
+    run.ms.push_back(since(start));
+    run.update_ms.push_back(run.ms.back() - run.forward_ms.back() - run.backward_ms.back());
     if (flags.turns) {
       std::printf("STEP %d %.4f %.7f\n", i, run.ms.back(), run.timed_losses.back());
       std::fflush(stdout);
@@ -185,8 +193,12 @@ void Report(const Flags& flags, const Step& step, const Run& run, const std::str
               run.timed_losses.front(), run.timed_losses.back());
   const double median = Percentile(run.ms, 0.5), p10 = Percentile(run.ms, 0.1),
                p90 = Percentile(run.ms, 0.9);
-  std::printf("step time over %d steps: median %.3f ms (p10 %.3f, p90 %.3f)\n", flags.steps, median,
-              p10, p90);
+  const double forward = Percentile(run.forward_ms, 0.5),
+               backward = Percentile(run.backward_ms, 0.5), update = Percentile(run.update_ms, 0.5);
+  std::printf(
+      "step time over %d steps: median %.3f ms (p10 %.3f, p90 %.3f); medians of its parts: "
+      "forward %.3f, backward %.3f (%.2fx forward), update %.3f ms\n",
+      flags.steps, median, p10, p90, forward, backward, backward / forward, update);
   std::printf(
       "memory: VmRSS after parameters %.1f MiB, after the warm-up %.1f MiB; VmHWM during the "
       "timed steps %.1f MiB: peak over the warm resident %.2f MiB, over the parameters' %.2f "
@@ -195,11 +207,12 @@ void Report(const Flags& flags, const Step& step, const Run& run, const std::str
       run.hwm / 1048576.0, peak / 1048576.0, over_parameters / 1048576.0);
   std::printf(
       "RESULT {\"baseline\": \"onednn\", \"model\": \"%s\", \"threads\": %d, \"steps\": %d, "
-      "\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, \"peak_bytes\": %lld, "
+      "\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, \"forward_ms\": %.4f, "
+      "\"backward_ms\": %.4f, \"update_ms\": %.4f, \"peak_bytes\": %lld, "
       "\"resident_after_warm_bytes\": %lld, \"peak_over_parameters_bytes\": %lld, "
       "\"peak_reset\": \"%s\", \"loss_first\": %.7f, \"loss_last\": %.7f, "
       "\"loss_timed_last\": %.7f, \"check\": \"%s\", \"version\": \"%s\"}\n",
-      flags.model.c_str(), flags.threads, flags.steps, median, p10, p90,
+      flags.model.c_str(), flags.threads, flags.steps, median, p10, p90, forward, backward, update,
       static_cast<long long>(peak), static_cast<long long>(run.resident_after_warm),
       static_cast<long long>(over_parameters), run.reset_error.empty() ? "ok" : "failed",
       run.warm_losses.front(), run.warm_losses.back(), run.timed_losses.back(), check,

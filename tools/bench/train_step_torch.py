@@ -199,14 +199,20 @@ class Model:
 def train_and_time(args, model, opt):
     """The warm-up steps on the fixed batch, then the timed steps on fresh batches, with the
     memory read around them."""
-    def train_step():
+    def train_step(parts=None):
+        t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss = model.loss()
+        t1 = time.perf_counter()
         loss.backward()
+        t2 = time.perf_counter()
         opt.step()
-        return loss.item()
+        value = loss.item()
+        if parts is not None:  # forward (with zero_grad), backward, update
+            parts.append(((t1 - t0) * 1e3, (t2 - t1) * 1e3, (time.perf_counter() - t2) * 1e3))
+        return value
 
-    run = {"warm_losses": [train_step() for _ in range(args.warmup)]}
+    run = {"warm_losses": [train_step() for _ in range(args.warmup)], "parts": []}
     run["resident_after_warm"] = status_bytes("VmRSS")
     run["reset_error"] = reset_peak()
     run["ms"], run["timed_losses"] = [], []
@@ -215,7 +221,7 @@ def train_and_time(args, model, opt):
         if args.turns and not sys.stdin.readline():
             sys.exit(f"train_step_torch.py: --turns: stdin ended before step {i}")
         start = time.perf_counter()
-        run["timed_losses"].append(train_step())
+        run["timed_losses"].append(train_step(run["parts"]))
         run["ms"].append((time.perf_counter() - start) * 1e3)
         if args.turns:
             print(f"STEP {i} {run['ms'][-1]:.4f} {run['timed_losses'][-1]:.7f}", flush=True)
@@ -243,8 +249,10 @@ def report(args, torch, model, run, resident_after_parameters, check):
     print(f"loss on fresh batches, timed steps: first {timed[0]:.6f}, last {timed[-1]:.6f}")
     q = statistics.quantiles(ms, n=10, method="inclusive") if len(ms) > 1 else [ms[0]] * 9
     median = statistics.median(ms)
+    forward, backward, update = (statistics.median(p[i] for p in run["parts"]) for i in range(3))
     print(f"step time over {args.steps} steps: median {median:.3f} ms (p10 {q[0]:.3f}, "
-          f"p90 {q[8]:.3f})")
+          f"p90 {q[8]:.3f}); medians of its parts: forward {forward:.3f}, backward "
+          f"{backward:.3f} ({backward / forward:.2f}x forward), update {update:.3f} ms")
     print(f"memory: VmRSS after parameters {resident_after_parameters / 2**20:.1f} MiB, after the "
           f"warm-up {after_warm / 2**20:.1f} MiB; VmHWM during the timed steps "
           f"{hwm / 2**20:.1f} MiB: peak over the warm resident {(hwm - after_warm) / 2**20:.2f} "
@@ -252,6 +260,8 @@ def report(args, torch, model, run, resident_after_parameters, check):
     result = {
         "baseline": "torch", "model": args.model, "threads": args.threads, "steps": args.steps,
         "median_ms": round(median, 4), "p10_ms": round(q[0], 4), "p90_ms": round(q[8], 4),
+        "forward_ms": round(forward, 4), "backward_ms": round(backward, 4),
+        "update_ms": round(update, 4),
         "peak_bytes": hwm - after_warm, "resident_after_warm_bytes": after_warm,
         "peak_over_parameters_bytes": hwm - resident_after_parameters,
         "peak_reset": "failed" if run["reset_error"] else "ok",
