@@ -70,7 +70,6 @@ Batch BuildMlp(Step& step) {
   linear2.Backward(dlogits, &da);
   gelu.Backward(da, dh);
   linear1.Backward(dh, nullptr);  // x is data: no gradient
-  step.Finish();
   return batch;
 }
 
@@ -236,7 +235,6 @@ Batch BuildBlock(Step& step) {
   qkv_linear.Backward(dqkv, &dh);
   // oneDNN's layer-norm backward always computes the data gradient (x is data: dx unused).
   norm1.Backward(dh, dx);
-  step.Finish();
   return batch;
 }
 

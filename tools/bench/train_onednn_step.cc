@@ -47,6 +47,12 @@ int Step::AddParameter(const std::string& name, const Dims& dims, float lo, floa
 void Step::ParametersDone() {
   resident_after_parameters_ = ProcStatusBytes("VmRSS");
   for (Parameter& p : params_) {
+    p.m = Allocate(p.value.dims);
+    p.v = Allocate(p.value.dims);
+    state_bytes_ += 2 * p.value.size() * 4;
+  }
+  resident_after_state_ = ProcStatusBytes("VmRSS");
+  for (Parameter& p : params_) {
     p.grad = Allocate(p.value.dims);
     state_bytes_ += p.grad.size() * 4;
   }
@@ -82,14 +88,6 @@ void Step::Backward(const dnnl::primitive& primitive, Args args) {
 
 void Step::ForwardLoop(std::function<void()> loop) { forward_.push_back(std::move(loop)); }
 void Step::BackwardLoop(std::function<void()> loop) { backward_.push_back(std::move(loop)); }
-
-void Step::Finish() {
-  for (Parameter& p : params_) {
-    p.m = Allocate(p.value.dims);
-    p.v = Allocate(p.value.dims);
-    state_bytes_ += 2 * p.value.size() * 4;
-  }
-}
 
 void Step::Run(const Pass& pass) {
   for (const auto& call : pass) {

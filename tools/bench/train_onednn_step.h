@@ -35,7 +35,7 @@ struct Tensor {
 
 struct Parameter {
   std::string name;
-  Tensor value, grad, m, v;  // grad: by ParametersDone; m, v (AdamW's moments): by Finish
+  Tensor value, grad, m, v;  // grad and m, v (AdamW's moments): by ParametersDone
 };
 
 struct AdamWConfig {
@@ -51,10 +51,12 @@ class Step {
   int AddParameter(const std::string& name, const Dims& dims, float lo, float hi, uint64_t seed);
   Parameter& param(int index) { return params_[index]; }
   std::vector<Parameter>& params() { return params_; }
-  // Records the resident size once the parameters (and the batch) are in memory, as the memory
-  // figures count from there, then allocates the gradients. Layers are made after it.
+  // Records the resident size once the parameters (and the batch) are in memory, allocates
+  // AdamW's moments (zeroed) and records it again, then allocates the gradients. The memory
+  // figures count from these two. Layers are made after it.
   void ParametersDone();
   int64_t resident_after_parameters() const { return resident_after_parameters_; }
+  int64_t resident_after_state() const { return resident_after_state_; }
   // Synthetic data (the batch), filled as AddParameter fills.
   Tensor Data(const Dims& dims, float lo, float hi, uint64_t seed);
   // An activation or gradient buffer, zeroed.
@@ -66,8 +68,6 @@ class Step {
   void BackwardLoop(std::function<void()> loop);
   // Where the forward pass leaves the loss.
   void SetLoss(const double* loss) { loss_ = loss; }
-  // Allocates the optimizer state (zeroed). Call after the passes are built.
-  void Finish();
 
   double RunForward();  // returns the loss
   void RunBackward();
@@ -99,7 +99,7 @@ class Step {
   Pass forward_, backward_;
   const double* loss_ = nullptr;
   int64_t parameter_bytes_ = 0, workspace_bytes_ = 0, state_bytes_ = 0;
-  int64_t resident_after_parameters_ = -1;
+  int64_t resident_after_parameters_ = -1, resident_after_state_ = -1;
 };
 
 }  // namespace pto::bench::train

@@ -186,6 +186,7 @@ void Report(const Flags& flags, const Step& step, const Run& run, const std::str
             const char* check) {
   const int64_t peak = run.hwm - run.resident_after_warm;
   const int64_t over_parameters = run.hwm - step.resident_after_parameters();
+  const int64_t working_set = run.hwm - step.resident_after_state();
   if (!run.reset_error.empty()) std::printf("peak reset failed: %s\n", run.reset_error.c_str());
   std::printf("loss on the fixed batch, warm-up steps:");
   for (double l : run.warm_losses) std::printf(" %.6f", l);
@@ -210,13 +211,14 @@ void Report(const Flags& flags, const Step& step, const Run& run, const std::str
       "\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, \"forward_ms\": %.4f, "
       "\"backward_ms\": %.4f, \"update_ms\": %.4f, \"peak_bytes\": %lld, "
       "\"resident_after_warm_bytes\": %lld, \"peak_over_parameters_bytes\": %lld, "
+      "\"working_set_bytes\": %lld, "
       "\"peak_reset\": \"%s\", \"loss_first\": %.7f, \"loss_last\": %.7f, "
       "\"loss_timed_last\": %.7f, \"check\": \"%s\", \"version\": \"%s\"}\n",
       flags.model.c_str(), flags.threads, flags.steps, median, p10, p90, forward, backward, update,
       static_cast<long long>(peak), static_cast<long long>(run.resident_after_warm),
-      static_cast<long long>(over_parameters), run.reset_error.empty() ? "ok" : "failed",
-      run.warm_losses.front(), run.warm_losses.back(), run.timed_losses.back(), check,
-      version.c_str());
+      static_cast<long long>(over_parameters), static_cast<long long>(working_set),
+      run.reset_error.empty() ? "ok" : "failed", run.warm_losses.front(), run.warm_losses.back(),
+      run.timed_losses.back(), check, version.c_str());
 }
 
 int Main(int argc, char** argv) {

@@ -264,6 +264,9 @@ def report(args, torch, model, run, resident_after_parameters, check):
         "update_ms": round(update, 4),
         "peak_bytes": hwm - after_warm, "resident_after_warm_bytes": after_warm,
         "peak_over_parameters_bytes": hwm - resident_after_parameters,
+        # AdamW's moments (two float32 tensors per parameter) appear at the first step in torch;
+        # counted as allocated before it, as the other sides allocate them.
+        "working_set_bytes": hwm - resident_after_parameters - 2 * param_bytes,
         "peak_reset": "failed" if run["reset_error"] else "ok",
         "loss_first": warm[0], "loss_last": warm[-1], "loss_timed_last": timed[-1],
         "check": check, "version": f"torch {torch.__version__}", "openblas_core": core,
