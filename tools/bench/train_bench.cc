@@ -14,10 +14,10 @@
 // Peak memory (each side the same way, in its own process): the high-water mark of the
 // resident set during the timed steps (reset through /proc/self/clear_refs after the warm-up)
 // minus the resident set after the warm-up: what a step allocates beyond what the process keeps
-// between steps; and beside it that high-water mark minus the resident set before the first
-// step (parameters and optimizer state allocated): the step's whole working set, arenas and
-// caches a side keeps included. The analytic floor: parameters, gradients, optimizer state and
-// the activations saved for the backward pass.
+// between steps; and beside it that high-water mark minus the resident set once the parameters
+// and the optimizer state are allocated: the step's whole working set, arenas and caches a side
+// keeps included. Warm-up steps train on one batch; each timed step gets a fresh one. The analytic
+// floor: parameters, gradients, optimizer state and the activations saved for the backward pass.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +37,7 @@
 
 #include "device/device_info.h"
 #include "pto/pto.h"
+#include "tools/bench/process_memory.h"
 #include "tools/bench/roofline.h"
 #include "tools/pto/transformer_block.h"
 
@@ -55,25 +56,6 @@ struct Options {
   bool checkpoint = false;
   bool profile = false;  // pto's side: each kernel of the step with its median time
 };
-
-// The resident set and its high-water mark (/proc/self/status), in bytes.
-int64_t StatusBytes(const char* field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  const std::string key = std::string(field) + ":";
-  while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0) return std::atoll(line.c_str() + key.size()) * 1024;
-  }
-  return -1;
-}
-
-// Resets the high-water mark to the current resident set; false when the kernel refuses.
-bool ResetHighWaterMark() {
-  std::ofstream out("/proc/self/clear_refs");
-  out << "5";
-  out.flush();
-  return static_cast<bool>(out);
-}
 
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
@@ -94,7 +76,7 @@ struct Model {
   double saved_bytes = 0;  // activations the backward pass reads (analytic floor)
 };
 
-Model Mlp() {
+Model Mlp(bool checkpointed) {
   Model m;
   m.name = "mlp";
   const int64_t b = 64, d = 1024, h = 4096;
@@ -113,10 +95,10 @@ Model Mlp() {
   return m;
 }
 
-Model Block() {
+Model Block(bool checkpointed) {
   Model m;
   m.name = "block";
-  const tools::BlockDims dims{.causal = true};
+  const tools::BlockDims dims{.causal = true, .checkpoint_sublayers = checkpointed};
   const int64_t batch = 16, seq = 128, classes = 10;
   const TraceFn block = tools::TransformerBlock(dims);
   const std::vector<std::vector<int64_t>> shapes = tools::WeightShapes(dims);
@@ -143,7 +125,9 @@ Model Block() {
   return m;
 }
 
-Model ModelNamed(const std::string& name) { return name == "mlp" ? Mlp() : Block(); }
+Model ModelNamed(const std::string& name, bool checkpointed = false) {
+  return name == "mlp" ? Mlp(checkpointed) : Block(checkpointed);
+}
 
 int64_t ParameterCount(const Model& m) {
   int64_t n = 0;
@@ -153,6 +137,27 @@ int64_t ParameterCount(const Model& m) {
     n += e;
   }
   return n;
+}
+
+// The bytes of the intermediate arena a plan's exec dump lays out: per slot ("slotN: bufA[12]
+// bufB[40] ..."), its largest member, 64-byte aligned as Plan::Run reserves them; -1 when a
+// size is not a number.
+int64_t ArenaBytes(const std::string& exec_dump) {
+  int64_t total = 0;
+  std::istringstream lines(exec_dump);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("slot", 0) != 0) continue;
+    int64_t largest = 0;
+    for (size_t at = line.find('['); at != std::string::npos; at = line.find('[', at + 1)) {
+      const size_t end = line.find(']', at);
+      const std::string n = line.substr(at + 1, end - at - 1);
+      if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) return -1;
+      largest = std::max<int64_t>(largest, std::atoll(n.c_str()));
+    }
+    total += (largest * 4 + 63) / 64 * 64;
+  }
+  return total;
 }
 
 // pto's side: prints RESULT {json}.
@@ -185,16 +190,10 @@ int RunPtoSide(const Options& o) {
   for (int32_t& l : labels) l = static_cast<int32_t>(rng() % m.classes);
   const TensorView data[2] = {TensorView::Dense(x.data(), m.x_shape),
                               TensorView::Dense(labels.data(), {m.x_shape[0]})};
-  TraceFn loss = m.loss;
-  if (o.checkpoint) {
-    // The whole loss but its last op as one checkpoint segment: the backward pass recomputes
-    // every activation.
-    loss = [inner = m.loss](std::span<const Value> v) {
-      return checkpoint([&](std::span<const Value> in) { return inner(in); },
-                        std::vector<Value>(v.begin(), v.end()));
-    };
-  }
-  const int64_t rss_start = StatusBytes("VmRSS");
+  // Checkpointed: the block's attention and MLP sublayers, the MLP's hidden layer, each one
+  // segment recomputed in the backward pass.
+  const TraceFn loss = o.checkpoint ? ModelNamed(o.model, /*checkpointed=*/true).loss : m.loss;
+  const int64_t rss_start = ProcStatusBytes("VmRSS");
   absl::StatusOr<std::unique_ptr<TrainStep>> step = (*rt)->JitTrainStepTraced(
       m.name, m.num_inputs, loss, init,
       {.parameters = m.parameters,
@@ -204,7 +203,7 @@ int RunPtoSide(const Options& o) {
     std::fprintf(stderr, "pto_bench_train: %s\n", std::string(step.status().message()).c_str());
     return 1;
   }
-  const int64_t rss_params = StatusBytes("VmRSS");
+  const int64_t rss_params = ProcStatusBytes("VmRSS");
   float loss_first = 0, loss_last = 0;
   for (int i = 0; i < o.warmup; ++i) {
     absl::StatusOr<float> l = (**step)(data);
@@ -214,17 +213,27 @@ int RunPtoSide(const Options& o) {
     }
     if (i == 0) loss_first = *l;
   }
-  const int64_t rss_warm = StatusBytes("VmRSS");
-  const bool reset = ResetHighWaterMark();
+  const int64_t rss_warm = ProcStatusBytes("VmRSS");
+  const bool reset = ResetPeakResident().empty();
   std::vector<double> ms;
   for (int i = 0; i < o.steps; ++i) {
+    // A fresh batch per timed step, written before the clock starts: on the warm-up's one batch
+    // the loss soon vanishes and subnormal gradients would slow every side.
+    for (float& v : x) v = uniform(rng);
+    for (int32_t& l : labels) l = static_cast<int32_t>(rng() % m.classes);
     const Clock::time_point t0 = Clock::now();
     absl::StatusOr<float> l = (**step)(data);
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     if (!l.ok()) return 1;
     loss_last = *l;
   }
-  const int64_t hwm = StatusBytes("VmHWM");
+  const int64_t hwm = ProcStatusBytes("VmHWM");
+  std::vector<std::vector<int64_t>> shapes = {m.x_shape, {m.x_shape[0]}};
+  const int64_t total = ParameterCount(m);
+  for (int k = 0; k < 3; ++k) shapes.push_back({total});  // parameters, AdamW's m and v
+  shapes.push_back({4});                                  // the optimizer's scalars
+  absl::StatusOr<std::string> exec = (*step)->function().Dump(Stage::kExec, shapes);
+  const int64_t arena = exec.ok() ? ArenaBytes(*exec) : -1;
   if (o.profile) {
     std::printf("profile of one step (median of %d):\n", o.steps);
     absl::StatusOr<std::vector<KernelProfile>> prof = (*step)->Profile(data, o.steps);
@@ -275,11 +284,12 @@ int RunPtoSide(const Options& o) {
       "RESULT {\"side\": \"pto\", \"model\": \"%s\", \"threads\": %d, \"steps\": %d, "
       "\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, \"peak_bytes\": %lld, "
       "\"working_set_bytes\": %lld, \"hwm_reset\": %s, \"loss_first\": %.6g, \"loss_last\": "
-      "%.6g, \"forward_ms\": %.4f, \"grad_ms\": %.4f, \"checkpoint\": %s, \"version\": \"pto\"}\n",
+      "%.6g, \"forward_ms\": %.4f, \"grad_ms\": %.4f, \"checkpoint\": %s, \"arena_bytes\": %lld, "
+      "\"version\": \"pto\"}\n",
       m.name.c_str(), o.threads, o.steps, Percentile(ms, 0.5), Percentile(ms, 0.1),
       Percentile(ms, 0.9), static_cast<long long>(hwm - rss_warm),
       static_cast<long long>(hwm - rss_params), reset ? "true" : "false", loss_first, loss_last,
-      forward_ms, grad_ms, o.checkpoint ? "true" : "false");
+      forward_ms, grad_ms, o.checkpoint ? "true" : "false", static_cast<long long>(arena));
   (void)rss_start;
   return 0;
 }
@@ -382,8 +392,8 @@ int RunDriver(const Options& o) {
     std::printf("\n%s: %lld parameters, %.2f GFLOP per step; floor %.2f ms, memory floor %s MiB\n",
                 name.c_str(), static_cast<long long>(params), m.step_flops / 1e9, floor_ms,
                 Mib(floor_bytes).c_str());
-    std::printf("  %-18s %10s %10s %10s %9s %9s %12s %12s\n", "side", "ms/step", "p10", "p90",
-                "pto/side", "floor/side", "peak MiB", "working MiB");
+    std::printf("  %-18s %10s %10s %10s %9s %9s %12s %12s %8s\n", "side", "ms/step", "p10", "p90",
+                "pto/side", "floor/side", "peak MiB", "working MiB", "bwd/fwd");
     const double pto_ms = Number(results["pto"], "median_ms");
     for (const char* side : {"pto", "pto checkpointed", "oneDNN", "PyTorch"}) {
       const std::string& r = results[side];
@@ -392,16 +402,20 @@ int RunDriver(const Options& o) {
         continue;
       }
       const double med = Number(r, "median_ms");
-      std::printf("  %-18s %10.2f %10.2f %10.2f %8.2fx %8.2fx %12s %12s\n", side, med,
+      // Backward over forward: pto's from its forward and forward + backward Functions, the
+      // baselines' from their own breakdown of a step.
+      const double f = Number(r, "forward_ms");
+      const double b = std::string(side).starts_with("pto") ? Number(r, "grad_ms") - f
+                                                            : Number(r, "backward_ms");
+      std::printf("  %-18s %10.2f %10.2f %10.2f %8.2fx %8.2fx %12s %12s %8.2f\n", side, med,
                   Number(r, "p10_ms"), Number(r, "p90_ms"), med / pto_ms, floor_ms / med,
-                  Mib(Number(r, "peak_bytes")).c_str(),
-                  Mib(Number(r, "working_set_bytes")).c_str());
+                  Mib(Number(r, "peak_bytes")).c_str(), Mib(Number(r, "working_set_bytes")).c_str(),
+                  b / f);
     }
-    if (!results["pto"].empty()) {
-      const double f = Number(results["pto"], "forward_ms"), g = Number(results["pto"], "grad_ms");
-      std::printf("  pto: forward %.2f ms, forward + backward %.2f ms: backward / forward %.2f\n",
-                  f, g, (g - f) / f);
-    }
+    std::printf(
+        "  pto's planned intermediates (the arena of its exec plan): %s MiB, checkpointed %s MiB\n",
+        Mib(Number(results["pto"], "arena_bytes")).c_str(),
+        Mib(Number(results["pto checkpointed"], "arena_bytes")).c_str());
   }
   std::printf(
       "\n(pto/side > 1: pto is faster by that factor; floor/side: the share of the roofline\n"

@@ -17,6 +17,9 @@ struct BlockDims {
   // A causal mask on the attention scores (position i attends to positions <= i): the masked
   // scores are set to -1e9 before the softmax.
   bool causal = false;
+  // Gradient checkpointing: the attention sublayer and the MLP sublayer are each one segment
+  // (pto::checkpoint), recomputed in the backward pass from their inputs.
+  bool checkpoint_sublayers = false;
 };
 
 // Inputs: x [batch, seq, model], then the weights in WeightShapes' order.
