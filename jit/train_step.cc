@@ -37,6 +37,10 @@ class TrainStep::Impl {
   int64_t steps = 0;
   // The call's views, built once: the data slots are filled at each step.
   std::vector<TensorView> inputs, outputs;
+
+  // Checks the data's count, puts the views in the call's inputs and fills the next step's
+  // scalars.
+  absl::Status Prepare(absl::Span<const TensorView> data);
 };
 
 namespace {
@@ -239,15 +243,20 @@ absl::StatusOr<std::unique_ptr<TrainStep>> Runtime::JitTrainStepTraced(
 TrainStep::TrainStep(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TrainStep::~TrainStep() = default;
 
-absl::StatusOr<float> TrainStep::operator()(absl::Span<const TensorView> data) {
-  Impl& s = *impl_;
-  if (static_cast<int>(data.size()) != s.num_data) {
-    return absl::InvalidArgumentError(absl::StrCat("train step '", s.name, "' takes ", s.num_data,
+absl::Status TrainStep::Impl::Prepare(absl::Span<const TensorView> data) {
+  if (static_cast<int>(data.size()) != num_data) {
+    return absl::InvalidArgumentError(absl::StrCat("train step '", name, "' takes ", num_data,
                                                    " data inputs, got ", data.size()));
   }
-  for (int i = 0; i < s.num_data; ++i) s.inputs[i] = data[i];
-  jit::FillOptimizerScalars(s.optimizer, s.steps + 1,
-                            std::span<float>(s.scalars.data(), jit::kOptimizerScalars));
+  for (int i = 0; i < num_data; ++i) inputs[i] = data[i];
+  jit::FillOptimizerScalars(optimizer, steps + 1,
+                            std::span<float>(scalars.data(), jit::kOptimizerScalars));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<float> TrainStep::operator()(absl::Span<const TensorView> data) {
+  Impl& s = *impl_;
+  if (absl::Status st = s.Prepare(data); !st.ok()) return st;
   if (absl::Status st = (*s.fn)(s.inputs, s.outputs); !st.ok()) return st;
   ++s.steps;
   return s.loss.data()[0];
@@ -256,15 +265,9 @@ absl::StatusOr<float> TrainStep::operator()(absl::Span<const TensorView> data) {
 absl::StatusOr<std::vector<KernelProfile>> TrainStep::Profile(absl::Span<const TensorView> data,
                                                               int steps) {
   Impl& s = *impl_;
-  if (static_cast<int>(data.size()) != s.num_data) {
-    return absl::InvalidArgumentError(absl::StrCat("train step '", s.name, "' takes ", s.num_data,
-                                                   " data inputs, got ", data.size()));
-  }
-  for (int i = 0; i < s.num_data; ++i) s.inputs[i] = data[i];
-  // The scalars of the next step for every profiled step: the update's cost does not depend
-  // on them.
-  jit::FillOptimizerScalars(s.optimizer, s.steps + 1,
-                            std::span<float>(s.scalars.data(), jit::kOptimizerScalars));
+  // Every profiled step takes the next step's scalars: the update's cost does not depend on
+  // them.
+  if (absl::Status st = s.Prepare(data); !st.ok()) return st;
   absl::StatusOr<std::vector<KernelProfile>> p = s.fn->Profile(s.inputs, s.outputs, steps);
   if (p.ok()) s.steps += steps + 1;
   return p;

@@ -20,7 +20,6 @@
 //             gradient is nearly all zeros, which the test refuses anyway.
 // The test prints each tensor's max errors (absolute, and relative to max |torch|).
 // It fails (never skips) when torch cannot be imported: tools/setup.sh installs python3-torch.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +39,7 @@
 #include "tests/jit/e2e/test_util.h"
 #include "tools/npy.h"
 #include "tools/pto/transformer_block.h"
+#include "tools/subprocess.h"
 
 namespace pto::testing {
 namespace {
@@ -151,17 +151,6 @@ Program Block() {
   return p;
 }
 
-// Runs `command`, returning its exit status and its output (stdout and stderr).
-int RunCommand(const std::string& command, std::string& output) {
-  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) output.append(buf, n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 tools::NpyArray ToNpy(const HostTensor& t) {
   tools::NpyArray a;
   a.shape = t.shape;
@@ -191,7 +180,7 @@ class TorchComparison : public ::testing::Test {
         << "Debian's python3 was not found at configure time (" << python
         << "): run tools/setup.sh (it installs python3-torch), then configure again";
     std::string output;
-    const int rc = RunCommand(
+    const int rc = tools::RunCommand(
         "'" + python + "' '" PTO_SOURCE_DIR "/tests/training/torch_reference.py'" + " --program " +
             p.name + " --inputs '" + dir_ + "' --outputs '" + dir_ + "/torch'",
         output);
@@ -259,11 +248,11 @@ class TorchComparison : public ::testing::Test {
                   o.nesterov ? " --nesterov" : "", o.beta1, o.beta2, o.eps, o.weight_decay,
                   o.max_grad_norm);
     std::string output;
-    const int rc =
-        RunCommand("'" PTO_DEBIAN_PYTHON "' '" PTO_SOURCE_DIR
-                   "/tests/training/torch_optimizer_reference.py' --program " +
-                       p.name + " --inputs '" + dir_ + "' --outputs '" + dir_ + "/torch'" + flags,
-                   output);
+    const int rc = tools::RunCommand("'" PTO_DEBIAN_PYTHON "' '" PTO_SOURCE_DIR
+                                     "/tests/training/torch_optimizer_reference.py' --program " +
+                                         p.name + " --inputs '" + dir_ + "' --outputs '" + dir_ +
+                                         "/torch'" + flags,
+                                     output);
     ASSERT_EQ(rc, 0) << "torch_optimizer_reference.py failed:\n" << output;
     std::printf("%s", output.c_str());
 

@@ -18,7 +18,6 @@
 // and the optimizer state are allocated: the step's whole working set, arenas and caches a side
 // keeps included. Warm-up steps train on one batch; each timed step gets a fresh one. The analytic
 // floor: parameters, gradients, optimizer state and the activations saved for the backward pass.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +39,7 @@
 #include "tools/bench/process_memory.h"
 #include "tools/bench/roofline.h"
 #include "tools/pto/transformer_block.h"
+#include "tools/subprocess.h"
 
 namespace pto::bench {
 namespace {
@@ -315,17 +315,11 @@ double Number(const std::string& json, const std::string& key) {
 
 // Runs `command`; the RESULT line it printed, or "" (its output goes to `log`).
 std::string RunChild(const std::string& command, std::string& log) {
-  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return "";
-  char buf[4096];
-  std::string output;
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
-  const int status = pclose(pipe);
-  log = output;
-  const size_t at = output.rfind("RESULT {");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || at == std::string::npos) return "";
-  return output.substr(at + 7, output.find('\n', at) - at - 7);
+  log.clear();
+  const int rc = tools::RunCommand(command, log);
+  const size_t at = log.rfind("RESULT {");
+  if (rc != 0 || at == std::string::npos) return "";
+  return log.substr(at + 7, log.find('\n', at) - at - 7);
 }
 
 std::string SelfDir() {

@@ -8,7 +8,6 @@
 // step's shape classes for `pto tune --workload FILE` (a training step tunes like any Function).
 // Exit codes: 0 the target is met and the torch check agrees (or could not run), 1 otherwise, 2 a
 // usage error.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +26,7 @@
 #include "tools/pto/command_line.h"
 #include "tools/pto/commands.h"
 #include "tools/pto/transformer_block.h"
+#include "tools/subprocess.h"
 
 namespace pto::tools {
 namespace {
@@ -109,17 +109,6 @@ class Task {
   ops::HostTensor prototypes_;
   std::mt19937 rng_{1234};
 };
-
-// Runs `command`; its exit status (-1 when it could not run) and its output.
-int RunCommand(const std::string& command, std::string& output) {
-  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) output.append(buf, n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 NpyArray ToNpy(const ops::HostTensor& t) {
   NpyArray a;
