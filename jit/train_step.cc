@@ -276,6 +276,7 @@ absl::StatusOr<std::vector<KernelProfile>> TrainStep::Profile(absl::Span<const T
 int TrainStep::num_parameters() const { return static_cast<int>(impl_->shapes.size()); }
 
 TensorView TrainStep::parameter(int i) const {
+  if (i < 0 || i >= num_parameters()) return TensorView{};  // data null: no such parameter
   return TensorView::Dense(impl_->flat.data() + impl_->offsets[i], impl_->shapes[i]);
 }
 

@@ -67,7 +67,7 @@ class TrainStep {
 
   int num_parameters() const;
   // Parameter i (in TrainStepOptions::parameters' order), a view of the step's storage: read it
-  // or write it between steps.
+  // or write it between steps. A view with null data for an i out of [0, num_parameters()).
   TensorView parameter(int i) const;
   // Steps taken so far (Adam's bias correction counts them).
   int64_t steps() const;

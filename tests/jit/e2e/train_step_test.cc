@@ -339,6 +339,10 @@ TEST(TrainStep, Errors) {
   ASSERT_EQ(loss.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(loss.status().message(), "train step 'regression' takes 2 data inputs, got 1");
   EXPECT_EQ((*step)->steps(), 0);
+  EXPECT_EQ((*step)->num_parameters(), 2);
+  EXPECT_EQ((*step)->parameter(2).data, nullptr);
+  EXPECT_EQ((*step)->parameter(-1).data, nullptr);
+  EXPECT_NE((*step)->parameter(1).data, nullptr);
   // A loss that is not scalar fails at the first step, naming it.
   auto vector_loss = rt->JitTrainStep("vector", [](Value x, Value w) { return matmul(x, w); },
                                       absl::MakeConstSpan(init, 1), {.parameters = {1}});
