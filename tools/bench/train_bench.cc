@@ -5,9 +5,12 @@
 // each in its own process with its own default threading, and (c) a roofline floor (matmul
 // FLOPs at the measured peak plus the optimizer's bytes at the measured bandwidth).
 //
-//   pto_bench_train [--threads 2] [--steps 30] [--warmup 5] [--models mlp,block]
+//   pto_bench_train [--threads 2] [--steps 30] [--warmup 5] [--models mlp,block] [--layers L]
 //   pto_bench_train --side pto --model mlp|block [--threads N] [--steps S] [--warmup W]
-//                   [--checkpoint]
+//                   [--checkpoint] [--profile] [--layers L]
+//
+// --layers L: the block model is L demo blocks in a row (pto only, with and without
+// checkpointing: the baselines build one block).
 //
 // The first form runs every side as a child process, one after another per model, and prints
 // the table; the second is pto's child (every side prints one line `RESULT {json}`).
@@ -55,6 +58,7 @@ struct Options {
   int warmup = 5;
   bool checkpoint = false;
   bool profile = false;  // pto's side: each kernel of the step with its median time
+  int layers = 1;        // the block model: blocks in a row
 };
 
 double Percentile(std::vector<double> v, double p) {
@@ -95,38 +99,49 @@ Model Mlp(bool checkpointed) {
   return m;
 }
 
-Model Block(bool checkpointed) {
+// `layers` demo blocks in a row (each with its own weights), then the head.
+Model Block(bool checkpointed, int layers) {
   Model m;
-  m.name = "block";
+  m.name = layers == 1 ? "block" : "block x" + std::to_string(layers);
   const tools::BlockDims dims{.causal = true, .checkpoint_sublayers = checkpointed};
   const int64_t batch = 16, seq = 128, classes = 10;
   const TraceFn block = tools::TransformerBlock(dims);
   const std::vector<std::vector<int64_t>> shapes = tools::WeightShapes(dims);
-  const int n_block = 1 + static_cast<int>(shapes.size());
-  m.num_inputs = n_block + 3;
-  for (int i = 1; i < n_block + 2; ++i) m.parameters.push_back(i);
-  m.parameter_shapes = shapes;
+  const int per_block = static_cast<int>(shapes.size());
+  const int n_weights = layers * per_block;
+  m.num_inputs = 1 + n_weights + 3;  // x, the blocks' weights, head_w, head_b, labels
+  for (int i = 1; i < 1 + n_weights + 2; ++i) m.parameters.push_back(i);
+  for (int l = 0; l < layers; ++l) {
+    m.parameter_shapes.insert(m.parameter_shapes.end(), shapes.begin(), shapes.end());
+  }
   m.parameter_shapes.push_back({classes, dims.model});
   m.parameter_shapes.push_back({classes});
-  m.loss = [block, n_block](std::span<const Value> v) {
-    const Value out = block(v.first(n_block))[0];
-    const Value logits = linear(reduce_mean(out, 1), v[n_block], v[n_block + 1]);
-    return std::vector<Value>{cross_entropy(logits, v[n_block + 2])};
+  m.loss = [block, per_block, layers](std::span<const Value> v) {
+    Value h = v[0];
+    for (int l = 0; l < layers; ++l) {
+      std::vector<Value> in = {h};
+      in.insert(in.end(), v.begin() + 1 + l * per_block, v.begin() + 1 + (l + 1) * per_block);
+      h = block(in)[0];
+    }
+    const int head = 1 + layers * per_block;
+    const Value logits = linear(reduce_mean(h, 1), v[head], v[head + 1]);
+    return std::vector<Value>{cross_entropy(logits, v[head + 2])};
   };
   m.x_shape = {batch, seq, dims.model};
   m.classes = classes;
   const double tokens = batch * seq, d = dims.model, ff = dims.ff;
   const double linear_flops = 2 * tokens * (d * 3 * d + d * d + 2 * d * ff);
   const double attention_flops = 2 * 2 * batch * seq * seq * d;
-  m.step_flops = 3 * (linear_flops + attention_flops);
+  m.step_flops = 3 * layers * (linear_flops + attention_flops);
   // Per token: the two norms' inputs, q k v, the attention output, the MLP's hidden (twice),
   // the residual; per head the softmax of the scores.
-  m.saved_bytes = 4 * (tokens * (2 * d + 3 * d + d + 2 * ff + d) + batch * dims.heads * seq * seq);
+  m.saved_bytes =
+      4.0 * layers * (tokens * (2 * d + 3 * d + d + 2 * ff + d) + batch * dims.heads * seq * seq);
   return m;
 }
 
-Model ModelNamed(const std::string& name, bool checkpointed = false) {
-  return name == "mlp" ? Mlp(checkpointed) : Block(checkpointed);
+Model ModelNamed(const std::string& name, bool checkpointed = false, int layers = 1) {
+  return name == "mlp" ? Mlp(checkpointed) : Block(checkpointed, layers);
 }
 
 int64_t ParameterCount(const Model& m) {
@@ -162,7 +177,7 @@ int64_t ArenaBytes(const std::string& exec_dump) {
 
 // pto's side: prints RESULT {json}.
 int RunPtoSide(const Options& o) {
-  const Model m = ModelNamed(o.model);
+  const Model m = ModelNamed(o.model, false, o.layers);
   RuntimeOptions ro;
   ro.intra_op_threads = o.threads;
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(ro);
@@ -192,7 +207,8 @@ int RunPtoSide(const Options& o) {
                               TensorView::Dense(labels.data(), {m.x_shape[0]})};
   // Checkpointed: the block's attention and MLP sublayers, the MLP's hidden layer, each one
   // segment recomputed in the backward pass.
-  const TraceFn loss = o.checkpoint ? ModelNamed(o.model, /*checkpointed=*/true).loss : m.loss;
+  const TraceFn loss =
+      o.checkpoint ? ModelNamed(o.model, /*checkpointed=*/true, o.layers).loss : m.loss;
   const int64_t rss_start = ProcStatusBytes("VmRSS");
   absl::StatusOr<std::unique_ptr<TrainStep>> step = (*rt)->JitTrainStepTraced(
       m.name, m.num_inputs, loss, init,
@@ -350,17 +366,22 @@ int RunDriver(const Options& o) {
   std::snprintf(common, sizeof common, " --threads %d --steps %d --warmup %d", o.threads, o.steps,
                 o.warmup);
   for (const std::string& name : o.models) {
-    const Model m = ModelNamed(name);
+    const Model m = ModelNamed(name, false, o.layers);
     const int64_t params = ParameterCount(m);
     std::map<std::string, std::string> results;
     std::string log;
     const std::string model_flags = " --model " + name + common;
-    results["pto"] = RunChild("'" + dir + "/pto_bench_train' --side pto" + model_flags, log);
+    const std::string pto_flags = model_flags + " --layers " + std::to_string(o.layers);
+    results["pto"] = RunChild("'" + dir + "/pto_bench_train' --side pto" + pto_flags, log);
     if (results["pto"].empty()) std::printf("pto failed:\n%s\n", log.c_str());
     results["pto checkpointed"] =
-        RunChild("'" + dir + "/pto_bench_train' --side pto --checkpoint" + model_flags, log);
+        RunChild("'" + dir + "/pto_bench_train' --side pto --checkpoint" + pto_flags, log);
+    // The baselines build one block: --layers compares pto with itself (checkpointing).
+    const bool baselines = name == "mlp" || o.layers == 1;
     const std::string onednn = dir + "/pto_bench_train_onednn";
-    if (::access(onednn.c_str(), X_OK) == 0) {
+    if (!baselines) {
+      std::printf("%s: baselines not run (they build one block)\n", m.name.c_str());
+    } else if (::access(onednn.c_str(), X_OK) == 0) {
       results["oneDNN"] = RunChild("'" + onednn + "'" + model_flags, log);
       if (results["oneDNN"].empty()) std::printf("oneDNN failed:\n%s\n", log.c_str());
     } else {
@@ -369,14 +390,17 @@ int RunDriver(const Options& o) {
     char env[160];
     std::snprintf(env, sizeof env, "OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d ", o.threads,
                   o.threads);
-    results["PyTorch"] = RunChild(
-        std::string(env) + "/usr/bin/python3 '" PTO_SOURCE_DIR "/tools/bench/train_step_torch.py'" +
-            model_flags,
-        log);
-    if (results["PyTorch"].empty())
-      std::printf("PyTorch failed:\n%s\n", log.c_str());
-    else
-      std::printf("PyTorch: %s\n", Field(results["PyTorch"], "config").c_str());
+    if (baselines) {
+      results["PyTorch"] = RunChild(
+          std::string(env) +
+              "/usr/bin/python3 '" PTO_SOURCE_DIR "/tools/bench/train_step_torch.py'" + model_flags,
+          log);
+      if (results["PyTorch"].empty()) {
+        std::printf("PyTorch failed:\n%s\n", log.c_str());
+      } else {
+        std::printf("PyTorch: %s\n", Field(results["PyTorch"], "config").c_str());
+      }
+    }
 
     // The roofline floor: matmul FLOPs at the peak, AdamW's bytes at the bandwidth (p, g, m, v
     // read; p, m, v written).
@@ -384,7 +408,7 @@ int RunDriver(const Options& o) {
                             7.0 * 4 * params / (limits.bandwidth_gbs * 1e9) * 1e3;
     const double floor_bytes = 4.0 * params * 4 + m.saved_bytes;  // p, g, m, v + activations
     std::printf("\n%s: %lld parameters, %.2f GFLOP per step; floor %.2f ms, memory floor %s MiB\n",
-                name.c_str(), static_cast<long long>(params), m.step_flops / 1e9, floor_ms,
+                m.name.c_str(), static_cast<long long>(params), m.step_flops / 1e9, floor_ms,
                 Mib(floor_bytes).c_str());
     std::printf("  %-18s %10s %10s %10s %9s %9s %12s %12s %8s\n", "side", "ms/step", "p10", "p90",
                 "pto/side", "floor/side", "peak MiB", "working MiB", "bwd/fwd");
@@ -451,15 +475,19 @@ int main(int argc, char** argv) {
       o.checkpoint = true;
     else if (a == "--profile")
       o.profile = true;
+    else if (a == "--layers")
+      o.layers = std::atoi(next().c_str());
     else {
       std::fprintf(stderr,
                    "usage: pto_bench_train [--threads N] [--steps S] [--warmup W] [--models "
-                   "mlp,block]\n       pto_bench_train --side pto --model mlp|block [--threads N] "
-                   "[--steps S] [--warmup W] [--checkpoint] [--profile]\n");
+                   "mlp,block] [--layers L]\n       pto_bench_train --side pto --model mlp|block "
+                   "[--threads N] "
+                   "[--steps S] [--warmup W] [--checkpoint] [--profile] [--layers L]\n");
       return 2;
     }
   }
-  if (o.threads < 1 || o.steps < 1 || o.warmup < 1 || (o.model != "mlp" && o.model != "block")) {
+  if (o.threads < 1 || o.steps < 1 || o.warmup < 1 || o.layers < 1 ||
+      (o.model != "mlp" && o.model != "block")) {
     std::fprintf(stderr,
                  "pto_bench_train: --threads, --steps and --warmup must be >= 1, --model "
                  "mlp or block\n");
