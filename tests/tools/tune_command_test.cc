@@ -379,22 +379,21 @@ TEST_F(PtoTune, TunesTheWorkloadPtoDemoRecords) {
   EXPECT_THAT(tune.output, Not(HasSubstr("already tuned")));
 }
 
-// A training step (forward, backward, AdamW) records and tunes like any Function.
+// A training step (forward, backward, AdamW) records and tunes like any Function: its ~70
+// kernels are listed and tuning completes some within a short budget.
 TEST_F(PtoTune, TunesTheWorkloadPtoTrainRecords) {
   const std::string cache = Path("cache");
   const std::string workload = Path("train.workload");
-  const Result train = RunPto(
-      "train --steps 10 --classes 4 --noise 1 --target 10 --torch-steps 0 "
-      "--cache " +
-      cache + " --record-workload " + workload);
+  const Result train =
+      RunPto("train --steps 10 --classes 4 --noise 1 --target 10 --torch-steps 0 --cache " + cache +
+             " --record-workload " + workload);
   ASSERT_EQ(train.exit_code, 0) << train.output;
   EXPECT_THAT(train.output, HasSubstr("workload written to"));
   const Result tune = RunPto("tune --workload " + workload + " --cache " + cache +
-                             " --budget 120 --trials-per-kernel 1");
+                             " --budget 15 --trials-per-kernel 1");
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
-  const int kernels = TableRows(tune.output, "train");
-  EXPECT_GE(kernels, 20) << tune.output;
-  EXPECT_EQ(testing::CountLines(tune.output, "(completed)"), kernels) << tune.output;
+  EXPECT_GE(TableRows(tune.output, "train"), 20) << tune.output;
+  EXPECT_GE(testing::CountLines(tune.output, "(completed)"), 1) << tune.output;
 }
 
 }  // namespace
