@@ -6,8 +6,12 @@
 // FLOPs at the measured peak plus the optimizer's bytes at the measured bandwidth).
 //
 //   pto_bench_train [--threads 2] [--steps 30] [--warmup 5] [--models mlp,block] [--layers L]
+//                   [--tune-trials N]
 //   pto_bench_train --side pto --model mlp|block [--threads N] [--steps S] [--warmup W]
-//                   [--checkpoint] [--profile] [--layers L]
+//                   [--checkpoint] [--profile] [--layers L] [--tune-trials N]
+//
+// --tune-trials N: pto's Runtime tunes every kernel of the step (N trials each, blocking) at
+// its first step, as a user tunes before deploying (tools/bench/pto_runner.h).
 //
 // --layers L: the block model is L demo blocks in a row (pto only, with and without
 // checkpointing: the baselines build one block).
@@ -40,6 +44,7 @@
 #include "device/device_info.h"
 #include "pto/pto.h"
 #include "tools/bench/process_memory.h"
+#include "tools/bench/pto_runner.h"
 #include "tools/bench/roofline.h"
 #include "tools/pto/transformer_block.h"
 #include "tools/subprocess.h"
@@ -59,6 +64,7 @@ struct Options {
   bool checkpoint = false;
   bool profile = false;  // pto's side: each kernel of the step with its median time
   int layers = 1;        // the block model: blocks in a row
+  PtoTuning tuning;      // pto's side: blocking tuning at the first step (0 trials: off)
 };
 
 double Percentile(std::vector<double> v, double p) {
@@ -154,33 +160,11 @@ int64_t ParameterCount(const Model& m) {
   return n;
 }
 
-// The bytes of the intermediate arena a plan's exec dump lays out: per slot ("slotN: bufA[12]
-// bufB[40] ..."), its largest member, 64-byte aligned as Plan::Run reserves them; -1 when a
-// size is not a number.
-int64_t ArenaBytes(const std::string& exec_dump) {
-  int64_t total = 0;
-  std::istringstream lines(exec_dump);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind("slot", 0) != 0) continue;
-    int64_t largest = 0;
-    for (size_t at = line.find('['); at != std::string::npos; at = line.find('[', at + 1)) {
-      const size_t end = line.find(']', at);
-      const std::string n = line.substr(at + 1, end - at - 1);
-      if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) return -1;
-      largest = std::max<int64_t>(largest, std::atoll(n.c_str()));
-    }
-    total += (largest * 4 + 63) / 64 * 64;
-  }
-  return total;
-}
-
 // pto's side: prints RESULT {json}.
 int RunPtoSide(const Options& o) {
   const Model m = ModelNamed(o.model, false, o.layers);
-  RuntimeOptions ro;
-  ro.intra_op_threads = o.threads;
-  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(ro);
+  absl::StatusOr<std::unique_ptr<Runtime>> rt =
+      Runtime::Open(PtoRuntimeOptions(o.threads, o.tuning));
   if (!rt.ok()) {
     std::fprintf(stderr, "pto_bench_train: %s\n", std::string(rt.status().message()).c_str());
     return 1;
@@ -249,7 +233,7 @@ int RunPtoSide(const Options& o) {
   for (int k = 0; k < 3; ++k) shapes.push_back({total});  // parameters, AdamW's m and v
   shapes.push_back({4});                                  // the optimizer's scalars
   absl::StatusOr<std::string> exec = (*step)->function().Dump(Stage::kExec, shapes);
-  const int64_t arena = exec.ok() ? ArenaBytes(*exec) : -1;
+  const int64_t arena = exec.ok() ? ArenaBytesFromExecDump(*exec) : -1;
   if (o.profile) {
     std::printf("profile of one step (median of %d):\n", o.steps);
     absl::StatusOr<std::vector<KernelProfile>> prof = (*step)->Profile(data, o.steps);
@@ -357,8 +341,13 @@ std::string Mib(double bytes) {
 int RunDriver(const Options& o) {
   const device::DeviceInfo host = device::DetectHost();
   const MachineLimits limits = MeasureLimits(host, o.threads, kBandwidthBurstBytes);
-  std::printf("pto_bench_train: %d threads, %d timed steps after %d warm-up, AdamW\n", o.threads,
-              o.steps, o.warmup);
+  std::printf("pto_bench_train: %d threads, %d timed steps after %d warm-up, AdamW%s\n", o.threads,
+              o.steps, o.warmup,
+              o.tuning.trials_per_kernel > 0
+                  ? (", pto tuned: " + std::to_string(o.tuning.trials_per_kernel) +
+                     " trials per kernel at its first step")
+                        .c_str()
+                  : "");
   std::printf("machine: fp32 peak %.1f GFLOP/s, bandwidth %.1f GB/s (measured now, %d threads)\n",
               limits.peak_gflops, limits.bandwidth_gbs, o.threads);
   const std::string dir = SelfDir();
@@ -371,7 +360,8 @@ int RunDriver(const Options& o) {
     std::map<std::string, std::string> results;
     std::string log;
     const std::string model_flags = " --model " + name + common;
-    const std::string pto_flags = model_flags + " --layers " + std::to_string(o.layers);
+    const std::string pto_flags = model_flags + " --layers " + std::to_string(o.layers) +
+                                  " --tune-trials " + std::to_string(o.tuning.trials_per_kernel);
     results["pto"] = RunChild("'" + dir + "/pto_bench_train' --side pto" + pto_flags, log);
     if (results["pto"].empty()) std::printf("pto failed:\n%s\n", log.c_str());
     results["pto checkpointed"] =
@@ -477,12 +467,16 @@ int main(int argc, char** argv) {
       o.profile = true;
     else if (a == "--layers")
       o.layers = std::atoi(next().c_str());
+    else if (a == "--tune-trials")
+      o.tuning.trials_per_kernel = std::atoi(next().c_str());
     else {
-      std::fprintf(stderr,
-                   "usage: pto_bench_train [--threads N] [--steps S] [--warmup W] [--models "
-                   "mlp,block] [--layers L]\n       pto_bench_train --side pto --model mlp|block "
-                   "[--threads N] "
-                   "[--steps S] [--warmup W] [--checkpoint] [--profile] [--layers L]\n");
+      std::fprintf(
+          stderr,
+          "usage: pto_bench_train [--threads N] [--steps S] [--warmup W] [--models "
+          "mlp,block] [--layers L] [--tune-trials N]\n       pto_bench_train --side pto --model "
+          "mlp|block "
+          "[--threads N] "
+          "[--steps S] [--warmup W] [--checkpoint] [--profile] [--layers L] [--tune-trials N]\n");
       return 2;
     }
   }
