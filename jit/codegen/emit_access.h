@@ -45,8 +45,9 @@ class AccessEmitter {
   llvm::Value* Address(int access, std::span<llvm::Value* const> idx) {
     return Pointer(access, Index(access, idx));
   }
-  // The stride of `access` along `dim` (an i64 value, constant when known).
-  llvm::Value* Stride(int access, int dim) const { return strides_[access][dim]; }
+  // The stride of `access` along `dim` (an i64 value, constant when known); 0 along a dim the
+  // access does not have (a rank-0 kernel's accesses have none).
+  llvm::Value* Stride(int access, int dim) const { return StrideOrZero(access, dim); }
   // The accesses `program` loads along a unit stride in `vec_dim` whose elements change with
   // the dims before it (not, say, a bias that every row reads again): the streams worth
   // prefetching, each once.

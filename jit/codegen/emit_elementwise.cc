@@ -21,14 +21,12 @@ absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access) {
   std::vector<int> roots;
   for (const ir::Store& s : k.stores) roots.push_back(s.value);
 
-  // Streaming stores: one store, unit stride along the vectorized dim. A rank-0 kernel (one
-  // point, its accesses without strides) neither streams nor prefetches, whatever its config.
-  const bool has_dims = !k.domain.empty();
-  const bool streaming = has_dims && k.config.streaming_stores && k.stores.size() == 1 &&
+  // Streaming stores: one store, unit stride along the vectorized dim (a rank-0 kernel's
+  // accesses have none: it neither streams nor prefetches, whatever its config).
+  const bool streaming = k.config.streaming_stores && k.stores.size() == 1 &&
                          ConstantValue(access.Stride(k.stores[0].access, vec_dim)) == 1;
-  const std::vector<int> prefetched = has_dims && k.config.prefetch_inputs > 0
-                                          ? access.StreamedLoads(k.output, vec_dim)
-                                          : std::vector<int>{};
+  const std::vector<int> prefetched =
+      k.config.prefetch_inputs > 0 ? access.StreamedLoads(k.output, vec_dim) : std::vector<int>{};
   EmitForLoop(ec, ec.lo[0], ec.hi[0], [&](llvm::Value* row) {
     std::vector<llvm::Value*> idx = ec.Unflatten(row, row_dims);
     idx.resize(rank, nullptr);
