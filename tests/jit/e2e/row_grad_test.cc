@@ -65,13 +65,8 @@ const OpKind kGradOps[] = {OpKind::kSoftmaxGrad, OpKind::kLogSoftmaxGrad, OpKind
 class RowGrad : public ::testing::TestWithParam<TargetIsa> {};
 
 TEST_P(RowGrad, CompiledMatchesReference) {
-  RuntimeOptions options;
-  options.isa = GetParam();
-  std::unique_ptr<Runtime> rt = testing::OpenRuntime(options);
-  if (rt == nullptr) {
-    ASSERT_NE(GetParam(), TargetIsa::kHost) << "the host runtime must open";
-    GTEST_SKIP() << "this CPU cannot run the requested ISA";
-  }
+  std::unique_ptr<Runtime> rt = testing::OpenRuntimeForIsa(GetParam());
+  if (rt == nullptr) GTEST_SKIP() << "this CPU cannot run the requested ISA";
   uint64_t seed = 11;
   int checked = 0;
   for (OpKind op : kGradOps) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "device/device_info.h"
+#include "gtest/gtest.h"
 #include "jit/codegen/codegen_target.h"
 #include "jit/codegen/emit_kernel.h"
 #include "jit/orc/object_code.h"
@@ -18,6 +19,14 @@ std::unique_ptr<Runtime> OpenRuntime(RuntimeOptions options) {
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(std::move(options));
   if (!rt.ok()) return nullptr;
   return *std::move(rt);
+}
+
+std::unique_ptr<Runtime> OpenRuntimeForIsa(TargetIsa isa) {
+  RuntimeOptions options;
+  options.isa = isa;
+  std::unique_ptr<Runtime> rt = OpenRuntime(options);
+  if (rt == nullptr && isa == TargetIsa::kHost) ADD_FAILURE() << "the host runtime must open";
+  return rt;
 }
 
 std::vector<TensorView> Views(const std::vector<ops::HostTensor>& tensors) {

@@ -17,6 +17,9 @@
 namespace pto::testing {
 
 std::unique_ptr<Runtime> OpenRuntime(RuntimeOptions options = {});
+// A Runtime generating code for `isa` (RuntimeOptions::isa); null when this CPU cannot run it
+// (the caller skips), and then, for TargetIsa::kHost, which must always open, a test failure.
+std::unique_ptr<Runtime> OpenRuntimeForIsa(TargetIsa isa);
 
 // Views of f32 tensors' data.
 std::vector<TensorView> Views(const std::vector<ops::HostTensor>& tensors);
