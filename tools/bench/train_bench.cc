@@ -193,7 +193,6 @@ int RunPtoSide(const Options& o) {
   // segment recomputed in the backward pass.
   const TraceFn loss =
       o.checkpoint ? ModelNamed(o.model, /*checkpointed=*/true, o.layers).loss : m.loss;
-  const int64_t rss_start = ProcStatusBytes("VmRSS");
   absl::StatusOr<std::unique_ptr<TrainStep>> step = (*rt)->JitTrainStepTraced(
       m.name, m.num_inputs, loss, init,
       {.parameters = m.parameters,
@@ -290,7 +289,6 @@ int RunPtoSide(const Options& o) {
       Percentile(ms, 0.9), static_cast<long long>(hwm - rss_warm),
       static_cast<long long>(hwm - rss_params), reset ? "true" : "false", loss_first, loss_last,
       forward_ms, grad_ms, o.checkpoint ? "true" : "false", static_cast<long long>(arena));
-  (void)rss_start;
   return 0;
 }
 

@@ -110,13 +110,6 @@ class Task {
   std::mt19937 rng_{1234};
 };
 
-NpyArray ToNpy(const ops::HostTensor& t) {
-  NpyArray a;
-  a.shape = t.shape;
-  a.data = t.data;
-  return a;
-}
-
 // PyTorch's losses of the first `batches`, or an empty vector (and why, in `why`) when the check
 // cannot run.
 std::vector<float> TorchLosses(const TrainOptions& o, const std::vector<ops::HostTensor>& weights,
@@ -133,10 +126,10 @@ std::vector<float> TorchLosses(const TrainOptions& o, const std::vector<ops::Hos
   }
   bool written = true;
   for (size_t i = 0; i < weights.size(); ++i) {
-    written &= WriteNpy(dir + "/" + kNames[i] + ".npy", ToNpy(weights[i])).ok();
+    written &= WriteNpy(dir + "/" + kNames[i] + ".npy", weights[i]).ok();
   }
   for (size_t i = 0; i < batches.size(); ++i) {
-    written &= WriteNpy(dir + "/x_" + std::to_string(i) + ".npy", ToNpy(batches[i].x)).ok();
+    written &= WriteNpy(dir + "/x_" + std::to_string(i) + ".npy", batches[i].x).ok();
     NpyArray labels;
     labels.shape = {static_cast<int64_t>(batches[i].labels.size())};
     for (int32_t l : batches[i].labels) labels.data.push_back(static_cast<float>(l));
