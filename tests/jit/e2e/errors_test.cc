@@ -178,6 +178,20 @@ TEST(TraceErrors, DefaultConstructedValue) {
   EXPECT_THAT(s.message(), HasSubstr("add: input 1 is not a traced value"));
 }
 
+TEST(OptionErrors, InputDTypesOfAnotherCountOrAnUncompiledDType) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime();
+  auto fn = rt->Jit("f", [](Value a) { return a; }, {.input_dtypes = {DType::kF32, DType::kI32}});
+  EXPECT_EQ(fn.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(fn.status().message(), "input_dtypes names 2 dtypes for 1 inputs");
+  fn = rt->Jit("f", [](Value a) { return a; }, {.input_dtypes = {DType::kF16}});
+  EXPECT_EQ(fn.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(fn.status().message(), "input_dtypes: input 0 is f16; inputs are f32 or i32");
+  // Declared, they make a trace from shapes alone take i32 where a view would.
+  fn = rt->Jit("labels", [](Value a) { return one_hot(a, 4); }, {.input_dtypes = {DType::kI32}});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  EXPECT_TRUE((*fn)->Precompile({{3}}).ok());
+}
+
 TEST(OptionErrors, DynamicDimOfMissingInput) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime();
   auto fn = rt->Jit("f", [](Value a) { return a; }, {.dynamic = {{3, 0, Dim("n", 1, 8)}}});
