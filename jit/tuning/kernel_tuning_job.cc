@@ -72,7 +72,7 @@ absl::StatusOr<double> KernelTuningJob::Sample(const Plan& plan, const std::atom
     ProgramData& data = timing_[next_set_++ % timing_.size()];
     void* in[kMaxKernelBuffers];
     void* out[kMaxKernelBuffers];
-    for (size_t i = 0; i < data.inputs.size(); ++i) in[i] = data.inputs[i].data.data();
+    for (size_t i = 0; i < data.inputs.size(); ++i) in[i] = data.InputBuffer(i);
     for (size_t o = 0; o < data.outputs.size(); ++o) out[o] = data.outputs[o].data.data();
     if (absl::Status s = plan.Run(data.symbols, in, out, threads_, times); !s.ok()) return s;
     total += times[call_];
@@ -172,6 +172,12 @@ tuner::Measurement KernelTuningJob::Trial(const tuner::Config& config,
       if (stop.load(std::memory_order_relaxed)) {
         m.seconds = absl::CancelledError("tuning stopped");
         return m;
+      }
+      if (!data.baseline_measured) {
+        if (absl::Status s = MeasureBaseline(*incumbent_plan_, data, threads_); !s.ok()) {
+          m.seconds = s;
+          return m;
+        }
       }
       if (absl::Status s = CheckPlan(**plan, data, threads_); !s.ok()) {
         m.seconds = s;

@@ -4,7 +4,8 @@
 //   1. the program with the kernel's config replaced is built into a Plan (only this kernel
 //      compiles; the others are live already); a compile error is a failed trial;
 //   2. the plan is checked against the ops/ reference at the class's smallest and largest
-//      sizes and at one that is no multiple of the tiles (tuning_data.h); a wrong answer is a
+//      sizes and at one that is no multiple of the tiles (tuning_data.h), with a tolerance
+//      widened to what the plan tuned from misses by (MeasureBaseline); a wrong answer is a
 //      failed trial;
 //   3. candidate and incumbent plans run interleaved (I C I C ... I) on rotated inputs at the
 //      measured size, timing the kernel inside its program (Plan::Run's per-kernel times), and

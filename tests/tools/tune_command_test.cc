@@ -379,8 +379,9 @@ TEST_F(PtoTune, TunesTheWorkloadPtoDemoRecords) {
   EXPECT_THAT(tune.output, Not(HasSubstr("already tuned")));
 }
 
-// A training step (forward, backward, AdamW) records and tunes like any Function: its ~70
-// kernels are listed and tuning completes some within a short budget.
+// A training step (forward, backward, AdamW) records and tunes like any Function: its
+// kernels in three shape classes are profiled, and the trials run within a short budget pass
+// their checks (the labels are i32: the candidates run on labels within the class count).
 TEST_F(PtoTune, TunesTheWorkloadPtoTrainRecords) {
   const std::string cache = Path("cache");
   const std::string workload = Path("train.workload");
@@ -392,8 +393,15 @@ TEST_F(PtoTune, TunesTheWorkloadPtoTrainRecords) {
   const Result tune = RunPto("tune --workload " + workload + " --cache " + cache +
                              " --budget 15 --trials-per-kernel 1");
   ASSERT_EQ(tune.exit_code, 0) << tune.output;
-  EXPECT_GE(TableRows(tune.output, "train"), 20) << tune.output;
-  EXPECT_GE(testing::CountLines(tune.output, "(completed)"), 1) << tune.output;
+  int profiled = 0;
+  ASSERT_EQ(std::sscanf(tune.output.c_str(), "pto tune: %d kernels profiled", &profiled), 1)
+      << tune.output;
+  EXPECT_GE(profiled, 3 * 60) << tune.output;
+  // How many kernels the budget covers depends on the machine: at least one completes.
+  const int completed = testing::CountLines(tune.output, "(completed)");
+  EXPECT_GE(completed, 1) << tune.output;
+  EXPECT_GE(TableRows(tune.output, "train"), completed) << tune.output;
+  EXPECT_THAT(tune.output, Not(HasSubstr("failed)"))) << tune.output;
 }
 
 }  // namespace

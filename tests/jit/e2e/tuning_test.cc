@@ -180,6 +180,33 @@ TEST(Tuning, SymbolicShapeClassIsCheckedWithinItsBucket) {
   }
 }
 
+// i32 inputs are tuned on indices within what they index (here: 10 rows of the table) and an
+// i32 output is compared exactly: every candidate of every kernel passes its check.
+TEST(Tuning, IntegerInputsAndOutputsAreTunedLikeFloatOnes) {
+  std::unique_ptr<Runtime> rt = testing::OpenRuntime(Tuned(TuningMode::kBlocking, 3));
+  const TraceFn program = [](std::span<const Value> v) {
+    return std::vector<Value>{gather(softmax(v[0]), v[1], 0) * 2.0f, v[1] * 3 + 1};
+  };
+  FunctionOptions options;
+  options.input_dtypes = {DType::kF32, DType::kI32};
+  auto fn = rt->JitTraced("gather_rows", 2, program, options);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const std::vector<HostTensor> in = {HostTensor::Random({10, 48}, 1),
+                                      HostTensor::I32({40}, std::vector<int32_t>(40, 9))};
+  absl::StatusOr<std::vector<HostTensor>> got = testing::RunPto(**fn, in);
+  ASSERT_TRUE(got.ok()) << got.status();
+  absl::StatusOr<std::vector<HostTensor>> want = testing::RunReference(program, in);
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(testing::Compare(*got, *want, ops::Tolerance{1e-5, 1e-5}), "");
+  const std::vector<KernelTuning> results = rt->tuning_results();
+  ASSERT_GE(results.size(), 2u);
+  for (const KernelTuning& r : results) {
+    EXPECT_EQ(r.ended, "completed") << r.kernel;
+    EXPECT_GE(r.trials, 1) << r.kernel;
+    EXPECT_EQ(r.failed, 0) << r.kernel;
+  }
+}
+
 TEST(Tuning, DeterministicModeFreezesTuning) {
   RuntimeOptions o = Tuned(TuningMode::kBackground, 8);
   o.deterministic = true;
