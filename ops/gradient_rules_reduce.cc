@@ -25,6 +25,21 @@ int SumRows(GraphBuilder& b, int x) {
   return x;
 }
 
+// The gradient of a matrix B shared by every batch of A ([batch..., M, K] @ [K, N], A not
+// transposed) as ONE matmul over the batch folded into the rows: A as [P, K] and G as [P, N],
+// P = batch... x M, so dB = A^T G (or G^T A for a transposed B) sums over the batch in its K
+// loop. Per batch it would be batch-many [K, N] products and a reduction over them: more
+// written and read, and short K loops. -1 when the shapes are not of that form.
+int FoldedWeightGradient(GraphBuilder& b, int a, int g, bool ta, bool tb, const ir::Shape& m) {
+  const ir::Shape as = b.shape(a), gs = b.shape(g);
+  if (ta || m.size() != 2 || as.size() < 3 || gs.size() != as.size()) return -1;
+  ir::SymExpr rows(1);
+  for (size_t i = 0; i + 1 < as.size(); ++i) rows = rows * as[i];
+  const int a2 = b.ReshapeTo(a, {rows, as.back()});
+  const int g2 = b.ReshapeTo(g, {rows, gs.back()});
+  return tb ? b.MatMul(g2, a2, true, false) : b.MatMul(a2, g2, true, false);
+}
+
 }  // namespace
 
 void ReduceVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
@@ -110,6 +125,10 @@ void MatMulVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
     grads[0] = b.SumTo(ga, b.shape(a));
   }
   if (args.wanted[1]) {
+    if (const int folded = FoldedWeightGradient(b, a, g, ta, tb, b.shape(m)); folded >= 0) {
+      grads[1] = folded;
+      return;
+    }
     const int gb = tb ? b.MatMul(g, a, true, ta) : b.MatMul(a, g, !ta, false);
     grads[1] = b.SumTo(gb, b.shape(m));
   }

@@ -23,6 +23,9 @@ struct Uses {
   // reshapes).
   std::vector<int> effective_uses;
   std::vector<bool> needs_buffer;
+  // Values computed from indices and constants alone (a causal mask from two iotas): reading
+  // them from memory costs more than computing them again, so every consumer inlines them.
+  std::vector<bool> reads_nothing;
 };
 
 Uses AnalyzeUses(const ir::Graph& graph) {
@@ -34,6 +37,17 @@ Uses AnalyzeUses(const ir::Graph& graph) {
   u.consumers = Consumers(graph);
   u.effective_uses.assign(n, 0);
   u.needs_buffer.assign(n, false);
+  u.reads_nothing.assign(n, false);
+  for (int i = 0; i < n; ++i) {
+    const ir::Node& node = graph.nodes[i];
+    if (node.op == OpKind::kIota || node.op == OpKind::kConstant) {
+      u.reads_nothing[i] = true;  // an iota reads only its `like` input's shape
+    } else if (ops::ElementwiseExprOp(node.op).has_value()) {
+      bool all = true;
+      for (int in : node.inputs) all = all && u.reads_nothing[in];
+      u.reads_nothing[i] = all;
+    }
+  }
   for (int i = n - 1; i >= 0; --i) {
     u.effective_uses[i] = u.is_output[i] ? 1 : 0;
     for (int c : u.consumers[i]) {
@@ -70,7 +84,8 @@ NodeRole UngroupedRole(const ir::Graph& graph, const Uses& u, int i) {
     case OpKind::kScatterAdd:  // a kernel of its own kind
       return NodeRole::kRoot;
     default: {
-      const bool inline_ok = u.effective_uses[i] == 1 && !u.is_output[i] && !u.needs_buffer[i];
+      const bool inline_ok =
+          (u.effective_uses[i] == 1 || u.reads_nothing[i]) && !u.is_output[i] && !u.needs_buffer[i];
       return inline_ok ? NodeRole::kInline : NodeRole::kRoot;
     }
   }

@@ -22,7 +22,7 @@ namespace pto::jit {
 enum class NodeRole : uint8_t {
   kInput,        // a Function input: the caller's buffer
   kConstant,     // a scalar, folded into expressions
-  kInline,       // recomputed inside its (single) consumer's kernel
+  kInline,       // recomputed inside its consumer's kernel (each one's, if it reads no memory)
   kView,         // transpose, slice or reshape: an index transformation
   kRoot,         // computed by its own kernel into a buffer
   kFusedAnchor,  // a matmul/reduction/row op whose result feeds its epilogue, never stored

@@ -8,7 +8,8 @@
 //   pto_bench_train [--threads 2] [--steps 30] [--warmup 5] [--models mlp,block] [--layers L]
 //                   [--tune-trials N]
 //   pto_bench_train --side pto --model mlp|block [--threads N] [--steps S] [--warmup W]
-//                   [--checkpoint] [--profile] [--layers L] [--tune-trials N]
+//                   [--checkpoint] [--profile] [--dump STAGE] [--trace FILE] [--layers L]
+//                   [--tune-trials N]
 //
 // --tune-trials N: pto's Runtime tunes every kernel of the step (N trials each, blocking) at
 // its first step, as a user tunes before deploying (tools/bench/pto_runner.h).
@@ -63,6 +64,8 @@ struct Options {
   int warmup = 5;
   bool checkpoint = false;
   bool profile = false;  // pto's side: each kernel of the step with its median time
+  std::string dump;      // pto's side: a pipeline level of the step (Function::Dump) to stdout
+  std::string trace;     // pto's side: a Chrome trace of the timed steps to this file
   int layers = 1;        // the block model: blocks in a row
   PtoTuning tuning;      // pto's side: blocking tuning at the first step (0 trials: off)
 };
@@ -213,6 +216,12 @@ int RunPtoSide(const Options& o) {
     if (i == 0) loss_first = *l;
   }
   const int64_t rss_warm = ProcStatusBytes("VmRSS");
+  if (!o.trace.empty()) {
+    if (absl::Status s = (*rt)->StartTrace(o.trace); !s.ok()) {
+      std::fprintf(stderr, "pto_bench_train: %s\n", std::string(s.message()).c_str());
+      return 2;
+    }
+  }
   const bool reset = ResetPeakResident().empty();
   std::vector<double> ms;
   for (int i = 0; i < o.steps; ++i) {
@@ -227,12 +236,32 @@ int RunPtoSide(const Options& o) {
     loss_last = *l;
   }
   const int64_t hwm = ProcStatusBytes("VmHWM");
+  if (!o.trace.empty()) {
+    absl::StatusOr<TraceSummary> trace = (*rt)->StopTrace();
+    if (!trace.ok()) return 1;
+    double wall = 0;
+    for (double t : ms) wall += t;
+    std::printf("trace of the timed steps: %s (%.1f ms of steps)\n", trace->path.c_str(), wall);
+    for (const TraceThread& t : trace->threads) {
+      std::printf("  %-24s %6lld kernel pieces, %8.1f ms in kernels (%.0f%% of the steps)\n",
+                  t.name.c_str(), static_cast<long long>(t.kernel_events), t.kernel_seconds * 1e3,
+                  100 * t.kernel_seconds * 1e3 / wall);
+    }
+  }
   std::vector<std::vector<int64_t>> shapes = {m.x_shape, {m.x_shape[0]}};
   const int64_t total = ParameterCount(m);
   for (int k = 0; k < 3; ++k) shapes.push_back({total});  // parameters, AdamW's m and v
   shapes.push_back({4});                                  // the optimizer's scalars
   absl::StatusOr<std::string> exec = (*step)->function().Dump(Stage::kExec, shapes);
   const int64_t arena = exec.ok() ? ArenaBytesFromExecDump(*exec) : -1;
+  if (!o.dump.empty()) {
+    absl::StatusOr<std::string> level = (*step)->function().Dump(o.dump, shapes);
+    if (!level.ok()) {
+      std::fprintf(stderr, "pto_bench_train: %s\n", std::string(level.status().message()).c_str());
+      return 2;
+    }
+    std::printf("%s\n", level->c_str());
+  }
   if (o.profile) {
     std::printf("profile of one step (median of %d):\n", o.steps);
     absl::StatusOr<std::vector<KernelProfile>> prof = (*step)->Profile(data, o.steps);
@@ -463,6 +492,10 @@ int main(int argc, char** argv) {
       o.checkpoint = true;
     else if (a == "--profile")
       o.profile = true;
+    else if (a == "--dump")
+      o.dump = next();
+    else if (a == "--trace")
+      o.trace = next();
     else if (a == "--layers")
       o.layers = std::atoi(next().c_str());
     else if (a == "--tune-trials")
@@ -474,7 +507,8 @@ int main(int argc, char** argv) {
           "mlp,block] [--layers L] [--tune-trials N]\n       pto_bench_train --side pto --model "
           "mlp|block "
           "[--threads N] "
-          "[--steps S] [--warmup W] [--checkpoint] [--profile] [--layers L] [--tune-trials N]\n");
+          "[--steps S] [--warmup W] [--checkpoint] [--profile] [--dump STAGE] [--trace FILE] "
+          "[--layers L] [--tune-trials N]\n");
       return 2;
     }
   }

@@ -45,6 +45,30 @@ TEST(Differentiate, AppendsOneGradientPerWrtInputWithItsSymbolicShape) {
   EXPECT_EQ(db.op, ir::OpKind::kReduceSum) << d->ToString();
 }
 
+// A weight shared by every batch of x [batch, seq, 8]: its gradient is ONE matmul over the
+// rows of all batches ([batch*seq, 8]^T [batch*seq, 4], K = batch*seq), not a matmul per batch
+// and a sum over them.
+TEST(Differentiate, ASharedWeightsGradientFoldsTheBatchIntoOneMatMul) {
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        const Value y = matmul(v[0], v[1]);
+        return std::vector{reduce_sum(reduce_sum(reduce_sum(y * y, 2), 1), 0)};
+      },
+      {{"batch", 5, 8}, {8, 4}}, {{"batch", 1, 64}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const std::vector<std::string> names = d->SymbolNames();
+  const ir::Node& dw = d->nodes[d->outputs[1]];
+  ASSERT_EQ(dw.op, ir::OpKind::kMatMul) << d->ToString();
+  EXPECT_EQ(ir::ShapeToString(dw.shape, names), "[8, 4]");
+  EXPECT_TRUE(dw.attrs.transpose_a);
+  EXPECT_FALSE(dw.attrs.transpose_b);
+  const ir::Node& rows = d->nodes[dw.inputs[0]];
+  EXPECT_EQ(rows.op, ir::OpKind::kReshape);
+  EXPECT_EQ(ir::ShapeToString(rows.shape, names), "[5*batch, 8]");
+  EXPECT_EQ(CountOps(*d, ir::OpKind::kReduceSum), 3) << d->ToString();  // the loss's only
+}
+
 TEST(Differentiate, OnlyTheWrtInputsPathsAreDifferentiated) {
   // x's branch gets a gradient; y's branch (exp(y) * 3) contributes none and is not touched.
   ir::Graph g = TraceGraph(

@@ -86,10 +86,10 @@ TEST(FusionGroupsTest, SiblingOutputsAreStoredByTheirConsumer) {
       },
       {{8}, {8}, {8}, {8}});
   const std::string roles = Roles(g);
-  EXPECT_NE(roles.find("%6 add: stored_inline"), std::string::npos) << roles;   // m
-  EXPECT_NE(roles.find("%8 add: stored_inline"), std::string::npos) << roles;   // s
-  EXPECT_NE(roles.find("%11 sub: root"), std::string::npos) << roles;           // p
-  EXPECT_NE(roles.find("%12 exp: root"), std::string::npos) << roles;           // read twice
+  EXPECT_NE(roles.find("%6 add: stored_inline"), std::string::npos) << roles;  // m
+  EXPECT_NE(roles.find("%8 add: stored_inline"), std::string::npos) << roles;  // s
+  EXPECT_NE(roles.find("%11 sub: root"), std::string::npos) << roles;          // p
+  EXPECT_NE(roles.find("%12 exp: root"), std::string::npos) << roles;          // read twice
 }
 
 TEST(FusionGroupsTest, ValuesReadTwiceOrOutputsGetBuffers) {
@@ -106,6 +106,26 @@ TEST(FusionGroupsTest, ValuesReadTwiceOrOutputsGetBuffers) {
             "%2 tanh: stored_inline\n"
             "%3 mul: inline cost 3\n"
             "%4 add: root\n");
+}
+
+// A causal mask from two iotas reads no memory: each of its consumers (here two softmaxes'
+// inputs) computes it again rather than read 4 bytes per element from a buffer. A value that
+// reads an input is still a root when read twice.
+TEST(FusionGroupsTest, ValuesReadingNoMemoryInlineIntoEveryConsumer) {
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        const Value mask = ge(iota(v[0], 0), iota(v[0], 1));
+        const Value shifted = v[0] + 1.f;
+        const Value twice = exp(v[0]);
+        return std::vector{softmax(where(mask, v[0], v[0] * 0.f)),
+                           softmax(where(mask, shifted, twice)), softmax(twice)};
+      },
+      {{8, 8}});
+  const std::string roles = Roles(g);
+  EXPECT_NE(roles.find("%1 iota: inline"), std::string::npos) << roles;
+  EXPECT_NE(roles.find("%2 iota: inline"), std::string::npos) << roles;
+  EXPECT_NE(roles.find("%3 ge: inline"), std::string::npos) << roles;
+  EXPECT_NE(roles.find(" exp: root"), std::string::npos) << roles;
 }
 
 TEST(FusionGroupsTest, UsesThroughSlicesCount) {
