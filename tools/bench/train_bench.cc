@@ -9,7 +9,7 @@
 //                   [--tune-trials N]
 //   pto_bench_train --side pto --model mlp|block [--threads N] [--steps S] [--warmup W]
 //                   [--checkpoint] [--profile] [--dump STAGE] [--trace FILE] [--layers L]
-//                   [--tune-trials N]
+//                   [--tune-trials N] [--turns]
 //
 // --tune-trials N: pto's Runtime tunes every kernel of the step (N trials each, blocking) at
 // its first step, as a user tunes before deploying (tools/bench/pto_runner.h).
@@ -17,8 +17,10 @@
 // --layers L: the block model is L demo blocks in a row (pto only, with and without
 // checkpointing: the baselines build one block).
 //
-// The first form runs every side as a child process, one after another per model, and prints
-// the table; the second is pto's child (every side prints one line `RESULT {json}`).
+// The first form runs every side as a child process and prints the table; the second is pto's
+// child (every side prints one line `RESULT {json}`). The children of a model run at once and
+// take turns: each warms up alone, then the timed steps go round by round, one side's step at a
+// time (the others wait on their stdin), so noise on a shared machine hits every side alike.
 // Peak memory (each side the same way, in its own process): the high-water mark of the
 // resident set during the timed steps (reset through /proc/self/clear_refs after the warm-up)
 // minus the resident set after the warm-up: what a step allocates beyond what the process keeps
@@ -40,6 +42,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device/device_info.h"
@@ -66,6 +69,7 @@ struct Options {
   bool profile = false;  // pto's side: each kernel of the step with its median time
   std::string dump;      // pto's side: a pipeline level of the step (Function::Dump) to stdout
   std::string trace;     // pto's side: a Chrome trace of the timed steps to this file
+  bool turns = false;    // pto's side: take turns with the other sides (the driver's protocol)
   int layers = 1;        // the block model: blocks in a row
   PtoTuning tuning;      // pto's side: blocking tuning at the first step (0 trials: off)
 };
@@ -224,18 +228,34 @@ int RunPtoSide(const Options& o) {
   }
   const bool reset = ResetPeakResident().empty();
   std::vector<double> ms;
+  char line[64];
+  if (o.turns) {
+    std::printf("READY\n");
+    std::fflush(stdout);
+  }
   for (int i = 0; i < o.steps; ++i) {
     // A fresh batch per timed step, written before the clock starts: on the warm-up's one batch
     // the loss soon vanishes and subnormal gradients would slow every side.
     for (float& v : x) v = uniform(rng);
     for (int32_t& l : labels) l = static_cast<int32_t>(rng() % m.classes);
+    if (o.turns && std::fgets(line, sizeof line, stdin) == nullptr) {
+      std::fprintf(stderr, "pto_bench_train: --turns: stdin ended before step %d\n", i);
+      return 1;
+    }
     const Clock::time_point t0 = Clock::now();
     absl::StatusOr<float> l = (**step)(data);
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     if (!l.ok()) return 1;
     loss_last = *l;
+    if (o.turns) {
+      std::printf("STEP %d %.4f %.7f\n", i, ms.back(), loss_last);
+      std::fflush(stdout);
+    }
   }
   const int64_t hwm = ProcStatusBytes("VmHWM");
+  if (o.turns && std::fgets(line, sizeof line, stdin) == nullptr) {
+    // The end of input also lets the untimed rest go on.
+  }
   if (!o.trace.empty()) {
     absl::StatusOr<TraceSummary> trace = (*rt)->StopTrace();
     if (!trace.ok()) return 1;
@@ -340,15 +360,6 @@ double Number(const std::string& json, const std::string& key) {
   return v.empty() ? NAN : std::atof(v.c_str());
 }
 
-// Runs `command`; the RESULT line it printed, or "" (its output goes to `log`).
-std::string RunChild(const std::string& command, std::string& log) {
-  log.clear();
-  const int rc = tools::RunCommand(command, log);
-  const size_t at = log.rfind("RESULT {");
-  if (rc != 0 || at == std::string::npos) return "";
-  return log.substr(at + 7, log.find('\n', at) - at - 7);
-}
-
 std::string SelfDir() {
   char path[4096];
   const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
@@ -363,6 +374,79 @@ std::string Mib(double bytes) {
   char s[32];
   std::snprintf(s, sizeof s, "%.1f", bytes / 1048576.0);
   return s;
+}
+
+// One side of the comparison, run as a child taking turns (--turns): its command, and after
+// the run its RESULT json ("" when it failed), everything it printed, and how long its threads
+// kept running after each of its steps (spinning before they sleep).
+struct Side {
+  std::string name;
+  std::string command;
+  std::string result;
+  std::string log;
+  std::vector<double> quiet_ms;
+};
+
+// Waits until no child's threads run any more (their CPU time summed grows by less than 0.25 ms
+// in 5 ms: spinning OpenMP and OpenBLAS workers have gone to sleep), at most 1 s. Returns the
+// milliseconds waited.
+double WaitForQuiet(const std::vector<std::unique_ptr<tools::Child>>& children) {
+  const auto cpu = [&children] {
+    double total = 0;
+    for (const auto& c : children) {
+      if (c != nullptr) total += std::max(0.0, c->CpuSeconds());
+    }
+    return total;
+  };
+  const Clock::time_point start = Clock::now();
+  double before = cpu();
+  while (Clock::now() - start < std::chrono::seconds(1)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const double now = cpu();
+    if (now - before < 0.25e-3) break;
+    before = now;
+  }
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Starts every side, lets each warm up (in turn, each alone on the machine), then runs the timed
+// steps round by round, one side at a time, the order rotating each round so no side always
+// follows the same one, and after each step waits for quiet (WaitForQuiet); then lets each
+// finish its untimed rest, one at a time. A side that fails drops out with what it printed.
+void TakeTurns(std::vector<Side>& sides, int steps) {
+  std::vector<std::unique_ptr<tools::Child>> children(sides.size());
+  std::string line;
+  for (size_t s = 0; s < sides.size(); ++s) {
+    children[s] = tools::Child::Start(sides[s].command);
+    if (children[s] != nullptr && !children[s]->ReadUntil("READY", line)) {
+      children[s]->Finish();
+      sides[s].log = children[s]->output();
+      children[s].reset();
+    }
+    WaitForQuiet(children);
+  }
+  for (int i = 0; i < steps; ++i) {
+    for (size_t k = 0; k < sides.size(); ++k) {
+      const size_t s = (k + static_cast<size_t>(i)) % sides.size();
+      if (children[s] == nullptr) continue;
+      if (!children[s]->WriteLine("step") || !children[s]->ReadUntil("STEP ", line)) {
+        children[s]->Finish();
+        sides[s].log = children[s]->output();
+        children[s].reset();
+      }
+      sides[s].quiet_ms.push_back(WaitForQuiet(children));
+    }
+  }
+  for (size_t s = 0; s < sides.size(); ++s) {
+    if (children[s] == nullptr) continue;
+    children[s]->WriteLine("finish");
+    const int rc = children[s]->Finish();
+    sides[s].log = children[s]->output();
+    const size_t at = sides[s].log.rfind("RESULT {");
+    if (rc == 0 && at != std::string::npos) {
+      sides[s].result = sides[s].log.substr(at + 7, sides[s].log.find('\n', at) - at - 7);
+    }
+  }
 }
 
 int RunDriver(const Options& o) {
@@ -385,22 +469,20 @@ int RunDriver(const Options& o) {
     const Model m = ModelNamed(name, false, o.layers);
     const int64_t params = ParameterCount(m);
     std::map<std::string, std::string> results;
-    std::string log;
     const std::string model_flags = " --model " + name + common;
     const std::string pto_flags = model_flags + " --layers " + std::to_string(o.layers) +
                                   " --tune-trials " + std::to_string(o.tuning.trials_per_kernel);
-    results["pto"] = RunChild("'" + dir + "/pto_bench_train' --side pto" + pto_flags, log);
-    if (results["pto"].empty()) std::printf("pto failed:\n%s\n", log.c_str());
-    results["pto checkpointed"] =
-        RunChild("'" + dir + "/pto_bench_train' --side pto --checkpoint" + pto_flags, log);
+    std::vector<Side> sides = {
+        {"pto", "'" + dir + "/pto_bench_train' --side pto --turns" + pto_flags},
+        {"pto checkpointed",
+         "'" + dir + "/pto_bench_train' --side pto --turns --checkpoint" + pto_flags}};
     // The baselines build one block: --layers compares pto with itself (checkpointing).
     const bool baselines = name == "mlp" || o.layers == 1;
     const std::string onednn = dir + "/pto_bench_train_onednn";
     if (!baselines) {
       std::printf("%s: baselines not run (they build one block)\n", m.name.c_str());
     } else if (::access(onednn.c_str(), X_OK) == 0) {
-      results["oneDNN"] = RunChild("'" + onednn + "'" + model_flags, log);
-      if (results["oneDNN"].empty()) std::printf("oneDNN failed:\n%s\n", log.c_str());
+      sides.push_back({"oneDNN", "'" + onednn + "' --turns" + model_flags});
     } else {
       std::printf("oneDNN: not built (libdnnl-dev missing)\n");
     }
@@ -408,14 +490,20 @@ int RunDriver(const Options& o) {
     std::snprintf(env, sizeof env, "OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d ", o.threads,
                   o.threads);
     if (baselines) {
-      results["PyTorch"] = RunChild(
-          std::string(env) +
-              "/usr/bin/python3 '" PTO_SOURCE_DIR "/tools/bench/train_step_torch.py'" + model_flags,
-          log);
-      if (results["PyTorch"].empty()) {
-        std::printf("PyTorch failed:\n%s\n", log.c_str());
-      } else {
-        std::printf("PyTorch: %s\n", Field(results["PyTorch"], "config").c_str());
+      sides.push_back({"PyTorch", std::string(env) +
+                                      "/usr/bin/python3 '" PTO_SOURCE_DIR
+                                      "/tools/bench/train_step_torch.py' --turns" +
+                                      model_flags});
+    }
+    TakeTurns(sides, o.steps);
+    std::map<std::string, double> quiet_ms;  // median wait for quiet after the side's steps
+    for (const Side& side : sides) {
+      results[side.name] = side.result;
+      quiet_ms[side.name] = side.quiet_ms.empty() ? NAN : Percentile(side.quiet_ms, 0.5);
+      if (side.result.empty()) {
+        std::printf("%s failed:\n%s\n", side.name.c_str(), side.log.c_str());
+      } else if (side.name == "PyTorch") {
+        std::printf("PyTorch: %s\n", Field(side.result, "config").c_str());
       }
     }
 
@@ -427,8 +515,8 @@ int RunDriver(const Options& o) {
     std::printf("\n%s: %lld parameters, %.2f GFLOP per step; floor %.2f ms, memory floor %s MiB\n",
                 m.name.c_str(), static_cast<long long>(params), m.step_flops / 1e9, floor_ms,
                 Mib(floor_bytes).c_str());
-    std::printf("  %-18s %10s %10s %10s %9s %9s %12s %12s %8s\n", "side", "ms/step", "p10", "p90",
-                "pto/side", "floor/side", "peak MiB", "working MiB", "bwd/fwd");
+    std::printf("  %-18s %10s %10s %10s %9s %9s %12s %12s %8s %8s\n", "side", "ms/step", "p10",
+                "p90", "pto/side", "floor/side", "peak MiB", "working MiB", "bwd/fwd", "spin ms");
     const double pto_ms = Number(results["pto"], "median_ms");
     for (const char* side : {"pto", "pto checkpointed", "oneDNN", "PyTorch"}) {
       const std::string& r = results[side];
@@ -442,10 +530,10 @@ int RunDriver(const Options& o) {
       const double f = Number(r, "forward_ms");
       const double b = std::string(side).starts_with("pto") ? Number(r, "grad_ms") - f
                                                             : Number(r, "backward_ms");
-      std::printf("  %-18s %10.2f %10.2f %10.2f %8.2fx %8.2fx %12s %12s %8.2f\n", side, med,
+      std::printf("  %-18s %10.2f %10.2f %10.2f %8.2fx %8.2fx %12s %12s %8.2f %8.1f\n", side, med,
                   Number(r, "p10_ms"), Number(r, "p90_ms"), med / pto_ms, floor_ms / med,
                   Mib(Number(r, "peak_bytes")).c_str(), Mib(Number(r, "working_set_bytes")).c_str(),
-                  b / f);
+                  b / f, quiet_ms[side]);
     }
     std::printf(
         "  pto's planned intermediates (the arena of its exec plan): %s MiB, checkpointed %s MiB\n",
@@ -456,7 +544,9 @@ int RunDriver(const Options& o) {
       "\n(pto/side > 1: pto is faster by that factor; floor/side: the share of the roofline\n"
       "floor the side reaches. peak: high-water mark during the timed steps minus the\n"
       "resident set after the warm-up; working: minus the resident set before the first\n"
-      "step.)\n");
+      "step. The sides take turns, one step each, and after each step the driver waits until\n"
+      "no side's threads run: spin ms is the median of that wait after the side's steps, how\n"
+      "long its idle threads kept a core busy.)\n");
   return 0;
 }
 
@@ -496,6 +586,8 @@ int main(int argc, char** argv) {
       o.dump = next();
     else if (a == "--trace")
       o.trace = next();
+    else if (a == "--turns")
+      o.turns = true;
     else if (a == "--layers")
       o.layers = std::atoi(next().c_str());
     else if (a == "--tune-trials")
@@ -508,7 +600,7 @@ int main(int argc, char** argv) {
           "mlp|block "
           "[--threads N] "
           "[--steps S] [--warmup W] [--checkpoint] [--profile] [--dump STAGE] [--trace FILE] "
-          "[--layers L] [--tune-trials N]\n");
+          "[--layers L] [--tune-trials N] [--turns]\n");
       return 2;
     }
   }

@@ -8,8 +8,10 @@
 //                          [--turns]
 //
 // --turns: for a driver that alternates programs step by step (so noise on a shared machine
-// hits all alike): before each timed step the program waits for a line on stdin, and after it
-// prints `STEP <index> <ms> <loss>` (flushed). End of input before the last step is an error.
+// hits all alike): after the warm-up the program prints `READY`, before each timed step it waits
+// for a line on stdin, after it prints `STEP <index> <ms> <loss>` (flushed), and after the last
+// one it waits for one more line (or the end of input) before it goes on. End of input before
+// the last step is an error.
 //
 // Threads: oneDNN's own OpenMP runtime with its default wait policy; the thread count is set
 // with omp_set_num_threads(N) before any primitive is created (OMP_NUM_THREADS is not needed).
@@ -152,10 +154,14 @@ Run TrainAndTime(Step& step, const Batch& batch, const Flags& flags) {
   for (int i = 0; i < flags.warmup; ++i) run.warm_losses.push_back(step.Train());
   run.resident_after_warm = ProcStatusBytes("VmRSS");
   run.reset_error = ResetPeakResident();
+  char line[64];
+  if (flags.turns) {
+    std::printf("READY\n");
+    std::fflush(stdout);
+  }
   for (int i = 0; i < flags.steps; ++i) {
     FillBatch(batch, i + 1);
     if (flags.turns) {
-      char line[64];
       if (std::fgets(line, sizeof(line), stdin) == nullptr) {
         run.error = "--turns: stdin ended before step " + std::to_string(i);
         return run;
@@ -179,6 +185,9 @@ Run TrainAndTime(Step& step, const Batch& batch, const Flags& flags) {
     }
   }
   run.hwm = ProcStatusBytes("VmHWM");
+  if (flags.turns && std::fgets(line, sizeof(line), stdin) == nullptr) {
+    // The end of input also lets it go on.
+  }
   return run;
 }
 

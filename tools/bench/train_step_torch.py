@@ -14,9 +14,10 @@ as pto_bench_train_onednn (its FillUniform generator and seeds), so the first lo
   /usr/bin/python3 tools/bench/train_step_torch.py --model mlp|block [--threads N]
       [--steps S] [--warmup W] [--check] [--turns]
 
---turns: for a driver that alternates programs step by step: before each timed step the script
-waits for a line on stdin, and after it prints `STEP <index> <ms> <loss>` (flushed). End of
-input before the last step is an error.
+--turns: for a driver that alternates programs step by step: after the warm-up the script prints
+`READY`, before each timed step it waits for a line on stdin, after it prints
+`STEP <index> <ms> <loss>` (flushed), and after the last one it waits for one more line (or the
+end of input) before it goes on. End of input before the last step is an error.
 
 Threads: torch.set_num_threads(N), and OMP_NUM_THREADS=N, OPENBLAS_NUM_THREADS=N and
 OPENBLAS_CORETYPE set before torch is loaded: libgomp and OpenBLAS read them when they load, so
@@ -216,6 +217,8 @@ def train_and_time(args, model, opt):
     run["resident_after_warm"] = status_bytes("VmRSS")
     run["reset_error"] = reset_peak()
     run["ms"], run["timed_losses"] = [], []
+    if args.turns:
+        print("READY", flush=True)
     for i in range(args.steps):
         model.fill_batch(i + 1)
         if args.turns and not sys.stdin.readline():
@@ -226,6 +229,8 @@ def train_and_time(args, model, opt):
         if args.turns:
             print(f"STEP {i} {run['ms'][-1]:.4f} {run['timed_losses'][-1]:.7f}", flush=True)
     run["hwm"] = status_bytes("VmHWM")
+    if args.turns:
+        sys.stdin.readline()  # the driver's go-ahead for the untimed rest (or the end of input)
     return run
 
 
