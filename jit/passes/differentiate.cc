@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "jit/passes/sum_padded_cotangents.h"
 #include "ops/gradient_rules.h"
 #include "ops/graph_builder.h"
 
@@ -146,7 +147,13 @@ absl::StatusOr<ir::Graph> Differentiate(const ir::Graph& forward, const Gradient
   // adjoint[id]: the node holding d loss / d value id, once some consumer contributed.
   std::vector<int> adjoint(n, -1);
   auto accumulate = [&](int id, int grad) {
-    adjoint[id] = adjoint[id] < 0 ? grad : b.Add(adjoint[id], grad);
+    if (adjoint[id] < 0) {
+      adjoint[id] = grad;
+    } else if (const int merged = SumPaddedCotangents(b, adjoint[id], grad); merged >= 0) {
+      adjoint[id] = merged;
+    } else {
+      adjoint[id] = b.Add(adjoint[id], grad);
+    }
   };
   if (spec.cotangents == 0) {
     const int loss = forward.outputs[0];
