@@ -6,9 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 extern char** environ;
 
@@ -136,6 +139,37 @@ int Child::Finish() {
   int status = 0;
   if (::waitpid(pid_, &status, 0) == pid_ && WIFEXITED(status)) status_ = WEXITSTATUS(status);
   return status_;
+}
+
+double WaitForQuiet(const std::vector<Child*>& children) {
+  using Clock = std::chrono::steady_clock;
+  const pid_t self = ::getpid();
+  const pid_t caller = static_cast<pid_t>(::gettid());
+  const auto cpu = [&] {
+    double total = 0;
+    for (const Child* c : children) {
+      if (c != nullptr) total += std::max(0.0, c->CpuSeconds());
+    }
+    // This process's other threads too (a thread pool spinning after its work), not the caller.
+    std::error_code error;
+    for (const auto& task :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(self) + "/task", error)) {
+      if (task.path().filename() == std::to_string(caller)) continue;
+      std::ifstream stat(task.path() / "schedstat");
+      long long ns = 0;
+      if (stat >> ns) total += static_cast<double>(ns) * 1e-9;
+    }
+    return total;
+  };
+  const Clock::time_point start = Clock::now();
+  double before = cpu();
+  while (Clock::now() - start < std::chrono::seconds(1)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const double now = cpu();
+    if (now - before < 0.25e-3) break;
+    before = now;
+  }
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 }  // namespace pto::tools

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace pto::tools {
 
@@ -51,6 +52,12 @@ class Child {
   int status_ = -1;
   bool finished_ = false;
 };
+
+// Waits until none of `children` (null entries skipped) and no other thread of this process
+// runs any more: their CPU time summed grows by less than 0.25 ms in 5 ms, as when spinning
+// OpenMP, OpenBLAS and oneTBB workers have gone to sleep; at most 1 s. Returns the milliseconds waited. Benches call it between turns, so one
+// side's idle spinning does not take a core from the next side's timing.
+double WaitForQuiet(const std::vector<Child*>& children);
 
 }  // namespace pto::tools
 

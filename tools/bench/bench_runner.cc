@@ -1,13 +1,21 @@
 #include "tools/bench/bench_runner.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "tools/bench/buffers.h"
 #include "tools/bench/pto_runner.h"
 #include "tools/bench/roofline.h"
+#include "tools/subprocess.h"
 
 namespace pto::bench {
 namespace {
@@ -60,9 +68,63 @@ Row RowFor(const CaseSpec& spec) {
 }
 
 struct Backend {
-  int column;  // a Column, or -1 for pto
-  Prepared prepared;
+  int column;                           // a Column, or -1 for pto
+  Prepared prepared;                    // in this process (child is null)
+  std::unique_ptr<tools::Child> child;  // or a pto_bench_baseline process
+  int child_calls = 0;                  // its calls per repetition
 };
+
+// Starts pto_bench_baseline for column `c` of the case; null with the row's note set when it
+// cannot run (a missing library is a note, anything else also a failure).
+std::unique_ptr<tools::Child> StartBaselineChild(const CaseSpec& spec, int c,
+                                                 const RunOptions& options, int& calls,
+                                                 int64_t& intermediate_bytes, Row& row) {
+  char flags[256];
+  std::snprintf(flags, sizeof flags,
+                " --column %d --threads %d --rotate-bytes %lld --max-copies %d "
+                "--warmup-seconds %g --min-rep-seconds %g",
+                c, options.threads, static_cast<long long>(options.rotate_bytes),
+                options.max_copies, options.timing.warmup_seconds, options.timing.min_rep_seconds);
+  std::unique_ptr<tools::Child> child =
+      tools::Child::Start(options.baseline_command + " --case '" + spec.name + "'" + flags);
+  std::string line;
+  if (child != nullptr && child->ReadLine(line) && line.rfind("READY ", 0) == 0) {
+    long long bytes = -1;
+    if (std::sscanf(line.c_str(), "READY %d %lld", &calls, &bytes) == 2 && calls >= 1) {
+      intermediate_bytes = bytes;
+      tools::WaitForQuiet({child.get()});
+      return child;
+    }
+  }
+  const bool missing = line.rfind("MISSING", 0) == 0;
+  row.baseline_note[c] = missing ? "missing" : "error";
+  if (!missing) {
+    const std::string said = child != nullptr ? (child->Finish(), child->output()) : "";
+    row.failures.push_back(std::string(kColumnNames[c]) +
+                           " process failed: " + (said.empty() ? "it did not start" : said));
+  }
+  return nullptr;
+}
+
+// Copy 0's outputs of a baseline process (a call on zeroed outputs), read back through a file.
+std::vector<std::vector<float>> ChildOutputs(tools::Child& child, const CaseSpec& spec) {
+  const std::string path = std::filesystem::temp_directory_path() /
+                           ("pto_bench_outputs_" + std::to_string(::getpid()) + ".bin");
+  std::vector<std::vector<float>> outputs;
+  std::string line;
+  if (!child.WriteLine("output " + path) || !child.ReadUntil("OUTPUT", line)) return outputs;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  for (const std::vector<int64_t>& shape : spec.outputs) {
+    outputs.emplace_back(Elements(shape));
+    if (f == nullptr || std::fread(outputs.back().data(), sizeof(float), outputs.back().size(),
+                                   f) != outputs.back().size()) {
+      outputs.back().assign(outputs.back().size(), NAN);
+    }
+  }
+  if (f != nullptr) std::fclose(f);
+  std::filesystem::remove(path);
+  return outputs;
+}
 
 // Each baseline the case has, then pto, set up on the operands; a set-up that fails is noted in
 // the row (a missing library is not a failure).
@@ -75,6 +137,13 @@ std::vector<Backend> PrepareBackends(const CaseSpec& spec, Runtime& runtime,
       row.baseline_note[c] = "-";
       continue;
     }
+    if (!options.baseline_command.empty()) {
+      Backend backend{c, {}, nullptr, 0};
+      backend.child = StartBaselineChild(spec, c, options, backend.child_calls,
+                                         backend.prepared.intermediate_bytes, row);
+      if (backend.child != nullptr) backends.push_back(std::move(backend));
+      continue;
+    }
     absl::StatusOr<Prepared> prepared = spec.baselines[c](operands.sets(), options.threads);
     if (!prepared.ok()) {
       const bool missing = prepared.status().code() == absl::StatusCode::kUnavailable;
@@ -85,11 +154,11 @@ std::vector<Backend> PrepareBackends(const CaseSpec& spec, Runtime& runtime,
       }
       continue;
     }
-    backends.push_back({c, *std::move(prepared)});
+    backends.push_back({c, *std::move(prepared), nullptr, 0});
   }
   absl::StatusOr<Prepared> pto = PreparePto(runtime, spec, operands.sets());
   if (pto.ok()) {
-    backends.push_back({-1, *std::move(pto)});
+    backends.push_back({-1, *std::move(pto), nullptr, 0});
   } else {
     row.failures.push_back("pto failed: " + std::string(pto.status().message()));
   }
@@ -110,13 +179,60 @@ std::function<double()> LimitBurst(const CaseSpec& spec, const RunOptions& optio
   return nullptr;
 }
 
-// Times the backends side by side (TimeInterleaved): on a shared machine whose speed drifts by
+// The backends in this process interleaved with one rotation of the operand sets (as
+// TimeInterleaved); a baseline process rotates its own copies and is asked for each repetition,
+// and after it the next waits until its threads stop spinning (tools::WaitForQuiet).
+std::vector<Timing> TimeBackendsOnce(const std::vector<Backend>& backends,
+                                     const RunOptions& options, int num_sets) {
+  int set = 0;
+  std::vector<int> calls(backends.size());
+  std::vector<Contender> contenders;
+  // With baseline processes, every repetition ends waiting for quiet: theirs spin after their
+  // work, and so do this process's oneTBB workers after pto's.
+  bool quiet_after = false;
+  for (const Backend& b : backends) quiet_after = quiet_after || b.child != nullptr;
+  for (size_t r = 0; r < backends.size(); ++r) {
+    tools::Child* child = backends[r].child.get();
+    if (child != nullptr) {
+      const int child_calls = backends[r].child_calls;
+      contenders.push_back({[child_calls] { return child_calls; },
+                            [child](bool /*before_others*/) {
+                              std::string line;
+                              double seconds = NAN;
+                              if (child->WriteLine("rep") && child->ReadUntil("REP ", line)) {
+                                seconds = std::atof(line.c_str() + 4);
+                              }
+                              tools::WaitForQuiet({child});
+                              return seconds;
+                            }});
+      continue;
+    }
+    const Prepared& prepared = backends[r].prepared;
+    auto next = [&prepared, &set, num_sets] {
+      prepared.run(set);
+      set = (set + 1) % num_sets;
+    };
+    contenders.push_back(
+        {[&calls, &options, next, r] { return calls[r] = CallsPerRep(next, options.timing); },
+         [&calls, next, r, quiet_after](bool before_others) {
+           if (before_others && calls[r] > 1) next();  // wake its threads, untimed
+           const auto t = std::chrono::steady_clock::now();
+           for (int c = 0; c < calls[r]; ++c) next();
+           const double sec =
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count() /
+               calls[r];
+           if (quiet_after) tools::WaitForQuiet({});
+           return sec;
+         }});
+  }
+  return TimeContenders(contenders, options.timing);
+}
+
+// Times the backends side by side (TimeBackendsOnce): on a shared machine whose speed drifts by
 // more than the differences measured, the ratios then compare the same stretch of time. Sets
 // the row's case_limit.
 std::vector<Timing> TimeBackends(const std::vector<Backend>& backends, const CaseSpec& spec,
                                  const RunOptions& options, int num_sets, Row& row) {
-  std::vector<std::function<void(int)>> runs;
-  for (const Backend& backend : backends) runs.push_back(backend.prepared.run);
   // The limits drift as much as the backends do (a run's peak before and after its cases: 189
   // and 283 GFLOP/s; its bandwidth 24.4 and 30.3 GB/s), so a case's share of its limit is also
   // taken against bursts right before and after its timing. Not in its rounds: bursts there
@@ -127,7 +243,7 @@ std::vector<Timing> TimeBackends(const std::vector<Backend>& backends, const Cas
     for (int i = 0; burst && i < kLimitBursts; ++i) limits.push_back(burst());
   };
   measure_limits();
-  const std::vector<Timing> timings = TimeInterleaved(runs, num_sets, options.timing);
+  const std::vector<Timing> timings = TimeBackendsOnce(backends, options, num_sets);
   measure_limits();
   if (!limits.empty()) {
     std::sort(limits.begin(), limits.end());
@@ -192,7 +308,7 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options) {
   Row row = RowFor(spec);
   OperandSets operands(spec, CopiesFor(spec, options.rotate_bytes, options.max_copies));
   // Every backend is set up first, then all are timed side by side.
-  const std::vector<Backend> backends = PrepareBackends(spec, runtime, options, operands, row);
+  std::vector<Backend> backends = PrepareBackends(spec, runtime, options, operands, row);
   const std::vector<Timing> timings =
       TimeBackends(backends, spec, options, static_cast<int>(operands.sets().size()), row);
   // Then each one's output is taken and compared with the first baseline's.
@@ -200,7 +316,9 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options) {
   double best_rate = -1;
   for (size_t i = 0; i < backends.size(); ++i) {
     const Backend& backend = backends[i];
-    std::vector<std::vector<float>> outputs = OutputsOf(backend.prepared, operands, spec);
+    std::vector<std::vector<float>> outputs = backend.child != nullptr
+                                                  ? ChildOutputs(*backend.child, spec)
+                                                  : OutputsOf(backend.prepared, operands, spec);
     const int64_t bytes = backend.prepared.intermediate_bytes;
     if (backend.column < 0) {
       RecordPto(spec, options, timings[i], bytes, outputs, reference, row);

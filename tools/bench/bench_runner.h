@@ -4,6 +4,7 @@
 #define PTO_TOOLS_BENCH_BENCH_RUNNER_H_
 
 #include <cstdint>
+#include <string>
 
 #include "device/device_info.h"
 #include "pto/pto.h"
@@ -27,6 +28,11 @@ struct RunOptions {
   // its backends, and a memory-bound one bandwidth bursts, for Row::case_limit.
   const device::DeviceInfo* device = nullptr;
   BandwidthBurst* bandwidth = nullptr;
+  // The shell command prefix that runs pto_bench_baseline (baseline_child.cc), environment
+  // settings included: each baseline then runs in a process of its own with its library's
+  // default threading, asked for one repetition at a time between pto's. Empty: the baselines
+  // run in this process, interleaved with pto.
+  std::string baseline_command;
 };
 
 // `runtime` must have been opened with intra_op_threads = options.threads. The row's

@@ -2,7 +2,7 @@
 // count, with the machine's measured roofline. See docs/performance.md.
 //
 //   pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] [--threads 2,1] [--budget SECONDS]
-//                     [--tune-trials N [--tune-seconds S]]
+//                     [--tune-trials N [--tune-seconds S]] [--in-process-baselines]
 //   pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-transposed-b] [--sweep-limit N]
 //                     [--sweep-csv FILE] [--sweep-configs "mr=12,nr_vectors=2;kc=512"]
 //                     [--sweep-constant-b]
@@ -15,14 +15,22 @@
 //
 // --dump-asm prints pto's assembly for each case instead of timing anything (asm_dump.h).
 //
-// OMP_WAIT_POLICY: oneDNN's OpenMP pool must not spin on a core pto is using. libgomp reads
-// the variable when it is loaded, before main, so main sets OMP_WAIT_POLICY=passive and re-runs
-// the program once (execv of /proc/self/exe) when it was not set; a value set by the caller is
-// kept. OPENBLAS_CORETYPE likewise (OpenBLAS picks its kernels when it is loaded): when it fell
-// back to its generic kernels on a CPU it does not know, main sets the core type that matches
-// the CPU's vector ISA (OpenblasCoreOverride) and re-runs, so the baseline is not a straw man.
-// OPENBLAS_THREAD_TIMEOUT=4 likewise: OpenBLAS's threads wait 2^4 cycles, not 2^28, before they
-// sleep, so they do not spin on the cores of the backend timed after them (RunCase takes turns).
+// Baselines: each oneDNN and OpenBLAS baseline of a case runs in a process of its own
+// (pto_bench_baseline, baseline_child.cc) with its library's default threading, on the same
+// operands and rotation sizes, and takes turns with pto repetition by repetition; after each of
+// its repetitions the bench waits until its threads stop spinning, so they do not take a core
+// from pto's next one. --in-process-baselines runs them in this process instead, interleaved
+// with pto, with the settings below.
+//
+// OMP_WAIT_POLICY: in this process, oneDNN's OpenMP pool must not spin on a core pto is using.
+// libgomp reads the variable when it is loaded, before main, so main sets
+// OMP_WAIT_POLICY=passive and re-runs the program once (execv of /proc/self/exe) when it was not
+// set; a value set by the caller is kept (and passed to the baseline processes). OPENBLAS_CORETYPE
+// likewise (OpenBLAS picks its kernels when it is loaded): when it fell back to its generic kernels
+// on a CPU it does not know, main sets the core type that matches the CPU's vector ISA
+// (OpenblasCoreOverride) and re-runs, so the baseline is not a straw man. OPENBLAS_THREAD_TIMEOUT=4
+// likewise: OpenBLAS's threads wait 2^4 cycles, not 2^28, before they sleep, so they do not spin on
+// the cores of the backend timed after them (RunCase takes turns).
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,6 +43,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "device/device_info.h"
 #include "pto/pto.h"
@@ -53,6 +62,15 @@
 namespace pto::bench {
 namespace {
 
+// Which of OMP_WAIT_POLICY and OPENBLAS_THREAD_TIMEOUT main set itself (before re-running),
+// comma-separated: the baseline processes run without them.
+constexpr char kSetByBench[] = "PTO_BENCH_SET_ENV";
+
+// The least time of a repetition when the baselines run in processes of their own.
+constexpr double kProcessRepSeconds = 0.02;
+// And of the warm-up each backend calibrates its repetitions on.
+constexpr double kProcessWarmupSeconds = 0.3;
+
 // The bandwidth copy's buffers (PrintLimits says 256 MiB): beyond any real L3 share.
 constexpr int64_t kLimitBufferBytes = int64_t{256} << 20;
 
@@ -69,6 +87,9 @@ struct Flags {
   bool dump_asm = false;
   SweepOptions sweep_options;
   PtoTuning tuning;
+  // The baselines in this process, interleaved with pto (OpenMP's passive wait policy), instead
+  // of each in a process of its own with its defaults (pto_bench_baseline).
+  bool in_process_baselines = false;
 };
 
 bool ParseFlags(int argc, char** argv, Flags& flags) {
@@ -102,6 +123,8 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       }
     } else if (arg == "--dump-asm") {
       flags.dump_asm = true;
+    } else if (arg == "--in-process-baselines") {
+      flags.in_process_baselines = true;
     } else if (arg == "--sweep") {
       flags.sweep = true;
     } else if (arg == "--sweep-shape") {
@@ -129,7 +152,7 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
   return true;
 }
 
-void PrintMachine(const device::DeviceInfo& d) {
+void PrintMachine(const device::DeviceInfo& d, bool in_process_baselines) {
   std::printf(
       "machine  : %s (%s, family %d model %d), %s, %d-bit vectors, FMA %s, %d cores usable\n",
       d.brand.c_str(), d.cpu_name.c_str(), d.family, d.model, device::IsaName(d.isa), d.vector_bits,
@@ -153,6 +176,15 @@ void PrintMachine(const device::DeviceInfo& d) {
   const char* timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");
   std::printf("env      : OMP_WAIT_POLICY=%s OPENBLAS_CORETYPE=%s OPENBLAS_THREAD_TIMEOUT=%s\n",
               wait ? wait : "(unset)", core ? core : "(unset)", timeout ? timeout : "(unset)");
+  if (!in_process_baselines) {
+    const char* set = std::getenv(kSetByBench);
+    std::printf(
+        "           (this process's; each baseline runs in a process of its own "
+        "(pto_bench_baseline) without %s)\n",
+        set != nullptr && *set != 0
+            ? absl::StrJoin(absl::StrSplit(set, ',', absl::SkipEmpty()), " ").c_str()
+            : "changes to these");
+  }
 }
 
 void PrintLimits(const MachineLimits& l) {
@@ -201,6 +233,27 @@ std::string TunedPtoColumn(const PtoTuning& tuning) {
       tuning.trials_per_kernel, tuning.seconds_per_kernel);
 }
 
+// The command prefix of the baseline processes: pto_bench_baseline beside this program, with
+// the variables this program set for its own process (kSetByBench) unset again, so that OpenMP
+// and OpenBLAS run with their defaults there; OPENBLAS_CORETYPE stays (it picks OpenBLAS's
+// kernels for this CPU, as its users on it must).
+std::string BaselineCommand() {
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir = ".";
+  if (n > 0) {
+    self[n] = 0;
+    dir = std::string(self).substr(0, std::string(self).rfind('/'));
+  }
+  std::string command = "env";
+  if (const char* set = std::getenv(kSetByBench); set != nullptr) {
+    for (absl::string_view name : absl::StrSplit(set, ',', absl::SkipEmpty())) {
+      absl::StrAppend(&command, " -u ", name);
+    }
+  }
+  return command + " '" + dir + "/pto_bench_baseline'";
+}
+
 RunOptions RunOptionsFor(const Flags& flags, const device::DeviceInfo& device, int threads,
                          BandwidthBurst* bandwidth) {
   RunOptions run;
@@ -210,6 +263,15 @@ RunOptions RunOptionsFor(const Flags& flags, const device::DeviceInfo& device, i
   run.timing.budget_seconds = flags.budget;
   run.device = &device;
   run.bandwidth = bandwidth;
+  if (!flags.in_process_baselines) {
+    run.baseline_command = BaselineCommand();
+    // Every repetition follows a pause (the others' turns, the wait for quiet) in which the
+    // cores idle: long repetitions make waking the threads and the caches a small part of them.
+    run.timing.min_rep_seconds = kProcessRepSeconds;
+    // A library's first calls in a fresh process are slow (primitives made, pages touched):
+    // calibrating on them gave oneDNN 3 calls per repetition.
+    run.timing.warmup_seconds = kProcessWarmupSeconds;
+  }
   return run;
 }
 
@@ -302,7 +364,8 @@ int Main(int argc, char** argv) {
   if (!ParseFlags(argc, argv, flags)) {
     std::fprintf(stderr,
                  "usage: pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] "
-                 "[--threads 2,1] [--budget SECONDS] [--tune-trials N [--tune-seconds S]]\n"
+                 "[--threads 2,1] [--budget SECONDS] [--tune-trials N [--tune-seconds S]] "
+                 "[--in-process-baselines]\n"
                  "       pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-limit N] "
                  "[--sweep-transposed-b] [--sweep-constant-b] [--sweep-csv FILE] "
                  "[--sweep-configs \"F=V,...;...\"] "
@@ -313,7 +376,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   const device::DeviceInfo device = device::DetectHost();
-  if (!flags.dump_asm) PrintMachine(device);
+  if (!flags.dump_asm) PrintMachine(device, flags.in_process_baselines);
   if (flags.sweep) {
     SweepOptions sweep = flags.sweep_options;
     sweep.threads = flags.threads.front();
@@ -330,10 +393,14 @@ int Main(int argc, char** argv) {
   if (flags.dump_asm) return DumpAssembly(cases, flags.threads.front());
   std::printf(
       "cases    : %zu%s%s; up to %d repetitions, %.1f s budget per backend, the backends of a "
-      "case timed in turn each repetition\n",
+      "case timed in turn each repetition%s\n",
       cases.size(), flags.quick ? " (--quick)" : "",
       flags.filter.empty() ? "" : (" matching '" + flags.filter + "'").c_str(), flags.reps,
-      flags.budget);
+      flags.budget,
+      flags.in_process_baselines
+          ? " (baselines in this process)"
+          : " (baselines in processes of their own; repetitions >= 20 ms, each after the "
+            "previous one's threads stopped spinning)");
   const std::string pto_column = TunedPtoColumn(flags.tuning);
   if (flags.tuning.trials_per_kernel > 0) std::printf("pto      : %s\n", pto_column.c_str());
   int failures = 0;
@@ -359,8 +426,10 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   bool rerun = false;
+  std::string set_by_bench;
   if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
     setenv("OMP_WAIT_POLICY", "passive", 1);
+    set_by_bench += "OMP_WAIT_POLICY,";
     rerun = true;
   }
   const std::string core = pto::bench::OpenblasCoreOverride(pto::device::DetectHost().isa);
@@ -370,9 +439,11 @@ int main(int argc, char** argv) {
   }
   if (std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr) {
     setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
+    set_by_bench += "OPENBLAS_THREAD_TIMEOUT,";
     rerun = true;
   }
   if (rerun) {
+    if (!set_by_bench.empty()) setenv(pto::bench::kSetByBench, set_by_bench.c_str(), 1);
     execv("/proc/self/exe", argv);  // returns only on failure: then run with them set late
     std::fprintf(stderr,
                  "pto_bench_kernels: re-exec failed (%s); OMP_WAIT_POLICY, OPENBLAS_CORETYPE and "

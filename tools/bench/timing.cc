@@ -20,20 +20,6 @@ double Quantile(const std::vector<double>& v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
-// Warm-up: at least two calls and warmup_seconds; calls per repetition from the fastest call.
-int CallsPerRep(const std::function<void()>& next, const TimingOptions& options) {
-  double per_call = 1e30;
-  const auto warm_start = Clock::now();
-  for (int i = 0; i < 2 || Seconds(Clock::now() - warm_start) < options.warmup_seconds; ++i) {
-    const auto t = Clock::now();
-    next();
-    per_call = std::min(per_call, Seconds(Clock::now() - t));
-    if (i > 1000) break;
-  }
-  return std::max(1,
-                  static_cast<int>(std::ceil(options.min_rep_seconds / std::max(per_call, 1e-9))));
-}
-
 Timing Summarize(std::vector<double> samples, int calls_per_rep) {
   Timing timing;
   std::sort(samples.begin(), samples.end());
@@ -47,20 +33,24 @@ Timing Summarize(std::vector<double> samples, int calls_per_rep) {
 
 }  // namespace
 
-std::vector<Timing> TimeInterleaved(const std::vector<std::function<void(int)>>& runs, int num_sets,
-                                    const TimingOptions& options) {
-  const size_t n = runs.size();
+int CallsPerRep(const std::function<void()>& next, const TimingOptions& options) {
+  double per_call = 1e30;
+  const auto warm_start = Clock::now();
+  for (int i = 0; i < 2 || Seconds(Clock::now() - warm_start) < options.warmup_seconds; ++i) {
+    const auto t = Clock::now();
+    next();
+    per_call = std::min(per_call, Seconds(Clock::now() - t));
+    if (i > 1000) break;
+  }
+  return std::max(1,
+                  static_cast<int>(std::ceil(options.min_rep_seconds / std::max(per_call, 1e-9))));
+}
+
+std::vector<Timing> TimeContenders(const std::vector<Contender>& contenders,
+                                   const TimingOptions& options) {
+  const size_t n = contenders.size();
   std::vector<int> calls(n);
-  // One rotation for all the runs: each call takes the next operand set, so no run reads the
-  // operands another run has just brought into the cache. (With a rotation per run, every run
-  // after the first in a round found its sets warm from the first: in a config sweep the first
-  // entry, the default, came out 1-7% slower than identical copies of itself.)
-  int set = 0;
-  auto next = [&](size_t r) {
-    runs[r](set);
-    set = (set + 1) % num_sets;
-  };
-  for (size_t r = 0; r < n; ++r) calls[r] = CallsPerRep([&] { next(r); }, options);
+  for (size_t r = 0; r < n; ++r) calls[r] = contenders[r].calibrate();
   std::vector<std::vector<double>> samples(n);
   const auto start = Clock::now();
   for (int round = 0; round < options.max_reps; ++round) {
@@ -68,18 +58,39 @@ std::vector<Timing> TimeInterleaved(const std::vector<std::function<void(int)>>&
         Seconds(Clock::now() - start) > options.budget_seconds * static_cast<double>(n)) {
       break;
     }
-    for (size_t r = 0; r < n; ++r) {
-      // Short calls: one untimed call first, so the waking of this run's thread pool (idle
-      // while the others ran) is not in its repetition.
-      if (n > 1 && calls[r] > 1) next(r);
-      const auto t = Clock::now();
-      for (int c = 0; c < calls[r]; ++c) next(r);
-      samples[r].push_back(Seconds(Clock::now() - t) / calls[r]);
-    }
+    for (size_t r = 0; r < n; ++r) samples[r].push_back(contenders[r].repetition(n > 1));
   }
   std::vector<Timing> timings;
   for (size_t r = 0; r < n; ++r) timings.push_back(Summarize(std::move(samples[r]), calls[r]));
   return timings;
+}
+
+std::vector<Timing> TimeInterleaved(const std::vector<std::function<void(int)>>& runs, int num_sets,
+                                    const TimingOptions& options) {
+  // One rotation for all the runs: each call takes the next operand set, so no run reads the
+  // operands another run has just brought into the cache. (With a rotation per run, every run
+  // after the first in a round found its sets warm from the first: in a config sweep the first
+  // entry, the default, came out 1-7% slower than identical copies of itself.)
+  int set = 0;
+  std::vector<Contender> contenders;
+  std::vector<int> calls(runs.size());
+  for (size_t r = 0; r < runs.size(); ++r) {
+    auto next = [&runs, &set, num_sets, r] {
+      runs[r](set);
+      set = (set + 1) % num_sets;
+    };
+    contenders.push_back(
+        {[&calls, &options, next, r] { return calls[r] = CallsPerRep(next, options); },
+         [&calls, next, r](bool before_others) {
+           // Short calls: one untimed call first, so the waking of this run's thread pool (idle
+           // while the others ran) is not in its repetition.
+           if (before_others && calls[r] > 1) next();
+           const auto t = Clock::now();
+           for (int c = 0; c < calls[r]; ++c) next();
+           return Seconds(Clock::now() - t) / calls[r];
+         }});
+  }
+  return TimeContenders(contenders, options);
 }
 
 Timing TimeCalls(const std::function<void(int)>& run, int num_sets, const TimingOptions& options) {

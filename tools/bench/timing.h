@@ -28,6 +28,24 @@ struct Timing {
 // Times `run(set)`, cycling set through [0, num_sets).
 Timing TimeCalls(const std::function<void(int)>& run, int num_sets, const TimingOptions& options);
 
+// Warms `call` up (at least two calls and options.warmup_seconds) and returns how many calls
+// make a repetition of at least options.min_rep_seconds, from the fastest call.
+int CallsPerRep(const std::function<void()>& call, const TimingOptions& options);
+
+// One side of an interleaved timing that times its own repetitions: a run in this process, or a
+// baseline in a process of its own that is asked for one repetition at a time.
+struct Contender {
+  // Warms up; returns the calls per repetition (CallsPerRep).
+  std::function<int()> calibrate;
+  // One repetition; its seconds per call. `before_others` is false in a timing of one run.
+  std::function<double(bool before_others)> repetition;
+};
+
+// Rounds in which every contender takes one repetition in turn (as TimeInterleaved), after
+// each one's calibration; stops after max_reps rounds or past budget_seconds times their count.
+std::vector<Timing> TimeContenders(const std::vector<Contender>& contenders,
+                                   const TimingOptions& options);
+
 // Times several `runs` side by side: after each one's warm-up, rounds in which every run takes
 // one repetition in turn (after an untimed call when a repetition is several calls), so a
 // machine whose speed drifts (shared, noisy) drifts for all of them alike. The runs share one

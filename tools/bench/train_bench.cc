@@ -387,31 +387,16 @@ struct Side {
   std::vector<double> quiet_ms;
 };
 
-// Waits until no child's threads run any more (their CPU time summed grows by less than 0.25 ms
-// in 5 ms: spinning OpenMP and OpenBLAS workers have gone to sleep), at most 1 s. Returns the
-// milliseconds waited.
-double WaitForQuiet(const std::vector<std::unique_ptr<tools::Child>>& children) {
-  const auto cpu = [&children] {
-    double total = 0;
-    for (const auto& c : children) {
-      if (c != nullptr) total += std::max(0.0, c->CpuSeconds());
-    }
-    return total;
-  };
-  const Clock::time_point start = Clock::now();
-  double before = cpu();
-  while (Clock::now() - start < std::chrono::seconds(1)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    const double now = cpu();
-    if (now - before < 0.25e-3) break;
-    before = now;
-  }
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+// The children alive, for tools::WaitForQuiet.
+std::vector<tools::Child*> Alive(const std::vector<std::unique_ptr<tools::Child>>& children) {
+  std::vector<tools::Child*> alive;
+  for (const auto& c : children) alive.push_back(c.get());
+  return alive;
 }
 
 // Starts every side, lets each warm up (in turn, each alone on the machine), then runs the timed
 // steps round by round, one side at a time, the order rotating each round so no side always
-// follows the same one, and after each step waits for quiet (WaitForQuiet); then lets each
+// follows the same one, and after each step waits for quiet (tools::WaitForQuiet); then lets each
 // finish its untimed rest, one at a time. A side that fails drops out with what it printed.
 void TakeTurns(std::vector<Side>& sides, int steps) {
   std::vector<std::unique_ptr<tools::Child>> children(sides.size());
@@ -423,7 +408,7 @@ void TakeTurns(std::vector<Side>& sides, int steps) {
       sides[s].log = children[s]->output();
       children[s].reset();
     }
-    WaitForQuiet(children);
+    tools::WaitForQuiet(Alive(children));
   }
   for (int i = 0; i < steps; ++i) {
     for (size_t k = 0; k < sides.size(); ++k) {
@@ -434,7 +419,7 @@ void TakeTurns(std::vector<Side>& sides, int steps) {
         sides[s].log = children[s]->output();
         children[s].reset();
       }
-      sides[s].quiet_ms.push_back(WaitForQuiet(children));
+      sides[s].quiet_ms.push_back(tools::WaitForQuiet(Alive(children)));
     }
   }
   for (size_t s = 0; s < sides.size(); ++s) {
