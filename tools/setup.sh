@@ -12,7 +12,7 @@ packages=(cmake g++ make pkg-config binutils llvm-19-dev libtbb-dev libabsl-dev 
           python3  # the trace tests read pto's Chrome trace files back with python3's json
           python3-torch  # the gradient comparison test (tests/training): PyTorch and NumPy
           clang-19 libclang-rt-19-dev  # the fuzz preset: clang, libFuzzer and its sanitizers
-          libdnnl-dev libopenblas-dev)  # the last two: baselines of pto_bench_kernels
+          libdnnl-dev libopenblas-dev libxsmm-dev)  # the last three: baselines of pto_bench_kernels
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,10 +8,11 @@
 //                      [--warmup-seconds S] [--min-rep-seconds S]
 //
 // Protocol on stdout (one line each, flushed): after set-up and warm-up `READY <calls per
-// repetition> <intermediate bytes>`, or `MISSING <reason>` when the library is not there, or
-// `ERROR <reason>`; then for each `rep` line on stdin one untimed call and a repetition,
-// `REP <seconds per call>`; for `output PATH`, copy 0's outputs (after a call on zeroed
-// outputs) written to PATH as raw floats, `OUTPUT`. The end of stdin ends it.
+// repetition> <intermediate bytes>`, or `MISSING <reason>` when the library is not there,
+// `NONE <reason>` when it has no such operation (LIBXSMM at 2 threads), or `ERROR <reason>`; then
+// for each `rep` line on stdin one untimed call and a repetition, `REP <seconds per call>`; for
+// `output PATH`, copy 0's outputs (after a call on zeroed outputs) written to PATH as raw floats,
+// `OUTPUT`. The end of stdin ends it.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -60,9 +61,13 @@ int Run(const Flags& flags) {
   const int num_sets = static_cast<int>(operands.sets().size());
   absl::StatusOr<Prepared> prepared = spec->baselines[flags.column](operands.sets(), flags.threads);
   if (!prepared.ok()) {
-    const bool missing = prepared.status().code() == absl::StatusCode::kUnavailable;
-    Say(std::string(missing ? "MISSING " : "ERROR ") + std::string(prepared.status().message()));
-    return missing ? 0 : 1;
+    const absl::StatusCode code = prepared.status().code();
+    const char* word = code == absl::StatusCode::kUnavailable     ? "MISSING "
+                       : code == absl::StatusCode::kUnimplemented ? "NONE "
+                                                                  : "ERROR ";
+    Say(word + std::string(prepared.status().message()));
+    return code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kUnimplemented ? 0
+                                                                                              : 1;
   }
   int set = 0;
   auto next = [&] {

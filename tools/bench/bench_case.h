@@ -35,8 +35,8 @@ using BackendFactory =
     std::function<absl::StatusOr<Prepared>(const std::vector<IoSet>& sets, int threads)>;
 
 // The baseline columns of the tables.
-enum class Column { kOnednn = 0, kOnednnFused = 1, kOpenblas = 2 };
-inline constexpr int kNumColumns = 3;
+enum class Column { kOnednn = 0, kOnednnFused = 1, kOpenblas = 2, kLibxsmm = 3 };
+inline constexpr int kNumColumns = 4;
 
 // Which of the bench's targets a case is held to (targets.h lists each target's bar).
 enum class TargetClass {

@@ -23,7 +23,7 @@ namespace {
 // Bursts of the case's limit before its timing and again after it.
 constexpr int kLimitBursts = 5;
 
-const char* const kColumnNames[kNumColumns] = {"oneDNN", "oneDNN post-ops", "OpenBLAS"};
+const char* const kColumnNames[kNumColumns] = {"oneDNN", "oneDNN post-ops", "OpenBLAS", "LIBXSMM"};
 
 // max |got - want| / max |want| over every output.
 double MaxRelativeError(const std::vector<std::vector<float>>& got,
@@ -97,8 +97,9 @@ std::unique_ptr<tools::Child> StartBaselineChild(const CaseSpec& spec, int c,
     }
   }
   const bool missing = line.rfind("MISSING", 0) == 0;
-  row.baseline_note[c] = missing ? "missing" : "error";
-  if (!missing) {
+  const bool none = line.rfind("NONE", 0) == 0;  // no such operation: not a failure
+  row.baseline_note[c] = missing ? "missing" : none ? "-" : "error";
+  if (!missing && !none) {
     const std::string said = child != nullptr ? (child->Finish(), child->output()) : "";
     row.failures.push_back(std::string(kColumnNames[c]) +
                            " process failed: " + (said.empty() ? "it did not start" : said));
@@ -147,8 +148,9 @@ std::vector<Backend> PrepareBackends(const CaseSpec& spec, Runtime& runtime,
     absl::StatusOr<Prepared> prepared = spec.baselines[c](operands.sets(), options.threads);
     if (!prepared.ok()) {
       const bool missing = prepared.status().code() == absl::StatusCode::kUnavailable;
-      row.baseline_note[c] = missing ? "missing" : "error";
-      if (!missing) {
+      const bool none = prepared.status().code() == absl::StatusCode::kUnimplemented;
+      row.baseline_note[c] = missing ? "missing" : none ? "-" : "error";
+      if (!missing && !none) {
         row.failures.push_back(std::string(kColumnNames[c]) +
                                " set-up failed: " + std::string(prepared.status().message()));
       }

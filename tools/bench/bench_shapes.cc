@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "jit/trace.h"
+#include "tools/bench/baselines_libxsmm.h"
 #include "tools/bench/baselines_onednn.h"
 #include "tools/bench/baselines_openblas.h"
 #include "tools/pto/transformer_block.h"
@@ -59,10 +60,16 @@ void AddMatmuls(std::vector<CaseSpec>& cases) {
                              {1, m, k, n, true}, quick, RowsTarget(m)));
     }
   }
-  cases.push_back(Matmul("small odd matmul", "matmul " + Mkn(23, 29, 31), {1, 23, 29, 31, false},
-                         true, TargetClass::kSmallOdd));
-  cases.push_back(Matmul("small odd matmul", "matmul " + Mkn(64, 64, 64), {1, 64, 64, 64, false},
-                         false, TargetClass::kSmallOdd));
+  // Small shapes, with LIBXSMM (at 1 thread) beside the others.
+  const MatmulShape small[] = {{1, 23, 29, 31, false},    {1, 64, 64, 64, false},
+                               {1, 17, 33, 65, false},    {1, 48, 96, 40, false},
+                               {1, 100, 100, 100, false}, {1, 128, 27, 128, false}};
+  for (const MatmulShape& s : small) {
+    CaseSpec c = Matmul("small odd matmul", "matmul " + Mkn(s.m, s.k, s.n), s, s.m == 23,
+                        TargetClass::kSmallOdd);
+    c.baselines[static_cast<int>(Column::kLibxsmm)] = LibxsmmMatmul(s);
+    cases.push_back(std::move(c));
+  }
   cases.push_back(Matmul("batched matmul", "bmm 12x128x64x128", {12, 128, 64, 128, false}, true,
                          TargetClass::kNone));
 }

@@ -48,6 +48,7 @@
 #include "device/device_info.h"
 #include "pto/pto.h"
 #include "tools/bench/asm_dump.h"
+#include "tools/bench/baselines_libxsmm.h"
 #include "tools/bench/baselines_onednn.h"
 #include "tools/bench/baselines_openblas.h"
 #include "tools/bench/bench_runner.h"
@@ -169,8 +170,9 @@ void PrintMachine(const device::DeviceInfo& d, bool in_process_baselines) {
         "below say how far off, not that the bench is broken.\n",
         device::IsaName(d.isa));
   }
-  std::printf("baselines: %s\n           %s\n", OnednnDescription().c_str(),
-              OpenblasDescription().c_str());
+  std::printf("baselines: %s\n           %s\n           %s (small matmuls, at 1 thread)\n",
+              OnednnDescription().c_str(), OpenblasDescription().c_str(),
+              LibxsmmDescription().c_str());
   const char* wait = std::getenv("OMP_WAIT_POLICY");
   const char* core = std::getenv("OPENBLAS_CORETYPE");
   const char* timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");

@@ -30,15 +30,15 @@ std::string MiB(int64_t bytes) {
 }  // namespace
 
 double BestBaseline(const Row& row) {
-  return std::max({row.baseline[0], row.baseline[1], row.baseline[2]});
+  return std::max({row.baseline[0], row.baseline[1], row.baseline[2], row.baseline[3]});
 }
 
 void PrintTable(std::FILE* out, int threads, const std::vector<Row>& rows) {
   std::fprintf(out, "\n== %d thread%s: rates in GFLOP/s (GB/s where the unit says so) ==\n",
                threads, threads == 1 ? "" : "s");
-  const char* header = "%-30s %-6s %8s %8s %9s %8s %8s %6s %6s %13s %9s\n";
-  std::fprintf(out, header, "case", "unit", "pto", "oneDNN", "oneDNN+po", "OpenBLAS", "pto/best",
-               "%roof", "%lim", "spread pto/bl", "max rel err");
+  const char* header = "%-30s %-6s %8s %8s %9s %8s %8s %8s %6s %6s %13s %9s\n";
+  std::fprintf(out, header, "case", "unit", "pto", "oneDNN", "oneDNN+po", "OpenBLAS", "LIBXSMM",
+               "pto/best", "%roof", "%lim", "spread pto/bl", "max rel err");
   std::string group;
   for (const Row& r : rows) {
     if (r.group != group) {
@@ -58,7 +58,8 @@ void PrintTable(std::FILE* out, int threads, const std::vector<Row>& rows) {
     std::fprintf(out, header, r.name.c_str(), r.memory_bound ? "GB/s" : "GF/s",
                  Rate(r.pto, "FAIL").c_str(), Rate(r.baseline[0], r.baseline_note[0]).c_str(),
                  Rate(r.baseline[1], r.baseline_note[1]).c_str(),
-                 Rate(r.baseline[2], r.baseline_note[2]).c_str(), ratio,
+                 Rate(r.baseline[2], r.baseline_note[2]).c_str(),
+                 Rate(r.baseline[3], r.baseline_note[3]).c_str(), ratio,
                  Percent(r.roofline_share).c_str(), Percent(r.case_limit_share).c_str(), spread,
                  error);
   }

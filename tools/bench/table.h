@@ -16,7 +16,7 @@ struct Row {
   bool memory_bound = false;  // rates in GB/s, else GFLOP/s
   TargetClass target = TargetClass::kNone;
   double pto = -1;  // rate; -1 when pto failed
-  double baseline[kNumColumns] = {-1, -1, -1};
+  double baseline[kNumColumns] = {-1, -1, -1, -1};
   std::string baseline_note[kNumColumns];  // why a baseline has no rate: "-", "missing", "error"
   double roofline_share = -1;              // roofline time / pto time
   // The limit measured in bursts right before and after this case's timing (their median):
