@@ -115,6 +115,17 @@ TEST(BenchTargets, MemoryChainsCountTowardBothMemoryTargets) {
   EXPECT_NEAR(unfused->misses[0].second, 20.0 / 11, 1e-12);
 }
 
+// The LIBXSMM column (small matmuls at 1 thread) counts for the best baseline; a row starts with
+// every baseline unmeasured.
+TEST(BenchTargets, TheBestBaselineIncludesLibxsmm) {
+  Row r;
+  for (double b : r.baseline) EXPECT_EQ(b, -1);
+  EXPECT_EQ(BestBaseline(r), -1);
+  r.baseline[static_cast<int>(Column::kOpenblas)] = 58;
+  r.baseline[static_cast<int>(Column::kLibxsmm)] = 86.6;
+  EXPECT_EQ(BestBaseline(r), 86.6);
+}
+
 TEST(BenchTargets, BlockAgainstTheBestBaselineAndTheUnfusedMemory) {
   Row small = MatmulRow("block b1 s128 d128", TargetClass::kBlock, 140, 100, 0.4);
   small.baseline[static_cast<int>(Column::kOnednnFused)] = 105;  // the best baseline
