@@ -322,8 +322,8 @@ void SetRooflineShares(const device::DeviceInfo& device, int threads, const Mach
   }
 }
 
-// The table, the tuner's figures, and at the reference thread count the targets and the
-// baselines beside the reference figures.
+// The table, the tuner's figures, the targets set at this thread count, and at the reference
+// thread count the baselines beside the reference figures.
 void PrintResults(int threads, const CasesRun& run, bool tuned, const std::string& pto_column) {
   if (tuned) std::printf("\npto column: %s\n", pto_column.c_str());
   PrintTable(stdout, threads, run.rows);
@@ -333,10 +333,8 @@ void PrintResults(int threads, const CasesRun& run, bool tuned, const std::strin
         "interleaved; the table above timed the tuned kernels again):\n%s",
         threads, threads == 1 ? "" : "s", run.tuning_lines.c_str());
   }
-  if (threads == kReferenceThreads) {
-    PrintTargets(stdout, threads, EvaluateTargets(run.rows));
-    PrintReferenceCheck(run.rows);
-  }
+  PrintTargets(stdout, threads, EvaluateTargets(run.rows, threads));
+  if (threads == kReferenceThreads) PrintReferenceCheck(run.rows);
   std::fflush(stdout);
 }
 

@@ -21,6 +21,10 @@ Value VsPostOps(const Row& r) {
 
 Value VsBest(const Row& r) { return Over(r.pto, BestBaseline(r)); }
 
+Value VsLibxsmm(const Row& r) {
+  return Over(r.pto, r.baseline[static_cast<int>(Column::kLibxsmm)]);
+}
+
 Value Share(double share) { return share >= 0 ? Value(share) : std::nullopt; }
 
 Value LimitShare(const Row& r) { return r.pto > 0 ? Share(r.case_limit_share) : std::nullopt; }
@@ -40,6 +44,10 @@ struct Target {
   Value (*value)(const Row&);
   double bar;
   bool percent;
+  int threads = 2;  // the thread count whose table the target is checked on
+  // Another way to hold: `alternative` at least `alternative_bar` (a share, printed as %).
+  Value (*alternative)(const Row&) = nullptr;
+  double alternative_bar = 0;
 };
 
 // In docs/performance.md's order. The peak and bandwidth shares are %lim (the limit measured
@@ -47,12 +55,23 @@ struct Target {
 const std::vector<Target>& Targets() {
   using C = TargetClass;
   static const auto* targets = new std::vector<Target>{
-      {"matmul M >= 128: >= 0.95x oneDNN", {C::kLargeMatmul}, VsOnednn, 0.95, false},
-      {"matmul M >= 128: >= 70% of the peak (%lim)", {C::kLargeMatmul}, LimitShare, 0.70, true},
-      {"M = 1: >= 1.5x oneDNN", {C::kOneRowLinear}, VsOnednn, 1.5, false},
-      {"M = 1: >= 80% of the roofline (%roof)", {C::kOneRowLinear}, RooflineShare, 0.80, true},
-      {"M = 8 and 32: >= 1.2x oneDNN", {C::kFewRowsLinear}, VsOnednn, 1.2, false},
-      {"small odd shapes: >= 1.2x oneDNN", {C::kSmallOdd}, VsOnednn, 1.2, false},
+      {"matmul M >= 128: >= 1.0x oneDNN, or >= 85% of the peak (%lim)",
+       {C::kLargeMatmul},
+       VsOnednn,
+       1.0,
+       false,
+       2,
+       LimitShare,
+       0.85},
+      {"M <= 32, constant weights: >= 1.2x oneDNN, or >= 90% of the roofline (%roof)",
+       {C::kOneRowLinear, C::kFewRowsLinear},
+       VsOnednn,
+       1.2,
+       false,
+       2,
+       RooflineShare,
+       0.90},
+      {"small matmuls at 1 thread: >= 1.0x LIBXSMM", {C::kSmallOdd}, VsLibxsmm, 1.0, false, 1},
       {"memory-bound ops and chains: >= 80% of the bandwidth (%lim)",
        {C::kMemoryOp, C::kMemoryChain},
        LimitShare,
@@ -93,9 +112,10 @@ constexpr size_t kNamedMisses = 4;
 
 }  // namespace
 
-std::vector<TargetResult> EvaluateTargets(const std::vector<Row>& rows) {
+std::vector<TargetResult> EvaluateTargets(const std::vector<Row>& rows, int threads) {
   std::vector<TargetResult> results;
   for (const Target& t : Targets()) {
+    if (t.threads != threads) continue;
     TargetResult result;
     result.text = t.text;
     result.percent = t.percent;
@@ -112,7 +132,11 @@ std::vector<TargetResult> EvaluateTargets(const std::vector<Row>& rows) {
       result.lo = result.measured == 0 ? *v : std::min(result.lo, *v);
       result.hi = result.measured == 0 ? *v : std::max(result.hi, *v);
       ++result.measured;
-      if (*v < t.bar) result.misses.emplace_back(r.name, *v);
+      const Value alternative = t.alternative != nullptr ? t.alternative(r) : std::nullopt;
+      if (*v >= t.bar || (alternative.has_value() && *alternative >= t.alternative_bar)) continue;
+      std::string name = r.name;
+      if (alternative.has_value()) name += " (" + Format(*alternative, true) + ")";
+      result.misses.emplace_back(std::move(name), *v);
     }
     if (!covers_any) continue;
     std::stable_sort(result.misses.begin(), result.misses.end(),
@@ -124,7 +148,7 @@ std::vector<TargetResult> EvaluateTargets(const std::vector<Row>& rows) {
 
 void PrintTargets(std::FILE* out, int threads, const std::vector<TargetResult>& results) {
   if (results.empty()) return;
-  std::fprintf(out, "\nthe kernel targets at %d thread%s, this run (set at 2 threads):\n", threads,
+  std::fprintf(out, "\nthe kernel targets at %d thread%s, this run:\n", threads,
                threads == 1 ? "" : "s");
   const char* row = "  %-62s %-7s %-15s %s\n";
   std::fprintf(out, row, "target", "holds", "range", "below the bar");
