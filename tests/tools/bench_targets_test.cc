@@ -55,7 +55,7 @@ TEST(BenchTargets, LargeMatmulsAgainstOnednnOrThePeak) {
   const std::vector<TargetResult> results = EvaluateTargets(rows);
   ASSERT_EQ(results.size(), 1u);  // the one target that covers these rows
   const TargetResult& t = results[0];
-  EXPECT_EQ(t.text, "matmul M >= 128: >= 1.0x oneDNN, or >= 85% of the peak (%lim)");
+  EXPECT_EQ(t.text, "matmul M >= 128: >= 1.0x oneDNN, or >= 85% of peak (%lim)");
   EXPECT_EQ(t.measured, 4);
   ASSERT_EQ(t.misses.size(), 2u);                            // 1024^3 holds by its 85% of the peak
   EXPECT_EQ(t.misses[0].first, "matmul 256x256x256 (50%)");  // lowest ratio first
@@ -102,7 +102,7 @@ TEST(BenchTargets, MissingBaselineOrFailedPtoIsNotMeasured) {
   const std::vector<TargetResult> results = EvaluateTargets(rows);
   ASSERT_EQ(results.size(), 1u);
   const TargetResult& r = results[0];
-  EXPECT_EQ(r.text, "M <= 32, constant weights: >= 1.2x oneDNN, or >= 90% of the roofline (%roof)");
+  EXPECT_EQ(r.text, "M <= 32, W constant: >= 1.2x oneDNN, or >= 90% (%roof)");
   EXPECT_EQ(r.measured, 1);
   EXPECT_TRUE(r.misses.empty());
   EXPECT_EQ(r.unmeasured, (std::vector<std::string>{"linear 8x768x768", "linear 32x768x768"}));

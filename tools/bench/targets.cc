@@ -55,7 +55,7 @@ struct Target {
 const std::vector<Target>& Targets() {
   using C = TargetClass;
   static const auto* targets = new std::vector<Target>{
-      {"matmul M >= 128: >= 1.0x oneDNN, or >= 85% of the peak (%lim)",
+      {"matmul M >= 128: >= 1.0x oneDNN, or >= 85% of peak (%lim)",
        {C::kLargeMatmul},
        VsOnednn,
        1.0,
@@ -63,7 +63,7 @@ const std::vector<Target>& Targets() {
        2,
        LimitShare,
        0.85},
-      {"M <= 32, constant weights: >= 1.2x oneDNN, or >= 90% of the roofline (%roof)",
+      {"M <= 32, W constant: >= 1.2x oneDNN, or >= 90% (%roof)",
        {C::kOneRowLinear, C::kFewRowsLinear},
        VsOnednn,
        1.2,

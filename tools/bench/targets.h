@@ -15,7 +15,7 @@ namespace pto::bench {
 
 // One target over this run's rows.
 struct TargetResult {
-  std::string text;       // "matmul M >= 128: >= 1.0x oneDNN, or >= 85% of the peak (%lim)"
+  std::string text;       // "matmul M >= 128: >= 1.0x oneDNN, or >= 85% of peak (%lim)"
   bool percent = false;   // values are shares (printed as %), else ratios (printed as x)
   double bar = 0;         // a case holds when its value is at least this
   int measured = 0;       // rows covered that have the value
