@@ -49,12 +49,13 @@ TEST(Subprocess, AChildThatExitsEarlyIsSeenToEnd) {
   EXPECT_EQ(child->output(), "partial\n");
 }
 
-// CPU time counts the command the shell runs (a busy loop here) and stops growing once it
-// sleeps: what the bench's wait for quiet between turns reads.
+// CPU time counts the command the shell runs (a loop busy for 0.3 s of its own CPU time, so a
+// loaded machine only makes it longer) and stops growing once it sleeps: what the bench's wait
+// for quiet between turns reads.
 TEST(Subprocess, CpuSecondsCountsTheCommandsThreadsWhileTheyRun) {
   std::unique_ptr<Child> child = Child::Start(
-      "/usr/bin/python3 -c 'import time, sys\nt = time.time()\nwhile time.time() - t < 0.3: "
-      "pass\nprint(\"BUSY DONE\", flush=True)\nsys.stdin.readline()'");
+      "/usr/bin/python3 -c 'import time, sys\nt = time.process_time()\nwhile time.process_time() "
+      "- t < 0.3: pass\nprint(\"BUSY DONE\", flush=True)\nsys.stdin.readline()'");
   ASSERT_NE(child, nullptr);
   std::string line;
   ASSERT_TRUE(child->ReadUntil("BUSY DONE", line)) << child->output();
