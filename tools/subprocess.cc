@@ -101,20 +101,23 @@ bool Child::ReadUntil(const std::string& prefix, std::string& line) {
 
 namespace {
 
-// The CPU seconds of process `pid`'s threads and of its descendants' (the shell's command runs
-// as its child): /proc/PID/task/TID/schedstat starts with the nanoseconds the thread ran, and
-// /proc/PID/task/TID/children lists the processes it started.
-double TreeCpuSeconds(pid_t pid, int depth) {
+// The CPU seconds of process `pid`'s threads (but thread `skip`), and with `descend` of its
+// descendants' too (the shell's command runs as its child): /proc/PID/task/TID/schedstat starts
+// with the nanoseconds the thread ran, and /proc/PID/task/TID/children lists the processes it
+// started.
+double TasksCpuSeconds(pid_t pid, pid_t skip, bool descend, int depth = 0) {
   std::error_code error;
   double total = 0;
   for (const auto& task :
        std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
+    if (task.path().filename() == std::to_string(skip)) continue;
     std::ifstream stat(task.path() / "schedstat");
     long long ns = 0;
     if (stat >> ns) total += static_cast<double>(ns) * 1e-9;
+    if (!descend || depth >= 8) continue;
     std::ifstream children(task.path() / "children");
     pid_t child = 0;
-    while (depth < 8 && children >> child) total += TreeCpuSeconds(child, depth + 1);
+    while (children >> child) total += TasksCpuSeconds(child, skip, descend, depth + 1);
   }
   return total;
 }
@@ -123,7 +126,7 @@ double TreeCpuSeconds(pid_t pid, int depth) {
 
 double Child::CpuSeconds() const {
   if (finished_) return -1;
-  return TreeCpuSeconds(pid_, 0);
+  return TasksCpuSeconds(pid_, /*skip=*/0, /*descend=*/true);
 }
 
 int Child::Finish() {
@@ -151,15 +154,7 @@ double WaitForQuiet(const std::vector<Child*>& children) {
       if (c != nullptr) total += std::max(0.0, c->CpuSeconds());
     }
     // This process's other threads too (a thread pool spinning after its work), not the caller.
-    std::error_code error;
-    for (const auto& task :
-         std::filesystem::directory_iterator("/proc/" + std::to_string(self) + "/task", error)) {
-      if (task.path().filename() == std::to_string(caller)) continue;
-      std::ifstream stat(task.path() / "schedstat");
-      long long ns = 0;
-      if (stat >> ns) total += static_cast<double>(ns) * 1e-9;
-    }
-    return total;
+    return total + TasksCpuSeconds(self, caller, /*descend=*/false);
   };
   const Clock::time_point start = Clock::now();
   double before = cpu();
@@ -170,6 +165,15 @@ double WaitForQuiet(const std::vector<Child*>& children) {
     before = now;
   }
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string ProgramDirectory() {
+  char path[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return ".";
+  path[n] = 0;
+  const std::string self(path);
+  return self.substr(0, self.rfind('/'));
 }
 
 }  // namespace pto::tools

@@ -55,9 +55,14 @@ class Child {
 
 // Waits until none of `children` (null entries skipped) and no other thread of this process
 // runs any more: their CPU time summed grows by less than 0.25 ms in 5 ms, as when spinning
-// OpenMP, OpenBLAS and oneTBB workers have gone to sleep; at most 1 s. Returns the milliseconds waited. Benches call it between turns, so one
-// side's idle spinning does not take a core from the next side's timing.
+// OpenMP, OpenBLAS and oneTBB workers have gone to sleep; at most 1 s. Returns the milliseconds
+// waited. Benches call it between turns, so one side's idle spinning does not take a core from the
+// next side's timing.
 double WaitForQuiet(const std::vector<Child*>& children);
+
+// The directory of the running program (a bench finds its helper programs beside it); "."
+// when /proc/self/exe cannot be read.
+std::string ProgramDirectory();
 
 }  // namespace pto::tools
 

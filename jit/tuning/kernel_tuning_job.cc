@@ -173,7 +173,7 @@ tuner::Measurement KernelTuningJob::Trial(const tuner::Config& config,
         m.seconds = absl::CancelledError("tuning stopped");
         return m;
       }
-      if (!data.baseline_measured) {
+      if (data.baseline_errors.empty()) {
         if (absl::Status s = MeasureBaseline(*incumbent_plan_, data, threads_); !s.ok()) {
           m.seconds = s;
           return m;

@@ -29,9 +29,8 @@ struct ProgramData {
   std::vector<ops::HostTensor> outputs;   // written by Run
   std::vector<ops::HostTensor> expected;  // the reference's outputs (checks only)
   double tolerance = 0;                   // relative to each output's largest magnitude
-  // Per output, the error of a correct plan (MeasureBaseline).
+  // Per output, the error of a correct plan (MeasureBaseline); empty until measured.
   std::vector<double> baseline_errors;
-  bool baseline_measured = false;
 
   // The buffer the plan reads for input i.
   void* InputBuffer(size_t i) {

@@ -13,7 +13,6 @@
 // for each `rep` line on stdin one untimed call and a repetition, `REP <seconds per call>`; for
 // `output PATH`, copy 0's outputs (after a call on zeroed outputs) written to PATH as raw floats,
 // `OUTPUT`. The end of stdin ends it.
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -70,20 +69,19 @@ int Run(const Flags& flags) {
                                                                                               : 1;
   }
   int set = 0;
-  auto next = [&] {
-    prepared->run(set);
-    set = (set + 1) % num_sets;
-  };
-  const int calls = CallsPerRep(next, flags.timing);
+  const Contender contender = CallsContender(
+      [&] {
+        prepared->run(set);
+        set = (set + 1) % num_sets;
+      },
+      flags.timing);
+  const int calls = contender.calibrate();
   Say("READY " + std::to_string(calls) + " " + std::to_string(prepared->intermediate_bytes));
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line == "rep") {
-      if (calls > 1) next();  // its threads were idle while the others ran
-      const auto t = std::chrono::steady_clock::now();
-      for (int c = 0; c < calls; ++c) next();
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count() / calls;
+      // Its threads were idle while the others ran: an untimed call first.
+      const double seconds = contender.repetition(/*before_others=*/true);
       char text[64];
       std::snprintf(text, sizeof text, "REP %.9e", seconds);
       Say(text);

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -187,45 +186,34 @@ std::function<double()> LimitBurst(const CaseSpec& spec, const RunOptions& optio
 std::vector<Timing> TimeBackendsOnce(const std::vector<Backend>& backends,
                                      const RunOptions& options, int num_sets) {
   int set = 0;
-  std::vector<int> calls(backends.size());
   std::vector<Contender> contenders;
   // With baseline processes, every repetition ends waiting for quiet: theirs spin after their
   // work, and so do this process's oneTBB workers after pto's.
-  bool quiet_after = false;
-  for (const Backend& b : backends) quiet_after = quiet_after || b.child != nullptr;
-  for (size_t r = 0; r < backends.size(); ++r) {
-    tools::Child* child = backends[r].child.get();
-    if (child != nullptr) {
-      const int child_calls = backends[r].child_calls;
-      contenders.push_back({[child_calls] { return child_calls; },
-                            [child](bool /*before_others*/) {
-                              std::string line;
-                              double seconds = NAN;
-                              if (child->WriteLine("rep") && child->ReadUntil("REP ", line)) {
-                                seconds = std::atof(line.c_str() + 4);
-                              }
-                              tools::WaitForQuiet({child});
-                              return seconds;
-                            }});
+  const bool processes = std::any_of(backends.begin(), backends.end(),
+                                     [](const Backend& b) { return b.child != nullptr; });
+  for (const Backend& backend : backends) {
+    tools::Child* child = backend.child.get();
+    if (child == nullptr) {
+      const Prepared& prepared = backend.prepared;
+      contenders.push_back(CallsContender(
+          [&prepared, &set, num_sets] {
+            prepared.run(set);
+            set = (set + 1) % num_sets;
+          },
+          options.timing, processes ? [] { tools::WaitForQuiet({}); } : std::function<void()>()));
       continue;
     }
-    const Prepared& prepared = backends[r].prepared;
-    auto next = [&prepared, &set, num_sets] {
-      prepared.run(set);
-      set = (set + 1) % num_sets;
-    };
-    contenders.push_back(
-        {[&calls, &options, next, r] { return calls[r] = CallsPerRep(next, options.timing); },
-         [&calls, next, r, quiet_after](bool before_others) {
-           if (before_others && calls[r] > 1) next();  // wake its threads, untimed
-           const auto t = std::chrono::steady_clock::now();
-           for (int c = 0; c < calls[r]; ++c) next();
-           const double sec =
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count() /
-               calls[r];
-           if (quiet_after) tools::WaitForQuiet({});
-           return sec;
-         }});
+    const int calls = backend.child_calls;
+    contenders.push_back({[calls] { return calls; },
+                          [child](bool /*before_others*/) {
+                            std::string line;
+                            double seconds = NAN;
+                            if (child->WriteLine("rep") && child->ReadUntil("REP ", line)) {
+                              seconds = std::atof(line.c_str() + 4);
+                            }
+                            tools::WaitForQuiet({child});
+                            return seconds;
+                          }});
   }
   return TimeContenders(contenders, options.timing);
 }

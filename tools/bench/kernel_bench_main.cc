@@ -59,6 +59,7 @@
 #include "tools/bench/roofline.h"
 #include "tools/bench/table.h"
 #include "tools/bench/targets.h"
+#include "tools/subprocess.h"
 
 namespace pto::bench {
 namespace {
@@ -240,20 +241,13 @@ std::string TunedPtoColumn(const PtoTuning& tuning) {
 // and OpenBLAS run with their defaults there; OPENBLAS_CORETYPE stays (it picks OpenBLAS's
 // kernels for this CPU, as its users on it must).
 std::string BaselineCommand() {
-  char self[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string dir = ".";
-  if (n > 0) {
-    self[n] = 0;
-    dir = std::string(self).substr(0, std::string(self).rfind('/'));
-  }
   std::string command = "env";
   if (const char* set = std::getenv(kSetByBench); set != nullptr) {
     for (absl::string_view name : absl::StrSplit(set, ',', absl::SkipEmpty())) {
       absl::StrAppend(&command, " -u ", name);
     }
   }
-  return command + " '" + dir + "/pto_bench_baseline'";
+  return command + " '" + tools::ProgramDirectory() + "/pto_bench_baseline'";
 }
 
 RunOptions RunOptionsFor(const Flags& flags, const device::DeviceInfo& device, int threads,
@@ -399,8 +393,10 @@ int Main(int argc, char** argv) {
       flags.budget,
       flags.in_process_baselines
           ? " (baselines in this process)"
-          : " (baselines in processes of their own; repetitions >= 20 ms, each after the "
-            "previous one's threads stopped spinning)");
+          : absl::StrFormat(" (baselines in processes of their own; repetitions >= %g ms, each "
+                            "after the previous one's threads stopped spinning)",
+                            kProcessRepSeconds * 1e3)
+                .c_str());
   const std::string pto_column = TunedPtoColumn(flags.tuning);
   if (flags.tuning.trials_per_kernel > 0) std::printf("pto      : %s\n", pto_column.c_str());
   int failures = 0;

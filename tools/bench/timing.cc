@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 namespace pto::bench {
@@ -65,6 +66,20 @@ std::vector<Timing> TimeContenders(const std::vector<Contender>& contenders,
   return timings;
 }
 
+Contender CallsContender(std::function<void()> call, const TimingOptions& options,
+                         std::function<void()> after) {
+  auto calls = std::make_shared<int>(1);
+  return {[calls, call, options] { return *calls = CallsPerRep(call, options); },
+          [calls, call, after](bool before_others) {
+            if (before_others && *calls > 1) call();
+            const auto t = Clock::now();
+            for (int c = 0; c < *calls; ++c) call();
+            const double seconds = Seconds(Clock::now() - t) / *calls;
+            if (after) after();
+            return seconds;
+          }};
+}
+
 std::vector<Timing> TimeInterleaved(const std::vector<std::function<void(int)>>& runs, int num_sets,
                                     const TimingOptions& options) {
   // One rotation for all the runs: each call takes the next operand set, so no run reads the
@@ -73,22 +88,13 @@ std::vector<Timing> TimeInterleaved(const std::vector<std::function<void(int)>>&
   // entry, the default, came out 1-7% slower than identical copies of itself.)
   int set = 0;
   std::vector<Contender> contenders;
-  std::vector<int> calls(runs.size());
-  for (size_t r = 0; r < runs.size(); ++r) {
-    auto next = [&runs, &set, num_sets, r] {
-      runs[r](set);
-      set = (set + 1) % num_sets;
-    };
-    contenders.push_back(
-        {[&calls, &options, next, r] { return calls[r] = CallsPerRep(next, options); },
-         [&calls, next, r](bool before_others) {
-           // Short calls: one untimed call first, so the waking of this run's thread pool (idle
-           // while the others ran) is not in its repetition.
-           if (before_others && calls[r] > 1) next();
-           const auto t = Clock::now();
-           for (int c = 0; c < calls[r]; ++c) next();
-           return Seconds(Clock::now() - t) / calls[r];
-         }});
+  for (const std::function<void(int)>& run : runs) {
+    contenders.push_back(CallsContender(
+        [&run, &set, num_sets] {
+          run(set);
+          set = (set + 1) % num_sets;
+        },
+        options));
   }
   return TimeContenders(contenders, options);
 }

@@ -41,6 +41,13 @@ struct Contender {
   std::function<double(bool before_others)> repetition;
 };
 
+// A contender of calls made in this process: its calibration is CallsPerRep; each repetition
+// makes one untimed call first when it has others and more than one call per repetition (so
+// the waking of its thread pool, idle while the others ran, is not in it), then times its
+// calls; `after`, when set, runs after each repetition, untimed.
+Contender CallsContender(std::function<void()> call, const TimingOptions& options,
+                         std::function<void()> after = nullptr);
+
 // Rounds in which every contender takes one repetition in turn (as TimeInterleaved), after
 // each one's calibration; stops after max_reps rounds or past budget_seconds times their count.
 std::vector<Timing> TimeContenders(const std::vector<Contender>& contenders,

@@ -360,15 +360,6 @@ double Number(const std::string& json, const std::string& key) {
   return v.empty() ? NAN : std::atof(v.c_str());
 }
 
-std::string SelfDir() {
-  char path[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return ".";
-  path[n] = 0;
-  std::string p(path);
-  return p.substr(0, p.rfind('/'));
-}
-
 std::string Mib(double bytes) {
   if (std::isnan(bytes)) return "-";
   char s[32];
@@ -387,7 +378,7 @@ struct Side {
   std::vector<double> quiet_ms;
 };
 
-// The children alive, for tools::WaitForQuiet.
+// The children as tools::WaitForQuiet takes them (null: a side that dropped out).
 std::vector<tools::Child*> Alive(const std::vector<std::unique_ptr<tools::Child>>& children) {
   std::vector<tools::Child*> alive;
   for (const auto& c : children) alive.push_back(c.get());
@@ -401,13 +392,14 @@ std::vector<tools::Child*> Alive(const std::vector<std::unique_ptr<tools::Child>
 void TakeTurns(std::vector<Side>& sides, int steps) {
   std::vector<std::unique_ptr<tools::Child>> children(sides.size());
   std::string line;
+  const auto drop_out = [&](size_t s) {
+    children[s]->Finish();
+    sides[s].log = children[s]->output();
+    children[s].reset();
+  };
   for (size_t s = 0; s < sides.size(); ++s) {
     children[s] = tools::Child::Start(sides[s].command);
-    if (children[s] != nullptr && !children[s]->ReadUntil("READY", line)) {
-      children[s]->Finish();
-      sides[s].log = children[s]->output();
-      children[s].reset();
-    }
+    if (children[s] != nullptr && !children[s]->ReadUntil("READY", line)) drop_out(s);
     tools::WaitForQuiet(Alive(children));
   }
   for (int i = 0; i < steps; ++i) {
@@ -415,9 +407,7 @@ void TakeTurns(std::vector<Side>& sides, int steps) {
       const size_t s = (k + static_cast<size_t>(i)) % sides.size();
       if (children[s] == nullptr) continue;
       if (!children[s]->WriteLine("step") || !children[s]->ReadUntil("STEP ", line)) {
-        children[s]->Finish();
-        sides[s].log = children[s]->output();
-        children[s].reset();
+        drop_out(s);
       }
       sides[s].quiet_ms.push_back(tools::WaitForQuiet(Alive(children)));
     }
@@ -446,7 +436,7 @@ int RunDriver(const Options& o) {
                   : "");
   std::printf("machine: fp32 peak %.1f GFLOP/s, bandwidth %.1f GB/s (measured now, %d threads)\n",
               limits.peak_gflops, limits.bandwidth_gbs, o.threads);
-  const std::string dir = SelfDir();
+  const std::string dir = tools::ProgramDirectory();
   char common[128];
   std::snprintf(common, sizeof common, " --threads %d --steps %d --warmup %d", o.threads, o.steps,
                 o.warmup);
