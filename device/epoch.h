@@ -29,22 +29,15 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "device/sanitizers.h"
 
 namespace pto::device {
 
 namespace epoch_internal {
 
-#if defined(__SANITIZE_THREAD__)
-#define PTO_EPOCH_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PTO_EPOCH_TSAN 1
-#endif
-#endif
-
 inline constexpr uint64_t kQuiescent = ~uint64_t{0};
 
-#ifdef PTO_EPOCH_TSAN
+#if PTO_UNDER_TSAN
 // TSan does not model fences (GCC rejects them under -Wtsan): slot stores and scan loads are
 // seq_cst instead, which orders them against each other in the same total order.
 inline constexpr std::memory_order kSlotStore = std::memory_order_seq_cst;

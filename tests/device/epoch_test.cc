@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "device/sanitizers.h"
 #include "gtest/gtest.h"
 
 namespace pto::device {
@@ -179,7 +180,7 @@ struct Published {
 
 TEST(EpochTest, ReadersNeverSeeAFreedObjectWhileAWriterSwapsThousandsOfTimes) {
   constexpr int kReaders = 8;
-#ifdef PTO_EPOCH_TSAN
+#if PTO_UNDER_TSAN
   constexpr uint64_t kSwaps = 10000;
 #else
   constexpr uint64_t kSwaps = 20000;
@@ -327,7 +328,7 @@ TEST(EpochTest, DestructorFreesEverythingStillRetiredIncludingRetiresFromDeleter
 
 TEST(EpochTest, EnterLeaveCost) {
   EpochDomain domain;
-#ifdef PTO_EPOCH_TSAN
+#if PTO_UNDER_TSAN
   constexpr int kIterations = 200'000;
 #else
   constexpr int kIterations = 2'000'000;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device/device_info.h"
+#include "device/sanitizers.h"
 #include "device/thread_arena.h"
 #include "gtest/gtest.h"
 #include "jit/kernel_compiler.h"
@@ -20,14 +21,7 @@
 #include "jit/tuning/tuning_program.h"
 #include "tests/jit/e2e/test_util.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define PTO_TEST_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PTO_TEST_UNDER_ASAN 1
-#endif
-#endif
-#if PTO_TEST_UNDER_ASAN
+#if PTO_UNDER_ASAN
 // In GCC's and clang's ASan runtimes; GCC 12 ships no header that declares it.
 extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
@@ -39,7 +33,7 @@ namespace {
 // and quarantine whatever pto frees, so the heap that is still allocated is measured instead
 // (it leaves out the JIT's mmapped code, which the other builds cover).
 int64_t MemoryInUse() {
-#if PTO_TEST_UNDER_ASAN
+#if PTO_UNDER_ASAN
   return static_cast<int64_t>(__sanitizer_get_current_allocated_bytes());
 #else
   std::ifstream statm("/proc/self/statm");
