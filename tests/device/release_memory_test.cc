@@ -45,7 +45,9 @@ TEST(ReleaseMemory, FreedHeapPagesLeaveTheResidentSet) {
   EXPECT_TRUE(released);
   EXPECT_GE(before - after, 48 << 20) << before << " -> " << after;
 #else
+  // The sanitizer's allocator serves malloc: nothing of glibc's heap to release.
   EXPECT_FALSE(released);
+  EXPECT_GE(before, 0);
   EXPECT_GE(after, 0);
 #endif
 }
