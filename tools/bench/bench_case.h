@@ -35,8 +35,10 @@ using BackendFactory =
     std::function<absl::StatusOr<Prepared>(const std::vector<IoSet>& sets, int threads)>;
 
 // The baseline columns of the tables.
-enum class Column { kOnednn = 0, kOnednnFused = 1, kOpenblas = 2, kLibxsmm = 3 };
-inline constexpr int kNumColumns = 4;
+// ONNX Runtime runs only in a process of its own (onnx_runtime_baseline.h), from the case's
+// ONNX graph: its column has no BackendFactory.
+enum class Column { kOnednn = 0, kOnednnFused = 1, kOpenblas = 2, kLibxsmm = 3, kOnnxRuntime = 4 };
+inline constexpr int kNumColumns = 5;
 
 // Which of the bench's targets a case is held to (targets.h lists each target's bar).
 enum class TargetClass {
@@ -49,6 +51,12 @@ enum class TargetClass {
   kMemoryChain,    // memory-bound chain
   kComputeChain,   // compute-bound chain
   kBlock,          // the demo's transformer block
+};
+
+// The case as one of onnx_export.py's graphs, for the ONNX Runtime column.
+struct OnnxGraph {
+  std::string graph;   // "block", "bias_gelu_residual", ...; empty: no such baseline
+  std::string params;  // a JSON object: the graph's sizes and constants
 };
 
 struct InputSpec {
@@ -70,6 +78,7 @@ struct CaseSpec {
   pto::TraceFn trace;
   std::vector<int> constant_inputs;       // pto: weights, snapshotted at the first call
   BackendFactory baselines[kNumColumns];  // empty function: no such baseline
+  OnnxGraph onnx;
 };
 
 }  // namespace pto::bench

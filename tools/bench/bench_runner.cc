@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/bench/buffers.h"
+#include "tools/bench/onnx_runtime_baseline.h"
 #include "tools/bench/pto_runner.h"
 #include "tools/bench/roofline.h"
 #include "tools/subprocess.h"
@@ -22,7 +23,8 @@ namespace {
 // Bursts of the case's limit before its timing and again after it.
 constexpr int kLimitBursts = 5;
 
-const char* const kColumnNames[kNumColumns] = {"oneDNN", "oneDNN post-ops", "OpenBLAS", "LIBXSMM"};
+const char* const kColumnNames[kNumColumns] = {"oneDNN", "oneDNN post-ops", "OpenBLAS", "LIBXSMM",
+                                               "ONNX Runtime"};
 
 // max |got - want| / max |want| over every output.
 double MaxRelativeError(const std::vector<std::vector<float>>& got,
@@ -73,21 +75,26 @@ struct Backend {
   int child_calls = 0;                  // its calls per repetition
 };
 
-// Starts pto_bench_baseline for column `c` of the case; null with the row's note set when it
-// cannot run (a missing library is a note, anything else also a failure).
-std::unique_ptr<tools::Child> StartBaselineChild(const CaseSpec& spec, int c,
-                                                 const RunOptions& options, int& calls,
-                                                 int64_t& intermediate_bytes, Row& row) {
-  char flags[256];
-  std::snprintf(flags, sizeof flags,
-                " --column %d --threads %d --rotate-bytes %lld --max-copies %d "
-                "--warmup-seconds %g --min-rep-seconds %g",
-                c, options.threads, static_cast<long long>(options.rotate_bytes),
-                options.max_copies, options.timing.warmup_seconds, options.timing.min_rep_seconds);
-  std::unique_ptr<tools::Child> child =
-      tools::Child::Start(options.baseline_command + " --case '" + spec.name + "'" + flags);
+// Reads a baseline process's first answer: READY keeps it (its calls per repetition and
+// intermediate bytes set); MISSING and NONE note the column; anything else is also a failure.
+// The INFO lines it prints before go to the row's notes, DETAIL lines to stderr, OWN to the
+// row's onnx_runtime_own_seconds.
+std::unique_ptr<tools::Child> AwaitReady(std::unique_ptr<tools::Child> child, int c, int& calls,
+                                         int64_t& intermediate_bytes, Row& row) {
   std::string line;
-  if (child != nullptr && child->ReadLine(line) && line.rfind("READY ", 0) == 0) {
+  while (child != nullptr && child->ReadLine(line)) {
+    if (line.rfind("INFO ", 0) == 0) {
+      row.notes.push_back(std::string(kColumnNames[c]) + ": " + line.substr(5));
+    } else if (line.rfind("DETAIL ", 0) == 0) {  // diagnostics: beside the progress lines
+      std::fprintf(stderr, "  %s: %s\n", kColumnNames[c], line.c_str() + 7);
+    } else if (line.rfind("OWN ", 0) == 0) {  // ONNX Runtime's own seconds per call
+      const double seconds = std::atof(line.c_str() + 4);
+      if (seconds > 0) row.onnx_runtime_own_seconds = seconds;
+    } else {
+      break;
+    }
+  }
+  if (child != nullptr && line.rfind("READY ", 0) == 0) {
     long long bytes = -1;
     if (std::sscanf(line.c_str(), "READY %d %lld", &calls, &bytes) == 2 && calls >= 1) {
       intermediate_bytes = bytes;
@@ -98,12 +105,58 @@ std::unique_ptr<tools::Child> StartBaselineChild(const CaseSpec& spec, int c,
   const bool missing = line.rfind("MISSING", 0) == 0;
   const bool none = line.rfind("NONE", 0) == 0;  // no such operation: not a failure
   row.baseline_note[c] = missing ? "missing" : none ? "-" : "error";
+  if (missing) row.notes.push_back(std::string(kColumnNames[c]) + " missing: " + line.substr(8));
   if (!missing && !none) {
     const std::string said = child != nullptr ? (child->Finish(), child->output()) : "";
     row.failures.push_back(std::string(kColumnNames[c]) +
                            " process failed: " + (said.empty() ? "it did not start" : said));
   }
   return nullptr;
+}
+
+// Starts pto_bench_baseline for column `c` of the case (AwaitReady).
+std::unique_ptr<tools::Child> StartBaselineChild(const CaseSpec& spec, int c,
+                                                 const RunOptions& options, int& calls,
+                                                 int64_t& intermediate_bytes, Row& row) {
+  char flags[256];
+  std::snprintf(flags, sizeof flags,
+                " --column %d --threads %d --rotate-bytes %lld --max-copies %d "
+                "--warmup-seconds %g --min-rep-seconds %g",
+                c, options.threads, static_cast<long long>(options.rotate_bytes),
+                options.max_copies, options.timing.warmup_seconds, options.timing.min_rep_seconds);
+  return AwaitReady(
+      tools::Child::Start(options.baseline_command + " --case '" + spec.name + "'" + flags), c,
+      calls, intermediate_bytes, row);
+}
+
+// Starts ONNX Runtime on the case's graph (onnx_runtime_baseline.h; AwaitReady).
+std::unique_ptr<tools::Child> StartOnnxRuntimeChild(const CaseSpec& spec, const RunOptions& options,
+                                                    const OperandSets& operands, int& calls,
+                                                    int64_t& intermediate_bytes, Row& row) {
+  const int c = static_cast<int>(Column::kOnnxRuntime);
+  absl::StatusOr<OnnxRuntimeProcess> process =
+      StartOnnxRuntime(spec, operands, static_cast<int>(operands.sets().size()), options.threads,
+                       options.timing, options.onnx_runtime);
+  if (!process.ok()) {
+    const bool missing = process.status().code() == absl::StatusCode::kUnavailable;
+    row.baseline_note[c] = missing ? "missing" : "error";
+    const std::string message(process.status().message());
+    if (missing) {
+      row.notes.push_back(std::string(kColumnNames[c]) + " missing: " + message);
+    } else {
+      row.failures.push_back(std::string(kColumnNames[c]) + " set-up failed: " + message);
+    }
+    return nullptr;
+  }
+  std::string exported = process->exported;
+  if (exported.rfind("EXPORTED ", 0) == 0) exported = exported.substr(9);
+  row.notes.push_back(std::string(kColumnNames[c]) + ": " + spec.onnx.graph +
+                      " exported by tools/bench/onnx_export.py with " + exported);
+  std::unique_ptr<tools::Child> child =
+      AwaitReady(std::move(process->child), c, calls, intermediate_bytes, row);
+  std::error_code ignored;  // it has read its model and inputs
+  std::filesystem::remove_all(process->directory, ignored);
+  return child;
 }
 
 // Copy 0's outputs of a baseline process (a call on zeroed outputs), read back through a file.
@@ -133,6 +186,17 @@ std::vector<Backend> PrepareBackends(const CaseSpec& spec, Runtime& runtime,
                                      Row& row) {
   std::vector<Backend> backends;
   for (int c = 0; c < kNumColumns; ++c) {
+    if (c == static_cast<int>(Column::kOnnxRuntime)) {
+      if (spec.onnx.graph.empty()) {
+        row.baseline_note[c] = "-";
+        continue;
+      }
+      Backend backend{c, {}, nullptr, 0};
+      backend.child = StartOnnxRuntimeChild(spec, options, operands, backend.child_calls,
+                                            backend.prepared.intermediate_bytes, row);
+      if (backend.child != nullptr) backends.push_back(std::move(backend));
+      continue;
+    }
     if (!spec.baselines[c]) {
       row.baseline_note[c] = "-";
       continue;
@@ -272,6 +336,10 @@ void RecordBaseline(int c, const CaseSpec& spec, const RunOptions& options, cons
                     int64_t intermediate_bytes, std::vector<std::vector<float>> outputs,
                     Reference& reference, double& best_rate, Row& row) {
   row.baseline[c] = Rate(spec, timing);
+  if (c == static_cast<int>(Column::kOnnxRuntime) && row.onnx_runtime_own_seconds > 0) {
+    row.onnx_runtime_own =
+        (spec.memory_bound ? spec.bytes : spec.flops) / row.onnx_runtime_own_seconds * 1e-9;
+  }
   if (c == static_cast<int>(Column::kOnednn)) row.baseline_intermediate_bytes = intermediate_bytes;
   if (c == static_cast<int>(Column::kOnednnFused)) {
     row.fused_intermediate_bytes = intermediate_bytes;

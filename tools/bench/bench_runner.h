@@ -9,6 +9,7 @@
 #include "device/device_info.h"
 #include "pto/pto.h"
 #include "tools/bench/bench_case.h"
+#include "tools/bench/onnx_runtime_baseline.h"
 #include "tools/bench/roofline.h"
 #include "tools/bench/table.h"
 #include "tools/bench/timing.h"
@@ -33,6 +34,8 @@ struct RunOptions {
   // default threading, asked for one repetition at a time between pto's. Empty: the baselines
   // run in this process, interleaved with pto.
   std::string baseline_command;
+  // The ONNX Runtime column's programs (always a process of its own).
+  OnnxRuntimeCommands onnx_runtime;
 };
 
 // `runtime` must have been opened with intra_op_threads = options.threads. The row's

@@ -127,6 +127,7 @@ void AddMemoryBound(std::vector<CaseSpec>& cases) {
   bgr.quick = true;
   bgr.baselines[0] = OnednnBiasGeluResidual(r, n, false);
   bgr.baselines[1] = OnednnBiasGeluResidual(r, n, true);
+  bgr.onnx = {"bias_gelu_residual", "{}"};
   cases.push_back(std::move(bgr));
   CaseSpec lss = MemoryCase(
       chain_group, TargetClass::kMemoryChain, "layernorm*scale+shift " + shape,
@@ -135,6 +136,7 @@ void AddMemoryBound(std::vector<CaseSpec>& cases) {
       });
   lss.baselines[0] = OnednnLayerNormScaleShift(r, n, false);
   lss.baselines[1] = OnednnLayerNormScaleShift(r, n, true);
+  lss.onnx = {"layernorm_scale_shift", R"({"eps": 1e-5})"};
   cases.push_back(std::move(lss));
   constexpr float kScale = 0.125f;
   CaseSpec msm = MemoryCase(chain_group, TargetClass::kMemoryChain, "softmax(x*s+mask) " + shape,
@@ -143,6 +145,7 @@ void AddMemoryBound(std::vector<CaseSpec>& cases) {
                             });
   msm.baselines[0] = OnednnScaledMaskedSoftmax(r, n, kScale, false);
   msm.baselines[1] = OnednnScaledMaskedSoftmax(r, n, kScale, true);
+  msm.onnx = {"softmax_scale_mask", absl::StrCat(R"({"scale": )", kScale, "}")};
   cases.push_back(std::move(msm));
 }
 
@@ -295,6 +298,8 @@ void AddBlocks(std::vector<CaseSpec>& cases) {
     const BlockShape shape{batch, seq, dims.model, dims.heads, dims.ff};
     c.baselines[0] = OnednnTransformerBlock(shape, false);
     c.baselines[1] = OnednnTransformerBlock(shape, true);
+    c.onnx = {"block", absl::StrCat(R"({"model": )", dims.model, R"(, "heads": )", dims.heads,
+                                    R"(, "ff": )", dims.ff, R"(, "eps": 1e-5})")};
     cases.push_back(std::move(c));
   }
 }

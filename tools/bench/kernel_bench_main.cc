@@ -259,6 +259,7 @@ RunOptions RunOptionsFor(const Flags& flags, const device::DeviceInfo& device, i
   run.timing.budget_seconds = flags.budget;
   run.device = &device;
   run.bandwidth = bandwidth;
+  run.onnx_runtime = DefaultOnnxRuntimeCommands();
   if (!flags.in_process_baselines) {
     run.baseline_command = BaselineCommand();
     // Every repetition follows a pause (the others' turns, the wait for quiet) in which the

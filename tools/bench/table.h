@@ -16,9 +16,14 @@ struct Row {
   bool memory_bound = false;  // rates in GB/s, else GFLOP/s
   TargetClass target = TargetClass::kNone;
   double pto = -1;  // rate; -1 when pto failed
-  double baseline[kNumColumns] = {-1, -1, -1, -1};
+  double baseline[kNumColumns] = {-1, -1, -1, -1, -1};
   std::string baseline_note[kNumColumns];  // why a baseline has no rate: "-", "missing", "error"
-  double roofline_share = -1;              // roofline time / pto time
+  // ONNX Runtime's own time per call (its profiler's model_run, the least of a few calls at
+  // set-up) and its rate: without the Node binding's copy of every output, which the column's
+  // timed calls include. The targets and pto/best take the faster of the two (-1: none).
+  double onnx_runtime_own_seconds = -1;
+  double onnx_runtime_own = -1;
+  double roofline_share = -1;  // roofline time / pto time
   // The limit measured in bursts right before and after this case's timing (their median):
   // the fp32 peak in GFLOP/s, or for a memory-bound case the streaming bandwidth in GB/s; and
   // pto's rate over it (-1: not measured).
@@ -33,10 +38,14 @@ struct Row {
   int64_t baseline_intermediate_bytes = -1, fused_intermediate_bytes = -1;  // oneDNN chains
   bool report_memory = false;
   std::vector<std::string> failures;  // printed under the table
+  std::vector<std::string> notes;     // what the baselines said of themselves (versions, settings)
 };
 
 // The best baseline rate, or -1 when none ran.
 double BestBaseline(const Row& row);
+
+// ONNX Runtime's rate: the faster of its timed calls through Node and its own time (-1: none).
+double OnnxRuntimeRate(const Row& row);
 
 void PrintTable(std::FILE* out, int threads, const std::vector<Row>& rows);
 
