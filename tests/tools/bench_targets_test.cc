@@ -33,6 +33,16 @@ const TargetResult* Find(const std::vector<TargetResult>& results, const std::st
   return nullptr;
 }
 
+// The target `text` is among `results` with exactly one case below its bar: `name` at `value`.
+void ExpectOneMiss(const std::vector<TargetResult>& results, const std::string& text,
+                   const std::string& name, double value) {
+  const TargetResult* t = Find(results, text);
+  ASSERT_NE(t, nullptr) << text;
+  ASSERT_EQ(t->misses.size(), 1u) << text;
+  EXPECT_EQ(t->misses[0].first, name) << text;
+  EXPECT_NEAR(t->misses[0].second, value, 1e-12) << text;
+}
+
 std::string Printed(const std::vector<TargetResult>& results) {
   char* text = nullptr;
   size_t size = 0;
@@ -157,22 +167,14 @@ TEST(BenchTargets, BlockAgainstOnnxRuntimeTheOnednnChainsAndTheUnfusedMemory) {
   large.pto_intermediate_bytes = 8 << 20;  // 27% less
   const std::vector<TargetResult> results = EvaluateTargets({small, large});
   ASSERT_EQ(results.size(), 3u);
+  ExpectOneMiss(results, "demo block: >= 2x ONNX Runtime", "block b16 s128 d128", 130.0 / 120);
   const TargetResult* ort = Find(results, "demo block: >= 2x ONNX Runtime");
   ASSERT_NE(ort, nullptr);
   EXPECT_EQ(ort->measured, 2);
-  ASSERT_EQ(ort->misses.size(), 1u);
-  EXPECT_EQ(ort->misses[0].first, "block b16 s128 d128");
-  EXPECT_NEAR(ort->misses[0].second, 130.0 / 120, 1e-12);
-  const TargetResult* speed = Find(results, "demo block: >= 1.3x the faster oneDNN chain");
-  ASSERT_NE(speed, nullptr);
-  ASSERT_EQ(speed->misses.size(), 1u);
-  EXPECT_EQ(speed->misses[0].first, "block b16 s128 d128");
-  EXPECT_NEAR(speed->misses[0].second, 130.0 / 105, 1e-12);
-  const TargetResult* memory =
-      Find(results, "demo block: >= 30% less intermediate memory than unfused");
-  ASSERT_NE(memory, nullptr);
-  ASSERT_EQ(memory->misses.size(), 1u);
-  EXPECT_NEAR(memory->misses[0].second, 1 - 8.0 / 11, 1e-12);
+  ExpectOneMiss(results, "demo block: >= 1.3x the faster oneDNN chain", "block b16 s128 d128",
+                130.0 / 105);
+  ExpectOneMiss(results, "demo block: >= 30% less intermediate memory than unfused",
+                "block b16 s128 d128", 1 - 8.0 / 11);
   EXPECT_THAT(Printed(results), HasSubstr("block b16 s128 d128 27%"));
 }
 
@@ -191,12 +193,11 @@ TEST(BenchTargets, MemoryChainsAgainstOnnxRuntime) {
   unmeasured.name = "layernorm*scale+shift 4096x4096";
   unmeasured.baseline[static_cast<int>(Column::kOnnxRuntime)] = -1;
   const std::vector<TargetResult> results = EvaluateTargets({fast, slow, unmeasured});
+  ExpectOneMiss(results, "memory-bound chains: >= 1.5x ONNX Runtime", "softmax(x*s+mask) 4096x4096",
+                24.0 / 22);
   const TargetResult* ort = Find(results, "memory-bound chains: >= 1.5x ONNX Runtime");
   ASSERT_NE(ort, nullptr);
   EXPECT_EQ(ort->measured, 2);
-  ASSERT_EQ(ort->misses.size(), 1u);
-  EXPECT_EQ(ort->misses[0].first, "softmax(x*s+mask) 4096x4096");
-  EXPECT_NEAR(ort->misses[0].second, 24.0 / 22, 1e-12);
   EXPECT_EQ(ort->unmeasured, std::vector<std::string>{"layernorm*scale+shift 4096x4096"});
   const TargetResult* unfused =
       Find(results, "memory-bound chains: >= 2x the unfused oneDNN chain");
