@@ -104,11 +104,13 @@ int MostVectors(int mr, int registers) {
 bool FewRows(const ir::SymExpr& m) { return m.IsConstant() && m.constant() <= kFewRows; }
 
 // The micro-tile: mr rows x nr vectors of accumulators within `regs` registers. Few rows over
-// enough columns take 2 rows x 4 vectors: a 6-row tile would leave most rows to the single-row
-// tail. With 32 registers (AVX-512) the few-rows tile has 8 rows when M is a multiple of 8
-// (8 x 3 or 8 x 2: EightRowVectors), else 4 x 4; other matmuls over 4 vectors of columns take
-// 6 x 4 (10 loads per 24 FMAs instead of 10 per 16). 16-register targets (AVX2) keep 2 x 4 /
-// 6 x 2.
+// enough columns take 4 rows: a 6-row tile would leave most rows to the single-row tail. With
+// 32 registers (AVX-512) the few-rows tile has 8 rows when M is a multiple of 8 (8 x 3 or
+// 8 x 2: EightRowVectors), else 4 x 4; other matmuls over 4 vectors of columns take 6 x 4
+// (10 loads per 24 FMAs instead of 10 per 16). 16-register targets (AVX2) take 4 x 2 for few
+// rows (B's micro-panels are passed over M / 4 times instead of M / 2 with 2 x 4, for the same
+// 6 loads per 8 FMAs; 4 x 3 runs out of registers) and 6 x 2 otherwise; 8 registers keep
+// 2 rows for few rows.
 void SetMicroTile(const ir::SymExpr& m, const ir::SymExpr& n, bool constant_b, int lanes, int regs,
                   ir::TileConfig& c) {
   const bool wide_regs = regs >= 32;
@@ -117,8 +119,11 @@ void SetMicroTile(const ir::SymExpr& m, const ir::SymExpr& n, bool constant_b, i
   if (few_rows && wide && wide_regs && m.constant() % 8 == 0) {
     c.nr_vectors = constant_b ? EightRowVectors(m.constant(), n, lanes) : 3;
     c.mr = 8;
-  } else if (few_rows && wide) {
-    c.mr = wide_regs ? 4 : 2;
+  } else if (few_rows && wide && (wide_regs || MostVectors(4, regs) >= 2)) {
+    c.mr = 4;
+    c.nr_vectors = wide_regs ? std::min(4, MostVectors(c.mr, regs)) : 2;
+  } else if (few_rows && wide) {  // 8 registers
+    c.mr = 2;
     c.nr_vectors = std::min(4, MostVectors(c.mr, regs));
   } else if (wide_regs && (!n.IsConstant() || n.constant() >= int64_t{4} * lanes)) {
     c.nr_vectors = 4;

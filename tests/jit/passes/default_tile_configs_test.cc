@@ -81,8 +81,9 @@ TEST(DefaultTileConfigs, MatMulMicroTilePerRegisterFile) {
       {"avx512 many rows", &kAvx512, 512, 512, 512, false, 6, 4, 4},
       {"avx512 symbolic rows", &kAvx512, -1, 768, 768, false, 6, 4, 4},
       {"avx512 few columns", &kAvx512, 512, 512, 32, false, 8, 2, 4},
-      // 16 registers: 2 x 4 for few rows, 6 x 2 otherwise, the K loop not unrolled.
-      {"avx2 8 rows", &kAvx2, 8, 768, 768, false, 2, 4, 1},
+      // 16 registers: 4 x 2 for few rows, 6 x 2 otherwise, the K loop not unrolled.
+      {"avx2 8 rows", &kAvx2, 8, 768, 768, false, 4, 2, 1},
+      {"avx2 1 row, constant B", &kAvx2, 1, 768, 768, true, 4, 2, 1},
       {"avx2 many rows", &kAvx2, 512, 512, 512, false, 6, 2, 1},
   };
   for (const Expect& e : cases) {
@@ -127,7 +128,7 @@ TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
       {"avx512 batch, B per entry", &kAvx512, MatMul(64, 64, 128, 4, false), false, 256, 66, 128,
        0},
       // 16 registers: K blocks of 256, 4 blocks of columns per task.
-      {"avx2 8 rows", &kAvx2, MatMul(8, 768, 768), false, 256, 8, 128, 4096},
+      {"avx2 8 rows", &kAvx2, MatMul(8, 768, 768), false, 256, 8, 64, 4096},
       {"avx2 512 rows", &kAvx2, MatMul(512, 512, 512), false, 256, 512, 64, 0},
   };
   for (const Expect& e : cases) {
