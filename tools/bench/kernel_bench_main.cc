@@ -3,6 +3,7 @@
 //
 //   pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] [--threads 2,1] [--budget SECONDS]
 //                     [--tune-trials N [--tune-seconds S]] [--in-process-baselines]
+//                     [--onnxruntime-node DIR]
 //   pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-transposed-b] [--sweep-limit N]
 //                     [--sweep-csv FILE] [--sweep-configs "mr=12,nr_vectors=2;kc=512"]
 //                     [--sweep-constant-b]
@@ -92,6 +93,8 @@ struct Flags {
   // The baselines in this process, interleaved with pto (OpenMP's passive wait policy), instead
   // of each in a process of its own with its defaults (pto_bench_baseline).
   bool in_process_baselines = false;
+  // The onnxruntime-node package for the ONNX Runtime column (empty: where CMake put it).
+  std::string onnxruntime_node;
 };
 
 bool ParseFlags(int argc, char** argv, Flags& flags) {
@@ -127,6 +130,9 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       flags.dump_asm = true;
     } else if (arg == "--in-process-baselines") {
       flags.in_process_baselines = true;
+    } else if (arg == "--onnxruntime-node") {
+      flags.onnxruntime_node = value();
+      if (flags.onnxruntime_node.empty()) return false;
     } else if (arg == "--sweep") {
       flags.sweep = true;
     } else if (arg == "--sweep-shape") {
@@ -260,6 +266,7 @@ RunOptions RunOptionsFor(const Flags& flags, const device::DeviceInfo& device, i
   run.device = &device;
   run.bandwidth = bandwidth;
   run.onnx_runtime = DefaultOnnxRuntimeCommands();
+  if (!flags.onnxruntime_node.empty()) run.onnx_runtime.module_dir = flags.onnxruntime_node;
   if (!flags.in_process_baselines) {
     run.baseline_command = BaselineCommand();
     // Every repetition follows a pause (the others' turns, the wait for quiet) in which the
@@ -360,7 +367,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] "
                  "[--threads 2,1] [--budget SECONDS] [--tune-trials N [--tune-seconds S]] "
-                 "[--in-process-baselines]\n"
+                 "[--in-process-baselines] [--onnxruntime-node DIR]\n"
                  "       pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-limit N] "
                  "[--sweep-transposed-b] [--sweep-constant-b] [--sweep-csv FILE] "
                  "[--sweep-configs \"F=V,...;...\"] "
