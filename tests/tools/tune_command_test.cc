@@ -209,10 +209,12 @@ std::vector<std::string> TunedKernels(const std::string& output, const std::stri
 
 TEST_F(PtoTune, ShortRunsGoOnWithTheKernelsEarlierRunsLeft) {
   // A budget too short for more than a round or two of 16 trials: the first run tunes the
-  // heaviest kernel or two, and the next starts with a kernel it left untouched (a touched
-  // one's prior is halved). The budget includes profiling, so it is doubled (on a fresh cache)
-  // until the first run tunes some kernels but not all: a sanitizer build is several times
-  // slower.
+  // heaviest kernel or two, and the next goes on to a kernel it left untouched (a touched
+  // one's prior is halved per round, so it goes first again only when over twice as heavy as
+  // every untouched one: with this MLP's shares, 38% against 20%, that is a coin toss of the
+  // profile, so which kernel comes first is not asserted). The budget includes profiling, so it
+  // is doubled (on a fresh cache) until the first run tunes some kernels but not all: a
+  // sanitizer build is several times slower.
   std::string command;
   Result first;
   std::vector<std::string> once;
@@ -234,7 +236,10 @@ TEST_F(PtoTune, ShortRunsGoOnWithTheKernelsEarlierRunsLeft) {
   ASSERT_EQ(second.exit_code, 0) << second.output;
   const std::vector<std::string> twice = TunedKernels(second.output, "mlp");
   ASSERT_GE(twice.size(), 1u) << second.output;
-  EXPECT_EQ(std::count(once.begin(), once.end(), twice[0]), 0) << first.output << second.output;
+  EXPECT_TRUE(std::any_of(
+      twice.begin(), twice.end(),
+      [&](const std::string& k) { return std::count(once.begin(), once.end(), k) == 0; }))
+      << first.output << second.output;
   EXPECT_THAT(second.output, HasSubstr("trials before)")) << second.output;
 }
 
