@@ -15,7 +15,6 @@
 // `OUTPUT`. The end of stdin ends it.
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -86,13 +85,9 @@ int Run(const Flags& flags) {
       std::snprintf(text, sizeof text, "REP %.9e", seconds);
       Say(text);
     } else if (line.rfind("output ", 0) == 0) {
-      for (size_t o = 0; o < spec->outputs.size(); ++o) {
-        std::memset(operands.sets()[0].outputs[o], 0, Elements(spec->outputs[o]) * sizeof(float));
-      }
-      prepared->run(0);
       std::FILE* f = std::fopen(line.substr(7).c_str(), "wb");
       bool ok = f != nullptr;
-      for (const std::vector<float>& out : operands.SnapshotOutputs()) {
+      for (const std::vector<float>& out : operands.OutputsOf(prepared->run)) {
         ok = ok && std::fwrite(out.data(), sizeof(float), out.size(), f) == out.size();
       }
       if (f != nullptr) ok = std::fclose(f) == 0 && ok;

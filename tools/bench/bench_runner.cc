@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -40,19 +39,9 @@ double MaxRelativeError(const std::vector<std::vector<float>>& got,
   return scale > 0 ? diff / scale : diff;
 }
 
-// Zeroes set 0's outputs, runs `prepared` once on set 0 and returns its outputs (so a backend
-// that writes nothing cannot pass on another's results).
-std::vector<std::vector<float>> OutputsOf(const Prepared& prepared, const OperandSets& operands,
-                                          const CaseSpec& spec) {
-  for (size_t o = 0; o < spec.outputs.size(); ++o) {
-    std::memset(operands.sets()[0].outputs[o], 0, Elements(spec.outputs[o]) * sizeof(float));
-  }
-  prepared.run(0);
-  return operands.SnapshotOutputs();
-}
-
-double Rate(const CaseSpec& spec, const Timing& t) {
-  return (spec.memory_bound ? spec.bytes : spec.flops) / t.median * 1e-9;
+// The row's case's rate at `seconds` per call: GB/s for a memory-bound case, else GFLOP/s.
+double Rate(const Row& row, double seconds) {
+  return (row.memory_bound ? row.bytes : row.flops) / seconds * 1e-9;
 }
 
 // The case's fields a row repeats.
@@ -77,8 +66,8 @@ struct Backend {
 
 // Reads a baseline process's first answer: READY keeps it (its calls per repetition and
 // intermediate bytes set); MISSING and NONE note the column; anything else is also a failure.
-// The INFO lines it prints before go to the row's notes, DETAIL lines to stderr, OWN to the
-// row's onnx_runtime_own_seconds.
+// The INFO lines it prints before go to the row's notes, DETAIL lines to stderr, OWN (seconds
+// per call) to the row's onnx_runtime_own as a rate.
 std::unique_ptr<tools::Child> AwaitReady(std::unique_ptr<tools::Child> child, int c, int& calls,
                                          int64_t& intermediate_bytes, Row& row) {
   std::string line;
@@ -89,7 +78,7 @@ std::unique_ptr<tools::Child> AwaitReady(std::unique_ptr<tools::Child> child, in
       std::fprintf(stderr, "  %s: %s\n", kColumnNames[c], line.c_str() + 7);
     } else if (line.rfind("OWN ", 0) == 0) {  // ONNX Runtime's own seconds per call
       const double seconds = std::atof(line.c_str() + 4);
-      if (seconds > 0) row.onnx_runtime_own_seconds = seconds;
+      if (seconds > 0) row.onnx_runtime_own = Rate(row, seconds);
     } else {
       break;
     }
@@ -312,10 +301,10 @@ struct Reference {
   std::string name;
 };
 
-void RecordPto(const CaseSpec& spec, const RunOptions& options, const Timing& timing,
-               int64_t intermediate_bytes, const std::vector<std::vector<float>>& outputs,
-               const Reference& reference, Row& row) {
-  row.pto = Rate(spec, timing);
+void RecordPto(const RunOptions& options, const Timing& timing, int64_t intermediate_bytes,
+               const std::vector<std::vector<float>>& outputs, const Reference& reference,
+               Row& row) {
+  row.pto = Rate(row, timing.median);
   if (row.case_limit > 0) row.case_limit_share = row.pto / row.case_limit;
   row.pto_spread = timing.spread();
   row.pto_seconds = timing.median;
@@ -332,14 +321,10 @@ void RecordPto(const CaseSpec& spec, const RunOptions& options, const Timing& ti
 }
 
 // `best_rate`: the fastest baseline so far, whose spread the row reports.
-void RecordBaseline(int c, const CaseSpec& spec, const RunOptions& options, const Timing& timing,
+void RecordBaseline(int c, const RunOptions& options, const Timing& timing,
                     int64_t intermediate_bytes, std::vector<std::vector<float>> outputs,
                     Reference& reference, double& best_rate, Row& row) {
-  row.baseline[c] = Rate(spec, timing);
-  if (c == static_cast<int>(Column::kOnnxRuntime) && row.onnx_runtime_own_seconds > 0) {
-    row.onnx_runtime_own =
-        (spec.memory_bound ? spec.bytes : spec.flops) / row.onnx_runtime_own_seconds * 1e-9;
-  }
+  row.baseline[c] = Rate(row, timing.median);
   if (c == static_cast<int>(Column::kOnednn)) row.baseline_intermediate_bytes = intermediate_bytes;
   if (c == static_cast<int>(Column::kOnednnFused)) {
     row.fused_intermediate_bytes = intermediate_bytes;
@@ -376,13 +361,13 @@ Row RunCase(const CaseSpec& spec, Runtime& runtime, const RunOptions& options) {
     const Backend& backend = backends[i];
     std::vector<std::vector<float>> outputs = backend.child != nullptr
                                                   ? ChildOutputs(*backend.child, spec)
-                                                  : OutputsOf(backend.prepared, operands, spec);
+                                                  : operands.OutputsOf(backend.prepared.run);
     const int64_t bytes = backend.prepared.intermediate_bytes;
     if (backend.column < 0) {
-      RecordPto(spec, options, timings[i], bytes, outputs, reference, row);
+      RecordPto(options, timings[i], bytes, outputs, reference, row);
     } else {
-      RecordBaseline(backend.column, spec, options, timings[i], bytes, std::move(outputs),
-                     reference, best_rate, row);
+      RecordBaseline(backend.column, options, timings[i], bytes, std::move(outputs), reference,
+                     best_rate, row);
     }
   }
   return row;

@@ -69,7 +69,12 @@ OperandSets::OperandSets(const CaseSpec& spec, int copies) {
   }
 }
 
-std::vector<std::vector<float>> OperandSets::SnapshotOutputs() const {
+std::vector<std::vector<float>> OperandSets::OutputsOf(
+    const std::function<void(int set)>& run) const {
+  for (size_t i = 0; i < output_sizes_.size(); ++i) {
+    std::memset(sets_[0].outputs[i], 0, output_sizes_[i] * sizeof(float));
+  }
+  run(0);
   std::vector<std::vector<float>> out;
   for (size_t i = 0; i < output_sizes_.size(); ++i) {
     const float* p = sets_[0].outputs[i];

@@ -3,6 +3,7 @@
 #define PTO_TOOLS_BENCH_BUFFERS_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -34,8 +35,9 @@ class OperandSets {
  public:
   OperandSets(const CaseSpec& spec, int copies);
   const std::vector<IoSet>& sets() const { return sets_; }
-  // The outputs of copy 0, copied out.
-  std::vector<std::vector<float>> SnapshotOutputs() const;
+  // Zeroes copy 0's outputs, calls run(0) and returns copy 0's outputs (so a backend that
+  // writes nothing cannot pass on another's results).
+  std::vector<std::vector<float>> OutputsOf(const std::function<void(int set)>& run) const;
 
  private:
   std::vector<AlignedFloats> storage_;

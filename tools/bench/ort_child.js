@@ -127,16 +127,16 @@ function lineReader() {
 
 const seconds = (t0, t1) => Number(t1 - t0) * 1e-9;
 
-// Awaited session.run calls on one input, at least minCalls and until maxSeconds have passed,
+// Awaited calls of `call` (a session.run), at least minCalls and until maxSeconds have passed,
 // at most maxCalls -> {calls, wall: the minimum seconds of one call}.
-async function timeRuns(session, feeds, minCalls, maxCalls, maxSeconds = 0) {
+async function timeRuns(call, minCalls, maxCalls, maxSeconds = 0) {
   let wall = Infinity;
   let calls = 0;
   const start = process.hrtime.bigint();
   while (calls < maxCalls &&
          (calls < minCalls || seconds(start, process.hrtime.bigint()) < maxSeconds)) {
     const t0 = process.hrtime.bigint();
-    await session.run(feeds);
+    await call();
     wall = Math.min(wall, seconds(t0, process.hrtime.bigint()));
     ++calls;
   }
@@ -195,8 +195,8 @@ async function main() {
   const overheadModel = path.join(args.dir, 'overhead.onnx');
   if (fs.existsSync(overheadModel)) {
     const tiny = await ort.InferenceSession.create(overheadModel, options);
-    const t = await timeRuns(tiny, {x: new ort.Tensor('float32', new Float32Array(1), [1])},
-                             1000, 1000);
+    const one = {x: new ort.Tensor('float32', new Float32Array(1), [1])};
+    const t = await timeRuns(() => tiny.run(one), 1000, 1000);
     await tiny.release();
     say('DETAIL session.run on a one-element Add (the binding\'s fixed cost): ' +
         `min ${fmtE(t.wall)} s`);
@@ -205,7 +205,7 @@ async function main() {
     const prefix = path.join(args.dir, `ort_profile_${process.pid}`);
     const profiled = await ort.InferenceSession.create(
         modelPath, {...options, enableProfiling: true, profileFilePrefix: prefix});
-    const t = await timeRuns(profiled, copies[0], 3, 200, 0.5);
+    const t = await timeRuns(() => profiled.run(copies[0]), 3, 200, 0.5);
     profiled.endProfiling();
     await profiled.release();
     let own = Infinity;
@@ -234,15 +234,8 @@ async function main() {
   };
 
   // Warm-up and calibration, as the C++ bench does them.
-  let minCall = Infinity;
-  const warmStart = process.hrtime.bigint();
-  for (let calls = 0; calls < 1001; ++calls) {
-    if (calls >= 2 && seconds(warmStart, process.hrtime.bigint()) >= args.warmupSeconds) break;
-    const t0 = process.hrtime.bigint();
-    await run();
-    minCall = Math.min(minCall, seconds(t0, process.hrtime.bigint()));
-  }
-  const perRep = Math.max(1, Math.ceil(args.minRepSeconds / Math.max(minCall, 1e-9)));
+  const warm = await timeRuns(run, 2, 1001, args.warmupSeconds);
+  const perRep = Math.max(1, Math.ceil(args.minRepSeconds / Math.max(warm.wall, 1e-9)));
   say(`READY ${perRep} -1`);
 
   const nextLine = lineReader();

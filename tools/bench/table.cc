@@ -40,7 +40,7 @@ std::string OrtRate(const Row& r) {
 
 double BestBaseline(const Row& row) {
   return std::max(*std::max_element(std::begin(row.baseline), std::end(row.baseline)),
-                  row.onnx_runtime_own);
+                  OnnxRuntimeRate(row));
 }
 
 double OnnxRuntimeRate(const Row& row) {

@@ -18,10 +18,9 @@ struct Row {
   double pto = -1;  // rate; -1 when pto failed
   double baseline[kNumColumns] = {-1, -1, -1, -1, -1};
   std::string baseline_note[kNumColumns];  // why a baseline has no rate: "-", "missing", "error"
-  // ONNX Runtime's own time per call (its profiler's model_run, the least of a few calls at
-  // set-up) and its rate: without the Node binding's copy of every output, which the column's
-  // timed calls include. The targets and pto/best take the faster of the two (-1: none).
-  double onnx_runtime_own_seconds = -1;
+  // The rate of ONNX Runtime's own time per call (its profiler's model_run, the least of a few
+  // calls at set-up): without the Node binding's copy of every output, which the column's timed
+  // calls include. OnnxRuntimeRate takes the faster of the two (-1: none).
   double onnx_runtime_own = -1;
   double roofline_share = -1;  // roofline time / pto time
   // The limit measured in bursts right before and after this case's timing (their median):

@@ -100,23 +100,7 @@ std::vector<Timing> TimeInterleaved(const std::vector<std::function<void(int)>>&
 }
 
 Timing TimeCalls(const std::function<void(int)>& run, int num_sets, const TimingOptions& options) {
-  int set = 0;
-  auto next = [&] {
-    run(set);
-    set = (set + 1) % num_sets;
-  };
-  const int calls_per_rep = CallsPerRep(next, options);
-  std::vector<double> samples;
-  const auto start = Clock::now();
-  while (static_cast<int>(samples.size()) < options.max_reps) {
-    if (static_cast<int>(samples.size()) >= options.min_reps &&
-        Seconds(Clock::now() - start) > options.budget_seconds)
-      break;
-    const auto t = Clock::now();
-    for (int c = 0; c < calls_per_rep; ++c) next();
-    samples.push_back(Seconds(Clock::now() - t) / calls_per_rep);
-  }
-  return Summarize(std::move(samples), calls_per_rep);
+  return TimeInterleaved({run}, num_sets, options)[0];
 }
 
 }  // namespace pto::bench

@@ -44,6 +44,7 @@
 #include "proto/cache.pb.h"
 #include "pto/pto.h"
 #include "tools/pto/transformer_block.h"
+#include "tools/subprocess.h"
 #include "tuner/search_space.h"
 
 namespace pto::bench {
@@ -396,9 +397,7 @@ void PrintTable(const std::vector<ChildResult>& plain, const std::vector<ChildRe
 }
 
 std::string DefaultPto() {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  return error ? "pto" : (self.parent_path().parent_path() / "pto").string();
+  return (fs::path(tools::ProgramDirectory()).parent_path() / "pto").string();
 }
 
 int Main(int argc, char** argv) {
