@@ -139,6 +139,36 @@ TEST_F(OnnxExport, RefusesABlockWithAWeightThatIsAnInputAndAnUnknownGraph) {
   EXPECT_THAT(said, HasSubstr("unknown graph 'nope'"));
 }
 
+// With a package directory in place: no node, no python3, an exporter without torch (its exit
+// status 3) and an export that fails each say so, before any process of ONNX Runtime starts.
+TEST_F(OnnxExport, StartOnnxRuntimeSaysWhatIsMissingAndWhyTheExportFailed) {
+  std::ofstream(dir_ + "/package.json") << "{}\n";
+  const CaseSpec spec = Chain("nope", "{}", {{2, 4}});
+  OperandSets operands(spec, 1);
+  OnnxRuntimeCommands commands = DefaultOnnxRuntimeCommands();
+  commands.module_dir = dir_;
+  commands.node = "";
+  absl::StatusOr<OnnxRuntimeProcess> started =
+      StartOnnxRuntime(spec, operands, 1, 1, TimingOptions{}, commands);
+  EXPECT_EQ(started.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(started.status().message(), "node (Node.js) not found");
+  commands.node = "/usr/bin/node";
+  const std::string exporter = commands.exporter;
+  commands.exporter = "";
+  started = StartOnnxRuntime(spec, operands, 1, 1, TimingOptions{}, commands);
+  EXPECT_EQ(started.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(started.status().message(), "/usr/bin/python3 not found");
+  commands.exporter = "f() { echo 'MISSING No module named torch'; exit 3; }; f";
+  started = StartOnnxRuntime(spec, operands, 1, 1, TimingOptions{}, commands);
+  EXPECT_EQ(started.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(started.status().message(), "MISSING No module named torch");
+  commands.exporter = exporter;
+  started = StartOnnxRuntime(spec, operands, 1, 1, TimingOptions{}, commands);
+  EXPECT_EQ(started.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(started.status().message(),
+            "onnx_export.py failed: onnx_export: ValueError: unknown graph 'nope'");
+}
+
 TEST(StartOnnxRuntime, RefusesACaseWithoutAGraphAndAMissingPackage) {
   CaseSpec spec = Chain("bias_gelu_residual", "{}", {{2, 4}, {4}, {2, 4}});
   OperandSets operands(spec, 1);
