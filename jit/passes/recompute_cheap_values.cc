@@ -1,8 +1,12 @@
 #include "jit/passes/recompute_cheap_values.h"
 
+#include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "jit/passes/backward_copies.h"
+#include "jit/passes/min_cut.h"
+#include "ops/derived_symbols.h"
 
 namespace pto::jit {
 namespace {
@@ -13,46 +17,74 @@ bool Elementwise(ir::OpKind op) {
 
 bool Leaf(const ir::Node& n) { return n.op == ir::OpKind::kInput || n.op == ir::OpKind::kConstant; }
 
+int64_t Elements(const ir::Node& node, std::span<const int64_t> symbol_values) {
+  int64_t elements = 1;
+  for (const ir::SymExpr& d : node.shape) elements *= d.Evaluate(symbol_values);
+  return elements;
+}
+
+std::vector<int64_t> NominalSymbolValues(const ir::Graph& graph) {
+  std::vector<int64_t> values(graph.symbols.size());
+  for (size_t s = 0; s < values.size(); ++s) {
+    const ir::SymbolInfo& info = graph.symbols[s];
+    values[s] = std::clamp(kNominalSymbolValue, info.min, std::max(info.min, info.max));
+  }
+  ops::BindDerivedSymbols(graph.symbols, values);
+  return values;
+}
+
 }  // namespace
 
 int RecomputeCheapValues(ir::Graph& graph, int forward_nodes) {
-  const int n = static_cast<int>(graph.nodes.size());
-  const std::vector<bool> saved = ReadByBackward(graph, forward_nodes);
-  std::vector<bool> is_output(n, false);
+  const std::vector<bool> read = ReadByBackward(graph, forward_nodes);
+  std::vector<bool> is_output(graph.nodes.size(), false);
   for (int o : graph.outputs) is_output[o] = true;
+  const std::vector<int64_t> symbols = NominalSymbolValues(graph);
 
-  // In forward order, so each cone sees the final decision of every value below it: a value
-  // that stays saved ends a cone; a recomputed one is part of it.
-  std::vector<bool> recompute(forward_nodes, false);
+  // Vertices: v's "in" 2v and "out" 2v + 1, cutting between them keeps v; then source, sink.
+  const int source = 2 * forward_nodes, sink = source + 1;
+  FlowNetwork network(sink + 1);
+  std::vector<int> depth(forward_nodes, 0);
   for (int v = 0; v < forward_nodes; ++v) {
     const ir::Node& node = graph.nodes[v];
-    if (!saved[v] || is_output[v] || Leaf(node) || !Elementwise(node.op)) continue;
-    std::vector<int> stack = {v};
-    std::vector<bool> in_cone(forward_nodes, false);
-    in_cone[v] = true;
-    int ops = 0;
-    bool ok = true;
-    while (!stack.empty() && ok) {
-      const int c = stack.back();
-      stack.pop_back();
-      ++ops;
-      for (int in : graph.nodes[c].inputs) {
-        const ir::Node& m = graph.nodes[in];
-        if (in_cone[in] || Leaf(m) || (saved[in] && !recompute[in])) continue;
-        // Another value would have to be kept instead, or the cone is not elementwise.
-        if (!Elementwise(m.op)) ok = false;
-        in_cone[in] = true;
-        stack.push_back(in);
-      }
-      if (ops > kMaxRecomputedOps) ok = false;
+    const bool leaf = Leaf(node);
+    if (!leaf && Elementwise(node.op)) {
+      for (int in : node.inputs) depth[v] = std::max(depth[v], depth[in] + 1);
     }
-    recompute[v] = ok;
+    const bool forward_only =
+        leaf || is_output[v] || depth[v] == 0 || depth[v] > kMaxRecomputedDepth;
+    // Kept for free: inputs, constants and outputs live through the step anyway. Between
+    // values of equal bytes, keeping the one nearer the backward pass leaves less to recompute.
+    const int64_t keep =
+        leaf || is_output[v]
+            ? 0
+            : Elements(node, symbols) * 4 * 1024 +
+                  (kMaxRecomputedDepth + 1 - std::min(depth[v], kMaxRecomputedDepth));
+    if (forward_only) network.AddEdge(source, 2 * v, kUncuttable);
+    network.AddEdge(2 * v, 2 * v + 1, keep);
+    for (int in : node.inputs) network.AddEdge(2 * in + 1, 2 * v, kUncuttable);
+    if (read[v]) network.AddEdge(2 * v + 1, sink, kUncuttable);
+  }
+  const std::vector<bool> side = network.MinCut(source, sink);
+  std::vector<bool> kept(forward_nodes);
+  for (int v = 0; v < forward_nodes; ++v) {
+    kept[v] = Leaf(graph.nodes[v]) || (side[2 * v] && !side[2 * v + 1]);
   }
 
-  // The backward nodes read copies of the recomputed values, each cone copied once.
-  return CopyForBackward(graph, forward_nodes, recompute, [&](int in, int /*node*/) {
-    return !Leaf(graph.nodes[in]) && (!saved[in] || recompute[in]);
-  });
+  // What the backward readers need rebuilt: each value they read that the cut did not keep,
+  // and its ancestors up to kept values. The cut guarantees these are all elementwise (a value
+  // that were not would simply be read where it is).
+  std::vector<bool> recompute(forward_nodes, false);
+  std::function<void(int)> need = [&](int v) {
+    if (kept[v] || recompute[v] || !Elementwise(graph.nodes[v].op)) return;
+    recompute[v] = true;
+    for (int in : graph.nodes[v].inputs) need(in);
+  };
+  for (int v = 0; v < forward_nodes; ++v) {
+    if (read[v]) need(v);
+  }
+  return CopyForBackward(graph, forward_nodes, recompute,
+                         [&](int in, int /*node*/) { return recompute[in]; });
 }
 
 int64_t SavedBytes(const ir::Graph& graph, int forward_nodes,
@@ -60,11 +92,7 @@ int64_t SavedBytes(const ir::Graph& graph, int forward_nodes,
   const std::vector<bool> saved = ReadByBackward(graph, forward_nodes);
   int64_t bytes = 0;
   for (int v = 0; v < forward_nodes; ++v) {
-    const ir::Node& node = graph.nodes[v];
-    if (!saved[v] || Leaf(node)) continue;
-    int64_t elements = 1;
-    for (const ir::SymExpr& d : node.shape) elements *= d.Evaluate(symbol_values);
-    bytes += elements * 4;  // f32 and i32
+    if (saved[v] && !Leaf(graph.nodes[v])) bytes += Elements(graph.nodes[v], symbol_values) * 4;
   }
   return bytes;
 }

@@ -1,5 +1,6 @@
-// The recompute pass on differentiated graphs: which saved values it recomputes, that the
-// copies sit in the backward part and read only values saved anyway, and the saved bytes.
+// The recompute pass on differentiated graphs: which saved values it recomputes (the cut it
+// finds, the depth limit), that the copies sit in the backward part and read only values saved
+// anyway, and the saved bytes.
 #include "jit/passes/recompute_cheap_values.h"
 
 #include <span>
@@ -77,6 +78,62 @@ TEST(RecomputeCheapValues, AValueWhoseConeWouldSaveAnotherStaysSaved) {
   const std::string before = d->ToString();
   EXPECT_EQ(RecomputeCheapValues(*d, forward), 0);
   EXPECT_EQ(d->ToString(), before);
+}
+
+TEST(RecomputeCheapValues, KeepsOneInputOfTwoResultsRatherThanBoth) {
+  // loss = sum(exp(a) * tanh(a)) with a = x w: the backward pass reads exp(a) and tanh(a), two
+  // [8, 5] values, while a alone rebuilds both. The greedy form would keep both (recomputing
+  // either needs a kept); the cut keeps a.
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        Value a = matmul(v[0], v[1]);
+        return std::vector{reduce_sum(reduce_sum(exp(a) * tanh(a), 1), 0)};
+      },
+      {{8, 4}, {4, 5}});
+  const int forward = static_cast<int>(g.nodes.size());
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(SavedBytes(*d, forward, {}), 2 * 8 * 5 * 4);
+  EXPECT_EQ(RecomputeCheapValues(*d, forward), 2) << d->ToString();
+  EXPECT_EQ(SavedBytes(*d, forward, {}), 8 * 5 * 4);
+  for (size_t id = forward; id < d->nodes.size(); ++id) {
+    const ir::Node& n = d->nodes[id];
+    if (!n.recomputed) continue;
+    EXPECT_TRUE(n.op == ir::OpKind::kExp || n.op == ir::OpKind::kTanh) << ir::OpName(n.op);
+    EXPECT_EQ(d->nodes[n.inputs[0]].op, ir::OpKind::kMatMul) << "rebuilt from the kept a";
+  }
+}
+
+// loss = sum(exp(y)), y = (x w) + c + c + ... (`adds` adds of the [8, 5] c to the [8, 1] x w):
+// exp's derivative reads exp(y), which x w (5 times smaller) could rebuild.
+ir::Graph ChainGradient(int adds, int* forward_nodes) {
+  ir::Graph g = TraceGraph(
+      [adds](std::span<const Value> v) {
+        Value y = matmul(v[0], v[1]);
+        for (int i = 0; i < adds; ++i) y = y + v[2];
+        return std::vector{reduce_sum(reduce_sum(exp(y), 1), 0)};
+      },
+      {{8, 4}, {4, 1}, {8, 5}});
+  *forward_nodes = static_cast<int>(g.nodes.size());
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1}});
+  EXPECT_TRUE(d.ok()) << d.status();
+  return d.ok() ? *std::move(d) : ir::Graph{};
+}
+
+TEST(RecomputeCheapValues, RebuildsAShortChainFromItsSmallerStart) {
+  int forward = 0;
+  ir::Graph g = ChainGradient(3, &forward);
+  EXPECT_EQ(SavedBytes(g, forward, {}), 8 * 5 * 4);
+  EXPECT_EQ(RecomputeCheapValues(g, forward), 1);
+  EXPECT_EQ(SavedBytes(g, forward, {}), 8 * 1 * 4);
+}
+
+TEST(RecomputeCheapValues, NeverRepeatsAChainDeeperThanTheLimit) {
+  int forward = 0;
+  ir::Graph g = ChainGradient(kMaxRecomputedDepth, &forward);  // exp sits one deeper
+  const std::string before = g.ToString();
+  EXPECT_EQ(RecomputeCheapValues(g, forward), 0);
+  EXPECT_EQ(g.ToString(), before);
 }
 
 }  // namespace
