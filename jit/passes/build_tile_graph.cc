@@ -40,6 +40,12 @@ struct View {
   std::vector<SymExpr> strides;
 };
 
+// A matmul whose A is not contiguous along K reads a copy of A in rows of [M, K] when it has
+// at least this many (static) columns: the copy is one pass over A, the matmul reads each A row
+// once per block of columns.
+constexpr int64_t kCopyARowsMinColumns = 256;
+bool CopyARows(const SymExpr& n) { return n.IsConstant() && n.constant() >= kCopyARowsMinColumns; }
+
 IndexMap Identity(size_t rank) {
   IndexMap m(rank);
   for (size_t d = 0; d < rank; ++d) m[d].dom = static_cast<int>(d);
@@ -338,10 +344,23 @@ int Builder::CopyToBuffer(const View& view, const Shape& shape, std::string labe
   int buffer = NewBuffer(ir::BufferKind::kTemp, 0, shape, std::move(label), node);
   KernelBuilder kb;
   kb.kernel.kind = ir::KernelKind::kElementwise;
+  // The kernel runs along the source's contiguous dim when the destination's is another (a
+  // transpose): vector loads and scattered stores into lines the next rows fill, rather than
+  // loads strided across the source, whose lines often share a few cache sets.
+  const size_t rank = shape.size();
+  IndexMap map = Identity(rank);
   kb.kernel.domain = shape;
-  IndexMap id = Identity(shape.size());
-  int v = Load(kb, kb.kernel.output, view, id);
-  Store(kb, v, ContiguousView(buffer, shape), id);
+  if (rank >= 2 && !IsOne(view.strides[rank - 1])) {
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      if (!IsOne(view.strides[d]) || IsOne(shape[d])) continue;
+      std::swap(kb.kernel.domain[d], kb.kernel.domain[rank - 1]);
+      map[d].dom = static_cast<int>(rank - 1);
+      map[rank - 1].dom = static_cast<int>(d);
+      break;
+    }
+  }
+  int v = Load(kb, kb.kernel.output, view, map);
+  Store(kb, v, ContiguousView(buffer, shape), map);
   Finish(std::move(kb), "copy");
   return buffer;
 }
@@ -670,6 +689,22 @@ absl::Status Builder::BuildGroup(int anchor, int root, const View& out) {
       vb = ContiguousView(packed, logical);
       b_k = vb.strides[vb.strides.size() - 2];
       b_n = 1;
+    }
+    if (a_k != SymExpr(1) && CopyARows(a.shape.back())) {
+      // A read across K (a weight gradient's dyᵀ): each K step of a micro-tile touches another
+      // line, at a stride that is often a power of two, so the lines of one micro-tile share a
+      // few cache sets and miss where they should hit. Rows of [M, K] are read once, in order.
+      Shape logical = as;
+      std::vector<SymExpr> strides = va.strides;
+      if (a.attrs.transpose_a) {
+        std::swap(logical[logical.size() - 1], logical[logical.size() - 2]);
+        std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
+      }
+      int packed = CopyToBuffer(View{va.buffer, va.offset, strides}, logical,
+                                Label(a.inputs[0]) + " (A rows for matmul)", -1);
+      va = ContiguousView(packed, logical);
+      a_m = va.strides[va.strides.size() - 2];
+      a_k = 1;
     }
     k.k = a.attrs.transpose_a ? as[as.size() - 2] : as.back();
     // Extended domain [batch..., M, N, K].

@@ -22,6 +22,12 @@ constexpr int64_t kScatterRowGrain = 256;
 // (TileConfig::prefetch_inputs): without it memory waits while the body computes and the two
 // add up. A plain add pays the prefetches in cache and gains nothing from memory.
 constexpr int64_t kPrefetchInputBytes = 4096;
+// Tasks of an elementwise kernel that stores across rows (a transposing copy: its store moves
+// more than one element per column): each row scatters one element into each of the task's
+// columns' lines, which stay in the L1 for the next rows (128 lines of 64 bytes) and are full
+// after 16 rows.
+constexpr int64_t kTransposeTileRows = 64;
+constexpr int64_t kTransposeTileColumns = 128;
 // A matmul with at most this many rows (static M) gets the few-rows micro-tile.
 constexpr int64_t kFewRows = 48;
 // A matmul with at most this many rows (static M) is split across threads by columns only.
@@ -217,6 +223,14 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
   }
 }
 
+bool StoresAcrossRows(const ir::Kernel& kernel) {
+  for (const ir::Store& store : kernel.stores) {
+    const std::vector<ir::SymExpr>& strides = kernel.accesses[store.access].strides;
+    if (!strides.empty() && strides.back().AsConstant() != 1) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 ir::TileConfig DefaultTileConfig(const ir::Kernel& kernel, const KernelContext& context,
@@ -230,6 +244,11 @@ ir::TileConfig DefaultTileConfig(const ir::Kernel& kernel, const KernelContext& 
       c.tile_cols = kColumnGrain;  // so that one long row still splits across threads
       c.streaming_stores = StreamsOutput(context.output_bytes, device);
       c.prefetch_inputs = HasTranscendental(kernel.output) ? kPrefetchInputBytes : 0;
+      if (StoresAcrossRows(kernel)) {
+        c.tile_rows = kTransposeTileRows;
+        c.tile_cols = kTransposeTileColumns;
+        c.streaming_stores = false;
+      }
       break;
     case ir::KernelKind::kReduce:
       c.unroll = 2;

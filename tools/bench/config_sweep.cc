@@ -119,11 +119,12 @@ struct Operands {
 
 absl::StatusOr<jit::LoweredProgram> LowerMatMul(const SweepOptions& o,
                                                 const device::DeviceInfo& device) {
-  const bool tb = o.transposed_b;
-  const TraceFn trace = [tb](std::span<const Value> v) {
-    return std::vector<Value>{tb ? matmul(v[0], transpose(v[1], 0, 1)) : matmul(v[0], v[1])};
+  const bool ta = o.transposed_a, tb = o.transposed_b;
+  const TraceFn trace = [ta, tb](std::span<const Value> v) {
+    return std::vector<Value>{
+        matmul(ta ? transpose(v[0], 0, 1) : v[0], tb ? transpose(v[1], 0, 1) : v[1])};
   };
-  const std::vector<jit::TraceInput> inputs = {{{o.m, o.k}},
+  const std::vector<jit::TraceInput> inputs = {{ta ? ir::Shape{o.k, o.m} : ir::Shape{o.m, o.k}},
                                                {tb ? ir::Shape{o.n, o.k} : ir::Shape{o.k, o.n}}};
   absl::StatusOr<ir::Graph> graph = jit::Trace(trace, inputs, {});
   jit::PipelineOptions pipeline;
@@ -133,13 +134,16 @@ absl::StatusOr<jit::LoweredProgram> LowerMatMul(const SweepOptions& o,
                     : absl::StatusOr<jit::LoweredProgram>(graph.status());
 }
 
-// The matmul kernel's call when the program is that one call; -1 otherwise.
+// The call of the program's one matmul kernel; -1 when it has none or several. The program
+// may copy an operand first (A read across K is copied to rows): the sweep times it whole.
 int SoleMatMulCall(const jit::LoweredProgram& lowered) {
-  int call = -1;
+  int call = -1, matmuls = 0;
   for (size_t c = 0; c < lowered.tiles.calls.size(); ++c) {
-    if (lowered.tiles.calls[c].kernel.kind == ir::KernelKind::kMatMul) call = static_cast<int>(c);
+    if (lowered.tiles.calls[c].kernel.kind != ir::KernelKind::kMatMul) continue;
+    call = static_cast<int>(c);
+    ++matmuls;
   }
-  return lowered.tiles.calls.size() == 1 ? call : -1;
+  return matmuls == 1 ? call : -1;
 }
 
 Operands MakeOperands(const SweepOptions& o, const device::DeviceInfo& device, std::mt19937& rng) {
@@ -170,7 +174,7 @@ void ComputeReference(const SweepOptions& o, Operands& ops) {
   ops.want_max = 0;
   for (int64_t i = 0; i < o.m; ++i) {
     for (int64_t l = 0; l < o.k; ++l) {
-      const double av = ops.a[0][i * o.k + l];
+      const double av = ops.a[0][o.transposed_a ? l * o.m + i : i * o.k + l];
       for (int64_t j = 0; j < o.n; ++j) {
         ops.want[i * o.n + j] += av * ops.b[0][o.transposed_b ? j * o.k + l : l * o.n + j];
       }
@@ -210,11 +214,11 @@ absl::StatusOr<std::vector<Row>> ConfigsToSweep(const SweepOptions& o,
 
 void PrintHeader(const SweepOptions& o, size_t configs, int sets) {
   std::printf(
-      "config sweep: matmul %lldx%lldx%lld (MxKxN)%s%s, %d thread(s), %zu configs (%s), "
+      "config sweep: matmul %lldx%lldx%lld (MxKxN)%s%s%s, %d thread(s), %zu configs (%s), "
       "%d rotated operand sets%s\n",
       static_cast<long long>(o.m), static_cast<long long>(o.k), static_cast<long long>(o.n),
-      o.transposed_b ? " with B stored [N, K]" : "", o.constant_b ? ", B constant (prepacked)" : "",
-      o.threads, configs,
+      o.transposed_a ? " with A stored [K, M]" : "", o.transposed_b ? " with B stored [N, K]" : "",
+      o.constant_b ? ", B constant (prepacked)" : "", o.threads, configs,
       !o.configs.empty() ? "given"
       : o.limit > 0      ? "a seeded sample of the grid"
                          : "the whole grid",

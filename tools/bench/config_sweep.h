@@ -17,8 +17,9 @@ namespace pto::bench {
 
 struct SweepOptions {
   int64_t m = 256, k = 512, n = 512;  // --sweep-shape MxKxN
-  bool transposed_b = false;          // --sweep-transposed-b: B stored [N, K], as a linear's
-  bool constant_b = false;  // --sweep-constant-b: B a constant input, read prepacked (weights)
+  bool transposed_a = false;  // --sweep-transposed-a: A stored [K, M], as a weight gradient's
+  bool transposed_b = false;  // --sweep-transposed-b: B stored [N, K], as a linear's
+  bool constant_b = false;    // --sweep-constant-b: B a constant input, read prepacked (weights)
   int threads = 2;
   int64_t limit = 0;  // configs at most, a seeded sample of the grid (0: every config)
   uint32_t seed = 1;

@@ -4,7 +4,8 @@
 //   pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] [--threads 2,1] [--budget SECONDS]
 //                     [--tune-trials N [--tune-seconds S]] [--in-process-baselines]
 //                     [--onnxruntime-node DIR]
-//   pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-transposed-b] [--sweep-limit N]
+//   pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-transposed-a] [--sweep-transposed-b]
+//   [--sweep-limit N]
 //                     [--sweep-csv FILE] [--sweep-configs "mr=12,nr_vectors=2;kc=512"]
 //                     [--sweep-constant-b]
 //   pto_bench_kernels --dump-asm [--quick] [--filter SUBSTR] [--threads T]
@@ -143,6 +144,8 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
           s.k < 1 || s.n < 1) {
         return false;
       }
+    } else if (arg == "--sweep-transposed-a") {
+      flags.sweep_options.transposed_a = true;
     } else if (arg == "--sweep-transposed-b") {
       flags.sweep_options.transposed_b = true;
     } else if (arg == "--sweep-limit") {
@@ -364,17 +367,18 @@ int RunAtThreads(const Flags& flags, const device::DeviceInfo& device,
 int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, flags)) {
-    std::fprintf(stderr,
-                 "usage: pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] "
-                 "[--threads 2,1] [--budget SECONDS] [--tune-trials N [--tune-seconds S]] "
-                 "[--in-process-baselines] [--onnxruntime-node DIR]\n"
-                 "       pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-limit N] "
-                 "[--sweep-transposed-b] [--sweep-constant-b] [--sweep-csv FILE] "
-                 "[--sweep-configs \"F=V,...;...\"] "
-                 "[--threads T] [--reps N] "
-                 "[--budget SECONDS]\n"
-                 "       pto_bench_kernels --dump-asm [--quick] [--filter SUBSTR] "
-                 "[--threads T]\n");
+    std::fprintf(
+        stderr,
+        "usage: pto_bench_kernels [--quick] [--filter SUBSTR] [--reps N] "
+        "[--threads 2,1] [--budget SECONDS] [--tune-trials N [--tune-seconds S]] "
+        "[--in-process-baselines] [--onnxruntime-node DIR]\n"
+        "       pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-limit N] "
+        "[--sweep-transposed-a] [--sweep-transposed-b] [--sweep-constant-b] [--sweep-csv FILE] "
+        "[--sweep-configs \"F=V,...;...\"] "
+        "[--threads T] [--reps N] "
+        "[--budget SECONDS]\n"
+        "       pto_bench_kernels --dump-asm [--quick] [--filter SUBSTR] "
+        "[--threads T]\n");
     return 2;
   }
   const device::DeviceInfo device = device::DetectHost();

@@ -132,7 +132,8 @@ TEST(BuildTileGraphTest, DimsOfOneBroadcastWithStrideZero) {
 }
 
 TEST(BuildTileGraphTest, ValuesNoAccessExpressesAreCopied) {
-  // A reshape of a transposed value; an output that is an input.
+  // A reshape of a transposed value; an output that is an input. The copy runs along the
+  // source's rows (domain [2, 3], loads of stride 1) and stores across the copy's rows.
   const ir::Graph g = TraceGraph(
       [](std::span<const Value> v) {
         return std::vector{reshape(transpose(v[0], {1, 0}), {6}), v[0]};
@@ -144,10 +145,10 @@ TEST(BuildTileGraphTest, ValuesNoAccessExpressesAreCopied) {
       "buf1: output 0 f32[6]  // %2 reshape\n"
       "buf2: temp f32[6]  // %1 transpose (contiguous for reshape)\n"
       "buf3: output 1 f32[6]  // %0 input\n"
-      "kernel f32_copy (elementwise) domain [3, 2] buffers=2\n"
+      "kernel f32_copy (elementwise) domain [2, 3] buffers=2\n"
       "  config: tile 1x0 vw 0 unroll 1 mr 4 nr 2 panel 0 pack 0 kc 0 mc 0 order panels_outer\n"
-      "  a0: f32 buf0 + 0 strides [1, 3]\n"
-      "  a1: f32 buf1 + 0 strides [2, 1]\n"
+      "  a0: f32 buf0 + 0 strides [3, 1]\n"
+      "  a1: f32 buf1 + 0 strides [1, 2]\n"
       "  output:\n"
       "    v0 = load a0\n"
       "  store v0 -> a1\n"
@@ -198,6 +199,36 @@ TEST(BuildTileGraphTest, MatMulBWithNoUnitStrideIsCopiedToRows) {
       "    v0 = acc\n"
       "  store v0 -> a2\n"
       "  buffers: slot0=buf0 slot1=buf3 slot2=buf2\n");
+}
+
+TEST(BuildTileGraphTest, MatMulAReadAcrossKIsCopiedToRowsWhenNIsWide) {
+  // A = xᵀ (a weight gradient's shape): A's K stride is M. With 256 columns the matmul reads a
+  // copy in rows of [M, K], made along x's rows; with 8 it reads x in place.
+  const auto tiles = [](int64_t n) {
+    return Tiles(TraceGraph(
+        [](std::span<const Value> v) {
+          return std::vector{matmul(transpose(v[0], {1, 0}), v[1])};
+        },
+        {{4, 2}, {4, n}}));
+  };
+  const std::string wide = tiles(256);
+  EXPECT_NE(wide.find("buf3: temp f32[8]  // %2 transpose (A rows for matmul)\n"
+                      "kernel f32_copy (elementwise) domain [4, 2] buffers=2\n"),
+            std::string::npos)
+      << wide;
+  EXPECT_NE(wide.find("  a0: f32 buf0 + 0 strides [2, 1]\n"
+                      "  a1: f32 buf1 + 0 strides [1, 4]\n"),
+            std::string::npos)
+      << wide;
+  EXPECT_NE(wide.find("kernel f32_matmul (matmul) domain [2, 256] k=4 a=a0 b=a1 buffers=3\n"
+                      "  config: tile 1x0 vw 0 unroll 1 mr 4 nr 2 panel 0 pack 0 kc 0 mc 0 order "
+                      "panels_outer\n"
+                      "  a0: f32 buf0 + 0 strides [4, 0, 1]\n"),
+            std::string::npos)
+      << wide;
+  const std::string narrow = tiles(8);
+  EXPECT_EQ(narrow.find("A rows for matmul"), std::string::npos) << narrow;
+  EXPECT_NE(narrow.find("  a0: f32 buf0 + 0 strides [1, 0, 2]\n"), std::string::npos) << narrow;
 }
 
 TEST(BuildTileGraphTest, HeadsAreStoredInTheLayoutTheirMergeReads) {

@@ -215,6 +215,27 @@ TEST(DefaultTileConfigs, LoopKindsUnrollGrainAndPrefetch) {
   EXPECT_EQ(scatter.tile_cols, 1 << 14);
 }
 
+// A copy that stores across its rows (a transpose) takes 64 x 128 tasks, so the lines it
+// scatters into stay in the L1 from row to row, and never streams: its stores are scalar.
+TEST(DefaultTileConfigs, TransposingCopiesTakeBlocksOfColumns) {
+  ir::Kernel copy = Loop(ir::KernelKind::kElementwise, {{ir::ExprOp::kLoad, -1, -1, 0}});
+  copy.accesses = {{.strides = {ir::SymExpr(1024), ir::SymExpr(1)}},
+                   {.strides = {ir::SymExpr(1), ir::SymExpr(64)}}};
+  copy.stores = {{.access = 1, .value = 0}};
+  KernelContext context;
+  context.output_bytes = int64_t{1} << 30;
+  const ir::TileConfig across = DefaultTileConfig(copy, context, kAvx2);
+  EXPECT_EQ(across.tile_rows, 64);
+  EXPECT_EQ(across.tile_cols, 128);
+  EXPECT_FALSE(across.streaming_stores);
+  // The same copy stored along its rows keeps the row grain and streams its large output.
+  copy.accesses[1].strides = {ir::SymExpr(1024), ir::SymExpr(1)};
+  const ir::TileConfig along = DefaultTileConfig(copy, context, kAvx2);
+  EXPECT_EQ(along.tile_rows, 1);
+  EXPECT_EQ(along.tile_cols, 1 << 14);
+  EXPECT_TRUE(along.streaming_stores);
+}
+
 // Outputs of at least 4 x the private caches (L2 x cores: 16 MiB here) stream past the caches;
 // smaller ones, outputs of symbolic size and kernels writing no Function output do not.
 TEST(DefaultTileConfigs, StreamingStoresForOutputsBeyondTheCaches) {
