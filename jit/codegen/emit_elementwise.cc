@@ -1,12 +1,14 @@
 // Elementwise kernels: grid {rows = prod(domain[0..rank-2]), cols = domain[rank-1]}; the body is
 // vectorized along the last dim (config.unroll vectors per iteration, then single vectors, then
 // one masked vector for the last elements). With config.prefetch_inputs, each vector body first
-// prefetches its streamed inputs that many bytes ahead.
+// prefetches its streamed inputs that many bytes ahead. A copy that transposes its last two
+// dims moves blocks through registers instead (emit_transposing_copy.h).
 #include <vector>
 
 #include "jit/codegen/emit_expr.h"
 #include "jit/codegen/emit_kinds.h"
 #include "jit/codegen/emit_loops.h"
+#include "jit/codegen/emit_transposing_copy.h"
 
 namespace pto::jit {
 
@@ -27,7 +29,8 @@ absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access) {
                          ConstantValue(access.Stride(k.stores[0].access, vec_dim)) == 1;
   const std::vector<int> prefetched =
       k.config.prefetch_inputs > 0 ? access.StreamedLoads(k.output, vec_dim) : std::vector<int>{};
-  EmitForLoop(ec, ec.lo[0], ec.hi[0], [&](llvm::Value* row) {
+  // Columns [lo, hi) of grid row `row`.
+  const auto element_row = [&](llvm::Value* row, llvm::Value* lo, llvm::Value* hi) {
     std::vector<llvm::Value*> idx = ec.Unflatten(row, row_dims);
     idx.resize(rank, nullptr);
     const SpanBody body = [&](llvm::Value* col, int width, int /*slot*/) {
@@ -45,16 +48,23 @@ absl::Status EmitElementwise(EmitContext& ec, AccessEmitter& access) {
       }
     };
     if (streaming) {
-      idx[vec_dim] = ec.lo[1];
+      idx[vec_dim] = lo;
       llvm::Value* start = access.Address(k.stores[0].access, idx);
       access.StreamStores(k.stores[0].access);
-      EmitAlignedVectorSpan(ec, ec.lo[1], ec.hi[1], k.config.unroll, start, body,
-                            /*fused=*/true, &access);
+      EmitAlignedVectorSpan(ec, lo, hi, k.config.unroll, start, body, /*fused=*/true, &access);
       access.StreamStores(-1);
     } else {
-      EmitVectorSpan(ec, ec.lo[1], ec.hi[1], k.config.unroll, body, /*fused=*/true, &access);
+      EmitVectorSpan(ec, lo, hi, k.config.unroll, body, /*fused=*/true, &access);
     }
-  });
+  };
+  const ir::TransposingCopy transposing = ir::TransposingCopyOf(k);
+  if (!streaming && transposing != ir::TransposingCopy::kNone && ec.lanes > 1 &&
+      (ec.lanes & (ec.lanes - 1)) == 0) {
+    EmitTransposingCopy(ec, access, transposing, element_row);
+  } else {
+    EmitForLoop(ec, ec.lo[0], ec.hi[0],
+                [&](llvm::Value* row) { element_row(row, ec.lo[1], ec.hi[1]); });
+  }
   if (streaming) EmitStoreFence(ec);
   return absl::OkStatus();
 }

@@ -104,6 +104,29 @@ bool IsTranscendental(ExprOp op) {
   }
 }
 
+TransposingCopy TransposingCopyOf(const Kernel& kernel) {
+  const size_t rank = kernel.domain.size();
+  if (kernel.kind != KernelKind::kElementwise || rank < 2 || kernel.stores.size() != 1 ||
+      kernel.output.size() != 1 || kernel.output[0].op != ExprOp::kLoad ||
+      kernel.stores[0].value != 0) {
+    return TransposingCopy::kNone;
+  }
+  const Access& load = kernel.accesses[kernel.output[0].access];
+  const Access& store = kernel.accesses[kernel.stores[0].access];
+  if (load.gather || load.dtype != store.dtype || load.strides.size() != rank ||
+      store.strides.size() != rank) {
+    return TransposingCopy::kNone;
+  }
+  auto unit = [&](const Access& a, size_t d) { return a.strides[d].AsConstant() == 1; };
+  if (unit(load, rank - 1) && !unit(store, rank - 1) && unit(store, rank - 2)) {
+    return TransposingCopy::kStoresAcross;
+  }
+  if (unit(store, rank - 1) && !unit(load, rank - 1) && unit(load, rank - 2)) {
+    return TransposingCopy::kLoadsAcross;
+  }
+  return TransposingCopy::kNone;
+}
+
 bool IsRowGrad(RowOpKind kind) {
   switch (kind) {
     case RowOpKind::kSoftmaxGrad:

@@ -249,6 +249,13 @@ struct Kernel {
   std::vector<BufferExtent> buffer_extents;
 };
 
+// An elementwise kernel that only copies, transposing its last two dims: one load and one
+// store of one dtype, one of them contiguous along the last dim and the other along the dim
+// before it, not both along the same (rank >= 2). kStoresAcross: the load runs along the last
+// dim (the rows) and the store across; kLoadsAcross: the other way round.
+enum class TransposingCopy : uint8_t { kNone = 0, kStoresAcross = 1, kLoadsAcross = 2 };
+TransposingCopy TransposingCopyOf(const Kernel& kernel);
+
 // The 2-D grid the plan splits into tile ranges [lo, hi), per the table above.
 std::array<SymExpr, 2> KernelGrid(const Kernel& kernel);
 

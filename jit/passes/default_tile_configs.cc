@@ -22,10 +22,9 @@ constexpr int64_t kScatterRowGrain = 256;
 // (TileConfig::prefetch_inputs): without it memory waits while the body computes and the two
 // add up. A plain add pays the prefetches in cache and gains nothing from memory.
 constexpr int64_t kPrefetchInputBytes = 4096;
-// Tasks of an elementwise kernel that stores across rows (a transposing copy: its store moves
-// more than one element per column): each row scatters one element into each of the task's
-// columns' lines, which stay in the L1 for the next rows (128 lines of 64 bytes) and are full
-// after 16 rows.
+// Tasks of a transposing copy (ir::TransposingCopyOf): it moves blocks of vector-width rows
+// and columns through registers (jit/codegen/emit_transposing_copy.h), so a task needs rows as
+// well as columns; 64 x 128 elements (32 KiB) make a task's work dwarf its launch.
 constexpr int64_t kTransposeTileRows = 64;
 constexpr int64_t kTransposeTileColumns = 128;
 // A matmul with at most this many rows (static M) gets the few-rows micro-tile.
@@ -223,14 +222,6 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
   }
 }
 
-bool StoresAcrossRows(const ir::Kernel& kernel) {
-  for (const ir::Store& store : kernel.stores) {
-    const std::vector<ir::SymExpr>& strides = kernel.accesses[store.access].strides;
-    if (!strides.empty() && strides.back().AsConstant() != 1) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 ir::TileConfig DefaultTileConfig(const ir::Kernel& kernel, const KernelContext& context,
@@ -244,7 +235,7 @@ ir::TileConfig DefaultTileConfig(const ir::Kernel& kernel, const KernelContext& 
       c.tile_cols = kColumnGrain;  // so that one long row still splits across threads
       c.streaming_stores = StreamsOutput(context.output_bytes, device);
       c.prefetch_inputs = HasTranscendental(kernel.output) ? kPrefetchInputBytes : 0;
-      if (StoresAcrossRows(kernel)) {
+      if (ir::TransposingCopyOf(kernel) != ir::TransposingCopy::kNone) {
         c.tile_rows = kTransposeTileRows;
         c.tile_cols = kTransposeTileColumns;
         c.streaming_stores = false;

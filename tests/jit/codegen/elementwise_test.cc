@@ -115,6 +115,75 @@ TEST(ElementwiseTest, TransposedStridedRank3AndScatter) {
   }
 }
 
+// A copy transposing its last two dims (ir::TransposingCopyOf), either way round, over a
+// rank-3 domain whose inner row runs (21) end inside blocks of vector-width rows, columns (19)
+// that are no multiple of the vector, and tiles that cut blocks: every element lands where it
+// belongs and nothing else is written.
+TEST(ElementwiseTest, TransposingCopiesEitherWayRound) {
+  const int64_t A = 3, R = 21, C = 19;
+  for (ir::TransposingCopy kind :
+       {ir::TransposingCopy::kStoresAcross, ir::TransposingCopy::kLoadsAcross}) {
+    const bool stores_across = kind == ir::TransposingCopy::kStoresAcross;
+    ir::Kernel k;
+    k.kind = ir::KernelKind::kElementwise;
+    k.name = stores_across ? "ew_tcopy_stores_across" : "ew_tcopy_loads_across";
+    k.num_buffers = 2;
+    k.domain = {A, R, C};
+    // out[a, c, r] = x[a, r, c] (domain order = x's) or out[a, r, c] = x[a, c, r].
+    using S = std::vector<SymExpr>;
+    k.accesses = {MakeAccess(0, stores_across ? S{R * C, C, 1} : S{R * C, 1, R}),
+                  MakeAccess(1, stores_across ? S{R * C, 1, R} : S{R * C, C, 1})};
+    Program p;
+    const int v = p.Load(0);
+    k.output = p.nodes();
+    k.stores = {{1, v}};
+    ASSERT_EQ(ir::TransposingCopyOf(k), kind);
+    for (Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAvx512}) {
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (auto [tile0, tile1] : {std::pair<int64_t, int64_t>{64, 128}, {13, 7}, {1, 0}}) {
+        std::vector<float> x = RandomVector(A * R * C, 7), out(A * R * C + 1, kSentinel);
+        RunGrid(c->entry, {x.data(), out.data()}, {}, A * R, C, tile0, tile1);
+        for (int64_t a = 0; a < A; ++a) {
+          for (int64_t r = 0; r < R; ++r) {
+            for (int64_t cc = 0; cc < C; ++cc) {
+              const int64_t in = stores_across ? a * R * C + r * C + cc : a * R * C + cc * R + r;
+              const int64_t at = stores_across ? a * R * C + cc * R + r : a * R * C + r * C + cc;
+              ASSERT_EQ(out[at], x[in]) << k.name << " at " << a << "," << r << "," << cc
+                                        << " tiles " << tile0 << "x" << tile1;
+            }
+          }
+        }
+        EXPECT_EQ(out[A * R * C], kSentinel);
+      }
+    }
+  }
+}
+
+// The blocks go through registers: whole-vector loads and stores and interleaves, on AVX2 and
+// on AVX-512 (compiled, not run, when the host lacks it).
+TEST(ElementwiseTest, TransposingCopyAssemblyInterleavesVectors) {
+  ir::Kernel k;
+  k.kind = ir::KernelKind::kElementwise;
+  k.name = "ew_tcopy_asm";
+  k.num_buffers = 2;
+  k.domain = {SymExpr::Symbol(0), SymExpr::Symbol(1)};
+  k.accesses = {MakeAccess(0, {SymExpr::Symbol(1), SymExpr(1)}),
+                MakeAccess(1, {SymExpr(1), SymExpr::Symbol(0)})};
+  Program p;
+  const int v = p.Load(0);
+  k.output = p.nodes();
+  k.stores = {{1, v}};
+  const std::string avx2 = KernelAssembly(k, TargetFor(Isa::kAvx2));
+  EXPECT_NE(avx2.find("vunpcklps"), std::string::npos) << avx2;
+  EXPECT_TRUE(std::regex_search(avx2, std::regex(R"(vmovups\s+%ymm[0-9]+, -?[0-9]*\()"))) << avx2;
+  const std::string avx512 = KernelAssembly(k, CompileOnlyTargetFor(Isa::kAvx512));
+  EXPECT_TRUE(std::regex_search(avx512, std::regex(R"(vmovups\s+%zmm[0-9]+, -?[0-9]*\()")))
+      << avx512;
+  EXPECT_TRUE(std::regex_search(avx512, std::regex(R"((vunpck|vperm|vshuf)[a-z0-9]*\s[^\n]*%zmm)")))
+      << avx512;
+}
+
 TEST(ElementwiseTest, RankZeroDomain) {
   ir::Kernel k;
   k.kind = ir::KernelKind::kElementwise;

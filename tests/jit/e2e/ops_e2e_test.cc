@@ -25,34 +25,46 @@ struct OpCase {
   float lo = -2.0f, hi = 2.0f;
 };
 
-const std::vector<Shapes> kUnaryShapes = {{{}}, {{0}}, {{1}}, {{7}}, {{3, 17}}, {{2, 5, 33}}, {{1, 130}}};
+const std::vector<Shapes> kUnaryShapes = {{{}},      {{0}},        {{1}},     {{7}},
+                                          {{3, 17}}, {{2, 5, 33}}, {{1, 130}}};
 const std::vector<Shapes> kBinaryShapes = {
-    {{}, {}}, {{0}, {0}}, {{1}, {9}}, {{3, 17}, {3, 17}}, {{4, 1, 9}, {5, 1}}, {{2, 5, 33}, {33}},
-    {{31}, {}}, {{6, 1}, {1, 19}}};
+    {{}, {}},           {{0}, {0}}, {{1}, {9}},       {{3, 17}, {3, 17}}, {{4, 1, 9}, {5, 1}},
+    {{2, 5, 33}, {33}}, {{31}, {}}, {{6, 1}, {1, 19}}};
 const std::vector<Shapes> kRowShapes = {{{1, 1}}, {{3, 17}}, {{2, 4, 33}}, {{5, 100}}, {{0, 8}}};
 
 int64_t LastDim(const Shapes& s) { return s[0].empty() ? 1 : s[0].back(); }
 
 std::vector<OpCase> AllCases() {
   std::vector<OpCase> c;
-  auto unary = [&](std::string name, ir::OpKind kind, Value (*f)(Value), float lo = -3, float hi = 3) {
+  auto unary = [&](std::string name, ir::OpKind kind, Value (*f)(Value), float lo = -3,
+                   float hi = 3) {
     c.push_back({name, 1, [f](std::span<const Value> v) { return f(v[0]); }, kind, kUnaryShapes,
                  [](const Shapes&) { return int64_t{1}; }, lo, hi});
   };
   unary("neg", ir::OpKind::kNeg, [](Value x) { return -x; });
   unary("abs", ir::OpKind::kAbs, [](Value x) { return pto::abs(x); });
-  unary("exp", ir::OpKind::kExp, [](Value x) { return pto::exp(x); }, -20, 20);
-  unary("log", ir::OpKind::kLog, [](Value x) { return pto::log(x); }, 1e-3f, 100);
-  unary("sqrt", ir::OpKind::kSqrt, [](Value x) { return pto::sqrt(x); }, 0, 100);
-  unary("rsqrt", ir::OpKind::kRsqrt, [](Value x) { return pto::rsqrt(x); }, 1e-2f, 100);
-  unary("tanh", ir::OpKind::kTanh, [](Value x) { return pto::tanh(x); }, -6, 6);
-  unary("sigmoid", ir::OpKind::kSigmoid, [](Value x) { return pto::sigmoid(x); }, -12, 12);
+  unary(
+      "exp", ir::OpKind::kExp, [](Value x) { return pto::exp(x); }, -20, 20);
+  unary(
+      "log", ir::OpKind::kLog, [](Value x) { return pto::log(x); }, 1e-3f, 100);
+  unary(
+      "sqrt", ir::OpKind::kSqrt, [](Value x) { return pto::sqrt(x); }, 0, 100);
+  unary(
+      "rsqrt", ir::OpKind::kRsqrt, [](Value x) { return pto::rsqrt(x); }, 1e-2f, 100);
+  unary(
+      "tanh", ir::OpKind::kTanh, [](Value x) { return pto::tanh(x); }, -6, 6);
+  unary(
+      "sigmoid", ir::OpKind::kSigmoid, [](Value x) { return pto::sigmoid(x); }, -12, 12);
   unary("relu", ir::OpKind::kRelu, [](Value x) { return pto::relu(x); });
-  unary("gelu_erf", ir::OpKind::kGeluErf, [](Value x) { return pto::gelu(x); }, -6, 6);
-  unary("gelu_tanh", ir::OpKind::kGeluTanh,
-        [](Value x) { return pto::gelu(x, GeluApproximation::kTanh); }, -6, 6);
-  unary("silu", ir::OpKind::kSilu, [](Value x) { return pto::silu(x); }, -10, 10);
-  unary("erf", ir::OpKind::kErf, [](Value x) { return pto::erf(x); }, -5, 5);
+  unary(
+      "gelu_erf", ir::OpKind::kGeluErf, [](Value x) { return pto::gelu(x); }, -6, 6);
+  unary(
+      "gelu_tanh", ir::OpKind::kGeluTanh,
+      [](Value x) { return pto::gelu(x, GeluApproximation::kTanh); }, -6, 6);
+  unary(
+      "silu", ir::OpKind::kSilu, [](Value x) { return pto::silu(x); }, -10, 10);
+  unary(
+      "erf", ir::OpKind::kErf, [](Value x) { return pto::erf(x); }, -5, 5);
   unary("cast_f32", ir::OpKind::kCast, [](Value x) { return pto::cast(x, DType::kF32); });
   auto binary = [&](std::string name, ir::OpKind kind, Value (*f)(Value, Value), float lo = -2,
                     float hi = 2) {
@@ -62,7 +74,8 @@ std::vector<OpCase> AllCases() {
   binary("add", ir::OpKind::kAdd, [](Value a, Value b) { return a + b; });
   binary("sub", ir::OpKind::kSub, [](Value a, Value b) { return a - b; });
   binary("mul", ir::OpKind::kMul, [](Value a, Value b) { return a * b; });
-  binary("div", ir::OpKind::kDiv, [](Value a, Value b) { return a / b; }, 0.5f, 3);
+  binary(
+      "div", ir::OpKind::kDiv, [](Value a, Value b) { return a / b; }, 0.5f, 3);
   binary("max", ir::OpKind::kMax, [](Value a, Value b) { return maximum(a, b); });
   binary("min", ir::OpKind::kMin, [](Value a, Value b) { return minimum(a, b); });
   c.push_back({"scalar_affine", 1, [](std::span<const Value> v) { return 2.5f * v[0] - 1.0f; },
@@ -113,41 +126,103 @@ std::vector<OpCase> AllCases() {
       return transposed ? a[a.size() - 2] : a.back();
     };
   };
-  c.push_back({"matmul", 2, [](std::span<const Value> v) { return matmul(v[0], v[1]); },
+  c.push_back({"matmul",
+               2,
+               [](std::span<const Value> v) { return matmul(v[0], v[1]); },
                ir::OpKind::kMatMul,
-               {{{1, 1}, {1, 1}}, {{3, 5}, {5, 7}}, {{17, 33}, {33, 19}}, {{1, 64}, {64, 40}},
-                {{0, 4}, {4, 3}}, {{4, 0}, {0, 3}}, {{2, 9, 13}, {2, 13, 11}},
-                {{3, 2, 9, 13}, {13, 10}}, {{40, 70}, {70, 100}}},
+               {{{1, 1}, {1, 1}},
+                {{3, 5}, {5, 7}},
+                {{17, 33}, {33, 19}},
+                {{1, 64}, {64, 40}},
+                {{0, 4}, {4, 3}},
+                {{4, 0}, {0, 3}},
+                {{2, 9, 13}, {2, 13, 11}},
+                {{3, 2, 9, 13}, {13, 10}},
+                {{40, 70}, {70, 100}}},
                k_of(0, false)});
-  c.push_back({"matmul_ta", 2,
+  c.push_back({"matmul_ta",
+               2,
                [](std::span<const Value> v) { return matmul(v[0], v[1], {.transpose_a = true}); },
-               ir::OpKind::kMatMul, {{{5, 3}, {5, 7}}, {{33, 17}, {33, 19}}, {{2, 13, 9}, {2, 13, 11}}},
+               ir::OpKind::kMatMul,
+               {{{5, 3}, {5, 7}}, {{33, 17}, {33, 19}}, {{2, 13, 9}, {2, 13, 11}}},
                k_of(0, true)});
-  c.push_back({"matmul_tb", 2,
+  c.push_back({"matmul_tb",
+               2,
                [](std::span<const Value> v) { return matmul(v[0], v[1], {.transpose_b = true}); },
-               ir::OpKind::kMatMul, {{{3, 5}, {7, 5}}, {{17, 33}, {19, 33}}, {{2, 9, 13}, {11, 13}}},
+               ir::OpKind::kMatMul,
+               {{{3, 5}, {7, 5}}, {{17, 33}, {19, 33}}, {{2, 9, 13}, {11, 13}}},
                k_of(0, false)});
-  c.push_back({"linear", 3, [](std::span<const Value> v) { return linear(v[0], v[1], v[2]); },
-               ir::OpKind::kMatMul, {{{5, 12}, {7, 12}, {7}}, {{2, 3, 20}, {9, 20}, {9}}},
+  c.push_back({"linear",
+               3,
+               [](std::span<const Value> v) { return linear(v[0], v[1], v[2]); },
+               ir::OpKind::kMatMul,
+               {{{5, 12}, {7, 12}, {7}}, {{2, 3, 20}, {9, 20}, {9}}},
                k_of(0, false)});
-  c.push_back({"transpose", 1, [](std::span<const Value> v) { return transpose(v[0], {2, 0, 1}); },
-               ir::OpKind::kTranspose, {{{2, 3, 5}}, {{1, 7, 9}}, {{4, 0, 3}}}});
-  c.push_back({"transpose_then_exp", 1,
+  c.push_back({"transpose",
+               1,
+               [](std::span<const Value> v) {
+                 return transpose(v[0], {2, 0, 1});
+               },
+               ir::OpKind::kTranspose,
+               {{{2, 3, 5}}, {{1, 7, 9}}, {{4, 0, 3}}}});
+  c.push_back({"transpose_then_exp",
+               1,
                [](std::span<const Value> v) { return pto::exp(transpose(v[0], 0, 1)); },
-               ir::OpKind::kExp, {{{3, 17}}, {{9, 1}}}});
-  c.push_back({"reshape", 1, [](std::span<const Value> v) { return reshape(v[0], {-1, 6}); },
-               ir::OpKind::kReshape, {{{4, 3, 2}}, {{6}}, {{0, 6}}}});
-  c.push_back({"reshape_of_transpose", 1,
+               ir::OpKind::kExp,
+               {{{3, 17}}, {{9, 1}}}});
+  c.push_back({"reshape",
+               1,
+               [](std::span<const Value> v) {
+                 return reshape(v[0], {-1, 6});
+               },
+               ir::OpKind::kReshape,
+               {{{4, 3, 2}}, {{6}}, {{0, 6}}}});
+  c.push_back({"reshape_of_transpose",
+               1,
                [](std::span<const Value> v) { return reshape(transpose(v[0], 0, 1), {-1}); },
-               ir::OpKind::kReshape, {{{3, 5}}, {{4, 1}}}});
-  c.push_back({"concat", 3,
-               [](std::span<const Value> v) { return concat({v[0], v[1], v[2]}, 1); },
-               ir::OpKind::kConcat, {{{2, 3}, {2, 1}, {2, 5}}, {{3, 0, 2}, {3, 4, 2}, {3, 1, 2}}}});
-  c.push_back({"slice", 1, [](std::span<const Value> v) { return slice(v[0], -1, 1, 8, 2); },
-               ir::OpKind::kSlice, {{{3, 10}}, {{2, 4, 9}}, {{5, 1}}}});
-  c.push_back({"slice_relu", 1,
+               ir::OpKind::kReshape,
+               {{{3, 5}}, {{4, 1}}}});
+  // Copies that transpose their last two dims move blocks of vector-width rows and columns
+  // through registers; rows and columns outside whole blocks (and runs of the inner row dim
+  // that end inside a block) take the element path.
+  c.push_back({"transpose",
+               1,
+               [](std::span<const Value> v) { return transpose(v[0], 0, 1); },
+               ir::OpKind::kTranspose,
+               {{{19, 37}}, {{64, 40}}, {{3, 2}}}});
+  c.push_back({"transpose_inner",
+               1,
+               [](std::span<const Value> v) { return transpose(v[0], 1, 2); },
+               ir::OpKind::kTranspose,
+               {{{3, 17, 21}}, {{2, 16, 9}}}});
+  c.push_back({"reshape_of_wide_transpose",
+               1,
+               [](std::span<const Value> v) { return reshape(transpose(v[0], 1, 2), {-1}); },
+               ir::OpKind::kReshape,
+               {{{2, 37, 19}}, {{1, 64, 24}}}});
+  c.push_back({"matmul_transposed_a",
+               2,
+               [](std::span<const Value> v) { return matmul(transpose(v[0], 0, 1), v[1]); },
+               ir::OpKind::kMatMul,
+               {{{13, 11}, {13, 260}}, {{40, 33}, {40, 257}}},
+               [](const Shapes& s) { return s[0][0]; }});
+  c.push_back({"concat",
+               3,
+               [](std::span<const Value> v) {
+                 return concat({v[0], v[1], v[2]}, 1);
+               },
+               ir::OpKind::kConcat,
+               {{{2, 3}, {2, 1}, {2, 5}}, {{3, 0, 2}, {3, 4, 2}, {3, 1, 2}}}});
+  c.push_back({"slice",
+               1,
+               [](std::span<const Value> v) { return slice(v[0], -1, 1, 8, 2); },
+               ir::OpKind::kSlice,
+               {{{3, 10}}, {{2, 4, 9}}, {{5, 1}}}});
+  c.push_back({"slice_relu",
+               1,
                [](std::span<const Value> v) { return relu(slice(v[0], 0, 1, INT64_MAX)); },
-               ir::OpKind::kRelu, {{{3, 10}}, {{9, 4}}}});
+               ir::OpKind::kRelu,
+               {{{3, 10}}, {{9, 4}}}});
   return c;
 }
 
@@ -185,10 +260,14 @@ INSTANTIATE_TEST_SUITE_P(Isa, OpsEndToEnd,
                          ::testing::Values(TargetIsa::kHost, TargetIsa::kAvx2, TargetIsa::kSse2),
                          [](const ::testing::TestParamInfo<TargetIsa>& info) {
                            switch (info.param) {
-                             case TargetIsa::kHost: return std::string("Host");
-                             case TargetIsa::kAvx2: return std::string("Avx2");
-                             case TargetIsa::kSse2: return std::string("Sse2");
-                             default: return std::string("Other");
+                             case TargetIsa::kHost:
+                               return std::string("Host");
+                             case TargetIsa::kAvx2:
+                               return std::string("Avx2");
+                             case TargetIsa::kSse2:
+                               return std::string("Sse2");
+                             default:
+                               return std::string("Other");
                            }
                          });
 
