@@ -43,7 +43,7 @@ struct View {
 // A matmul whose A is not contiguous along K reads a copy of A in rows of [M, K] when it has
 // at least this many (static) columns: the copy is one pass over A, the matmul reads each A row
 // once per block of columns.
-constexpr int64_t kCopyARowsMinColumns = 256;
+constexpr int64_t kCopyARowsMinColumns = 128;
 bool CopyARows(const SymExpr& n) { return n.IsConstant() && n.constant() >= kCopyARowsMinColumns; }
 
 IndexMap Identity(size_t rank) {
