@@ -1299,23 +1299,41 @@ class MatMulEmitter {
     llvm::Type* vt = ec_.VecType(width);
     llvm::Value* sums = f->getArg(1 + rank_);
     llvm::Value* nv = f->getArg(3 + rank_);
-    // Loops, not unrolled: one copy of the epilogue program (compile time).
-    EmitForLoop(
-        ec, b.getInt64(0), f->getArg(2 + rank_),
-        [&](llvm::Value* i) {
-          EmitForLoop(
-              ec, b.getInt64(0), nv,
-              [&](llvm::Value* j) {
-                std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
-                for (int d = 0; d < rank_; ++d) idx[d] = f->getArg(1 + d);
-                idx[mdim] = b.CreateAdd(idx[mdim], i);
-                idx[ndim] = b.CreateAdd(idx[ndim], b.CreateMul(j, b.getInt64(width)));
-                llvm::Value* at = b.CreateInBoundsGEP(vt, sums, b.CreateAdd(b.CreateMul(i, nv), j));
-                EmitEpilogue(b, access, idx, width, b.CreateAlignedLoad(vt, at, llvm::Align(4)));
-              },
-              /*disable_unroll=*/true);
-        },
-        /*disable_unroll=*/true);
+    // Loops, not unrolled: few copies of the epilogue program (compile time). A row of a full
+    // micro-tile (nv = nr_vectors) is one wide vector of nv x width lanes, its sums contiguous
+    // at `sums`: instruction selection splits it into native vectors op by op, so their
+    // dependency chains (a transcendental's tens of instructions) interleave, as in the fused
+    // body of elementwise kernels, instead of running one vector after another.
+    const auto row_epilogue = [&](llvm::Value* i) {
+      std::vector<llvm::Value*> idx(rank_ + 1, nullptr);
+      for (int d = 0; d < rank_; ++d) idx[d] = f->getArg(1 + d);
+      idx[mdim] = b.CreateAdd(idx[mdim], i);
+      llvm::Value* n0 = idx[ndim];
+      const auto vectors = [&] {
+        EmitForLoop(
+            ec, b.getInt64(0), nv,
+            [&](llvm::Value* j) {
+              idx[ndim] = b.CreateAdd(n0, b.CreateMul(j, b.getInt64(width)));
+              llvm::Value* at = b.CreateInBoundsGEP(vt, sums, b.CreateAdd(b.CreateMul(i, nv), j));
+              EmitEpilogue(b, access, idx, width, b.CreateAlignedLoad(vt, at, llvm::Align(4)));
+            },
+            /*disable_unroll=*/true);
+      };
+      if (masked || nrv_ < 2) {
+        vectors();
+        return;
+      }
+      EmitIfElse(
+          ec, b.CreateICmpEQ(nv, b.getInt64(nrv_)),
+          [&] {
+            llvm::Value* at = b.CreateInBoundsGEP(vt, sums, b.CreateMul(i, nv));
+            idx[ndim] = n0;
+            EmitEpilogue(b, access, idx, width * nrv_,
+                         b.CreateAlignedLoad(ec_.VecType(width * nrv_), at, llvm::Align(4)));
+          },
+          vectors);
+    };
+    EmitForLoop(ec, b.getInt64(0), f->getArg(2 + rank_), row_epilogue, /*disable_unroll=*/true);
     b.CreateRetVoid();
     return f;
   }
