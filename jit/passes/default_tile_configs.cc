@@ -245,6 +245,16 @@ ir::TileConfig DefaultTileConfig(const ir::Kernel& kernel, const KernelContext& 
       c.unroll = 2;
       c.tile_rows = 1;
       c.tile_cols = kColumnGrain;
+      if (kernel.axis + 1 < static_cast<int>(kernel.domain.size()) &&
+          kernel.domain[kernel.axis].IsConstant() && kernel.domain[kernel.axis].constant() > 0) {
+        // Summing down columns (a bias gradient: [rows, n] -> [n]), each column costs the
+        // reduced extent: a task takes the columns that make kColumnGrain elements, so a few
+        // hundred columns still split across threads. Each column's sum stays in one task, in
+        // order: the result does not depend on the split.
+        const int64_t block = int64_t{c.unroll} * device.f32_lanes();
+        const int64_t columns = CeilDiv(kColumnGrain, kernel.domain[kernel.axis].constant());
+        c.tile_cols = std::clamp(CeilDiv(columns, block) * block, block, kColumnGrain);
+      }
       break;
     case ir::KernelKind::kRowOp:
       c.unroll = 4;

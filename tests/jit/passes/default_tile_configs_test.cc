@@ -194,12 +194,25 @@ TEST(DefaultTileConfigs, LoopKindsUnrollGrainAndPrefetch) {
   // A transcendental prefetches its streamed inputs 4096 bytes ahead.
   EXPECT_EQ(Default(Loop(ir::KernelKind::kElementwise, gelu), kAvx2).prefetch_inputs, 4096);
 
-  const ir::TileConfig reduce =
-      Default(Loop(ir::KernelKind::kReduce, {{ir::ExprOp::kAcc}}), kAvx512);
+  // A reduce along the last dim (rows of 1024) takes the column grain; one down the columns
+  // (axis 0 of [64, 1024]: a bias gradient) the columns that make 16384 elements, in blocks of
+  // unroll x vector width, so a few hundred columns still split across threads.
+  ir::Kernel rows = Loop(ir::KernelKind::kReduce, {{ir::ExprOp::kAcc}});
+  rows.axis = 1;
+  const ir::TileConfig reduce = Default(rows, kAvx512);
   EXPECT_EQ(reduce.vector_width, 16);
   EXPECT_EQ(reduce.unroll, 2);
   EXPECT_EQ(reduce.tile_rows, 1);
   EXPECT_EQ(reduce.tile_cols, 1 << 14);
+  ir::Kernel columns = Loop(ir::KernelKind::kReduce, {{ir::ExprOp::kAcc}});
+  EXPECT_EQ(Default(columns, kAvx512).tile_cols, 16384 / 64);
+  columns.domain = {ir::SymExpr(2048), ir::SymExpr(512)};
+  EXPECT_EQ(Default(columns, kAvx512).tile_cols, 32);  // 8 columns, rounded up to 2 x 16
+  EXPECT_EQ(Default(columns, kAvx2).tile_cols, 16);
+  columns.domain = {ir::SymExpr(1), ir::SymExpr(8)};
+  EXPECT_EQ(Default(columns, kAvx2).tile_cols, 1 << 14);  // never above the column grain
+  columns.domain = {ir::SymExpr::Symbol(0), ir::SymExpr(512)};
+  EXPECT_EQ(Default(columns, kAvx2).tile_cols, 1 << 14);  // a symbolic extent: the grain
 
   const ir::TileConfig row = Default(Loop(ir::KernelKind::kRowOp, {{ir::ExprOp::kAcc}}), kAvx2);
   EXPECT_EQ(row.unroll, 4);
