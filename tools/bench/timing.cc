@@ -6,6 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "tools/bench/turn_order.h"
+
 namespace pto::bench {
 namespace {
 
@@ -59,7 +61,7 @@ std::vector<Timing> TimeContenders(const std::vector<Contender>& contenders,
         Seconds(Clock::now() - start) > options.budget_seconds * static_cast<double>(n)) {
       break;
     }
-    for (size_t r = 0; r < n; ++r) samples[r].push_back(contenders[r].repetition(n > 1));
+    for (size_t r : TurnOrder(n, round)) samples[r].push_back(contenders[r].repetition(n > 1));
   }
   std::vector<Timing> timings;
   for (size_t r = 0; r < n; ++r) timings.push_back(Summarize(std::move(samples[r]), calls[r]));

@@ -48,8 +48,9 @@ struct Contender {
 Contender CallsContender(std::function<void()> call, const TimingOptions& options,
                          std::function<void()> after = nullptr);
 
-// Rounds in which every contender takes one repetition in turn (as TimeInterleaved), after
-// each one's calibration; stops after max_reps rounds or past budget_seconds times their count.
+// Rounds in which every contender takes one repetition in turn (as TimeInterleaved), in the
+// order TurnOrder gives each round, after each one's calibration; stops after max_reps rounds
+// or past budget_seconds times their count.
 std::vector<Timing> TimeContenders(const std::vector<Contender>& contenders,
                                    const TimingOptions& options);
 

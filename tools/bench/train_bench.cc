@@ -50,6 +50,7 @@
 #include "tools/bench/process_memory.h"
 #include "tools/bench/pto_runner.h"
 #include "tools/bench/roofline.h"
+#include "tools/bench/turn_order.h"
 #include "tools/pto/transformer_block.h"
 #include "tools/subprocess.h"
 
@@ -388,9 +389,10 @@ std::vector<tools::Child*> Alive(const std::vector<std::unique_ptr<tools::Child>
 }
 
 // Starts every side, lets each warm up (in turn, each alone on the machine), then runs the timed
-// steps round by round, one side at a time, the order rotating each round so no side always
-// follows the same one, and after each step waits for quiet (tools::WaitForQuiet); then lets each
-// finish its untimed rest, one at a time. A side that fails drops out with what it printed.
+// steps round by round, one side at a time, in the order TurnOrder gives each round (every side
+// follows every other equally often), and after each step waits for quiet (tools::WaitForQuiet);
+// then lets each finish its untimed rest, one at a time. A side that fails drops out with what it
+// printed.
 void TakeTurns(std::vector<Side>& sides, int steps) {
   std::vector<std::unique_ptr<tools::Child>> children(sides.size());
   std::string line;
@@ -405,8 +407,9 @@ void TakeTurns(std::vector<Side>& sides, int steps) {
     tools::WaitForQuiet(Alive(children));
   }
   for (int i = 0; i < steps; ++i) {
+    const std::vector<size_t> order = TurnOrder(sides.size(), i);
     for (size_t k = 0; k < sides.size(); ++k) {
-      const size_t s = (k + static_cast<size_t>(i)) % sides.size();
+      const size_t s = order[k];
       if (children[s] == nullptr) continue;
       if (!children[s]->WriteLine("step") || !children[s]->ReadUntil("STEP ", line)) {
         drop_out(s);
