@@ -65,6 +65,23 @@ void EmitChunkLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end, int
   b.SetInsertPoint(exit);
 }
 
+void EmitWhileLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end,
+                   const std::function<void(llvm::Value* at)>& body) {
+  llvm::IRBuilder<>& b = ec.b;
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ec.ctx, "while", ec.fn);
+  llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ec.ctx, "while.body", ec.fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ec.ctx, "while.exit", ec.fn);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::Value* at = b.CreateLoad(ec.I64(), pos, "at");
+  b.CreateCondBr(b.CreateICmpSLT(at, end), body_bb, exit);
+  b.SetInsertPoint(body_bb);
+  body(at);
+  llvm::BranchInst* back = b.CreateBr(header);
+  back->setMetadata(llvm::LLVMContext::MD_loop, ec.LoopMetadata(true));
+  b.SetInsertPoint(exit);
+}
+
 void EmitVectorSpan(EmitContext& ec, llvm::Value* begin, llvm::Value* end, int unroll,
                     const SpanBody& body, bool fused, AccessEmitter* masked_tail) {
   llvm::IRBuilder<>& b = ec.b;

@@ -25,6 +25,11 @@ void EmitIfElse(EmitContext& ec, llvm::Value* cond, const std::function<void()>&
 void EmitChunkLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end, int64_t chunk,
                    const std::function<void(llvm::Value* at)>& body, bool disable_unroll);
 
+// while (*pos < end) body(*pos), where the body stores the next position into `pos` itself (a
+// step that varies from one iteration to the next). The builder ends in the exit block.
+void EmitWhileLoop(EmitContext& ec, llvm::AllocaInst* pos, llvm::Value* end,
+                   const std::function<void(llvm::Value* at)>& body);
+
 // Covers [begin, end) with `unroll` vectors of ec.lanes per iteration (body called once per
 // vector with slot = 0..unroll-1), then single vectors (slot 0), then a scalar tail
 // (width 1, slot 0). Any extent works, including 0.

@@ -178,41 +178,32 @@ class ReduceEmitter {
     std::vector<llvm::Value*> mid_dims(dims_.begin() + k_.axis + 1, dims_.end() - 1);
     llvm::AllocaInst* pos = ec_.EntryAlloca(ec_.I64(), "inner");
     b.CreateStore(ec_.lo[1], pos);
-    llvm::BasicBlock* header = llvm::BasicBlock::Create(ec_.ctx, "seg", ec_.fn);
-    llvm::BasicBlock* body = llvm::BasicBlock::Create(ec_.ctx, "seg.body", ec_.fn);
-    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ec_.ctx, "seg.exit", ec_.fn);
-    b.CreateBr(header);
-    b.SetInsertPoint(header);
-    llvm::Value* i = b.CreateLoad(ec_.I64(), pos);
-    b.CreateCondBr(b.CreateICmpSLT(i, ec_.hi[1]), body, exit);
-    b.SetInsertPoint(body);
-    llvm::Value* j0 = b.CreateURem(i, dims_[last]);
-    llvm::Value* mid = b.CreateUDiv(i, dims_[last]);
-    llvm::Value* seg = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateSub(dims_[last], j0),
-                                               b.CreateSub(ec_.hi[1], i));
-    std::vector<llvm::Value*> mid_idx = ec_.Unflatten(mid, mid_dims);
-    for (size_t d = 0; d < mid_idx.size(); ++d) idx[k_.axis + 1 + d] = mid_idx[d];
-    llvm::Value* end = b.CreateAdd(j0, seg);
-    llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "col");
-    b.CreateStore(j0, col);
-    const int unroll = std::max(1, k_.config.unroll);
-    const int lanes = ec_.lanes;
-    if (lanes > 1 && unroll > 1) {
+    EmitWhileLoop(ec_, pos, ec_.hi[1], [&](llvm::Value* i) {
+      llvm::Value* j0 = b.CreateURem(i, dims_[last]);
+      llvm::Value* mid = b.CreateUDiv(i, dims_[last]);
+      llvm::Value* seg = b.CreateBinaryIntrinsic(
+          llvm::Intrinsic::smin, b.CreateSub(dims_[last], j0), b.CreateSub(ec_.hi[1], i));
+      std::vector<llvm::Value*> mid_idx = ec_.Unflatten(mid, mid_dims);
+      for (size_t d = 0; d < mid_idx.size(); ++d) idx[k_.axis + 1 + d] = mid_idx[d];
+      llvm::Value* end = b.CreateAdd(j0, seg);
+      llvm::AllocaInst* col = ec_.EntryAlloca(ec_.I64(), "col");
+      b.CreateStore(j0, col);
+      const int unroll = std::max(1, k_.config.unroll);
+      const int lanes = ec_.lanes;
+      if (lanes > 1 && unroll > 1) {
+        EmitChunkLoop(
+            ec_, col, end, int64_t{lanes} * unroll,
+            [&](llvm::Value* at) { ReduceColumns(idx, at, lanes, unroll); }, true);
+      }
       EmitChunkLoop(
-          ec_, col, end, int64_t{lanes} * unroll,
-          [&](llvm::Value* at) { ReduceColumns(idx, at, lanes, unroll); }, true);
-    }
-    EmitChunkLoop(
-        ec_, col, end, lanes, [&](llvm::Value* at) { ReduceColumns(idx, at, lanes, 1); },
-        lanes > 1);
-    if (lanes > 1) {
-      EmitChunkLoop(
-          ec_, col, end, 1, [&](llvm::Value* at) { ReduceColumns(idx, at, 1, 1); }, true);
-    }
-    b.CreateStore(b.CreateAdd(i, seg), pos);
-    llvm::BranchInst* back = b.CreateBr(header);
-    back->setMetadata(llvm::LLVMContext::MD_loop, ec_.LoopMetadata(true));
-    b.SetInsertPoint(exit);
+          ec_, col, end, lanes, [&](llvm::Value* at) { ReduceColumns(idx, at, lanes, 1); },
+          lanes > 1);
+      if (lanes > 1) {
+        EmitChunkLoop(
+            ec_, col, end, 1, [&](llvm::Value* at) { ReduceColumns(idx, at, 1, 1); }, true);
+      }
+      b.CreateStore(b.CreateAdd(i, seg), pos);
+    });
   }
 
   EmitContext& ec_;

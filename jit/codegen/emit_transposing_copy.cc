@@ -69,32 +69,24 @@ class TransposingCopyEmitter {
     llvm::IRBuilder<>& b = ec_.b;
     llvm::AllocaInst* row_at = ec_.EntryAlloca(ec_.I64(), "row");
     b.CreateStore(ec_.lo[0], row_at);
-    llvm::BasicBlock* header = llvm::BasicBlock::Create(ec_.ctx, "tcopy.rows", ec_.fn);
-    llvm::BasicBlock* body = llvm::BasicBlock::Create(ec_.ctx, "tcopy.row", ec_.fn);
-    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ec_.ctx, "tcopy.rows.exit", ec_.fn);
-    b.CreateBr(header);
-    b.SetInsertPoint(header);
-    llvm::Value* row = b.CreateLoad(ec_.I64(), row_at, "r");
-    b.CreateCondBr(b.CreateICmpSLT(row, ec_.hi[0]), body, exit);
-    b.SetInsertPoint(body);
-    std::vector<llvm::Value*> idx = ec_.Unflatten(row, row_dims_);
-    idx.resize(rank_, nullptr);
-    llvm::Value* block_end = b.CreateAdd(row, ec_.I64Const(lanes_));
-    llvm::Value* fits = b.CreateAnd(
-        b.CreateICmpSLE(block_end, ec_.hi[0]),
-        b.CreateICmpSLE(b.CreateAdd(idx[rank_ - 2], ec_.I64Const(lanes_)), row_dims_.back()));
-    EmitIfElse(
-        ec_, fits,
-        [&] {
-          block(idx, row);
-          b.CreateStore(block_end, row_at);
-        },
-        [&] {
-          single(row);
-          b.CreateStore(b.CreateAdd(row, ec_.I64Const(1)), row_at);
-        });
-    b.CreateBr(header);
-    b.SetInsertPoint(exit);
+    EmitWhileLoop(ec_, row_at, ec_.hi[0], [&](llvm::Value* row) {
+      std::vector<llvm::Value*> idx = ec_.Unflatten(row, row_dims_);
+      idx.resize(rank_, nullptr);
+      llvm::Value* block_end = b.CreateAdd(row, ec_.I64Const(lanes_));
+      llvm::Value* fits = b.CreateAnd(
+          b.CreateICmpSLE(block_end, ec_.hi[0]),
+          b.CreateICmpSLE(b.CreateAdd(idx[rank_ - 2], ec_.I64Const(lanes_)), row_dims_.back()));
+      EmitIfElse(
+          ec_, fits,
+          [&] {
+            block(idx, row);
+            b.CreateStore(block_end, row_at);
+          },
+          [&] {
+            single(row);
+            b.CreateStore(b.CreateAdd(row, ec_.I64Const(1)), row_at);
+          });
+    });
   }
 
   // Full blocks of columns of [lo[1], full_end), then the rest.

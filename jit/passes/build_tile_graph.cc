@@ -675,18 +675,22 @@ absl::Status Builder::BuildGroup(int anchor, int root, const View& out) {
     };
     auto [a_m, a_k] = last_two(va, a.attrs.transpose_a);
     auto [b_k, b_n] = last_two(vb, a.attrs.transpose_b);
-    if (b_n != SymExpr(1) && b_k != SymExpr(1)) {
-      // Codegen streams B along N (rows of [K, N]) or along K (rows of [N, K], the dot-product
-      // form of x·Wᵀ and q·kᵀ); anything else is copied to rows of [K, N] first.
-      Shape logical = bs;
-      std::vector<SymExpr> strides = vb.strides;
-      if (a.attrs.transpose_b) {
+    // An operand copied to contiguous rows of its logical (untransposed) shape.
+    auto copy_to_rows = [&](const View& v, Shape logical, bool transposed, int input,
+                            const char* what) {
+      std::vector<SymExpr> strides = v.strides;
+      if (transposed) {
         std::swap(logical[logical.size() - 1], logical[logical.size() - 2]);
         std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
       }
-      int packed = CopyToBuffer(View{vb.buffer, vb.offset, strides}, logical,
-                                Label(a.inputs[1]) + " (B rows for matmul)", -1);
-      vb = ContiguousView(packed, logical);
+      const int packed =
+          CopyToBuffer(View{v.buffer, v.offset, strides}, logical, Label(input) + what, -1);
+      return ContiguousView(packed, logical);
+    };
+    if (b_n != SymExpr(1) && b_k != SymExpr(1)) {
+      // Codegen streams B along N (rows of [K, N]) or along K (rows of [N, K], the dot-product
+      // form of x·Wᵀ and q·kᵀ); anything else is copied to rows of [K, N] first.
+      vb = copy_to_rows(vb, bs, a.attrs.transpose_b, a.inputs[1], " (B rows for matmul)");
       b_k = vb.strides[vb.strides.size() - 2];
       b_n = 1;
     }
@@ -694,15 +698,7 @@ absl::Status Builder::BuildGroup(int anchor, int root, const View& out) {
       // A read across K (a weight gradient's dyᵀ): each K step of a micro-tile touches another
       // line, at a stride that is often a power of two, so the lines of one micro-tile share a
       // few cache sets and miss where they should hit. Rows of [M, K] are read once, in order.
-      Shape logical = as;
-      std::vector<SymExpr> strides = va.strides;
-      if (a.attrs.transpose_a) {
-        std::swap(logical[logical.size() - 1], logical[logical.size() - 2]);
-        std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
-      }
-      int packed = CopyToBuffer(View{va.buffer, va.offset, strides}, logical,
-                                Label(a.inputs[0]) + " (A rows for matmul)", -1);
-      va = ContiguousView(packed, logical);
+      va = copy_to_rows(va, as, a.attrs.transpose_a, a.inputs[0], " (A rows for matmul)");
       a_m = va.strides[va.strides.size() - 2];
       a_k = 1;
     }
