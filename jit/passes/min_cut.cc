@@ -32,26 +32,43 @@ bool FlowNetwork::Levels(int source, int sink) {
   return level_[sink] >= 0;
 }
 
-int64_t FlowNetwork::Push(int v, int sink, int64_t limit) {
-  if (v == sink) return limit;
-  for (int& i = next_[v]; i < static_cast<int>(out_[v].size()); ++i) {
-    Edge& edge = edges_[out_[v][i]];
-    if (edge.capacity <= 0 || level_[edge.to] != level_[v] + 1) continue;
-    const int64_t pushed = Push(edge.to, sink, std::min(limit, edge.capacity));
-    if (pushed > 0) {
-      edge.capacity -= pushed;
-      edges_[out_[v][i] ^ 1].capacity += pushed;
-      return pushed;
+int64_t FlowNetwork::Augment(int source, int sink) {
+  // A walk from the source along the level graph, each vertex resuming at its next untried
+  // edge; a dead end is left and its edge never tried again this phase. Iterative, so a path
+  // as long as the graph takes no stack.
+  std::vector<int> path;  // edges from the source
+  int v = source;
+  while (v != sink) {
+    const int n = static_cast<int>(out_[v].size());
+    int& i = next_[v];
+    while (i < n &&
+           (edges_[out_[v][i]].capacity <= 0 || level_[edges_[out_[v][i]].to] != level_[v] + 1)) {
+      ++i;
     }
+    if (i < n) {
+      path.push_back(out_[v][i]);
+      v = edges_[out_[v][i]].to;
+      continue;
+    }
+    if (path.empty()) return 0;
+    v = edges_[path.back() ^ 1].to;  // back to the edge's tail
+    path.pop_back();
+    ++next_[v];
   }
-  return 0;
+  int64_t pushed = kUncuttable;
+  for (int e : path) pushed = std::min(pushed, edges_[e].capacity);
+  for (int e : path) {
+    edges_[e].capacity -= pushed;
+    edges_[e ^ 1].capacity += pushed;
+  }
+  return pushed;
 }
 
 std::vector<bool> FlowNetwork::MinCut(int source, int sink, int64_t* cut_capacity) {
   int64_t flow = 0;
   while (Levels(source, sink)) {
     next_.assign(out_.size(), 0);
-    while (const int64_t pushed = Push(source, sink, kUncuttable)) flow += pushed;
+    while (const int64_t pushed = Augment(source, sink)) flow += pushed;
   }
   if (cut_capacity != nullptr) *cut_capacity = flow;
   // Levels' last search, which no longer reached the sink, marked the source's side.

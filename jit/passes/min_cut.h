@@ -27,7 +27,8 @@ class FlowNetwork {
     int64_t capacity;  // residual
   };
   bool Levels(int source, int sink);
-  int64_t Push(int v, int sink, int64_t limit);
+  // Pushes flow along one path of the level graph; 0 when none is left.
+  int64_t Augment(int source, int sink);
 
   std::vector<Edge> edges_;            // edge e's reverse is e ^ 1
   std::vector<std::vector<int>> out_;  // vertex -> its edges

@@ -44,5 +44,19 @@ TEST(MinCut, WithoutAPathTheCutIsEmpty) {
   EXPECT_EQ(capacity, 0);
 }
 
+// A path of a million vertices: the cut is its cheapest edge, found without recursion.
+TEST(MinCut, APathAsLongAsTheGraphTakesNoStack) {
+  constexpr int kVertices = 1'000'000;
+  FlowNetwork network(kVertices);
+  for (int v = 0; v + 1 < kVertices; ++v) {
+    network.AddEdge(v, v + 1, v == kVertices / 2 ? 3 : 1000 + v % 7);
+  }
+  int64_t capacity = 0;
+  const std::vector<bool> side = network.MinCut(0, kVertices - 1, &capacity);
+  EXPECT_EQ(capacity, 3);
+  EXPECT_TRUE(side[kVertices / 2]);
+  EXPECT_FALSE(side[kVertices / 2 + 1]);
+}
+
 }  // namespace
 }  // namespace pto::jit
