@@ -53,8 +53,9 @@ class TransposingCopyEmitter {
     llvm::IRBuilder<>& b = ec_.b;
     idx[rank_ - 1] = col;
     std::vector<llvm::Value*> in(lanes_);
-    for (int t = 0; t < lanes_; ++t)
+    for (int t = 0; t < lanes_; ++t) {
       in[t] = access_.Load(load_, Moved(idx, load_dim_, t), load_dim_, lanes_);
+    }
     std::vector<llvm::Value*> out = Transpose(b, std::move(in));
     for (int t = 0; t < lanes_; ++t) {
       access_.Store(store_, Moved(idx, store_dim_, t), store_dim_, lanes_, out[t]);
@@ -96,9 +97,6 @@ class TransposingCopyEmitter {
     EmitChunkLoop(ec_, col_at, full_end, lanes_, block, /*disable_unroll=*/true);
   }
 
-  int lanes() const { return lanes_; }
-  bool stores_across() const { return store_dim_ == rank_ - 2; }
-
  private:
   // idx moved t along the dim other than `vector_dim` of the last two.
   std::vector<llvm::Value*> Moved(std::vector<llvm::Value*> idx, int vector_dim, int t) {
@@ -120,10 +118,10 @@ void EmitTransposingCopy(
     const std::function<void(llvm::Value* row, llvm::Value* lo, llvm::Value* hi)>& element_row) {
   llvm::IRBuilder<>& b = ec.b;
   TransposingCopyEmitter e(ec, access, kind);
-  const int lanes = e.lanes();
+  const int lanes = ec.lanes;
   llvm::Value* full_end =
       b.CreateSub(ec.hi[1], b.CreateSRem(b.CreateSub(ec.hi[1], ec.lo[1]), ec.I64Const(lanes)));
-  if (e.stores_across()) {
+  if (kind == ir::TransposingCopy::kStoresAcross) {
     // The store is contiguous down the rows: per block of columns, the rows top to bottom.
     e.ColumnBlocks(full_end, [&](llvm::Value* col) {
       e.RowBlocks(

@@ -54,11 +54,14 @@ int RecomputeCheapValues(ir::Graph& graph, int forward_nodes) {
     const bool forward_only =
         leaf || is_output[v] || depth[v] == 0 || depth[v] > kMaxRecomputedDepth;
     // Kept for free: inputs, constants and outputs live through the step anyway. Between
-    // values of equal bytes, keeping the one nearer the backward pass leaves less to recompute.
+    // values of equal bytes, keeping the one nearer the backward pass leaves less to recompute:
+    // bytes are scaled so that this depth term (at most kMaxRecomputedDepth + 1) only breaks
+    // ties.
+    constexpr int64_t kBytesScale = 1024;
     const int64_t keep =
         leaf || is_output[v]
             ? 0
-            : Elements(node, symbols) * 4 * 1024 +
+            : Elements(node, symbols) * 4 * kBytesScale +
                   (kMaxRecomputedDepth + 1 - std::min(depth[v], kMaxRecomputedDepth));
     if (forward_only) network.AddEdge(source, 2 * v, kUncuttable);
     network.AddEdge(2 * v, 2 * v + 1, keep);

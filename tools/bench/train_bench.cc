@@ -407,9 +407,7 @@ void TakeTurns(std::vector<Side>& sides, int steps) {
     tools::WaitForQuiet(Alive(children));
   }
   for (int i = 0; i < steps; ++i) {
-    const std::vector<size_t> order = TurnOrder(sides.size(), i);
-    for (size_t k = 0; k < sides.size(); ++k) {
-      const size_t s = order[k];
+    for (size_t s : TurnOrder(sides.size(), i)) {
       if (children[s] == nullptr) continue;
       if (!children[s]->WriteLine("step") || !children[s]->ReadUntil("STEP ", line)) {
         drop_out(s);
