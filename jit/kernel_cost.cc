@@ -89,6 +89,7 @@ int FlopsOf(ir::ExprOp op) {
       return 13;
     case ir::ExprOp::kGeluTanh:
     case ir::ExprOp::kGeluErf:
+    case ir::ExprOp::kGeluErfGrad:
       return 20;
     case ir::ExprOp::kErf:
       return 16;

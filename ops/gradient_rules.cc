@@ -41,6 +41,7 @@ VjpRule FindVjpRule(ir::OpKind op) {
     case OpKind::kGeluErf:
     case OpKind::kSilu:
     case OpKind::kErf:
+    case OpKind::kGeluErfGrad:
     case OpKind::kCast:
       return internal::UnaryVjp;
     case OpKind::kReduceSum:

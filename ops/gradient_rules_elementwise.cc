@@ -106,14 +106,14 @@ void UnaryVjp(GraphBuilder& b, const VjpArgs& args, std::vector<int>& grads) {
     case OpKind::kErf:  // 2/sqrt(pi) exp(-x^2)
       d = b.Scale(b.Unary(OpKind::kExp, b.Neg(b.Mul(x, x))), 2.0 / std::sqrt(M_PI));
       break;
-    case OpKind::kGeluErf: {  // Phi(x) + x phi(x)
-      const int cdf =
-          b.Scale(b.Add(b.Constant(1), b.Unary(OpKind::kErf, b.Scale(x, M_SQRT1_2))), 0.5);
-      const int pdf =
-          b.Scale(b.Unary(OpKind::kExp, b.Scale(b.Mul(x, x), -0.5)), 1.0 / std::sqrt(2 * M_PI));
-      d = b.Add(cdf, b.Mul(x, pdf));
+    case OpKind::kGeluErf:  // Phi(x) + x phi(x), one kernel op that computes exp once for both
+      d = b.Unary(OpKind::kGeluErfGrad, x);
       break;
-    }
+    case OpKind::kGeluErfGrad:  // 2 phi(x) + x phi'(x) = phi(x) (2 - x^2)
+      d = b.Mul(
+          b.Scale(b.Unary(OpKind::kExp, b.Scale(b.Mul(x, x), -0.5)), 1.0 / std::sqrt(2 * M_PI)),
+          b.Sub(b.Constant(2), b.Mul(x, x)));
+      break;
     case OpKind::kGeluTanh: {
       // y = x/2 (1 + t), t = tanh(k (x + c x^3)): dy/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3c x^2)
       // (PyTorch's GeluBackward for approximate='tanh').

@@ -44,6 +44,8 @@ std::optional<ir::ExprOp> ElementwiseExprOp(ir::OpKind op) {
       return ir::ExprOp::kSilu;
     case ir::OpKind::kErf:
       return ir::ExprOp::kErf;
+    case ir::OpKind::kGeluErfGrad:
+      return ir::ExprOp::kGeluErfGrad;
     case ir::OpKind::kEq:
       return ir::ExprOp::kEq;
     case ir::OpKind::kNe:

@@ -55,6 +55,9 @@ double UnaryValue(ir::OpKind op, double x) {
       return x * Sigmoid(x);
     case ir::OpKind::kErf:
       return std::erf(x);
+    case ir::OpKind::kGeluErfGrad:
+      return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))) +
+             x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
     case ir::OpKind::kCast:
       return x;  // to the input dtype (f32 -> f32, f64 -> f64)
     default:

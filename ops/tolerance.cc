@@ -164,6 +164,7 @@ Tolerance OpTolerance(ir::OpKind op, int64_t reduction_length) {
     case ir::OpKind::kGeluErf:
     case ir::OpKind::kSilu:
     case ir::OpKind::kErf:
+    case ir::OpKind::kGeluErfGrad:
       return {1e-6, 4e-6};
     // A sum of n terms: Accumulation(n), with a 1e-6 floor.
     case ir::OpKind::kReduceSum:

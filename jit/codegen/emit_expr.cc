@@ -239,6 +239,8 @@ llvm::Value* EmitNode(llvm::IRBuilderBase& b, const std::vector<ir::ExprNode>& p
       return EmitSilu(b, a);
     case ir::ExprOp::kErf:
       return EmitErf(b, a);
+    case ir::ExprOp::kGeluErfGrad:
+      return EmitGeluErfGrad(b, a);
     default:
       return nullptr;  // comparisons: above
   }

@@ -17,6 +17,8 @@
 //              cancellation either way): relative <= 3e-6 [2.2e-6] for x >= -5 (the rounding of
 //              x/sqrt2, amplified by the tail's slope, dominates); <= 1e-6 [4.3e-7] on [-0.8, 0.8];
 //              <= 2e-5 [1.7e-5] where |result| >= 1e-30.
+//   gelu_erf_grad  Phi(x) + x phi(x) from one exp (gelu_erf's parts): absolute <= 3e-7 [2.1e-7];
+//              relative <= 1.5e-6 [7e-7] outside (-1, -0.5), around its zero at -0.7518.
 //   silu       x * sigmoid(x): relative <= 1e-6 [1.7e-7] where |result| >= 1e-36.
 //   sqrt       llvm.sqrt (correctly rounded); rsqrt = 1/sqrt (two roundings, <= 1 ulp).
 // Approximations: exp: Cody-Waite ln2 split + Cephes degree-6 polynomial (Estrin's scheme, for
@@ -25,7 +27,7 @@
 // [sqrt(1/2), sqrt(2)), degree-9 polynomial); tanh: Cephes tanhf odd polynomial below 0.625, 1 -
 // 2/(exp(2|x|)+1) above; erf: Taylor series below 0.5, 1 - erfc above with Numerical Recipes' erfc
 // Chebyshev fit (relative error 1.2e-7; its degree-9 polynomial by Estrin's scheme; erfc(z) for
-// z > 9 is 0, absolute error < 4.2e-37). gelu_erf uses erfc alone.
+// z > 9 is 0, absolute error < 4.2e-37). gelu_erf and gelu_erf_grad use erfc alone.
 // Subnormal numbers: no function here returns one for an input that is not one (results below
 // FLT_MIN are flushed to 0, as oneDNN's eltwise kernels do), because every instruction that
 // produces or reads a subnormal takes a microcode assist on Intel cores (about 100x an FMA:
@@ -55,6 +57,7 @@ llvm::Value* EmitSigmoid(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitErf(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitGeluTanh(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitGeluErf(llvm::IRBuilderBase& b, llvm::Value* x);
+llvm::Value* EmitGeluErfGrad(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitSilu(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitSqrt(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitRsqrt(llvm::IRBuilderBase& b, llvm::Value* x);

@@ -35,6 +35,7 @@ const char* OpName(OpKind op) {
     case OpKind::kSilu: return "silu";
     case OpKind::kCast: return "cast";
     case OpKind::kErf: return "erf";
+    case OpKind::kGeluErfGrad: return "gelu_erf_grad";
     case OpKind::kReduceSum: return "reduce_sum";
     case OpKind::kReduceMax: return "reduce_max";
     case OpKind::kReduceMean: return "reduce_mean";
@@ -62,7 +63,8 @@ const char* OpName(OpKind op) {
 }
 
 bool IsUnaryElementwise(OpKind op) {
-  return (op >= OpKind::kNeg && op <= OpKind::kSilu) || op == OpKind::kCast || op == OpKind::kErf;
+  return (op >= OpKind::kNeg && op <= OpKind::kSilu) || op == OpKind::kCast || op == OpKind::kErf ||
+         op == OpKind::kGeluErfGrad;
 }
 
 bool IsBinaryElementwise(OpKind op) { return op >= OpKind::kAdd && op <= OpKind::kMin; }

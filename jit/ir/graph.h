@@ -27,6 +27,7 @@ enum class OpKind : uint8_t {
   kSigmoid = 37, kRelu = 38, kGeluTanh = 39, kGeluErf = 40, kSilu = 41,
   kCast = 42,  // attrs.dtype
   kErf = 43,
+  kGeluErfGrad = 44,  // d/dx gelu_erf(x) = Phi(x) + x phi(x): what gelu_erf's gradient rule emits
   // Reductions over attrs.axis (attrs.keepdims).
   kReduceSum = 60, kReduceMax = 61, kReduceMean = 62,
   kLogSumExp = 63,

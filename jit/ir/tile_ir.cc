@@ -60,6 +60,8 @@ const char* ExprOpName(ExprOp op) {
       return "silu";
     case ExprOp::kErf:
       return "erf";
+    case ExprOp::kGeluErfGrad:
+      return "gelu_erf_grad";
     case ExprOp::kEq:
       return "eq";
     case ExprOp::kNe:
@@ -98,6 +100,7 @@ bool IsTranscendental(ExprOp op) {
     case ExprOp::kGeluErf:
     case ExprOp::kSilu:
     case ExprOp::kErf:
+    case ExprOp::kGeluErfGrad:
       return true;
     default:
       return false;

@@ -57,6 +57,7 @@ enum class ExprOp : uint8_t {
   kGeluErf,
   kSilu,
   kErf,
+  kGeluErfGrad,
   kEq,  // comparisons (binary): f32 1 or 0; NaN compares false, except ne
   kNe,
   kLt,

@@ -71,6 +71,9 @@ TEST(ReferenceElementwiseTest, Unary) {
   // gelu_erf(x) = x * Phi(x).
   ExpectTensor(Eval(OpKind::kGeluErf, {}, {T({3}, {1, -1, 2})}), {3},
                {0.8413447460685429, -0.15865525393145707, 1.9544997361036416});
+  // gelu_erf'(x) = Phi(x) + x phi(x).
+  ExpectTensor(Eval(OpKind::kGeluErfGrad, {}, {T({3}, {1, -1, 0})}), {3},
+               {1.0833154705876864, -0.08331547058768629, 0.5});
   ExpectTensor(Eval(OpKind::kSilu, {}, {T({3}, {1, 0, -1})}), {3},
                {0.7310585786300049, 0, -0.2689414213699951});
   ExpectTensor(Eval(OpKind::kCast, {}, {T({2}, {1.25, -3})}), {2}, {1.25, -3});

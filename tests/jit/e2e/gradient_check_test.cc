@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "jit/trace.h"
 #include "ops/host_tensor.h"
 #include "pto/runtime.h"
 #include "tests/jit/e2e/test_util.h"
@@ -83,6 +84,13 @@ std::vector<GradCase> Cases() {
       "silu", [](Value x) { return silu(x); }, -3, 3);
   unary(
       "erf", [](Value x) { return erf(x); }, -2, 2);
+  // gelu's derivative, which gelu's gradient rule emits: its own rule is gelu's second derivative.
+  unary(
+      "gelu_erf_grad",
+      [](Value x) {
+        return x.state()->AddNode(ir::OpKind::kGeluErfGrad, {}, std::vector<Value>{x});
+      },
+      -3, 3);
   unary("cast", [](Value x) { return cast(x, DType::kF32); });
   for (int axis : {0, 1, 2}) {
     for (bool keep : {false, true}) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "jit/trace.h"
 #include "tests/jit/e2e/test_util.h"
 
 namespace pto {
@@ -65,6 +66,13 @@ std::vector<OpCase> AllCases() {
       "silu", ir::OpKind::kSilu, [](Value x) { return pto::silu(x); }, -10, 10);
   unary(
       "erf", ir::OpKind::kErf, [](Value x) { return pto::erf(x); }, -5, 5);
+  // What gelu's gradient rule emits; no public Value function.
+  unary(
+      "gelu_erf_grad", ir::OpKind::kGeluErfGrad,
+      [](Value x) {
+        return x.state()->AddNode(ir::OpKind::kGeluErfGrad, {}, std::vector<Value>{x});
+      },
+      -6, 6);
   unary("cast_f32", ir::OpKind::kCast, [](Value x) { return pto::cast(x, DType::kF32); });
   auto binary = [&](std::string name, ir::OpKind kind, Value (*f)(Value, Value), float lo = -2,
                     float hi = 2) {
