@@ -33,6 +33,23 @@ std::vector<int64_t> NominalSymbolValues(const ir::Graph& graph) {
   return values;
 }
 
+// Per forward node: a backward node reads it from memory (a matmul operand, a reshape's input,
+// directly or through transposes and slices). Rebuilt for such a reader, a value takes a kernel
+// and a buffer of its own, so recomputing it costs the time the cut assumes free; it is kept
+// (AOTAutograd's ban on recomputing what the backward pass must materialize).
+std::vector<bool> MaterializedInBackward(const ir::Graph& graph, int forward_nodes) {
+  std::vector<bool> from_memory(graph.nodes.size(), false);
+  for (int n = static_cast<int>(graph.nodes.size()) - 1; n >= forward_nodes; --n) {
+    const ir::Node& node = graph.nodes[n];
+    const bool reads_memory = node.op == ir::OpKind::kMatMul || node.op == ir::OpKind::kReshape;
+    const bool view = node.op == ir::OpKind::kTranspose || node.op == ir::OpKind::kSlice;
+    if (!reads_memory && !(view && from_memory[n])) continue;
+    for (int in : node.inputs) from_memory[in] = true;
+  }
+  from_memory.resize(forward_nodes);
+  return from_memory;
+}
+
 }  // namespace
 
 int RecomputeCheapValues(ir::Graph& graph, int forward_nodes) {
@@ -40,6 +57,7 @@ int RecomputeCheapValues(ir::Graph& graph, int forward_nodes) {
   std::vector<bool> is_output(graph.nodes.size(), false);
   for (int o : graph.outputs) is_output[o] = true;
   const std::vector<int64_t> symbols = NominalSymbolValues(graph);
+  const std::vector<bool> materialized = MaterializedInBackward(graph, forward_nodes);
 
   // Vertices: v's "in" 2v and "out" 2v + 1, cutting between them keeps v; then source, sink.
   const int source = 2 * forward_nodes, sink = source + 1;
@@ -52,7 +70,7 @@ int RecomputeCheapValues(ir::Graph& graph, int forward_nodes) {
       for (int in : node.inputs) depth[v] = std::max(depth[v], depth[in] + 1);
     }
     const bool forward_only =
-        leaf || is_output[v] || depth[v] == 0 || depth[v] > kMaxRecomputedDepth;
+        leaf || is_output[v] || depth[v] == 0 || depth[v] > kMaxRecomputedDepth || materialized[v];
     // Kept for free: inputs, constants and outputs live through the step anyway. Between
     // values of equal bytes, keeping the one nearer the backward pass leaves less to recompute:
     // bytes are scaled so that this depth term (at most kMaxRecomputedDepth + 1) only breaks

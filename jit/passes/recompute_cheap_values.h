@@ -2,9 +2,11 @@
 // reading the originals, so those need not stay alive from the forward pass to the backward
 // one. This is AOTAutograd's min-cut partitioner: which forward values to keep for the backward
 // pass is a minimum cut, weighted by bytes, between what the forward pass must compute
-// (inputs, constants, outputs and every op that is not elementwise) and what the backward pass
-// reads. Values the cut keeps are saved; the backward readers of the rest read copies of their
-// elementwise cones, rebuilt from saved values. Recomputing a gelu from its saved input is
+// (inputs, constants, outputs, every op that is not elementwise, and every value a backward
+// matmul or reshape reads from memory: rebuilt for such a reader, a value would take a kernel of
+// its own, so recomputing it is not free) and what the backward pass reads. Values the cut keeps
+// are saved; the backward readers of the rest read copies of their elementwise cones, rebuilt
+// from saved values. Recomputing a gelu from its saved input, for an elementwise reader, is
 // cheaper than keeping both alive; keeping one input of two elementwise results is cheaper than
 // keeping both results. Copies are marked ir::Node::recomputed so CSE does not merge them back;
 // fusion then inlines them into the backward kernels that read them.

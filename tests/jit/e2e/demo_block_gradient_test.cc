@@ -59,7 +59,7 @@ TEST(DemoBlockGradient, CheckpointedMatchesFiniteDifferences) {
              /*checkpointed=*/false, 60);
 }
 
-TEST(DemoBlockGradient, RecomputingCheapValuesSavesActivationBytes) {
+TEST(DemoBlockGradient, SavedActivationBytesWithRecomputationAndCheckpointing) {
   const tools::BlockDims dims;  // the demo's: model 128, 4 heads, ff 512
   std::vector<ir::SymbolInfo> symbols = {{"batch", 1, 64}, {"seq", 1, 2048}};
   std::vector<jit::TraceInput> in = {
@@ -85,8 +85,10 @@ TEST(DemoBlockGradient, RecomputingCheapValuesSavesActivationBytes) {
       "demo block, batch 16, seq 128: saved activations %.2f MiB without recomputation, "
       "%.2f MiB with (%d values recomputed)\n",
       saved / 1048576.0, saved_after / 1048576.0, recomputed);
-  EXPECT_GT(recomputed, 0);
-  EXPECT_LT(saved_after, saved);
+  // The one value the cut would rebuild, the MLP's gelu output, feeds the second linear's
+  // weight gradient (a matmul reads it from memory): it stays saved.
+  EXPECT_EQ(recomputed, 0);
+  EXPECT_EQ(saved_after, saved);
 
   // The block as one checkpoint segment: the backward pass recomputes it from its inputs (kept
   // anyway), so the activations saved across the step are the few values outside it.

@@ -1,6 +1,6 @@
 // The recompute pass on differentiated graphs: which saved values it recomputes (the cut it
-// finds, the depth limit), that the copies sit in the backward part and read only values saved
-// anyway, and the saved bytes.
+// finds, the depth limit, what backward matmuls read), that the copies sit in the backward part and
+// read only values saved anyway, and the saved bytes.
 #include "jit/passes/recompute_cheap_values.h"
 
 #include <span>
@@ -17,15 +17,16 @@ namespace {
 
 using ::pto::jit::testing::TraceGraph;
 
-// loss = sum(gelu(x w1 + b1) w2): the backward pass reads a = x w1 + b1 (for gelu's
-// derivative) and gelu(a) (for w2's gradient). gelu(a) is recomputed from a.
-ir::Graph MlpGradient(int* forward_nodes) {
+// loss = sum(gelu(x w1 + b1) * c): the backward pass reads a = x w1 + b1 (for gelu's
+// derivative) and gelu(a) (for c's gradient, an elementwise product). gelu(a) is recomputed
+// from a, inside the kernel of that product.
+ir::Graph GeluGradient(int* forward_nodes) {
   ir::Graph g = TraceGraph(
       [](std::span<const Value> v) {
         Value h = gelu(matmul(v[0], v[1]) + v[2]);
-        return std::vector{reduce_sum(reduce_sum(matmul(h, v[3]), 1), 0)};
+        return std::vector{reduce_sum(reduce_sum(h * v[3], 1), 0)};
       },
-      {{"batch", 32}, {32, 64}, {64}, {64, 16}}, {{"batch", 1, 256}});
+      {{"batch", 32}, {32, 64}, {64}, {"batch", 64}}, {{"batch", 1, 256}});
   *forward_nodes = static_cast<int>(g.nodes.size());
   absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1, 2, 3}});
   EXPECT_TRUE(d.ok()) << d.status();
@@ -34,12 +35,12 @@ ir::Graph MlpGradient(int* forward_nodes) {
 
 TEST(RecomputeCheapValues, RecomputesTheGeluFromItsSavedInput) {
   int forward = 0;
-  ir::Graph g = MlpGradient(&forward);
+  ir::Graph g = GeluGradient(&forward);
   const int64_t batch[] = {128};
   const int64_t before = SavedBytes(g, forward, batch);
   EXPECT_EQ(RecomputeCheapValues(g, forward), 1) << g.ToString();
   const int64_t after = SavedBytes(g, forward, batch);
-  // Saved before: a and gelu(a) ([128, 64] each) and the matmul x w1 is not read; after: a.
+  // Saved before: a and gelu(a) ([128, 64] each; the matmul x w1 is not read); after: a.
   EXPECT_EQ(before, 2 * 128 * 64 * 4);
   EXPECT_EQ(after, 128 * 64 * 4);
   int copies = 0;
@@ -56,12 +57,31 @@ TEST(RecomputeCheapValues, RecomputesTheGeluFromItsSavedInput) {
 
 TEST(RecomputeCheapValues, CseKeepsTheCopyApartFromTheOriginal) {
   int forward = 0;
-  ir::Graph g = MlpGradient(&forward);
+  ir::Graph g = GeluGradient(&forward);
   ASSERT_EQ(RecomputeCheapValues(g, forward), 1);
   EliminateCommonSubexpressions(g);
   int gelus = 0;
   for (const ir::Node& n : g.nodes) gelus += n.op == ir::OpKind::kGeluErf;
   EXPECT_EQ(gelus, 2);
+}
+
+TEST(RecomputeCheapValues, KeepsWhatABackwardMatmulReads) {
+  // loss = sum(gelu(x w1 + b1) w2): w2's gradient is a matmul over gelu(a), through a reshape
+  // of the batch dims. Rebuilt for it, gelu(a) would take a kernel and a buffer of its own in
+  // the backward pass: it stays saved, as a does.
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        Value h = gelu(matmul(v[0], v[1]) + v[2]);
+        return std::vector{reduce_sum(reduce_sum(reduce_sum(matmul(h, v[3]), 2), 1), 0)};
+      },
+      {{4, 8, 32}, {32, 64}, {64}, {64, 16}});
+  const int forward = static_cast<int>(g.nodes.size());
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1, 2, 3}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const std::string before = d->ToString();
+  EXPECT_EQ(SavedBytes(*d, forward, {}), 2 * 4 * 8 * 64 * 4);
+  EXPECT_EQ(RecomputeCheapValues(*d, forward), 0);
+  EXPECT_EQ(d->ToString(), before);
 }
 
 TEST(RecomputeCheapValues, AValueWhoseConeWouldSaveAnotherStaysSaved) {
