@@ -54,19 +54,41 @@ TEST(Differentiate, ASharedWeightsGradientFoldsTheBatchIntoOneMatMul) {
         const Value y = matmul(v[0], v[1]);
         return std::vector{reduce_sum(reduce_sum(reduce_sum(y * y, 2), 1), 0)};
       },
-      {{"batch", 5, 8}, {8, 4}}, {{"batch", 1, 64}});
+      {{"batch", 5, 4}, {4, 8}}, {{"batch", 1, 64}});
   absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1}});
   ASSERT_TRUE(d.ok()) << d.status();
   const std::vector<std::string> names = d->SymbolNames();
   const ir::Node& dw = d->nodes[d->outputs[1]];
   ASSERT_EQ(dw.op, ir::OpKind::kMatMul) << d->ToString();
-  EXPECT_EQ(ir::ShapeToString(dw.shape, names), "[8, 4]");
+  EXPECT_EQ(ir::ShapeToString(dw.shape, names), "[4, 8]");
   EXPECT_TRUE(dw.attrs.transpose_a);
   EXPECT_FALSE(dw.attrs.transpose_b);
   const ir::Node& rows = d->nodes[dw.inputs[0]];
   EXPECT_EQ(rows.op, ir::OpKind::kReshape);
-  EXPECT_EQ(ir::ShapeToString(rows.shape, names), "[5*batch, 8]");
+  EXPECT_EQ(ir::ShapeToString(rows.shape, names), "[5*batch, 4]");
   EXPECT_EQ(CountOps(*d, ir::OpKind::kReduceSum), 3) << d->ToString();  // the loss's only
+}
+
+TEST(Differentiate, AFoldedWeightGradientTransposesTheNarrowerOperand) {
+  // dW = x^T g would read x ([5*batch, 8]) across K and copy it; g ([5*batch, 4]) is narrower,
+  // so the product is (g^T x)^T.
+  ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        const Value y = matmul(v[0], v[1]);
+        return std::vector{reduce_sum(reduce_sum(reduce_sum(y * y, 2), 1), 0)};
+      },
+      {{"batch", 5, 8}, {8, 4}}, {{"batch", 1, 64}});
+  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const std::vector<std::string> names = d->SymbolNames();
+  const ir::Node& dw = d->nodes[d->outputs[1]];
+  ASSERT_EQ(dw.op, ir::OpKind::kTranspose) << d->ToString();
+  EXPECT_EQ(ir::ShapeToString(dw.shape, names), "[8, 4]");
+  const ir::Node& product = d->nodes[dw.inputs[0]];
+  ASSERT_EQ(product.op, ir::OpKind::kMatMul);
+  EXPECT_EQ(ir::ShapeToString(product.shape, names), "[4, 8]");
+  EXPECT_TRUE(product.attrs.transpose_a);
+  EXPECT_EQ(ir::ShapeToString(d->nodes[product.inputs[0]].shape, names), "[5*batch, 4]");
 }
 
 TEST(Differentiate, OnlyTheWrtInputsPathsAreDifferentiated) {
