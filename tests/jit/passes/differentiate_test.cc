@@ -48,14 +48,19 @@ TEST(Differentiate, AppendsOneGradientPerWrtInputWithItsSymbolicShape) {
 // A weight shared by every batch of x [batch, seq, 8]: its gradient is ONE matmul over the
 // rows of all batches ([batch*seq, 8]^T [batch*seq, 4], K = batch*seq), not a matmul per batch
 // and a sum over them.
-TEST(Differentiate, ASharedWeightsGradientFoldsTheBatchIntoOneMatMul) {
+// The gradient of sum((x @ w)^2) with respect to w, x of shape [batch, 5, k], w [k, n].
+absl::StatusOr<ir::Graph> SharedWeightGradient(int64_t k, int64_t n) {
   ir::Graph g = TraceGraph(
       [](std::span<const Value> v) {
         const Value y = matmul(v[0], v[1]);
         return std::vector{reduce_sum(reduce_sum(reduce_sum(y * y, 2), 1), 0)};
       },
-      {{"batch", 5, 4}, {4, 8}}, {{"batch", 1, 64}});
-  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1}});
+      {{"batch", 5, k}, {k, n}}, {{"batch", 1, 64}});
+  return Differentiate(g, {.wrt = {1}});
+}
+
+TEST(Differentiate, ASharedWeightsGradientFoldsTheBatchIntoOneMatMul) {
+  absl::StatusOr<ir::Graph> d = SharedWeightGradient(4, 8);
   ASSERT_TRUE(d.ok()) << d.status();
   const std::vector<std::string> names = d->SymbolNames();
   const ir::Node& dw = d->nodes[d->outputs[1]];
@@ -72,13 +77,7 @@ TEST(Differentiate, ASharedWeightsGradientFoldsTheBatchIntoOneMatMul) {
 TEST(Differentiate, AFoldedWeightGradientTransposesTheNarrowerOperand) {
   // dW = x^T g would read x ([5*batch, 8]) across K and copy it; g ([5*batch, 4]) is narrower,
   // so the product is (g^T x)^T.
-  ir::Graph g = TraceGraph(
-      [](std::span<const Value> v) {
-        const Value y = matmul(v[0], v[1]);
-        return std::vector{reduce_sum(reduce_sum(reduce_sum(y * y, 2), 1), 0)};
-      },
-      {{"batch", 5, 8}, {8, 4}}, {{"batch", 1, 64}});
-  absl::StatusOr<ir::Graph> d = Differentiate(g, {.wrt = {1}});
+  absl::StatusOr<ir::Graph> d = SharedWeightGradient(8, 4);
   ASSERT_TRUE(d.ok()) << d.status();
   const std::vector<std::string> names = d->SymbolNames();
   const ir::Node& dw = d->nodes[d->outputs[1]];
