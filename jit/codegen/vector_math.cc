@@ -316,15 +316,6 @@ llvm::Value* EmitGeluTanh(llvm::IRBuilderBase& b, llvm::Value* x) {
   return b.CreateFDiv(x, b.CreateFAdd(F(x, 1.0), e));
 }
 
-// gelu(x) = x Phi(x) = max(x, 0) - |x|/2 erfc(|x|/sqrt2): no cancellation on either side, and
-// one erfc of |x| >= 0 for both. erfc(z) = t P(t) exp(-z^2) with t = 1/(1 + 0.42 z) and P of
-// degree 7 (by Horner), fitted for relative error (minimax, iteratively reweighted least
-// squares) over z in [0, 9]: 3e-8 for z <= 3.6, 9e-7 beyond. |x| is clamped at 9 sqrt2, where
-// the erfc term is 2.6e-36: no result is subnormal, and exp needs no clamp (-z^2 >= -81).
-// 30 vector operations, where 0.5x erfc(-x/sqrt2) by Numerical Recipes' erfc took 42:
-// elementwise gelu 1.15-1.35x faster, a linear with a gelu epilogue 1.14x (Emerald Rapids,
-// interleaved). Error against the double reference: 7e-7 relative for x >= -5, 5e-6 down to
-// -11.5 (below, |gelu| < 1e-30), 2.4e-7 absolute.
 namespace {
 
 // What gelu_erf and its derivative share: |x| clamped at 9 sqrt2, q = Phi(-|x|) = erfc(|x|/sqrt2)/2
@@ -354,6 +345,15 @@ GeluErfParts GeluErfTerms(llvm::IRBuilderBase& b, llvm::Value* x) {
 
 }  // namespace
 
+// gelu(x) = x Phi(x) = max(x, 0) - |x|/2 erfc(|x|/sqrt2): no cancellation on either side, and
+// one erfc of |x| >= 0 for both. erfc(z) = t P(t) exp(-z^2) with t = 1/(1 + 0.42 z) and P of
+// degree 7 (by Horner), fitted for relative error (minimax, iteratively reweighted least
+// squares) over z in [0, 9]: 3e-8 for z <= 3.6, 9e-7 beyond. |x| is clamped at 9 sqrt2, where
+// the erfc term is 2.6e-36: no result is subnormal, and exp needs no clamp (-z^2 >= -81).
+// 30 vector operations, where 0.5x erfc(-x/sqrt2) by Numerical Recipes' erfc took 42:
+// elementwise gelu 1.15-1.35x faster, a linear with a gelu epilogue 1.14x (Emerald Rapids,
+// interleaved). Error against the double reference: 7e-7 relative for x >= -5, 5e-6 down to
+// -11.5 (below, |gelu| < 1e-30), 2.4e-7 absolute.
 llvm::Value* EmitGeluErf(llvm::IRBuilderBase& b, llvm::Value* x) {
   const GeluErfParts p = GeluErfTerms(b, x);
   llvm::Value* u = b.CreateFMul(p.a, p.t_half_p);
