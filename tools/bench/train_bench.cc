@@ -5,8 +5,8 @@
 // each in its own process with its own default threading, and (c) a roofline floor (matmul
 // FLOPs at the measured peak plus the optimizer's bytes at the measured bandwidth).
 //
-//   pto_bench_train [--threads 2] [--steps 30] [--warmup 5] [--models mlp,block] [--layers L]
-//                   [--tune-trials N]
+//   pto_bench_train [--threads 2] [--steps 30] [--warmup 5] [--alone-steps 10]
+//                   [--models mlp,block] [--layers L] [--tune-trials N]
 //   pto_bench_train --side pto --model mlp|block [--threads N] [--steps S] [--warmup W]
 //                   [--checkpoint] [--profile] [--dump STAGE] [--trace FILE] [--layers L]
 //                   [--tune-trials N] [--turns]
@@ -21,6 +21,10 @@
 // child (every side prints one line `RESULT {json}`). The children of a model run at once and
 // take turns: each warms up alone, then the timed steps go round by round, one side's step at a
 // time (the others wait on their stdin), so noise on a shared machine hits every side alike.
+// Then each side takes --alone-steps more steps back to back, the others idle, as a training
+// loop runs them: between turns every side finds its data evicted by the others' steps, while
+// back to back it finds it in the caches. The table's step times are the turns'; the
+// back-to-back median stands beside them.
 // Peak memory (each side the same way, in its own process): the high-water mark of the
 // resident set during the timed steps (reset through /proc/self/clear_refs after the warm-up)
 // minus the resident set after the warm-up: what a step allocates beyond what the process keeps
@@ -66,6 +70,7 @@ struct Options {
   int threads = 2;
   int steps = 30;
   int warmup = 5;
+  int alone_steps = 10;  // the driver: each side's steps back to back, after the turns
   bool checkpoint = false;
   bool profile = false;  // pto's side: each kernel of the step with its median time
   std::string dump;      // pto's side: a pipeline level of the step (Function::Dump) to stdout
@@ -379,7 +384,16 @@ struct Side {
   std::string result;
   std::string log;
   std::vector<double> quiet_ms;
+  std::vector<double> turn_ms;   // its steps taken in turns (the table's step times)
+  std::vector<double> alone_ms;  // its steps back to back, the other sides idle
 };
+
+// The step time of a child's `STEP <index> <ms> <loss>` line; NAN if it is not one.
+double StepMs(const std::string& line) {
+  int index = 0;
+  double ms = NAN;
+  return std::sscanf(line.c_str(), "STEP %d %lf", &index, &ms) == 2 ? ms : NAN;
+}
 
 // The children as tools::WaitForQuiet takes them (null: a side that dropped out).
 std::vector<tools::Child*> Alive(const std::vector<std::unique_ptr<tools::Child>>& children) {
@@ -391,9 +405,10 @@ std::vector<tools::Child*> Alive(const std::vector<std::unique_ptr<tools::Child>
 // Starts every side, lets each warm up (in turn, each alone on the machine), then runs the timed
 // steps round by round, one side at a time, in the order TurnOrder gives each round (every side
 // follows every other equally often), and after each step waits for quiet (tools::WaitForQuiet);
-// then lets each finish its untimed rest, one at a time. A side that fails drops out with what it
-// printed.
-void TakeTurns(std::vector<Side>& sides, int steps) {
+// then gives each side `alone` more steps back to back, as a training loop runs them (its data
+// stays in the caches between steps); then lets each finish its untimed rest, one at a time. A
+// side that fails drops out with what it printed.
+void TakeTurns(std::vector<Side>& sides, int steps, int alone) {
   std::vector<std::unique_ptr<tools::Child>> children(sides.size());
   std::string line;
   const auto drop_out = [&](size_t s) {
@@ -411,9 +426,21 @@ void TakeTurns(std::vector<Side>& sides, int steps) {
       if (children[s] == nullptr) continue;
       if (!children[s]->WriteLine("step") || !children[s]->ReadUntil("STEP ", line)) {
         drop_out(s);
+      } else {
+        sides[s].turn_ms.push_back(StepMs(line));
       }
       sides[s].quiet_ms.push_back(tools::WaitForQuiet(Alive(children)));
     }
+  }
+  for (size_t s = 0; s < sides.size(); ++s) {
+    for (int i = 0; i < alone && children[s] != nullptr; ++i) {
+      if (!children[s]->WriteLine("step") || !children[s]->ReadUntil("STEP ", line)) {
+        drop_out(s);
+      } else {
+        sides[s].alone_ms.push_back(StepMs(line));
+      }
+    }
+    tools::WaitForQuiet(Alive(children));
   }
   for (size_t s = 0; s < sides.size(); ++s) {
     if (children[s] == nullptr) continue;
@@ -441,8 +468,8 @@ int RunDriver(const Options& o) {
               limits.peak_gflops, limits.bandwidth_gbs, o.threads);
   const std::string dir = tools::ProgramDirectory();
   char common[128];
-  std::snprintf(common, sizeof common, " --threads %d --steps %d --warmup %d", o.threads, o.steps,
-                o.warmup);
+  std::snprintf(common, sizeof common, " --threads %d --steps %d --warmup %d", o.threads,
+                o.steps + o.alone_steps, o.warmup);
   for (const std::string& name : o.models) {
     const Model m = ModelNamed(name, false, o.layers);
     const int64_t params = ParameterCount(m);
@@ -473,11 +500,15 @@ int RunDriver(const Options& o) {
                                       "/tools/bench/train_step_torch.py' --turns" +
                                       model_flags});
     }
-    TakeTurns(sides, o.steps);
+    TakeTurns(sides, o.steps, o.alone_steps);
     std::map<std::string, double> quiet_ms;  // median wait for quiet after the side's steps
+    std::map<std::string, std::vector<double>> turn_ms;
+    std::map<std::string, double> alone_ms;  // median of the steps back to back
     for (const Side& side : sides) {
       results[side.name] = side.result;
       quiet_ms[side.name] = side.quiet_ms.empty() ? NAN : Percentile(side.quiet_ms, 0.5);
+      turn_ms[side.name] = side.turn_ms;
+      alone_ms[side.name] = side.alone_ms.empty() ? NAN : Percentile(side.alone_ms, 0.5);
       if (side.result.empty()) {
         std::printf("%s failed:\n%s\n", side.name.c_str(), side.log.c_str());
       } else if (side.name == "PyTorch") {
@@ -493,25 +524,27 @@ int RunDriver(const Options& o) {
     std::printf("\n%s: %lld parameters, %.2f GFLOP per step; floor %.2f ms, memory floor %s MiB\n",
                 m.name.c_str(), static_cast<long long>(params), m.step_flops / 1e9, floor_ms,
                 Mib(floor_bytes).c_str());
-    std::printf("  %-18s %10s %10s %10s %9s %9s %12s %12s %8s %8s\n", "side", "ms/step", "p10",
-                "p90", "pto/side", "floor/side", "peak MiB", "working MiB", "bwd/fwd", "spin ms");
-    const double pto_ms = Number(results["pto"], "median_ms");
+    std::printf("  %-18s %10s %10s %10s %9s %9s %9s %9s %12s %12s %8s %8s\n", "side", "ms/step",
+                "p10", "p90", "pto/side", "floor/side", "alone ms", "floor/al.", "peak MiB",
+                "working MiB", "bwd/fwd", "spin ms");
+    const double pto_ms = turn_ms["pto"].empty() ? NAN : Percentile(turn_ms["pto"], 0.5);
     for (const char* side : {"pto", "pto checkpointed", "oneDNN", "PyTorch"}) {
       const std::string& r = results[side];
-      if (r.empty()) {
+      if (r.empty() || turn_ms[side].empty()) {
         std::printf("  %-18s %10s\n", side, "-");
         continue;
       }
-      const double med = Number(r, "median_ms");
+      const std::vector<double>& t = turn_ms[side];
+      const double med = Percentile(t, 0.5);
       // Backward over forward: pto's from its forward and forward + backward Functions, the
       // baselines' from their own breakdown of a step.
       const double f = Number(r, "forward_ms");
       const double b = std::string(side).starts_with("pto") ? Number(r, "grad_ms") - f
                                                             : Number(r, "backward_ms");
-      std::printf("  %-18s %10.2f %10.2f %10.2f %8.2fx %8.2fx %12s %12s %8.2f %8.1f\n", side, med,
-                  Number(r, "p10_ms"), Number(r, "p90_ms"), med / pto_ms, floor_ms / med,
-                  Mib(Number(r, "peak_bytes")).c_str(), Mib(Number(r, "working_set_bytes")).c_str(),
-                  b / f, quiet_ms[side]);
+      std::printf("  %-18s %10.2f %10.2f %10.2f %8.2fx %8.2fx %9.2f %8.2fx %12s %12s %8.2f %8.1f\n",
+                  side, med, Percentile(t, 0.1), Percentile(t, 0.9), med / pto_ms, floor_ms / med,
+                  alone_ms[side], floor_ms / alone_ms[side], Mib(Number(r, "peak_bytes")).c_str(),
+                  Mib(Number(r, "working_set_bytes")).c_str(), b / f, quiet_ms[side]);
     }
     std::printf(
         "  pto's planned intermediates (the arena of its exec plan): %s MiB, checkpointed %s MiB\n",
@@ -524,7 +557,9 @@ int RunDriver(const Options& o) {
       "resident set after the warm-up; working: minus the resident set before the first\n"
       "step. The sides take turns, one step each, and after each step the driver waits until\n"
       "no side's threads run: spin ms is the median of that wait after the side's steps, how\n"
-      "long its idle threads kept a core busy.)\n");
+      "long its idle threads kept a core busy. alone ms: the median of the side's steps taken\n"
+      "back to back after the turns, as a training loop runs them, its data staying in the\n"
+      "caches; floor/al.: the floor's share of that.)\n");
   return 0;
 }
 
@@ -556,6 +591,8 @@ int main(int argc, char** argv) {
       o.steps = std::atoi(next().c_str());
     else if (a == "--warmup")
       o.warmup = std::atoi(next().c_str());
+    else if (a == "--alone-steps")
+      o.alone_steps = std::atoi(next().c_str());
     else if (a == "--checkpoint")
       o.checkpoint = true;
     else if (a == "--profile")
@@ -573,7 +610,8 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(
           stderr,
-          "usage: pto_bench_train [--threads N] [--steps S] [--warmup W] [--models "
+          "usage: pto_bench_train [--threads N] [--steps S] [--warmup W] [--alone-steps A] "
+          "[--models "
           "mlp,block] [--layers L] [--tune-trials N]\n       pto_bench_train --side pto --model "
           "mlp|block "
           "[--threads N] "
@@ -582,11 +620,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.threads < 1 || o.steps < 1 || o.warmup < 1 || o.layers < 1 ||
+  if (o.threads < 1 || o.steps < 1 || o.warmup < 1 || o.layers < 1 || o.alone_steps < 0 ||
       (o.model != "mlp" && o.model != "block")) {
     std::fprintf(stderr,
-                 "pto_bench_train: --threads, --steps and --warmup must be >= 1, --model "
-                 "mlp or block\n");
+                 "pto_bench_train: --threads, --steps and --warmup must be >= 1, --alone-steps "
+                 ">= 0, --model mlp or block\n");
     return 2;
   }
   return o.side == "pto" ? pto::bench::RunPtoSide(o) : pto::bench::RunDriver(o);
