@@ -7,11 +7,21 @@
 #include "ops/lowering.h"
 
 namespace pto::jit {
-namespace {
 
 using ir::OpKind;
 
 bool IsIndexView(OpKind op) { return op == OpKind::kTranspose || op == OpKind::kSlice; }
+
+bool ReadsFromMemory(const ir::Graph& graph, int consumer, int input) {
+  const ir::Node& c = graph.nodes[consumer];
+  // A gather reads its x (input 0) at rows the indices choose: x must be in memory. A
+  // scatter_add's kernel reads its updates and indices (inputs 1 and 2) from memory.
+  const bool gathered = c.op == OpKind::kGather && c.inputs[0] == input;
+  const bool scattered = c.op == OpKind::kScatterAdd && c.inputs[0] != input;
+  return c.op == OpKind::kMatMul || c.op == OpKind::kReshape || gathered || scattered;
+}
+
+namespace {
 
 // What the roles are decided from.
 struct Uses {
@@ -57,12 +67,7 @@ Uses AnalyzeUses(const ir::Graph& graph) {
         u.needs_buffer[i] = u.needs_buffer[i] || u.needs_buffer[c] || u.is_output[c];
       } else {
         u.effective_uses[i] += 1;
-        // A gather reads its x (input 0) at rows the indices choose: x must be in memory. A
-        // scatter_add's kernel reads its updates and indices (inputs 1 and 2) from memory.
-        const bool gathered = op == OpKind::kGather && graph.nodes[c].inputs[0] == i;
-        const bool scattered = op == OpKind::kScatterAdd && graph.nodes[c].inputs[0] != i;
-        u.needs_buffer[i] = u.needs_buffer[i] || op == OpKind::kMatMul || op == OpKind::kReshape ||
-                            gathered || scattered;
+        u.needs_buffer[i] = u.needs_buffer[i] || ReadsFromMemory(graph, c, i);
       }
     }
   }

@@ -53,6 +53,11 @@ struct FusionOptions {
 
 FusionGroups FormFusionGroups(const ir::Graph& graph, const FusionOptions& options = {});
 bool IsAnchorOp(ir::OpKind op);  // matmul, reductions, row ops
+// Transpose and slice: index transformations, read where their consumers read them.
+bool IsIndexView(ir::OpKind op);
+// Node `consumer`'s kernel reads its input `input` from a buffer, never computing it inline: a
+// matmul's operands, a reshape's input, a gather's x, a scatter_add's updates and indices.
+bool ReadsFromMemory(const ir::Graph& graph, int consumer, int input);
 // What computing `op` itself adds to a kernel's expression, in FusionOptions' units: a
 // transcendental costs transcendental_cost, a norm also its weight and bias ops, any other 1.
 int OpCost(ir::OpKind op, const FusionOptions& options);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "jit/passes/backward_copies.h"
+#include "jit/passes/fusion_groups.h"
 #include "jit/passes/min_cut.h"
 #include "ops/derived_symbols.h"
 
@@ -33,18 +34,19 @@ std::vector<int64_t> NominalSymbolValues(const ir::Graph& graph) {
   return values;
 }
 
-// Per forward node: a backward node reads it from memory (a matmul operand, a reshape's input,
-// directly or through transposes and slices). Rebuilt for such a reader, a value takes a kernel
-// and a buffer of its own, so recomputing it costs the time the cut assumes free; it is kept
-// (AOTAutograd's ban on recomputing what the backward pass must materialize).
+// Per forward node: a backward node reads it from memory (jit::ReadsFromMemory: a matmul
+// operand, a reshape's input, ...), directly or through transposes and slices. Rebuilt for such
+// a reader, a value takes a kernel and a buffer of its own, so recomputing it costs the time the
+// cut assumes free; it is kept (AOTAutograd's ban on recomputing what the backward pass must
+// materialize).
 std::vector<bool> MaterializedInBackward(const ir::Graph& graph, int forward_nodes) {
   std::vector<bool> from_memory(graph.nodes.size(), false);
   for (int n = static_cast<int>(graph.nodes.size()) - 1; n >= forward_nodes; --n) {
     const ir::Node& node = graph.nodes[n];
-    const bool reads_memory = node.op == ir::OpKind::kMatMul || node.op == ir::OpKind::kReshape;
-    const bool view = node.op == ir::OpKind::kTranspose || node.op == ir::OpKind::kSlice;
-    if (!reads_memory && !(view && from_memory[n])) continue;
-    for (int in : node.inputs) from_memory[in] = true;
+    const bool read_view = IsIndexView(node.op) && from_memory[n];
+    for (int in : node.inputs) {
+      if (read_view || ReadsFromMemory(graph, n, in)) from_memory[in] = true;
+    }
   }
   from_memory.resize(forward_nodes);
   return from_memory;
