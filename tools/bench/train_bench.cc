@@ -416,6 +416,14 @@ void TakeTurns(std::vector<Side>& sides, int steps, int alone) {
     sides[s].log = children[s]->output();
     children[s].reset();
   };
+  // One step of side s, its time added to `ms`; a side whose step fails drops out.
+  const auto take_step = [&](size_t s, std::vector<double>& ms) {
+    if (!children[s]->WriteLine("step") || !children[s]->ReadUntil("STEP ", line)) {
+      drop_out(s);
+    } else {
+      ms.push_back(StepMs(line));
+    }
+  };
   for (size_t s = 0; s < sides.size(); ++s) {
     children[s] = tools::Child::Start(sides[s].command);
     if (children[s] != nullptr && !children[s]->ReadUntil("READY", line)) drop_out(s);
@@ -424,22 +432,12 @@ void TakeTurns(std::vector<Side>& sides, int steps, int alone) {
   for (int i = 0; i < steps; ++i) {
     for (size_t s : TurnOrder(sides.size(), i)) {
       if (children[s] == nullptr) continue;
-      if (!children[s]->WriteLine("step") || !children[s]->ReadUntil("STEP ", line)) {
-        drop_out(s);
-      } else {
-        sides[s].turn_ms.push_back(StepMs(line));
-      }
+      take_step(s, sides[s].turn_ms);
       sides[s].quiet_ms.push_back(tools::WaitForQuiet(Alive(children)));
     }
   }
   for (size_t s = 0; s < sides.size(); ++s) {
-    for (int i = 0; i < alone && children[s] != nullptr; ++i) {
-      if (!children[s]->WriteLine("step") || !children[s]->ReadUntil("STEP ", line)) {
-        drop_out(s);
-      } else {
-        sides[s].alone_ms.push_back(StepMs(line));
-      }
-    }
+    for (int i = 0; i < alone && children[s] != nullptr; ++i) take_step(s, sides[s].alone_ms);
     tools::WaitForQuiet(Alive(children));
   }
   for (size_t s = 0; s < sides.size(); ++s) {
@@ -501,14 +499,10 @@ int RunDriver(const Options& o) {
                                       model_flags});
     }
     TakeTurns(sides, o.steps, o.alone_steps);
-    std::map<std::string, double> quiet_ms;  // median wait for quiet after the side's steps
-    std::map<std::string, std::vector<double>> turn_ms;
-    std::map<std::string, double> alone_ms;  // median of the steps back to back
+    std::map<std::string, const Side*> side_named;
     for (const Side& side : sides) {
       results[side.name] = side.result;
-      quiet_ms[side.name] = side.quiet_ms.empty() ? NAN : Percentile(side.quiet_ms, 0.5);
-      turn_ms[side.name] = side.turn_ms;
-      alone_ms[side.name] = side.alone_ms.empty() ? NAN : Percentile(side.alone_ms, 0.5);
+      side_named[side.name] = &side;
       if (side.result.empty()) {
         std::printf("%s failed:\n%s\n", side.name.c_str(), side.log.c_str());
       } else if (side.name == "PyTorch") {
@@ -527,15 +521,24 @@ int RunDriver(const Options& o) {
     std::printf("  %-18s %10s %10s %10s %9s %9s %9s %9s %12s %12s %8s %8s\n", "side", "ms/step",
                 "p10", "p90", "pto/side", "floor/side", "alone ms", "floor/al.", "peak MiB",
                 "working MiB", "bwd/fwd", "spin ms");
-    const double pto_ms = turn_ms["pto"].empty() ? NAN : Percentile(turn_ms["pto"], 0.5);
+    const auto median = [](const std::vector<double>& v) {
+      return v.empty() ? NAN : Percentile(v, 0.5);
+    };
+    // The side's timed steps in turns; none for a side that did not run or failed.
+    const auto turns_of = [&](const std::string& side) {
+      return results[side].empty() ? std::vector<double>{} : side_named.at(side)->turn_ms;
+    };
+    const double pto_ms = median(turns_of("pto"));
     for (const char* side : {"pto", "pto checkpointed", "oneDNN", "PyTorch"}) {
-      const std::string& r = results[side];
-      if (r.empty() || turn_ms[side].empty()) {
+      const std::vector<double> t = turns_of(side);
+      if (t.empty()) {
         std::printf("  %-18s %10s\n", side, "-");
         continue;
       }
-      const std::vector<double>& t = turn_ms[side];
+      const std::string& r = results[side];
+      const Side& sd = *side_named.at(side);
       const double med = Percentile(t, 0.5);
+      const double alone = median(sd.alone_ms);
       // Backward over forward: pto's from its forward and forward + backward Functions, the
       // baselines' from their own breakdown of a step.
       const double f = Number(r, "forward_ms");
@@ -543,8 +546,8 @@ int RunDriver(const Options& o) {
                                                             : Number(r, "backward_ms");
       std::printf("  %-18s %10.2f %10.2f %10.2f %8.2fx %8.2fx %9.2f %8.2fx %12s %12s %8.2f %8.1f\n",
                   side, med, Percentile(t, 0.1), Percentile(t, 0.9), med / pto_ms, floor_ms / med,
-                  alone_ms[side], floor_ms / alone_ms[side], Mib(Number(r, "peak_bytes")).c_str(),
-                  Mib(Number(r, "working_set_bytes")).c_str(), b / f, quiet_ms[side]);
+                  alone, floor_ms / alone, Mib(Number(r, "peak_bytes")).c_str(),
+                  Mib(Number(r, "working_set_bytes")).c_str(), b / f, median(sd.quiet_ms));
     }
     std::printf(
         "  pto's planned intermediates (the arena of its exec plan): %s MiB, checkpointed %s MiB\n",
