@@ -1,37 +1,109 @@
 #include "device/thread_arena.h"
 
+#include <sched.h>
 #include <tbb/blocked_range2d.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_scheduler_observer.h>
 
+#include <atomic>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace pto::device {
+namespace {
 
-struct ThreadArena::Impl {
-  explicit Impl(int threads) : arena(threads) {}
-  tbb::task_arena arena;
+// The CPUs the calling thread may run on, in order.
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+bool RunOn(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+// A worker's own affinity while a pinning arena holds it (a worker serves one arena at a time).
+thread_local bool worker_pinned = false;
+thread_local cpu_set_t worker_saved;
+
+// Pins each worker to its slot's CPU when it joins the arena, and gives it back its own
+// affinity when it leaves (the process's workers also serve other arenas).
+class PinWorkers : public tbb::task_scheduler_observer {
+ public:
+  PinWorkers(tbb::task_arena& arena, const std::vector<int>& cpus)
+      : tbb::task_scheduler_observer(arena), cpus_(cpus) {
+    observe(true);
+  }
+  ~PinWorkers() override { observe(false); }
+
+  void on_scheduler_entry(bool is_worker) override {
+    if (!is_worker || worker_pinned) return;
+    const int slot = tbb::this_task_arena::current_thread_index();
+    if (slot <= 0 || slot >= static_cast<int>(cpus_.size())) return;
+    if (sched_getaffinity(0, sizeof worker_saved, &worker_saved) != 0) return;
+    worker_pinned = RunOn(cpus_[slot]);
+  }
+  void on_scheduler_exit(bool is_worker) override {
+    if (!is_worker || !worker_pinned) return;
+    sched_setaffinity(0, sizeof worker_saved, &worker_saved);
+    worker_pinned = false;
+  }
+
+ private:
+  const std::vector<int>& cpus_;
 };
 
-ThreadArena::ThreadArena(int threads)
-    : threads_(threads < 1 ? 1 : threads), impl_(std::make_unique<Impl>(threads_)) {}
+}  // namespace
+
+struct ThreadArena::Impl {
+  Impl(int threads, const std::vector<int>& cpus) : arena(threads) {
+    if (!cpus.empty()) pin_workers = std::make_unique<PinWorkers>(arena, cpus);
+  }
+  ~Impl() { pin_workers.reset(); }
+  tbb::task_arena arena;
+  std::unique_ptr<PinWorkers> pin_workers;
+  std::atomic<int> callers{0};  // CallerPins alive; only the first pins
+};
+
+ThreadArena::ThreadArena(int threads, bool pin) : threads_(threads < 1 ? 1 : threads) {
+  if (pin && threads_ > 1) {
+    std::vector<int> allowed = AllowedCpus();
+    if (static_cast<int>(allowed.size()) >= threads_) {
+      cpus_.assign(allowed.begin(), allowed.begin() + threads_);
+    }
+  }
+  impl_ = std::make_unique<Impl>(threads_, cpus_);
+}
 
 ThreadArena::~ThreadArena() = default;
 
-std::shared_ptr<ThreadArena> ThreadArena::Shared(int threads) {
+std::shared_ptr<ThreadArena> ThreadArena::Shared(int threads, bool pin) {
   // std::mutex, not absl::Mutex: TSan sees pthread mutexes, not Debian's uninstrumented abseil.
   static std::mutex mu;
-  static auto* arenas = new std::map<int, std::weak_ptr<ThreadArena>>();
+  static auto* arenas = new std::map<std::pair<int, bool>, std::weak_ptr<ThreadArena>>();
   std::lock_guard<std::mutex> lock(mu);
-  std::weak_ptr<ThreadArena>& slot = (*arenas)[threads < 1 ? 1 : threads];
+  std::weak_ptr<ThreadArena>& slot = (*arenas)[{threads < 1 ? 1 : threads, pin}];
   std::shared_ptr<ThreadArena> arena = slot.lock();
   if (arena == nullptr) {
-    arena = std::make_shared<ThreadArena>(threads);
+    arena = std::make_shared<ThreadArena>(threads, pin);
     slot = arena;
   }
   return arena;
 }
+
+int ThreadArena::AllowedCpuCount() { return static_cast<int>(AllowedCpus().size()); }
 
 int ThreadArena::CurrentThreadIndex() {
   const int index = tbb::this_task_arena::current_thread_index();
@@ -54,6 +126,27 @@ void ThreadArena::ParallelFor2D(
                         body(lo, hi);
                       });
   });
+}
+
+ThreadArena::CallerPin::CallerPin(ThreadArena* arena) {
+  if (arena == nullptr || !arena->pins()) return;
+  arena_ = arena;
+  if (arena->impl_->callers.fetch_add(1, std::memory_order_acq_rel) != 0) return;
+  saved_.resize(sizeof(cpu_set_t));
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return;
+  std::memcpy(saved_.data(), &set, sizeof set);
+  pinned_ = RunOn(arena->cpus_[0]);
+}
+
+ThreadArena::CallerPin::~CallerPin() {
+  if (arena_ == nullptr) return;
+  if (pinned_) {
+    cpu_set_t set;
+    std::memcpy(&set, saved_.data(), sizeof set);
+    sched_setaffinity(0, sizeof set, &set);
+  }
+  arena_->impl_->callers.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 }  // namespace pto::device

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 
@@ -12,19 +13,30 @@ namespace pto::device {
 
 class ThreadArena {
  public:
-  // threads >= 1; 1 runs everything on the caller's thread.
-  explicit ThreadArena(int threads);
+  // threads >= 1; 1 runs everything on the caller's thread. With `pin`, and when the calling
+  // thread may run on at least `threads` CPUs, each of the arena's threads runs on a CPU of
+  // its own while it works in the arena: worker slot i on the i-th of those CPUs, and a caller
+  // that holds a CallerPin on the 0th. Unpinned, a worker woken after an idle spell was often
+  // placed on the caller's core, and the calls it missed ran on one thread.
+  explicit ThreadArena(int threads, bool pin = false);
   ~ThreadArena();
   ThreadArena(const ThreadArena&) = delete;
   ThreadArena& operator=(const ThreadArena&) = delete;
 
-  // The process's arena of `threads` threads, shared by its holders (Runtimes of the same
-  // thread count): oneTBB has one pool of worker threads per process, and a worker serving one
-  // arena reaches another only after it has given up on the first, so calls alternating
-  // between two arenas ran 1.2-2x slower on the one the worker had just left.
-  static std::shared_ptr<ThreadArena> Shared(int threads);
+  // The process's arena of `threads` threads (pinned or not), shared by its holders (Runtimes
+  // of the same thread count and pinning): oneTBB has one pool of worker threads per process,
+  // and a worker serving one arena reaches another only after it has given up on the first, so
+  // calls alternating between two arenas ran 1.2-2x slower on the one the worker had just left.
+  static std::shared_ptr<ThreadArena> Shared(int threads, bool pin = false);
+
+  // How many CPUs the calling thread may run on (its affinity set; 0 if unknown).
+  static int AllowedCpuCount();
 
   int threads() const { return threads_; }
+  // Whether the arena pins its threads (asked for, and enough CPUs).
+  bool pins() const { return !cpus_.empty(); }
+  // The CPUs a pinning arena's slots run on (slot i on cpus()[i]); empty when it does not pin.
+  const std::vector<int>& cpus() const { return cpus_; }
   // The calling thread's slot in the arena it is running a task of (0 for the thread that
   // entered it); 0 outside any arena.
   static int CurrentThreadIndex();
@@ -33,9 +45,27 @@ class ThreadArena {
   void ParallelFor2D(const int64_t extent[2], const int64_t grain[2],
                      absl::FunctionRef<void(const int64_t lo[2], const int64_t hi[2])> body);
 
+  // While alive, on a pinning arena and when no other thread holds one: the calling thread
+  // runs on the arena's slot-0 CPU; its own affinity comes back when this ends. Held around a
+  // run of many parallel loops (a Function call), so the caller is moved once per run.
+  class CallerPin {
+   public:
+    explicit CallerPin(ThreadArena* arena);
+    ~CallerPin();
+    CallerPin(const CallerPin&) = delete;
+    CallerPin& operator=(const CallerPin&) = delete;
+    bool pinned() const { return pinned_; }
+
+   private:
+    ThreadArena* arena_ = nullptr;
+    bool pinned_ = false;
+    std::vector<unsigned char> saved_;  // the caller's cpu_set_t
+  };
+
  private:
   struct Impl;
   int threads_;
+  std::vector<int> cpus_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -30,7 +30,13 @@ RuntimeImpl::RuntimeImpl(RuntimeOptions options, device::DeviceInfo device,
       compiler_(std::move(compiler)),
       logger_(options_.log_sink, options_.log_level) {
   int threads = options_.intra_op_threads > 0 ? options_.intra_op_threads : device_.cores;
-  if (threads > 1) threads_ = device::ThreadArena::Shared(threads);
+  if (threads > 1) {
+    const ThreadPinning pinning = options_.thread_pinning;
+    const bool pin =
+        pinning == ThreadPinning::kAlways ||
+        (pinning == ThreadPinning::kAuto && threads == device::ThreadArena::AllowedCpuCount());
+    threads_ = device::ThreadArena::Shared(threads, pin);
+  }
   intra_op_threads_ = std::max(1, threads);
   performance_fingerprint_ = device_.PerformanceFingerprint(intra_op_threads_);
   if (options_.tuning.mode != TuningMode::kOff && !options_.deterministic) {
@@ -198,6 +204,11 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(RuntimeOptions options) {
   if (options.intra_op_threads < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "intra_op_threads must be >= 0 (0 = all cores), got ", options.intra_op_threads));
+  }
+  if (static_cast<int>(options.thread_pinning) > static_cast<int>(ThreadPinning::kNever)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("thread_pinning must be kAuto, kAlways or kNever, got ",
+                     static_cast<int>(options.thread_pinning)));
   }
   device::DeviceInfo host = device::DetectHost();
   device::DeviceInfo device = host;

@@ -31,6 +31,15 @@ absl::StatusOr<bool> ParseCheckNumerics(const std::string& text) {
       absl::StrCat("PTO_CHECK_NUMERICS must be one of 1, 0, true or false; got '", text, "'"));
 }
 
+absl::StatusOr<ThreadPinning> ParseThreadPinning(const std::string& text) {
+  const std::string value = absl::AsciiStrToLower(text);
+  if (value == "auto") return ThreadPinning::kAuto;
+  if (value == "always") return ThreadPinning::kAlways;
+  if (value == "never") return ThreadPinning::kNever;
+  return absl::InvalidArgumentError(
+      absl::StrCat("PTO_PIN_THREADS must be one of auto, always or never; got '", text, "'"));
+}
+
 }  // namespace
 
 absl::StatusOr<RuntimeOptions> RuntimeOptions::FromEnvironment() {
@@ -47,6 +56,11 @@ absl::StatusOr<RuntimeOptions> RuntimeOptions::FromEnvironment() {
     absl::StatusOr<bool> parsed = ParseCheckNumerics(check);
     if (!parsed.ok()) return parsed.status();
     options.check_numerics = *parsed;
+  }
+  if (const char* pin = std::getenv("PTO_PIN_THREADS"); pin != nullptr && *pin != '\0') {
+    absl::StatusOr<ThreadPinning> parsed = ParseThreadPinning(pin);
+    if (!parsed.ok()) return parsed.status();
+    options.thread_pinning = *parsed;
   }
   return options;
 }

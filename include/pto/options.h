@@ -35,6 +35,12 @@ enum class TuningMode : uint8_t {
   // The first call of a shape class tunes its kernels before it returns (warm-up runs).
   kBlocking = 2,
 };
+// Whether a Runtime's intra-op threads each run on a CPU of their own while they work
+// (docs/architecture.md, "Threads"). kAuto pins when the Runtime's threads are as many as
+// the CPUs the creating thread may run on: every CPU gets one thread, so pinning only keeps
+// two of them off one core; with fewer threads than CPUs it leaves placement to the OS.
+enum class ThreadPinning : uint8_t { kAuto = 0, kAlways = 1, kNever = 2 };
+
 enum class TuningStrategy : uint8_t { kExhaustive = 0, kRandom = 1, kEvolutionary = 2 };
 
 // One kernel's tuning as it progresses (TuningOptions::progress) and as it ended
@@ -109,6 +115,10 @@ struct RuntimeOptions {
   // (affinity and cgroup quota), 1 = the caller's thread only. Runtimes with the same count
   // share the process's one thread pool for it.
   int intra_op_threads = 0;
+  // kAlways pins whenever the creating thread may run on at least intra_op_threads CPUs (the
+  // first ones of its affinity set); the calling thread is pinned only for the length of a
+  // call that runs a parallel kernel, and gets its own affinity back after it.
+  ThreadPinning thread_pinning = ThreadPinning::kAuto;
   TargetIsa isa = TargetIsa::kHost;
   LogSink log_sink;  // empty: stderr
   LogLevel log_level = LogLevel::kWarning;
@@ -137,9 +147,9 @@ struct RuntimeOptions {
 
   // The defaults with what the process's environment sets, as users of Triton and oneDNN
   // expect: PTO_CACHE_DIR (cache_path), PTO_LOG (log_level: debug, info, warning, error or
-  // off) and PTO_CHECK_NUMERICS (check_numerics: 1, 0, true or false). The library reads the
-  // environment only here, when the embedder asks. InvalidArgument for a PTO_LOG or
-  // PTO_CHECK_NUMERICS value it does not know.
+  // off), PTO_CHECK_NUMERICS (check_numerics: 1, 0, true or false) and PTO_PIN_THREADS
+  // (thread_pinning: auto, always or never). The library reads the environment only here,
+  // when the embedder asks. InvalidArgument for a value of one of them it does not know.
   static absl::StatusOr<RuntimeOptions> FromEnvironment();
 };
 

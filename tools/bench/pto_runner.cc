@@ -35,6 +35,10 @@ int64_t ArenaBytesFromExecDump(const std::string& dump) {
 
 RuntimeOptions PtoRuntimeOptions(int threads, const PtoTuning& tuning) {
   RuntimeOptions options;
+  // A user's PTO_PIN_THREADS applies (a bad value is left at the default).
+  if (absl::StatusOr<RuntimeOptions> env = RuntimeOptions::FromEnvironment(); env.ok()) {
+    options.thread_pinning = env->thread_pinning;
+  }
   options.intra_op_threads = threads;
   if (tuning.trials_per_kernel > 0) {
     options.tuning.mode = TuningMode::kBlocking;

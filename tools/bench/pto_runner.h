@@ -20,7 +20,8 @@ struct PtoTuning {
 };
 
 // The Runtime's options for a thread count: memory-only cache; with tuning, blocking tuning,
-// so that a case's first call (PreparePto) tunes its kernels before it returns.
+// so that a case's first call (PreparePto) tunes its kernels before it returns. PTO_PIN_THREADS,
+// when set, chooses the thread pinning.
 RuntimeOptions PtoRuntimeOptions(int threads, const PtoTuning& tuning);
 
 // Compiles `spec`'s program for its shapes (the first call, on set 0, outside any timing; with

@@ -205,6 +205,12 @@ TEST(OptionErrors, NegativeThreads) {
   EXPECT_THAT(rt.status().message(), HasSubstr("intra_op_threads must be >= 0"));
 }
 
+TEST(OptionErrors, UnknownThreadPinning) {
+  auto rt = Runtime::Open({.thread_pinning = static_cast<ThreadPinning>(7)});
+  EXPECT_EQ(rt.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(rt.status().message(), "thread_pinning must be kAuto, kAlways or kNever, got 7");
+}
+
 TEST(AbsurdSizes, IntermediateTooLargeIsResourceExhausted) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime();
   // A 200000 x 200000 intermediate (160 GB) from an 800 KB input.

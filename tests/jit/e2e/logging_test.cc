@@ -202,5 +202,28 @@ TEST(FromEnvironment, ReadsPtoCheckNumerics) {
             "PTO_CHECK_NUMERICS must be one of 1, 0, true or false; got 'yes'");
 }
 
+TEST(FromEnvironment, ReadsPtoPinThreads) {
+  {
+    ScopedEnv unset("PTO_PIN_THREADS", nullptr);
+    absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
+    ASSERT_TRUE(o.ok()) << o.status();
+    EXPECT_EQ(o->thread_pinning, ThreadPinning::kAuto);
+  }
+  for (const auto& [text, pinning] : std::vector<std::pair<const char*, ThreadPinning>>{
+           {"auto", ThreadPinning::kAuto},
+           {"always", ThreadPinning::kAlways},
+           {"NEVER", ThreadPinning::kNever}}) {
+    ScopedEnv set("PTO_PIN_THREADS", text);
+    absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
+    ASSERT_TRUE(o.ok()) << text;
+    EXPECT_EQ(o->thread_pinning, pinning) << text;
+  }
+  ScopedEnv bad("PTO_PIN_THREADS", "cores");
+  absl::StatusOr<RuntimeOptions> o = RuntimeOptions::FromEnvironment();
+  EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(o.status().message(),
+            "PTO_PIN_THREADS must be one of auto, always or never; got 'cores'");
+}
+
 }  // namespace
 }  // namespace pto

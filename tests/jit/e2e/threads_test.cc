@@ -1,5 +1,7 @@
 // One Function called from many threads at once, including while its first compilation is
 // under way, and two Runtimes called at once (run it under the tsan preset too).
+#include <sched.h>
+
 #include <atomic>
 #include <memory>
 #include <thread>
@@ -90,6 +92,35 @@ TEST(Threads, TwoRuntimesCalledAtOnce) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
   for (const auto& fn : fns) EXPECT_EQ(fn->stats().calls, kCalls);
+}
+
+// A Runtime that pins its threads (ThreadPinning::kAlways) computes the same results, and a
+// caller's affinity, narrowed for the length of each call, is its own again after it.
+TEST(Threads, PinnedRuntimeGivesTheCallerItsAffinityBack) {
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  TraceFn f = [](std::span<const Value> v) {
+    return std::vector<Value>{softmax(matmul(v[0], v[1]))};
+  };
+  std::unique_ptr<Runtime> rt =
+      testing::OpenRuntime({.intra_op_threads = 2, .thread_pinning = ThreadPinning::kAlways});
+  auto fn = rt->JitTraced("mm_softmax", 2, f, {});
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const std::vector<ops::HostTensor> in = {ops::HostTensor::Random({192, 64}, 5),
+                                           ops::HostTensor::Random({64, 160}, 6)};
+  absl::StatusOr<std::vector<ops::HostTensor>> want = testing::RunReference(f, in);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (int c = 0; c < 3; ++c) {
+    absl::StatusOr<std::vector<ops::HostTensor>> got = testing::RunPto(**fn, in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(
+        testing::Compare(*got, *want, ops::OpTolerance(ir::OpKind::kMatMul, 64)).empty());
+    cpu_set_t after;
+    CPU_ZERO(&after);
+    ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&before, &after)) << "call " << c;
+  }
 }
 
 }  // namespace
