@@ -43,7 +43,8 @@ constexpr int64_t kShortTasksMinRows = 512;
 constexpr int64_t kShortTaskRowBlocks = 16;
 
 // K blocks of kLongKBlock (on 32 registers, over long row tasks) want an L2 of at least
-// kLongKBlockMinL2 bytes, unless K is one such block; on smaller L2s they are kShortKBlock.
+// kLongKBlockMinL2 bytes where each task packs B's panels, unless K is one such block; on
+// smaller L2s those are kShortKBlock. A prepacked B keeps kLongKBlock.
 constexpr int64_t kLongKBlock = 512;
 constexpr int64_t kShortKBlock = 256;
 constexpr int64_t kLongKBlockMinL2 = int64_t{2} << 20;
@@ -170,8 +171,8 @@ void SetRowSplit(const ir::Kernel& k, const ir::SymExpr& grid_rows, bool constan
 }
 
 // With 32 registers: K blocks of 512 when a task has long runs of rows (the panel serves every
-// row block) and the L2 holds 2 MiB or K is one block, column grains of 2 blocks, and the K
-// loop unrolled 4 times; 16-register targets keep kc 256, 4 blocks and unroll 1.
+// row block) and B is prepacked, the L2 holds 2 MiB or K is one block, column grains of 2
+// blocks, and the K loop unrolled 4 times; 16-register targets keep kc 256, 4 blocks and unroll 1.
 void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceInfo& device,
                      ir::TileConfig& c) {
   const int lanes = device.f32_lanes();
@@ -207,8 +208,8 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
   // A flat matmul whose rows are the split (few columns) runs long row tasks too: K blocks of
   // 512 as for long rows.
   const bool row_split = flat && !many_cols && !few_rows;
-  const bool long_k_blocks =
-      device.l2_bytes >= kLongKBlockMinL2 || (k.k.IsConstant() && k.k.constant() <= kLongKBlock);
+  const bool long_k_blocks = constant_b || device.l2_bytes >= kLongKBlockMinL2 ||
+                             (k.k.IsConstant() && k.k.constant() <= kLongKBlock);
   c.kc = wide_regs && (long_rows || row_split) && long_k_blocks ? kLongKBlock : kShortKBlock;
   // One row block (M <= mr) reads B once: K blocks would only send the partial sums through
   // the output and restart B's stream. The panel must still hold K rows of a block.

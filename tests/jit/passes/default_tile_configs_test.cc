@@ -133,13 +133,15 @@ TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
       {"avx512 batch sharing B", &kAvx512, MatMul(64, 64, 128, 4, true), false, 512, 66, 128, 0},
       {"avx512 batch, B per entry", &kAvx512, MatMul(64, 64, 128, 4, false), false, 256, 66, 128,
        0},
-      // A 1 MiB L2: K blocks of 256, unless K is one block of 512.
+      // A 1 MiB L2: K blocks of 256 where tasks pack B, unless K is one block of 512.
       {"avx512 small L2, long K", &kAvx512SmallL2, MatMul(512, 2048, 512), false, 256, 512, 128,
        4096},
       {"avx512 small L2, K of one block", &kAvx512SmallL2, MatMul(512, 512, 512), false, 512, 512,
        128, 0},
       {"avx512 small L2, symbolic rows", &kAvx512SmallL2, MatMul(-1, 768, 768), false, 256, 384,
        128, 4096},
+      {"avx512 small L2, constant B", &kAvx512SmallL2, MatMul(32, 4096, 4096), true, 512, 32, 32,
+       4096},
       // 16 registers: K blocks of 256, 4 blocks of columns per task.
       {"avx2 8 rows", &kAvx2, MatMul(8, 768, 768), false, 256, 8, 64, 4096},
       {"avx2 512 rows", &kAvx2, MatMul(512, 512, 512), false, 256, 512, 64, 0},
