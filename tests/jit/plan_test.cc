@@ -6,6 +6,8 @@
 // errors), and prepacked constant operands packed once per source and shared by SharePackedOf.
 #include "jit/plan.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -325,6 +327,50 @@ TEST(PlanTest, WorkAtTheThresholdSplitsOnGrainMultiples) {
   EXPECT_EQ(Launches(64, 8, 0, nullptr).size(), 1u);
   EXPECT_EQ(Launches(64, 64, 0, &threads).size(), 1u);
   EXPECT_EQ(Launches(64, 0, 0, &threads).size(), 1u);
+}
+
+// The caller's CPUs after each kernel, as the run's caller sees them.
+class AffinityObserver : public RunObserver {
+ public:
+  absl::Status AfterKernel(const KernelLaunch&) override {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return absl::InternalError("getaffinity");
+    counts.push_back(CPU_COUNT(&set));
+    return absl::OkStatus();
+  }
+  std::vector<int> counts;
+};
+
+// On a pinning arena the caller is pinned at the first parallel kernel with at least
+// pin_caller_threshold of work (a short one leaves it alone), for the rest of the run, and has
+// its own affinity back after it.
+TEST(PlanTest, TheCallerJoinsAPinningArenaAtTheFirstLongKernel) {
+  device::ThreadArena threads(2, /*pin=*/true);
+  Plan plan;
+  plan.parallel_threshold = 64;
+  plan.pin_caller_threshold = 256;
+  for (int64_t rows : {64, 256, 64}) {
+    PlanKernel k = Kernel(RecordLaunch, {kRecorder}, rows);
+    k.grain[0] = 8;
+    k.grain[1] = 0;
+    plan.kernels.push_back(std::move(k));
+  }
+  Recorder r;
+  void* inputs[] = {&r};
+  cpu_set_t own;
+  CPU_ZERO(&own);
+  ASSERT_EQ(sched_getaffinity(0, sizeof own, &own), 0);
+  AffinityObserver observer;
+  ASSERT_TRUE(plan.Run({}, inputs, nullptr, &threads, nullptr, &observer).ok());
+  const int all = CPU_COUNT(&own);
+  const int pinned = threads.pins() ? 1 : all;
+  EXPECT_EQ(observer.counts, (std::vector<int>{all, pinned, pinned}));
+  cpu_set_t after;
+  CPU_ZERO(&after);
+  ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&own, &after));
+  EXPECT_EQ(threads.pins(), all >= 2);
 }
 
 TEST(PlanTest, EmptyGridLaunchesNothing) { EXPECT_TRUE(Launches(0, 8, 0, nullptr).empty()); }
