@@ -49,11 +49,13 @@ class PinWorkers : public tbb::task_scheduler_observer {
   ~PinWorkers() override { observe(false); }
 
   void on_scheduler_entry(bool is_worker) override {
-    if (!is_worker || worker_pinned) return;
+    if (!is_worker) return;
     const int slot = tbb::this_task_arena::current_thread_index();
     if (slot <= 0 || slot >= static_cast<int>(cpus_.size())) return;
-    if (sched_getaffinity(0, sizeof worker_saved, &worker_saved) != 0) return;
-    worker_pinned = RunOn(cpus_[slot]);
+    // Still pinned (an arena that ended while this worker was in it sent no exit): keep the
+    // affinity saved then, and move to this slot's CPU.
+    if (!worker_pinned && sched_getaffinity(0, sizeof worker_saved, &worker_saved) != 0) return;
+    worker_pinned = RunOn(cpus_[slot]) || worker_pinned;
   }
   void on_scheduler_exit(bool is_worker) override {
     if (!is_worker || !worker_pinned) return;
