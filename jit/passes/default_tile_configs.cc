@@ -49,6 +49,10 @@ constexpr int64_t kLongKBlock = 512;
 constexpr int64_t kShortKBlock = 256;
 constexpr int64_t kLongKBlockMinL2 = int64_t{2} << 20;
 
+// The K loop's unroll of the 8 x 3 few-rows tile on AMD cores (see SetMatMulConfig).
+constexpr char kAmdVendor[] = "AuthenticAMD";
+constexpr int kAmdEightByThreeUnroll = 2;
+
 // A Function output of at least this many times the private caches (L2 x cores) is written
 // with streaming stores. The reported L3 is not a measure: a VM reports the host's whole L3.
 constexpr int64_t kStreamingCacheMultiple = 4;
@@ -183,6 +187,11 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
   const bool few_rows = FewRows(m);
   SetMicroTile(m, n, constant_b, lanes, regs, c);
   c.unroll = wide_regs ? 4 : 1;
+  // LLVM schedules the 8 x 3 tile's K loop, unrolled 4 times for AMD's AVX-512 cores, with
+  // vector registers spilled to the stack inside the loop; unrolled twice it runs from registers.
+  if (c.mr == 8 && c.nr_vectors == 3 && wide_regs && device.vendor == kAmdVendor) {
+    c.unroll = kAmdEightByThreeUnroll;
+  }
   c.panel_bytes = device.l2_bytes / 2;  // B's panel and A's rows share the L2
   // Acts only when B is prepacked (a constant weight), whose static K x N is known then.
   const bool b_beyond_l2 =

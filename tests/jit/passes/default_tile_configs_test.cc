@@ -104,6 +104,23 @@ TEST(DefaultTileConfigs, MatMulMicroTilePerRegisterFile) {
   }
 }
 
+// On AMD's AVX-512 cores the 8 x 3 tile's K loop is unrolled twice (4 times spilled registers
+// inside the loop); other tiles, and other vendors, keep 4.
+TEST(DefaultTileConfigs, EightByThreeUnrollsTwiceOnAmd) {
+  device::DeviceInfo amd = kAvx512SmallL2;
+  amd.vendor = "AuthenticAMD";
+  device::DeviceInfo intel = kAvx512;
+  intel.vendor = "GenuineIntel";
+  const ir::TileConfig eight_by_three = Default(MatMul(32, 3072, 768), amd, /*constant_b=*/true);
+  EXPECT_EQ(eight_by_three.mr, 8);
+  EXPECT_EQ(eight_by_three.nr_vectors, 3);
+  EXPECT_EQ(eight_by_three.unroll, 2);
+  EXPECT_EQ(Default(MatMul(32, 3072, 768), intel, true).unroll, 4);
+  const ir::TileConfig six_by_four = Default(MatMul(512, 512, 512), amd);
+  EXPECT_EQ(six_by_four.mr, 6);
+  EXPECT_EQ(six_by_four.unroll, 4);
+}
+
 TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
   struct Expect {
     std::string name;
