@@ -6,6 +6,7 @@
 #include <tbb/task_arena.h>
 #include <tbb/task_scheduler_observer.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -106,6 +107,12 @@ std::shared_ptr<ThreadArena> ThreadArena::Shared(int threads, bool pin) {
 }
 
 int ThreadArena::AllowedCpuCount() { return static_cast<int>(AllowedCpus().size()); }
+
+bool ThreadArena::OnWorkerCpu() const {
+  if (cpus_.size() < 2) return false;
+  const int cpu = sched_getcpu();
+  return std::find(cpus_.begin() + 1, cpus_.end(), cpu) != cpus_.end();
+}
 
 int ThreadArena::CurrentThreadIndex() {
   const int index = tbb::this_task_arena::current_thread_index();

@@ -37,6 +37,9 @@ class ThreadArena {
   bool pins() const { return !cpus_.empty(); }
   // The CPUs a pinning arena's slots run on (slot i on cpus()[i]); empty when it does not pin.
   const std::vector<int>& cpus() const { return cpus_; }
+  // Whether the calling thread runs on a CPU a pinning arena keeps for its workers (a slot > 0),
+  // where it would share a core with a worker: one vDSO call.
+  bool OnWorkerCpu() const;
   // The calling thread's slot in the arena it is running a task of (0 for the thread that
   // entered it); 0 outside any arena.
   static int CurrentThreadIndex();

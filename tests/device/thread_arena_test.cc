@@ -121,6 +121,22 @@ TEST(ThreadArena, PinnedSlotsRunOnTheirOwnCpus) {
     EXPECT_EQ(cpu, arena.cpus()[slot]) << "slot " << slot;
   }
   EXPECT_EQ(slots.size(), 2u) << "both threads took pieces";
+  // On slot 0's CPU the caller is not on a worker's; on slot 1's it is.
+  for (int slot : {0, 1}) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(arena.cpus()[slot], &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    EXPECT_EQ(arena.OnWorkerCpu(), slot == 1);
+  }
+  const cpu_set_t own = [&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : allowed) CPU_SET(c, &set);
+    return set;
+  }();
+  ASSERT_EQ(sched_setaffinity(0, sizeof own, &own), 0);
+  EXPECT_FALSE(ThreadArena(2, /*pin=*/false).OnWorkerCpu());
 }
 
 // An arena asked to pin more threads than the caller has CPUs, or not asked, pins nothing, and

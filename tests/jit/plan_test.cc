@@ -337,14 +337,20 @@ class AffinityObserver : public RunObserver {
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) != 0) return absl::InternalError("getaffinity");
     counts.push_back(CPU_COUNT(&set));
+    if (CPU_COUNT(&set) == 1) {
+      for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &set)) cpus.push_back(c);
+      }
+    }
     return absl::OkStatus();
   }
   std::vector<int> counts;
+  std::vector<int> cpus;  // the one CPU, after each kernel run on one
 };
 
 // On a pinning arena the caller is pinned at the first parallel kernel with at least
-// pin_caller_threshold of work (a short one leaves it alone), for the rest of the run, and has
-// its own affinity back after it.
+// pin_caller_threshold of work, for the rest of the run, and has its own affinity back after
+// it.
 TEST(PlanTest, TheCallerJoinsAPinningArenaAtTheFirstLongKernel) {
   device::ThreadArena threads(2, /*pin=*/true);
   Plan plan;
@@ -365,12 +371,51 @@ TEST(PlanTest, TheCallerJoinsAPinningArenaAtTheFirstLongKernel) {
   ASSERT_TRUE(plan.Run({}, inputs, nullptr, &threads, nullptr, &observer).ok());
   const int all = CPU_COUNT(&own);
   const int pinned = threads.pins() ? 1 : all;
-  EXPECT_EQ(observer.counts, (std::vector<int>{all, pinned, pinned}));
+  // After the short kernel the caller is still free unless it ran on the worker's CPU, which
+  // the next test covers; the long kernel pins it for the rest of the run.
+  ASSERT_EQ(observer.counts.size(), 3u);
+  EXPECT_EQ(observer.counts[1], pinned);
+  EXPECT_EQ(observer.counts[2], pinned);
   cpu_set_t after;
   CPU_ZERO(&after);
   ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
   EXPECT_TRUE(CPU_EQUAL(&own, &after));
   EXPECT_EQ(threads.pins(), all >= 2);
+}
+
+// A caller on a worker's CPU joins slot 0's CPU at its first parallel kernel, however short,
+// rather than share a core with the worker; afterwards its own affinity is back.
+TEST(PlanTest, ACallerOnAWorkersCpuMovesAtAShortKernel) {
+  device::ThreadArena threads(2, /*pin=*/true);
+  if (!threads.pins()) {
+    EXPECT_LT(device::ThreadArena::AllowedCpuCount(), 2);
+    return;
+  }
+  cpu_set_t own;
+  CPU_ZERO(&own);
+  ASSERT_EQ(sched_getaffinity(0, sizeof own, &own), 0);
+  cpu_set_t on_worker;
+  CPU_ZERO(&on_worker);
+  CPU_SET(threads.cpus()[1], &on_worker);
+  ASSERT_EQ(sched_setaffinity(0, sizeof on_worker, &on_worker), 0);
+  EXPECT_TRUE(threads.OnWorkerCpu());
+  Plan plan;
+  plan.parallel_threshold = 64;
+  PlanKernel k = Kernel(RecordLaunch, {kRecorder}, 64);
+  k.grain[0] = 8;
+  k.grain[1] = 0;
+  plan.kernels.push_back(std::move(k));
+  Recorder r;
+  void* inputs[] = {&r};
+  AffinityObserver observer;
+  ASSERT_TRUE(plan.Run({}, inputs, nullptr, &threads, nullptr, &observer).ok());
+  EXPECT_EQ(observer.counts, std::vector<int>{1});
+  EXPECT_EQ(observer.cpus, std::vector<int>{threads.cpus()[0]});
+  cpu_set_t after;
+  CPU_ZERO(&after);
+  ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&on_worker, &after));
+  ASSERT_EQ(sched_setaffinity(0, sizeof own, &own), 0);
 }
 
 TEST(PlanTest, EmptyGridLaunchesNothing) { EXPECT_TRUE(Launches(0, 8, 0, nullptr).empty()); }
