@@ -348,27 +348,34 @@ class AffinityObserver : public RunObserver {
   std::vector<int> cpus;  // the one CPU, after each kernel run on one
 };
 
-// On a pinning arena the caller is pinned at the first parallel kernel with at least
-// pin_caller_threshold of work, for the rest of the run, and has its own affinity back after
-// it.
-TEST(PlanTest, TheCallerJoinsAPinningArenaAtTheFirstLongKernel) {
-  device::ThreadArena threads(2, /*pin=*/true);
+// Runs recording kernels of `rows` x 1 cells each, in grains of 8 rows, parallel from 64 cells
+// and pinning the caller from 256, on `threads`; `observer` sees the caller after each.
+absl::Status RunPinningPlan(std::vector<int64_t> rows, device::ThreadArena* threads,
+                            AffinityObserver* observer) {
   Plan plan;
   plan.parallel_threshold = 64;
   plan.pin_caller_threshold = 256;
-  for (int64_t rows : {64, 256, 64}) {
-    PlanKernel k = Kernel(RecordLaunch, {kRecorder}, rows);
+  for (int64_t n : rows) {
+    PlanKernel k = Kernel(RecordLaunch, {kRecorder}, n);
     k.grain[0] = 8;
     k.grain[1] = 0;
     plan.kernels.push_back(std::move(k));
   }
   Recorder r;
   void* inputs[] = {&r};
+  return plan.Run({}, inputs, nullptr, threads, nullptr, observer);
+}
+
+// On a pinning arena the caller is pinned at the first parallel kernel with at least
+// pin_caller_threshold of work, for the rest of the run, and has its own affinity back after
+// it.
+TEST(PlanTest, TheCallerJoinsAPinningArenaAtTheFirstLongKernel) {
+  device::ThreadArena threads(2, /*pin=*/true);
   cpu_set_t own;
   CPU_ZERO(&own);
   ASSERT_EQ(sched_getaffinity(0, sizeof own, &own), 0);
   AffinityObserver observer;
-  ASSERT_TRUE(plan.Run({}, inputs, nullptr, &threads, nullptr, &observer).ok());
+  ASSERT_TRUE(RunPinningPlan({64, 256, 64}, &threads, &observer).ok());
   const int all = CPU_COUNT(&own);
   const int pinned = threads.pins() ? 1 : all;
   // After the short kernel the caller is still free unless it ran on the worker's CPU, which
@@ -399,16 +406,8 @@ TEST(PlanTest, ACallerOnAWorkersCpuMovesAtAShortKernel) {
   CPU_SET(threads.cpus()[1], &on_worker);
   ASSERT_EQ(sched_setaffinity(0, sizeof on_worker, &on_worker), 0);
   EXPECT_TRUE(threads.OnWorkerCpu());
-  Plan plan;
-  plan.parallel_threshold = 64;
-  PlanKernel k = Kernel(RecordLaunch, {kRecorder}, 64);
-  k.grain[0] = 8;
-  k.grain[1] = 0;
-  plan.kernels.push_back(std::move(k));
-  Recorder r;
-  void* inputs[] = {&r};
   AffinityObserver observer;
-  ASSERT_TRUE(plan.Run({}, inputs, nullptr, &threads, nullptr, &observer).ok());
+  ASSERT_TRUE(RunPinningPlan({64}, &threads, &observer).ok());
   EXPECT_EQ(observer.counts, std::vector<int>{1});
   EXPECT_EQ(observer.cpus, std::vector<int>{threads.cpus()[0]});
   cpu_set_t after;
