@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -74,10 +73,9 @@ struct ThreadArena::Impl {
   Impl(int threads, const std::vector<int>& cpus) : arena(threads) {
     if (!cpus.empty()) pin_workers = std::make_unique<PinWorkers>(arena, cpus);
   }
-  ~Impl() { pin_workers.reset(); }
   tbb::task_arena arena;
-  std::unique_ptr<PinWorkers> pin_workers;
-  std::atomic<int> callers{0};  // CallerPins alive; only the first pins
+  std::unique_ptr<PinWorkers> pin_workers;  // declared after `arena`: stops observing first
+  std::atomic<int> callers{0};              // CallerPins alive; only the first pins
 };
 
 ThreadArena::ThreadArena(int threads, bool pin) : threads_(threads < 1 ? 1 : threads) {
@@ -141,20 +139,13 @@ ThreadArena::CallerPin::CallerPin(ThreadArena* arena) {
   if (arena == nullptr || !arena->pins()) return;
   arena_ = arena;
   if (arena->impl_->callers.fetch_add(1, std::memory_order_acq_rel) != 0) return;
-  saved_.resize(sizeof(cpu_set_t));
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return;
-  std::memcpy(saved_.data(), &set, sizeof set);
+  if (sched_getaffinity(0, sizeof saved_, &saved_) != 0) return;
   pinned_ = RunOn(arena->cpus_[0]);
 }
 
 ThreadArena::CallerPin::~CallerPin() {
   if (arena_ == nullptr) return;
-  if (pinned_) {
-    cpu_set_t set;
-    std::memcpy(&set, saved_.data(), sizeof set);
-    sched_setaffinity(0, sizeof set, &set);
-  }
+  if (pinned_) sched_setaffinity(0, sizeof saved_, &saved_);
   arena_->impl_->callers.fetch_sub(1, std::memory_order_acq_rel);
 }
 

@@ -6,6 +6,7 @@
 #include <new>
 #include <vector>
 
+#include "device/thread_arena.h"
 #include "gtest/gtest.h"
 #include "tests/jit/e2e/test_util.h"
 
@@ -49,6 +50,20 @@ void operator delete[](void* p, size_t) noexcept { std::free(p); }
 
 namespace pto {
 namespace {
+
+// Pinning the caller for a call of a pinning arena (and giving its affinity back) allocates
+// nothing: a multi-threaded call's hot path holds one.
+TEST(HotPath, PinningTheCallerAllocatesNothing) {
+  device::ThreadArena arena(2, /*pin=*/true);
+  const int64_t before = allocations.load();
+  bool pinned = false;
+  {
+    device::ThreadArena::CallerPin pin(&arena);
+    pinned = pin.pinned();
+  }
+  EXPECT_EQ(allocations.load() - before, 0);
+  EXPECT_EQ(pinned, arena.pins());
+}
 
 TEST(HotPath, WarmCallAllocatesNothing) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime({.intra_op_threads = 1});
