@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <memory>
 #include <sstream>
 
@@ -35,9 +36,13 @@ int64_t ArenaBytesFromExecDump(const std::string& dump) {
 
 RuntimeOptions PtoRuntimeOptions(int threads, const PtoTuning& tuning) {
   RuntimeOptions options;
-  // A user's PTO_PIN_THREADS applies (a bad value is left at the default).
+  // A user's PTO_PIN_THREADS applies; a value it does not know is reported and left at the
+  // default.
   if (absl::StatusOr<RuntimeOptions> env = RuntimeOptions::FromEnvironment(); env.ok()) {
     options.thread_pinning = env->thread_pinning;
+  } else {
+    std::fprintf(stderr, "pto bench: %s; the Runtime keeps its default options\n",
+                 std::string(env.status().message()).c_str());
   }
   options.intra_op_threads = threads;
   if (tuning.trials_per_kernel > 0) {
