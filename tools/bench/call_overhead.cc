@@ -7,6 +7,7 @@
 // kernel piece), written to a temporary file and removed.
 // Prints medians over repetitions (the machine is shared and noisy) as a table.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -83,7 +84,7 @@ bool TracedDemoBlock() {
 }
 
 struct Case {
-  const char* name;
+  std::string name;
   pto::TraceFn trace;
   std::vector<std::vector<int64_t>> shapes;
 };
@@ -92,7 +93,7 @@ struct Case {
 
 int main() {
   using namespace pto;
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       {"x+1 on [1]",
        [](std::span<const Value> v) { return std::vector<Value>{v[0] + 1.0f}; },
        {{1}}},
@@ -102,6 +103,18 @@ int main() {
        },
        {{4, 8}, {8, 8}}},
   };
+  // The small matmuls of the kernel bench, here with their operands in the L1.
+  for (auto [m, k, n] : {std::array<int64_t, 3>{23, 29, 31},
+                         {64, 64, 64},
+                         {17, 33, 65},
+                         {48, 96, 40},
+                         {100, 100, 100},
+                         {128, 27, 128}}) {
+    cases.push_back(
+        {"matmul " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n),
+         [](std::span<const Value> v) { return std::vector<Value>{matmul(v[0], v[1])}; },
+         {{m, k}, {k, n}}});
+  }
   device::DeviceInfo device = device::DetectHost();
   auto compiler = jit::KernelCompiler::Create(device);
   auto rt = Runtime::Open({.intra_op_threads = 1});
@@ -175,8 +188,8 @@ int main() {
           }
         },
         20000, 15);
-    std::printf("%-22s %8zu %14.1f %14.1f %14.1f %14.1f\n", c.name, bound.size(), call, kernels,
-                call - kernels, traced);
+    std::printf("%-22s %8zu %14.1f %14.1f %14.1f %14.1f\n", c.name.c_str(), bound.size(), call,
+                kernels, call - kernels, traced);
   }
   if (!TracedDemoBlock()) return 1;
   device::ThreadArena arena(std::max(2, device.cores));

@@ -149,7 +149,10 @@ int SoleMatMulCall(const jit::LoweredProgram& lowered) {
 Operands MakeOperands(const SweepOptions& o, const device::DeviceInfo& device, std::mt19937& rng) {
   Operands ops;
   const int64_t set_bytes = (o.m * o.k + o.k * o.n + o.m * o.n) * 4;
-  ops.sets = static_cast<int>(std::clamp<int64_t>(2 * device.l3_bytes / set_bytes + 1, 1, 64));
+  ops.sets =
+      o.sets > 0
+          ? o.sets
+          : static_cast<int>(std::clamp<int64_t>(2 * device.l3_bytes / set_bytes + 1, 1, 64));
   std::uniform_real_distribution<float> uniform(-1.f, 1.f);
   ops.a.resize(ops.sets);
   ops.b.resize(ops.sets);

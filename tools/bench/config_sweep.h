@@ -24,6 +24,9 @@ struct SweepOptions {
   int64_t limit = 0;  // configs at most, a seeded sample of the grid (0: every config)
   uint32_t seed = 1;
   std::string csv_path;  // --sweep-csv
+  // --sweep-sets N: operand sets rotated through (0: enough to exceed twice the L3, at most 64,
+  // so that each call reads its operands from memory; 1: one set, left in the caches).
+  int sets = 0;
   // --sweep-configs "mr=12,nr_vectors=2;kc=512": these configs, each a change of the default's
   // fields (names as printed: mr, nr_vectors, unroll, kc, pack_b, panel_bytes, loop_order
   // (panels_outer|row_blocks_outer), mc, prefetch_b, tile_rows, tile_cols), instead of the

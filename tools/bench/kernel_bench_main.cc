@@ -7,7 +7,7 @@
 //   pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-transposed-a] [--sweep-transposed-b]
 //   [--sweep-limit N]
 //                     [--sweep-csv FILE] [--sweep-configs "mr=12,nr_vectors=2;kc=512"]
-//                     [--sweep-constant-b]
+//                     [--sweep-constant-b] [--sweep-sets N]
 //   pto_bench_kernels --dump-asm [--quick] [--filter SUBSTR] [--threads T]
 //
 // --tune-trials N (default 0: off) opens pto's Runtime with blocking tuning (N trials and at
@@ -156,6 +156,10 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       flags.sweep_options.configs = value();
     } else if (arg == "--sweep-csv") {
       flags.sweep_options.csv_path = value();
+    } else if (arg == "--sweep-sets") {
+      if (!absl::SimpleAtoi(value(), &flags.sweep_options.sets) || flags.sweep_options.sets < 0 ||
+          flags.sweep_options.sets > 4096)
+        return false;
     } else {
       return false;
     }
@@ -374,7 +378,7 @@ int Main(int argc, char** argv) {
         "[--in-process-baselines] [--onnxruntime-node DIR]\n"
         "       pto_bench_kernels --sweep [--sweep-shape MxKxN] [--sweep-limit N] "
         "[--sweep-transposed-a] [--sweep-transposed-b] [--sweep-constant-b] [--sweep-csv FILE] "
-        "[--sweep-configs \"F=V,...;...\"] "
+        "[--sweep-configs \"F=V,...;...\"] [--sweep-sets N] "
         "[--threads T] [--reps N] "
         "[--budget SECONDS]\n"
         "       pto_bench_kernels --dump-asm [--quick] [--filter SUBSTR] "
