@@ -31,9 +31,12 @@ int SumRows(GraphBuilder& b, int x) {
 // loop. Per batch it would be batch-many [K, N] products and a reduction over them: more
 // written and read, and short K loops. -1 when the shapes are not of that form.
 //
-// Of X^T Y (X [P, k], Y [P, n]) the matmul reads X across its K dim, so it copies X to rows
-// first (jit/passes/build_tile_graph): the product is taken as A^T G or (G^T A)^T, whichever
-// transposes the narrower of A and G, and the other form's result is read transposed.
+// The product comes out in B's stored layout (A^T G, or G^T A for a transposed B), though the
+// matmul then copies the operand it reads across K to rows (jit/passes/build_tile_graph), the
+// wider of the two as often as not. Taking it as (G^T A)^T or (A^T G)^T instead, to copy the
+// narrower, leaves the narrower side as the matmul's M, B as wide rows it packs, and the
+// result to be stored transposed, which costs more than the wider copy saves (measurements:
+// docs/training.md).
 int FoldedWeightGradient(GraphBuilder& b, int a, int g, bool ta, bool tb, const ir::Shape& m) {
   const ir::Shape as = b.shape(a), gs = b.shape(g);
   if (ta || m.size() != 2 || as.size() < 3 || gs.size() != as.size()) return -1;
@@ -41,12 +44,7 @@ int FoldedWeightGradient(GraphBuilder& b, int a, int g, bool ta, bool tb, const 
   for (size_t i = 0; i + 1 < as.size(); ++i) rows = rows * as[i];
   const int a2 = b.ReshapeTo(a, {rows, as.back()});
   const int g2 = b.ReshapeTo(g, {rows, gs.back()});
-  const std::optional<int64_t> a_cols = as.back().AsConstant(), g_cols = gs.back().AsConstant();
-  const bool a_narrower = a_cols && g_cols && *a_cols < *g_cols;
-  const bool g_narrower = a_cols && g_cols && *g_cols < *a_cols;
   // dB = G^T A for a transposed B, A^T G otherwise.
-  if (tb && a_narrower) return b.Transpose(b.MatMul(a2, g2, true, false), {1, 0});
-  if (!tb && g_narrower) return b.Transpose(b.MatMul(g2, a2, true, false), {1, 0});
   return tb ? b.MatMul(g2, a2, true, false) : b.MatMul(a2, g2, true, false);
 }
 
