@@ -34,7 +34,8 @@ namespace pto::jit {
 // 19: TileConfig::prefetch_inputs (elementwise inputs prefetched into the L2 ahead of loads);
 //     softmax keeping exp prefetches the next row in its exp pass (was: the final pass).
 // 20: kernel symbols name the tile shape.
-inline constexpr int kCodegenRevision = 20;
+// 21: a B stored [N, K] is packed one group of `lanes` columns at a time along the K block.
+inline constexpr int kCodegenRevision = 21;
 
 // How code is generated beyond the target: part of a kernel's identity (its name, memo and
 // cache key) wherever it is not the default.

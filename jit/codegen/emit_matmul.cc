@@ -564,34 +564,36 @@ class MatMulEmitter {
     if (dot_) {
       // B stored [N, K]: column n's K values are contiguous. `lanes` columns x `lanes` K values
       // are loaded as vectors along K and transposed in registers into packed rows; the K tail
-      // (fewer than `lanes` values) is copied element by element.
+      // (fewer than `lanes` values) is copied element by element. Each group of `lanes` columns
+      // is swept along the K block before the next, so the copy reads `lanes` rows of B in
+      // order rather than all nr_vectors x lanes of the block at once (measurements:
+      // docs/default_configs.md).
       EmitForLoop(ec_, ec_.I64Const(0), blocks, [&](llvm::Value* j) {
         llvm::Value* n0 = b.CreateAdd(col_lo_, b.CreateMul(j, ec_.I64Const(block)));
         llvm::Value* row0 = b.CreateSub(b.CreateMul(j, kc_), k_lo);
         llvm::AllocaInst* pos = ec_.EntryAlloca(ec_.I64(), "packk");
         b.CreateStore(k_lo, pos);
-        if (lanes > 1) {
+        for (int g = 0; g < nrv_ && lanes > 1; ++g) {
+          b.CreateStore(k_lo, pos);
           EmitChunkLoop(
               ec_, pos, k_hi_, lanes,
               [&](llvm::Value* kk) {
-                for (int g = 0; g < nrv_; ++g) {
-                  std::vector<llvm::Value*> v(lanes);
-                  for (int c = 0; c < lanes; ++c) {
-                    std::vector<llvm::Value*> idx = PanelIndex();
-                    idx[kdim] = kk;
-                    idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{g} * lanes + c));
-                    v[c] = access_.Load(k_.b, idx, kdim, lanes);
-                  }
-                  v = Transpose(v);
-                  for (int t = 0; t < lanes; ++t) {
-                    llvm::Value* at =
-                        b.CreateAdd(b.CreateMul(b.CreateAdd(row0, b.CreateAdd(kk, ec_.I64Const(t))),
-                                                ec_.I64Const(block)),
-                                    ec_.I64Const(int64_t{g} * lanes));
-                    ec_.Check(BoundsChecks::kScratch, at, nullptr, lanes, nullptr, true);
-                    b.CreateAlignedStore(v[t], b.CreateInBoundsGEP(ec_.F32(), dst, at),
-                                         llvm::Align(lanes * 4));
-                  }
+                std::vector<llvm::Value*> v(lanes);
+                for (int c = 0; c < lanes; ++c) {
+                  std::vector<llvm::Value*> idx = PanelIndex();
+                  idx[kdim] = kk;
+                  idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{g} * lanes + c));
+                  v[c] = access_.Load(k_.b, idx, kdim, lanes);
+                }
+                v = Transpose(v);
+                for (int t = 0; t < lanes; ++t) {
+                  llvm::Value* at =
+                      b.CreateAdd(b.CreateMul(b.CreateAdd(row0, b.CreateAdd(kk, ec_.I64Const(t))),
+                                              ec_.I64Const(block)),
+                                  ec_.I64Const(int64_t{g} * lanes));
+                  ec_.Check(BoundsChecks::kScratch, at, nullptr, lanes, nullptr, true);
+                  b.CreateAlignedStore(v[t], b.CreateInBoundsGEP(ec_.F32(), dst, at),
+                                       llvm::Align(lanes * 4));
                 }
               },
               /*disable_unroll=*/true);
