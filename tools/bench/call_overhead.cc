@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "device/aligned_buffer.h"
 #include "device/device_info.h"
 #include "device/thread_arena.h"
 #include "jit/kernel_compiler.h"
@@ -168,10 +169,21 @@ int main() {
       pto_kernel_fn fn;
       std::vector<void*> buffers;
       int64_t hi[2];
+      void* scratch;
     };
+    // The scratch Plan::Run would give each kernel (a matmul packs B there, or reads B in
+    // place without it).
+    int64_t scratch_bytes = 0;
+    for (const jit::PlanKernel& k : plan->kernels) {
+      scratch_bytes = std::max(scratch_bytes, k.scratch_bytes);
+    }
+    device::AlignedBuffer scratch(static_cast<size_t>(scratch_bytes));
     std::vector<Bound> bound;
     for (const jit::PlanKernel& k : plan->kernels) {
-      Bound b{k.fn, {}, {k.grid[0].Evaluate({}), k.grid[1].Evaluate({})}};
+      Bound b{k.fn,
+              {},
+              {k.grid[0].Evaluate({}), k.grid[1].Evaluate({})},
+              k.scratch_bytes > 0 ? scratch.data() : nullptr};
       for (const jit::BufferRef& r : k.buffers) {
         b.buffers.push_back(r.kind == ir::BufferKind::kInput    ? in[r.index].data
                             : r.kind == ir::BufferKind::kOutput ? out[r.index].data
@@ -184,7 +196,7 @@ int main() {
         [&] {
           for (const Bound& b : bound) {
             const pto_kernel_args args{b.buffers.data(), nullptr};
-            b.fn(&args, lo, b.hi, nullptr);
+            b.fn(&args, lo, b.hi, b.scratch);
           }
         },
         20000, 15);
