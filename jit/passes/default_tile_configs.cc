@@ -24,9 +24,12 @@ constexpr int64_t kScatterRowGrain = 256;
 constexpr int64_t kPrefetchInputBytes = 4096;
 // Tasks of a transposing copy (ir::TransposingCopyOf): it moves blocks of vector-width rows
 // and columns through registers (jit/codegen/emit_transposing_copy.h), so a task needs rows as
-// well as columns; 64 x 128 elements (32 KiB) make a task's work dwarf its launch.
+// well as columns; 64 x 128 elements (32 KiB) make a task's work dwarf its launch. A copy that
+// stores across its rows writes runs as long as a task's rows: with more than 64 rows it takes
+// up to kTransposeStoreRows of them, in tasks of the same 32 KiB.
 constexpr int64_t kTransposeTileRows = 64;
 constexpr int64_t kTransposeTileColumns = 128;
+constexpr int64_t kTransposeStoreRows = 256;
 // A matmul with at most this many rows (static M) gets the few-rows micro-tile.
 constexpr int64_t kFewRows = 48;
 // A matmul with at most this many rows (static M) is split across threads by columns only.
@@ -253,10 +256,19 @@ ir::TileConfig DefaultTileConfig(const ir::Kernel& kernel, const KernelContext& 
       c.tile_cols = kColumnGrain;  // so that one long row still splits across threads
       c.streaming_stores = StreamsOutput(context.output_bytes, device);
       c.prefetch_inputs = HasTranscendental(kernel.output) ? kPrefetchInputBytes : 0;
-      if (ir::TransposingCopyOf(kernel) != ir::TransposingCopy::kNone) {
+      if (const ir::TransposingCopy copy = ir::TransposingCopyOf(kernel);
+          copy != ir::TransposingCopy::kNone) {
         c.tile_rows = kTransposeTileRows;
         c.tile_cols = kTransposeTileColumns;
         c.streaming_stores = false;
+        const ir::SymExpr rows = ir::KernelGrid(kernel)[0];
+        if (copy == ir::TransposingCopy::kStoresAcross && rows.IsConstant() &&
+            rows.constant() > kTransposeTileRows) {
+          const int64_t lanes = std::max(1, device.f32_lanes());
+          c.tile_rows = std::min(rows.constant(), kTransposeStoreRows);
+          c.tile_cols = std::max(
+              lanes, kTransposeTileRows * kTransposeTileColumns / c.tile_rows / lanes * lanes);
+        }
       }
       break;
     case ir::KernelKind::kReduce:

@@ -261,7 +261,9 @@ TEST(DefaultTileConfigs, LoopKindsUnrollGrainAndPrefetch) {
 }
 
 // A copy that stores across its rows (a transpose) takes 64 x 128 tasks, so the lines it
-// scatters into stay in the L1 from row to row, and never streams: its stores are scalar.
+// scatters into stay in the L1 from row to row, and never streams: its stores are scalar. With
+// more rows it takes up to 256 of them in tasks of the same size (its stores run along them);
+// a copy loading across its rows keeps 64 x 128.
 TEST(DefaultTileConfigs, TransposingCopiesTakeBlocksOfColumns) {
   ir::Kernel copy = Loop(ir::KernelKind::kElementwise, {{ir::ExprOp::kLoad, -1, -1, 0}});
   copy.accesses = {{.strides = {ir::SymExpr(1024), ir::SymExpr(1)}},
@@ -273,6 +275,21 @@ TEST(DefaultTileConfigs, TransposingCopiesTakeBlocksOfColumns) {
   EXPECT_EQ(across.tile_rows, 64);
   EXPECT_EQ(across.tile_cols, 128);
   EXPECT_FALSE(across.streaming_stores);
+  ir::Kernel tall = copy;
+  tall.domain = {ir::SymExpr(2048), ir::SymExpr(512)};
+  const ir::TileConfig tall_across = DefaultTileConfig(tall, context, kAvx2);
+  EXPECT_EQ(tall_across.tile_rows, 256);
+  EXPECT_EQ(tall_across.tile_cols, 32);
+  tall.domain = {ir::SymExpr(128), ir::SymExpr(512)};
+  EXPECT_EQ(DefaultTileConfig(tall, context, kAvx2).tile_rows, 128);
+  EXPECT_EQ(DefaultTileConfig(tall, context, kAvx2).tile_cols, 64);
+  // Loads across (the source read down its columns): 64 x 128 at any height.
+  tall.domain = {ir::SymExpr(2048), ir::SymExpr(512)};
+  tall.accesses = {{.strides = {ir::SymExpr(1), ir::SymExpr(2048)}},
+                   {.strides = {ir::SymExpr(512), ir::SymExpr(1)}}};
+  ASSERT_EQ(ir::TransposingCopyOf(tall), ir::TransposingCopy::kLoadsAcross);
+  EXPECT_EQ(DefaultTileConfig(tall, context, kAvx2).tile_rows, 64);
+  EXPECT_EQ(DefaultTileConfig(tall, context, kAvx2).tile_cols, 128);
   // The same copy stored along its rows keeps the row grain and streams its large output.
   copy.accesses[1].strides = {ir::SymExpr(1024), ir::SymExpr(1)};
   const ir::TileConfig along = DefaultTileConfig(copy, context, kAvx2);
