@@ -142,8 +142,8 @@ struct Plan {
   // Parallel launches only for kernels with at least this much work (scalar ops).
   int64_t parallel_threshold = 1 << 15;
   // A pinning arena's caller joins its CPU at the first parallel kernel with at least this much
-  // work (about 60 us at 2 threads), or that it would run on a worker's CPU: moving it there and
-  // back costs about 6 us a call, which made calls of a few microseconds several times slower.
+  // work, or that it would run on a worker's CPU: moving it there and back costs more than a
+  // short call takes (measurements: docs/architecture.md, "Threads").
   int64_t pin_caller_threshold = 1 << 24;
 
   // Shares the prepacked constants of `previous` where the same input has the same layout.

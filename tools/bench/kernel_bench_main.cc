@@ -158,8 +158,9 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       flags.sweep_options.csv_path = value();
     } else if (arg == "--sweep-sets") {
       if (!absl::SimpleAtoi(value(), &flags.sweep_options.sets) || flags.sweep_options.sets < 0 ||
-          flags.sweep_options.sets > 4096)
+          flags.sweep_options.sets > 4096) {
         return false;
+      }
     } else {
       return false;
     }
