@@ -6,7 +6,7 @@
 #include "jit/codegen/emit_access.h"
 #include "jit/codegen/emit_context.h"
 #include "jit/codegen/emit_kinds.h"
-#include "jit/codegen/matmul_config_grid.h"
+#include "jit/codegen/matmul_scratch.h"
 #include "jit/kernel_abi.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
@@ -46,7 +46,7 @@ llvm::Function* CreateKernelFunction(const ir::Kernel& kernel, const CodegenTarg
 int64_t KernelScratchBytes(const ir::Kernel& kernel) {
   switch (kernel.kind) {
     case ir::KernelKind::kMatMul:
-      return MatMulScratchBytes(kernel.config);
+      return MatMulScratchBytes(kernel);
     case ir::KernelKind::kRowOp:
       return RowOpScratchBytes(kernel);
     case ir::KernelKind::kElementwise:

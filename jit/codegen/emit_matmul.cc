@@ -33,6 +33,7 @@
 #include "jit/codegen/emit_kernel.h"
 #include "jit/codegen/emit_kinds.h"
 #include "jit/codegen/emit_loops.h"
+#include "jit/codegen/matmul_scratch.h"
 #include "jit/codegen/reduction_ops.h"
 #include "jit/codegen/vector_math.h"
 
@@ -121,6 +122,8 @@ class MatMulEmitter {
     kblock_ = k_.config.kc > 0 && k_.stores.size() == 1 &&
               k_.accesses[k_.stores[0].access].dtype == ir::DType::kF32;
     if (kblock_) out_access_ = k_.stores[0].access;
+    slab_ = MatMulASlabOf(k_);
+    pack_a_ = slab_.rows > 0 && ec.lanes > 1;
     unroll_ = std::max(1, k_.config.unroll);
     heavy_epilogue_ = HeavyEpilogue(k_.output);
     first_ = last_ = ec.b.getTrue();
@@ -129,6 +132,21 @@ class MatMulEmitter {
   }
 
   void Emit() {
+    if (!pack_a_) {
+      EmitKernel();
+      return;
+    }
+    // A caller without the scratch gets A read in place by the lean micro-tiles.
+    EmitIfElse(
+        ec_, ec_.b.CreateIsNotNull(ec_.fn->getArg(3)), [&]() { EmitKernel(); },
+        [&]() {
+          pack_a_ = false;
+          Lean([&]() { EmitKernel(); });
+          pack_a_ = true;
+        });
+  }
+
+  void EmitKernel() {
     llvm::IRBuilder<>& b = ec_.b;
     llvm::Value* one_row = b.CreateICmpEQ(b.CreateSub(ec_.hi[0], ec_.lo[0]), ec_.I64Const(1));
     if (k_.b_packed >= 0 && pack_) {
@@ -633,8 +651,108 @@ class MatMulEmitter {
     });
   }
 
-  // Rows [row_lo, row_hi) of the tile range, over the columns [col_lo_, col_hi_).
+  // Rows [row_lo, row_hi) of the tile range, over the columns [col_lo_, col_hi_). With an A
+  // slab (MatMulASlab), in runs of at most slab_.rows rows of one batch entry, each copied to
+  // the slab for the current K block before its micro-tiles read it there.
   void EmitRows(llvm::Value* row_lo, llvm::Value* row_hi) {
+    if (!pack_a_ || lean_) {
+      EmitRowRange(row_lo, row_hi);
+      return;
+    }
+    llvm::IRBuilder<>& b = ec_.b;
+    llvm::Value* m_extent = dims_[rank_ - 2];
+    std::vector<llvm::Value*> batch_dims(dims_.begin(), dims_.end() - 2);
+    llvm::AllocaInst* pos = ec_.EntryAlloca(ec_.I64(), "slabrow");
+    b.CreateStore(row_lo, pos);
+    EmitWhileLoop(ec_, pos, row_hi, [&](llvm::Value* lo) {
+      llvm::Value* m = b.CreateURem(lo, m_extent);
+      llvm::Value* hi = b.CreateBinaryIntrinsic(
+          llvm::Intrinsic::smin,
+          b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(lo, ec_.I64Const(slab_.rows)),
+                                  row_hi),
+          b.CreateAdd(b.CreateSub(lo, m), m_extent));
+      std::vector<llvm::Value*> idx = ec_.Unflatten(b.CreateUDiv(lo, m_extent), batch_dims);
+      idx.resize(rank_ + 1, nullptr);
+      idx[rank_ - 2] = m;
+      slab_m0_ = m;
+      PackASlab(idx, b.CreateSub(hi, lo));
+      EmitRowRange(lo, hi);
+      slab_m0_ = nullptr;
+      b.CreateStore(hi, pos);
+    });
+  }
+
+  // Copies A's `rows` rows from idx (one batch entry's) over the K block [k_lo_, k_hi_) into
+  // the slab, row m's K values at SlabIndex(k, m). Squares of `lanes` rows x `lanes` K steps
+  // are loaded as vectors along A's contiguous M and transposed in registers (the last square
+  // may run past `rows`, into the slab's spare rows); the K tail (fewer than `lanes` steps) is
+  // copied element by element.
+  void PackASlab(std::vector<llvm::Value*> idx, llvm::Value* rows) {
+    llvm::IRBuilder<>& b = ec_.b;
+    const int mdim = rank_ - 2, kdim = rank_;
+    const int lanes = ec_.lanes;
+    llvm::Value* scratch = ec_.fn->getArg(3);
+    llvm::Value* m0 = idx[mdim];
+    idx[rank_ - 1] = nullptr;  // A's N stride is 0
+    CheckKSteps(k_lo_, k_hi_, [&](llvm::Value* kk) {
+      std::vector<llvm::Value*> at = idx;
+      at[kdim] = kk;
+      for (llvm::Value* m : {m0, b.CreateSub(b.CreateAdd(m0, rows), ec_.I64Const(1))}) {
+        at[mdim] = m;
+        access_.CheckLoad(k_.a, at, -1, 1);
+      }
+    });
+    access_.HoistChecks(true);
+    llvm::Value* squares =
+        b.CreateSDiv(b.CreateAdd(rows, ec_.I64Const(lanes - 1)), ec_.I64Const(lanes));
+    EmitForLoop(
+        ec_, ec_.I64Const(0), squares,
+        [&](llvm::Value* sq) {
+          llvm::Value* c = b.CreateMul(sq, ec_.I64Const(lanes));
+          llvm::Value* count = b.CreateSub(rows, c);
+          // Lanes past `rows` are not read (a mask of all lanes for a full square).
+          llvm::Value* mask = ec_.LaneMask(
+              b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, count, ec_.I64Const(lanes)), lanes);
+          idx[mdim] = b.CreateAdd(m0, c);
+          auto load = [&](llvm::Value* kk) {
+            idx[kdim] = kk;
+            access_.MaskLanes(mask);
+            llvm::Value* v = access_.Load(k_.a, idx, mdim, lanes);
+            access_.MaskLanes(nullptr);
+            return v;
+          };
+          llvm::AllocaInst* pos = ec_.EntryAlloca(ec_.I64(), "slabk");
+          b.CreateStore(k_lo_, pos);
+          EmitChunkLoop(
+              ec_, pos, k_hi_, lanes,
+              [&](llvm::Value* kk) {
+                std::vector<llvm::Value*> v(lanes);
+                for (int t = 0; t < lanes; ++t) v[t] = load(b.CreateAdd(kk, ec_.I64Const(t)));
+                v = Transpose(v);
+                for (int r = 0; r < lanes; ++r) {
+                  llvm::Value* at = SlabIndex(kk, b.CreateAdd(idx[mdim], ec_.I64Const(r)));
+                  ec_.Check(BoundsChecks::kScratch, at, nullptr, lanes, nullptr, true);
+                  b.CreateAlignedStore(v[r], b.CreateInBoundsGEP(ec_.F32(), scratch, at),
+                                       llvm::Align(4));
+                }
+              },
+              /*disable_unroll=*/true);
+          EmitForLoop(ec_, b.CreateLoad(ec_.I64(), pos), k_hi_, [&](llvm::Value* kk) {
+            llvm::Value* v = load(kk);
+            for (int r = 0; r < lanes; ++r) {
+              llvm::Value* at = SlabIndex(kk, b.CreateAdd(idx[mdim], ec_.I64Const(r)));
+              ec_.Check(BoundsChecks::kScratch, at, nullptr, 1, nullptr, true);
+              b.CreateAlignedStore(b.CreateExtractElement(v, r),
+                                   b.CreateInBoundsGEP(ec_.F32(), scratch, at), llvm::Align(4));
+            }
+          });
+        },
+        /*disable_unroll=*/true);
+    access_.HoistChecks(false);
+  }
+
+  // Rows [row_lo, row_hi) of the tile range, A read in place or from the slab (slab_m0_).
+  void EmitRowRange(llvm::Value* row_lo, llvm::Value* row_hi) {
     llvm::IRBuilder<>& b = ec_.b;
     llvm::Value* m_extent = dims_[rank_ - 2];
     std::vector<llvm::Value*> batch_dims(dims_.begin(), dims_.end() - 2);
@@ -900,6 +1018,11 @@ class MatMulEmitter {
       }
       at[ndim] = nullptr;  // A's N stride is 0
       for (int i : Ends(rows)) {
+        if (slab_m0_ != nullptr) {
+          ec_.Check(BoundsChecks::kScratch, SlabIndex(kk, m[i]), nullptr, 1, nullptr,
+                    /*store=*/false);
+          continue;
+        }
         at[mdim] = m[i];
         access_.CheckLoad(k_.a, at, -1, width);
       }
@@ -929,7 +1052,15 @@ class MatMulEmitter {
             bv[j] = access_.Load(k_.b, idx, ndim, width);
           }
           idx[ndim] = nullptr;  // A's N stride is 0
+          llvm::Value* slab_at = slab_m0_ != nullptr ? SlabIndex(kk, m0) : nullptr;
           for (int i = 0; i < rows; ++i) {
+            if (slab_at != nullptr) {
+              llvm::Value* at = b.CreateAdd(slab_at, ec_.I64Const(int64_t{i} * slab_.row_stride));
+              llvm::Value* a = b.CreateAlignedLoad(
+                  ec_.F32(), b.CreateInBoundsGEP(ec_.F32(), ec_.fn->getArg(3), at), llvm::Align(4));
+              av[i] = width > 1 ? b.CreateVectorSplat(width, a) : a;
+              continue;
+            }
             idx[mdim] = m[i];
             av[i] = access_.Load(k_.a, idx, -1, width);
           }
@@ -1081,6 +1212,15 @@ class MatMulEmitter {
     // A GEP without inbounds: the address may lie past the buffer (prefetches never fault).
     llvm::Value* p = b.CreateGEP(ec_.F32(), block, b.CreateAdd(at, ec_.I64Const(ahead)));
     EmitPrefetch(b, p, 3);
+  }
+
+  // The slab's element for row m (of the run packed from row slab_m0_) at K step kk.
+  llvm::Value* SlabIndex(llvm::Value* kk, llvm::Value* m) {
+    llvm::IRBuilder<>& b = ec_.b;
+    return b.CreateAdd(
+        b.CreateAdd(ec_.I64Const(slab_.offset),
+                    b.CreateMul(b.CreateSub(m, slab_m0_), ec_.I64Const(slab_.row_stride))),
+        b.CreateSub(kk, k_lo_));
   }
 
   // An array of `n` values of `type` in the entry block.
@@ -1370,6 +1510,9 @@ class MatMulEmitter {
   std::map<std::pair<int, bool>, llvm::Function*> epilogue_fns_;  // by width, masked
   llvm::Value* lane_count_ = nullptr;  // while emitting a masked tile: its lanes (see Masked)
   bool kblock_ = false;                // K blocking is possible (see the ctor)
+  MatMulASlab slab_;                   // A read across K: its copy in the scratch
+  bool pack_a_ = false;                // the rows go through the slab (EmitRows)
+  llvm::Value* slab_m0_ = nullptr;     // while emitting a packed run: its first row (M index)
   int unroll_ = 1;                     // of the micro-kernel's K loop
   // The fallback for a range the plan never makes (a prepacked B's columns off a block): one
   // row, one vector (or column) per micro-tile, the K loop not unrolled.

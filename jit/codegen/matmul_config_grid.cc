@@ -54,8 +54,4 @@ std::vector<ir::TileConfig> MatMulBoundaryConfigs() {
   };
 }
 
-int64_t MatMulScratchBytes(const ir::TileConfig& config) {
-  return config.pack_b ? config.panel_bytes : 0;
-}
-
 }  // namespace pto::jit

@@ -35,9 +35,6 @@ struct MatMulConfigGrid {
 // default configs' shapes (AVX2, AVX-512).
 std::vector<ir::TileConfig> MatMulBoundaryConfigs();
 
-// Scratch a kernel with `config` needs per thread (the plan provides it; kernel ABI).
-int64_t MatMulScratchBytes(const ir::TileConfig& config);
-
 }  // namespace pto::jit
 
 #endif  // PTO_JIT_CODEGEN_MATMUL_CONFIG_GRID_H_

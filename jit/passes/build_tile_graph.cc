@@ -41,9 +41,10 @@ struct View {
 };
 
 // A matmul whose A is not contiguous along K reads a copy of A in rows of [M, K] when it has
-// at least this many (static) columns: the copy is one pass over A, the matmul reads each A row
-// once per block of columns.
-constexpr int64_t kCopyARowsMinColumns = 128;
+// at least this many (static) columns: the copy is one pass over A, which the matmul's tasks of
+// a few column blocks each read again. Narrower matmuls copy A a K block at a time into their
+// scratch (jit/codegen/matmul_scratch.h), where it stays in the cache.
+constexpr int64_t kCopyARowsMinColumns = 256;
 bool CopyARows(const SymExpr& n) { return n.IsConstant() && n.constant() >= kCopyARowsMinColumns; }
 
 IndexMap Identity(size_t rank) {

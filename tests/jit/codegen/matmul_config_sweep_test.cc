@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "jit/codegen/emit_kernel.h"
 #include "jit/codegen/matmul_config_grid.h"
 #include "kernel_test_util.h"
 #include "matmul_kernel_builder.h"
@@ -41,8 +42,8 @@ void CheckConfig(const ir::TileConfig& config, BLayout layout, std::mt19937& rng
   const std::string name =
       absl::StrCat("sweep_", ConfigName(config), layout == BLayout::kNK ? "_nk" : "_kn",
                    o.transpose_a ? "_ta" : "", o.broadcast_b ? "_bb" : "", o.epilogue ? "_e" : "");
-  absl::StatusOr<CompiledObject> c =
-      CompileKernel(EngineFor(HostTarget().isa), MatMulKernel(o, name));
+  const ir::Kernel kernel = MatMulKernel(o, name);
+  absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(HostTarget().isa), kernel);
   ASSERT_TRUE(c.ok()) << name << ": " << c.status();
   std::uniform_int_distribution<int64_t> m(1, 40), n(1, 70), k(0, 300), tile(1, 24);
   const std::vector<MatMulCase> shapes = {
@@ -51,7 +52,7 @@ void CheckConfig(const ir::TileConfig& config, BLayout layout, std::mt19937& rng
     s.transpose_a = o.transpose_a;
     s.broadcast_b = o.broadcast_b;
     s.b_layout = layout;
-    const int64_t scratch = MatMulScratchBytes(config);
+    const int64_t scratch = KernelScratchBytes(kernel);
     CheckMatMul(c->entry, s, o.epilogue, 0, 0, name + " whole", scratch);
     const int64_t t0 = tile(rng), t1 = tile(rng);
     CheckMatMul(c->entry, s, o.epilogue, t0, t1, absl::StrCat(name, " tiles ", t0, "x", t1),

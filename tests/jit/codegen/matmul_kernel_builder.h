@@ -40,6 +40,8 @@ struct MatMulOptions {
   int mr = 4, nrv = 2, vw = 0;
   // A static M (the domain's dim 1 a constant; the case's m must equal it), else symbol 1.
   std::optional<int64_t> static_m;
+  // A static N (the domain's dim 2), else symbol 2; cases must match it.
+  std::optional<int64_t> static_n;
   // B prepacked in column blocks of this (buffer 5, as the plan passes a constant weight);
   // B must then be shared by the batch entries (broadcast_b) and stored [K, N]. 0: not.
   int prepacked_block = 0;

@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "jit/codegen/emit_kernel.h"
+#include "jit/codegen/matmul_scratch.h"
 #include "kernel_test_util.h"
 #include "matmul_kernel_builder.h"
 
@@ -273,6 +275,44 @@ TEST(MatMulTest, BatchedTransposedBPackedPerBatchEntry) {
         CheckMatMul(c->entry, mc, epilogue, 0, 0, name, config.panel_bytes);
         CheckMatMul(c->entry, mc, epilogue, 5, 11, name + " split 5x11", config.panel_bytes);
         CheckMatMul(c->entry, mc, epilogue, 13, 0, name + " split 13 rows", config.panel_bytes);
+      }
+    }
+  }
+}
+
+// A stored [K, M] (a weight gradient's xᵀ) with K blocks: each run of rows is copied to the
+// scratch a K block at a time (MatMulASlab). K blocks of 2048 leave room for runs of 12 rows,
+// so M = 40 takes four runs per batch entry (the last of 4 rows, a partial square), K = 2100
+// two blocks (the second with a K tail of 4 steps past its squares); without the scratch the
+// lean micro-tiles read A in place.
+TEST(MatMulTest, AReadAcrossKIsCopiedToTheScratchABlockAtATime) {
+  std::vector<Isa> isas = {Isa::kAvx2};
+  if (HostTarget().isa == Isa::kAvx512) isas.push_back(Isa::kAvx512);
+  for (Isa isa : isas) {
+    for (const bool pack_b : {false, true}) {
+      ir::TileConfig config = SixRowConfig(2, pack_b ? 65536 : 0, 2);
+      config.pack_b = pack_b;
+      config.kc = 2048;
+      MatMulOptions o;
+      o.transpose_a = true;
+      o.epilogue = true;
+      o.config = config;
+      const std::string name =
+          absl::StrCat("mm_slab_", device::IsaName(isa), pack_b ? "_packb" : "");
+      const ir::Kernel kernel = MatMulKernel(o, name);
+      const MatMulASlab slab = MatMulASlabOf(kernel);
+      EXPECT_EQ(slab.rows, 12) << name;
+      const int64_t scratch = KernelScratchBytes(kernel);
+      EXPECT_EQ(scratch, (pack_b ? 65536 : 0) + 4 * (12 + 16) * slab.row_stride) << name;
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), kernel);
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (MatMulCase mc : std::vector<MatMulCase>{
+               {2, 40, 33, 2100}, {1, 40, 70, 37}, {3, 5, 19, 7}, {1, 1, 17, 20}}) {
+        mc.transpose_a = true;
+        CheckMatMul(c->entry, mc, true, 0, 0, name, scratch);
+        CheckMatMul(c->entry, mc, true, 7, 11, name + " split 7x11", scratch);
+        CheckMatMul(c->entry, mc, true, 30, 0, name + " split 30 rows", scratch);
+        CheckMatMul(c->entry, mc, true, 0, 0, name + " no scratch", 0);
       }
     }
   }

@@ -202,8 +202,9 @@ TEST(BuildTileGraphTest, MatMulBWithNoUnitStrideIsCopiedToRows) {
 }
 
 TEST(BuildTileGraphTest, MatMulAReadAcrossKIsCopiedToRowsWhenNIsWide) {
-  // A = xᵀ (a weight gradient's shape): A's K stride is M. With 128 columns the matmul reads a
-  // copy in rows of [M, K], made along x's rows; with 127 it reads x in place.
+  // A = xᵀ (a weight gradient's shape): A's K stride is M. With 256 columns the matmul reads a
+  // copy in rows of [M, K], made along x's rows; with 255 it reads x (its kernel may copy
+  // blocks of it to its scratch).
   const auto tiles = [](int64_t n) {
     return Tiles(TraceGraph(
         [](std::span<const Value> v) {
@@ -211,7 +212,7 @@ TEST(BuildTileGraphTest, MatMulAReadAcrossKIsCopiedToRowsWhenNIsWide) {
         },
         {{4, 2}, {4, n}}));
   };
-  const std::string wide = tiles(128);
+  const std::string wide = tiles(256);
   EXPECT_NE(wide.find("buf3: temp f32[8]  // %2 transpose (A rows for matmul)\n"
                       "kernel f32_copy (elementwise) domain [4, 2] buffers=2\n"),
             std::string::npos)
@@ -220,13 +221,13 @@ TEST(BuildTileGraphTest, MatMulAReadAcrossKIsCopiedToRowsWhenNIsWide) {
                       "  a1: f32 buf1 + 0 strides [1, 4]\n"),
             std::string::npos)
       << wide;
-  EXPECT_NE(wide.find("kernel f32_matmul (matmul) domain [2, 128] k=4 a=a0 b=a1 buffers=3\n"
+  EXPECT_NE(wide.find("kernel f32_matmul (matmul) domain [2, 256] k=4 a=a0 b=a1 buffers=3\n"
                       "  config: tile 1x0 vw 0 unroll 1 mr 4 nr 2 panel 0 pack 0 kc 0 mc 0 order "
                       "panels_outer\n"
                       "  a0: f32 buf0 + 0 strides [4, 0, 1]\n"),
             std::string::npos)
       << wide;
-  const std::string narrow = tiles(127);
+  const std::string narrow = tiles(255);
   EXPECT_EQ(narrow.find("A rows for matmul"), std::string::npos) << narrow;
   EXPECT_NE(narrow.find("  a0: f32 buf0 + 0 strides [1, 0, 2]\n"), std::string::npos) << narrow;
 }
