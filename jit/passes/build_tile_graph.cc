@@ -227,8 +227,9 @@ class Builder {
   std::optional<View> MergedStoreView(int root);
   absl::Status BuildConcat(int node, int buffer);
   // Plans the roots computed straight into their window of a concat's result: a root (an
-  // elementwise or anchored group's) whose one use is the concat, directly or through a
-  // reshape the window allows, and that is no Function output. The concat then copies only
+  // elementwise or anchored group's) whose one use is the concat, directly or through
+  // reshapes the window allows and transposes (attention's per-head gradients merged back),
+  // each the only use of its input, and that is no Function output. The concat then copies only
   // its other inputs.
   void PlanConcatWindows();
   // The buffer of concat `node`: its output buffer, or a temp made at the first use.
@@ -914,22 +915,32 @@ void Builder::PlanConcatWindows() {
     for (size_t j = 0; j < n.inputs.size(); ++j) {
       const int x = n.inputs[j];
       const SymExpr length = g_.nodes[x].shape[axis];
-      const bool reshaped =
-          groups_.role[x] == NodeRole::kView && g_.nodes[x].op == OpKind::kReshape;
-      const int r = reshaped ? g_.nodes[x].inputs[0] : x;
+      // Down the reshapes and transposes that are each the only use of their input, to the
+      // node that computes the values, with the window's strides in its shape.
+      int r = x;
+      std::optional<std::vector<SymExpr>> view_strides = strides;
+      bool only = only_use(x, c);
+      while (only && view_strides.has_value() && groups_.role[r] == NodeRole::kView &&
+             (g_.nodes[r].op == OpKind::kReshape || g_.nodes[r].op == OpKind::kTranspose)) {
+        const ir::Node& v = g_.nodes[r];
+        const int in = v.inputs[0];
+        only = only_use(in, r);
+        if (v.op == OpKind::kReshape) {
+          view_strides = ReshapeStrides(v.shape, *view_strides, g_.nodes[in].shape);
+        } else {
+          // The transpose's dim i is its input's dim ints[i].
+          std::vector<SymExpr> t(view_strides->size());
+          for (size_t d = 0; d < t.size(); ++d) t[v.attrs.ints[d]] = (*view_strides)[d];
+          view_strides = std::move(t);
+        }
+        r = in;
+      }
       const OpKind op = g_.nodes[r].op;
       const bool computed = groups_.role[r] == NodeRole::kRoot && op != OpKind::kConcat &&
                             op != OpKind::kScatterAdd && !windows_.count(r);
-      if (computed && only_use(x, c) && (!reshaped || only_use(r, x)) &&
-          g_.nodes[r].dtype == n.dtype) {
-        View window{-1, start * strides[axis], strides};
-        std::optional<std::vector<SymExpr>> view_strides = window.strides;
-        if (reshaped) view_strides = ReshapeStrides(g_.nodes[x].shape, strides, g_.nodes[r].shape);
-        if (view_strides.has_value()) {
-          window.strides = *std::move(view_strides);
-          windows_[r] = Window{c, std::move(window)};
-          in_window[j] = true;
-        }
+      if (computed && only && view_strides.has_value() && g_.nodes[r].dtype == n.dtype) {
+        windows_[r] = Window{c, View{-1, start * strides[axis], *std::move(view_strides)}};
+        in_window[j] = true;
       }
       start = start + length;
     }

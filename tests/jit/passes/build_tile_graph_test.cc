@@ -375,6 +375,36 @@ TEST(BuildTileGraphTest, ConcatInputsComputedInTheirWindows) {
   EXPECT_EQ(concats, 1) << text;
 }
 
+// Per-head results merged back ([heads 2, seq 3, 5] -> [seq 3, 10], as attention's dq, dk
+// and dv) and concatenated along the last axis: each matmul stores straight into its window
+// of the concat's [3, 30] buffer, heads 5 apart and rows 30, and no copy kernel is left.
+TEST(BuildTileGraphTest, MergedHeadsAreComputedInTheirConcatWindows) {
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        auto merged = [](Value heads) { return reshape(transpose(heads, {1, 0, 2}), {3, 10}); };
+        Value q = merged(matmul(v[0], v[1]));
+        Value k = merged(matmul(v[0], v[2]));
+        Value w = merged(matmul(v[0], v[1]) * 2.0f);
+        return std::vector{exp(concat({q, k, w}, 1))};
+      },
+      {{2, 3, 4}, {2, 4, 5}, {2, 4, 5}});
+  const std::string text = Tiles(g);
+  EXPECT_EQ(text.find("kernel f32_concat"), std::string::npos) << text;
+  EXPECT_NE(text.find("buf4: temp f32[90]  // %14 concat\n"), std::string::npos) << text;
+  for (const char* window :
+       {"(matmul) domain [2, 3, 5] k=4 a=a0 b=a1 buffers=3\n",
+        "  a2: f32 buf2 + 0 strides [5, 30, 1]\n", "  a2: f32 buf2 + 10 strides [5, 30, 1]\n",
+        "  a2: f32 buf2 + 20 strides [5, 30, 1]\n"}) {
+    EXPECT_NE(text.find(window), std::string::npos) << window << "\n" << text;
+  }
+  int into_concat = 0;
+  for (size_t at = text.find("slot2=buf4\n"); at != std::string::npos;
+       at = text.find("slot2=buf4\n", at + 1)) {
+    ++into_concat;
+  }
+  EXPECT_EQ(into_concat, 3) << text;
+}
+
 // Sibling outputs (an optimizer's new moment beside the new parameters): the consumer's kernel
 // computes the output inline and stores it too, one pass over memory for both.
 TEST(BuildTileGraphTest, StoredInlineOutputsAreExtraStoresOfTheirConsumer) {
