@@ -36,7 +36,11 @@ std::string FusionGroupsText(const ir::Graph& graph, const FusionGroups& groups)
   for (size_t n = 0; n < members.size(); ++n) {
     if (members[n].empty()) continue;
     absl::StrAppend(&out, "kernel of %", n, " (", ir::OpName(graph.nodes[n].op), "):");
-    for (int m : members[n]) absl::StrAppend(&out, " %", m);
+    for (int m : members[n]) {
+      absl::StrAppend(
+          &out, " %", m,
+          m < static_cast<int>(groups.stored.size()) && groups.stored[m] ? " (stored)" : "");
+    }
     absl::StrAppend(&out, "\n");
   }
   if (!inline_nodes.empty())

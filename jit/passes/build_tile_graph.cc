@@ -134,7 +134,8 @@ class Builder {
     int anchor = -1;  // the node whose value is kAcc in `output`
     std::vector<std::string> op_names;
     std::vector<int> nodes;   // the graph nodes whose ops it computes
-    std::vector<int> stored;  // NodeRole::kStoredInline nodes it stores already
+    std::vector<int> stored;  // NodeRole::kStoredInline nodes and epilogue values it stores
+    std::vector<std::pair<int, int>> stored_buffers;  // epilogue value -> its buffer
 
     int Slot(int buffer) {
       for (size_t s = 0; s < slot_buffer.size(); ++s) {
@@ -590,6 +591,15 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
     kb.stored.push_back(node);
     Store(kb, value, ContiguousView(output_buffer_[node], n.shape), map);
   }
+  // An epilogue value later kernels read too: stored into a buffer of its own, which they
+  // read once this kernel is built (BuildGroup sets node_buffer_).
+  if (static_cast<size_t>(node) < groups_.stored.size() && groups_.stored[node] &&
+      std::find(kb.stored.begin(), kb.stored.end(), node) == kb.stored.end()) {
+    kb.stored.push_back(node);
+    const int buffer = NewBuffer(ir::BufferKind::kTemp, 0, n.shape, Label(node), node);
+    kb.stored_buffers.emplace_back(node, buffer);
+    Store(kb, value, ContiguousView(buffer, n.shape), map);
+  }
   return value;
 }
 
@@ -761,7 +771,16 @@ absl::Status Builder::BuildGroup(int anchor, int root, const View& out) {
   absl::StatusOr<int> v = Expr(kb, k.output, root, out_map);
   if (!v.ok()) return v.status();
   Store(kb, *v, out, out_map);
+  // The values computed beside the chain (FusionGroups::beside): Expr stores them.
+  for (size_t x = anchor + 1; x < groups_.beside.size(); ++x) {
+    if (!groups_.beside[x] || groups_.anchor[x] != anchor) continue;
+    if (absl::StatusOr<int> b = Expr(kb, k.output, static_cast<int>(x), out_map); !b.ok()) {
+      return b.status();
+    }
+  }
+  const std::vector<std::pair<int, int>> stored = kb.stored_buffers;
   Finish(std::move(kb), kind);
+  for (const auto& [node, buffer] : stored) node_buffer_[node] = buffer;
   return absl::OkStatus();
 }
 

@@ -1,5 +1,6 @@
 #include "jit/passes/fusion_groups.h"
 
+#include <algorithm>
 #include <cassert>
 #include <optional>
 
@@ -165,15 +166,26 @@ class GroupCapper {
   void EndEpilogue(int prev, int c) {
     const int anchor = groups_.anchor[c];
     groups_.role[prev] = NodeRole::kRoot;
-    for (int x = c; x >= 0;) {
-      int next = -1;
-      for (int consumer : u_.consumers[x]) {
-        if (groups_.anchor[consumer] == anchor) next = consumer;
-      }
+    groups_.stored[prev] = false;
+    std::vector<int> leaving = {c};  // c and every group member downstream of it
+    while (!leaving.empty()) {
+      const int x = leaving.back();
+      leaving.pop_back();
+      if (groups_.anchor[x] != anchor) continue;
+      for (int consumer : u_.consumers[x]) leaving.push_back(consumer);
       groups_.anchor[x] = -1;
+      groups_.stored[x] = groups_.beside[x] = false;
       groups_.role[x] = UngroupedRole(g_, u_, x);
-      x = next;
     }
+  }
+
+  // A node computed beside the chain that does not fit: it leaves the group, which stores its
+  // input (the epilogue value it reads) instead.
+  void DropBeside(int x) {
+    groups_.stored[g_.nodes[x].inputs[0]] = true;
+    groups_.anchor[x] = -1;
+    groups_.stored[x] = groups_.beside[x] = false;
+    groups_.role[x] = UngroupedRole(g_, u_, x);
   }
 
   void Visit(int i) {
@@ -193,7 +205,11 @@ class GroupCapper {
         group_cost_[anchor] = CappedCost(i, group_cost_[anchor] + own, skip);
         return;
       }
-      EndEpilogue(node.inputs[skip], i);
+      if (groups_.beside[i]) {
+        DropBeside(i);
+      } else {
+        EndEpilogue(node.inputs[skip], i);
+      }
     }
     switch (groups_.role[i]) {
       case NodeRole::kInline:
@@ -249,6 +265,115 @@ void MarkStoredInline(const ir::Graph& graph, const Uses& u, FusionGroups& group
   }
 }
 
+// A matmul whose K is a constant of at most kMaxStoredEpilogueK.
+bool StoresEpilogueValues(const ir::Graph& graph, int anchor) {
+  const ir::Node& mm = graph.nodes[anchor];
+  if (mm.op != OpKind::kMatMul) return false;
+  const ir::Shape& a = graph.nodes[mm.inputs[0]].shape;
+  const ir::SymExpr& k = mm.attrs.transpose_a ? a[a.size() - 2] : a.back();
+  return k.IsConstant() && k.constant() <= kMaxStoredEpilogueK;
+}
+
+// An anchor's epilogue: the chain from the anchor to the group's root, the chain's node other
+// kernels read too (stored by the group), or the unary op of it computed beside the chain and
+// stored instead.
+struct Epilogue {
+  std::vector<int> chain;
+  int stored = -1;
+  int beside = -1;
+};
+
+// The epilogue of `anchor` that takes candidate `choice` (in node order) where the chain may
+// run past a value other kernels read; `*choices` gets how many candidates there were.
+Epilogue EpilogueTaking(const ir::Graph& graph, const Uses& u, const FusionGroups& groups,
+                        int anchor, int choice, int* choices) {
+  // Whether c continues the chain at `tail`: an elementwise op of its shape, f32 (anchored
+  // kernels may keep partial results in their output), not already the epilogue of an
+  // earlier anchor (matmul(a, b) * matmul(c, d): this anchor keeps its own buffer, which
+  // that epilogue reads).
+  auto continues = [&](int tail, int c) {
+    const ir::Node& cn = graph.nodes[c];
+    const bool elementwise = ir::IsUnaryElementwise(cn.op) || ir::IsBinaryElementwise(cn.op) ||
+                             ir::IsComparison(cn.op) || cn.op == OpKind::kWhere;
+    return elementwise && cn.shape == graph.nodes[tail].shape && cn.dtype == ir::DType::kF32 &&
+           groups.anchor[c] < 0;
+  };
+  Epilogue e;
+  e.chain = {anchor};
+  *choices = 0;
+  const bool may_store = StoresEpilogueValues(graph, anchor);
+  for (;;) {
+    const int tail = e.chain.back();
+    if (u.is_output[tail]) break;
+    int next = -1;
+    if (u.uses[tail] == 1 && u.consumers[tail].size() == 1) {
+      next = u.consumers[tail][0];
+    } else if (may_store && e.stored < 0 && tail != anchor) {
+      // Past a value some other node reads too (not one consumer reading it twice).
+      std::vector<int> candidates;
+      for (int c : u.consumers[tail]) {
+        if (continues(tail, c)) candidates.push_back(c);
+      }
+      std::sort(candidates.begin(), candidates.end());
+      candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+      const bool read_elsewhere =
+          !candidates.empty() && std::any_of(u.consumers[tail].begin(), u.consumers[tail].end(),
+                                             [&](int c) { return c != candidates[0]; });
+      *choices = static_cast<int>(candidates.size());
+      if (!candidates.empty() && read_elsewhere && choice < *choices) {
+        next = candidates[choice];
+        e.stored = tail;
+      }
+    }
+    if (next < 0 || !continues(tail, next)) break;
+    e.chain.push_back(next);
+  }
+  if (e.stored < 0) return e;
+  auto on_chain = [&](int x) {
+    return std::find(e.chain.begin(), e.chain.end(), x) != e.chain.end();
+  };
+  // What reads `x` comes after the group's kernel (built at its root).
+  auto read_later = [&](int x) {
+    for (int c : u.consumers[x]) {
+      if (c < e.chain.back() && !on_chain(c)) return false;
+    }
+    return true;
+  };
+  // The stored value's other readers, when they are one unary elementwise op of its shape read
+  // later, are computed beside the chain and stored instead (a gelu's derivative beside the
+  // gelu share their terms, and the backward pass reads the derivative, not the value).
+  std::vector<int> others;
+  for (int c : u.consumers[e.stored]) {
+    if (!on_chain(c)) others.push_back(c);
+  }
+  const int o = others.size() == 1 ? others[0] : -1;
+  if (o > e.stored && graph.nodes[o].inputs.size() == 1 && !u.is_output[o] &&
+      continues(e.stored, o) && read_later(o)) {
+    e.beside = o;
+    e.stored = -1;
+  } else if (!read_later(e.stored)) {
+    // Else the chain ends at the stored node, its root.
+    e.chain.resize(std::find(e.chain.begin(), e.chain.end(), e.stored) - e.chain.begin() + 1);
+    e.stored = -1;
+  }
+  return e;
+}
+
+// The epilogue of `anchor`: of the chains through each candidate past a value other kernels
+// read, the first that keeps it; else the chain that ends there.
+Epilogue FormEpilogue(const ir::Graph& graph, const Uses& u, const FusionGroups& groups,
+                      int anchor) {
+  int choices = 0;
+  Epilogue first = EpilogueTaking(graph, u, groups, anchor, 0, &choices);
+  if (first.stored >= 0 || first.beside >= 0) return first;
+  for (int choice = 1; choice < choices; ++choice) {
+    int ignored = 0;
+    Epilogue e = EpilogueTaking(graph, u, groups, anchor, choice, &ignored);
+    if (e.stored >= 0 || e.beside >= 0) return e;
+  }
+  return first;
+}
+
 }  // namespace
 
 bool IsAnchorOp(OpKind op) {
@@ -288,32 +413,30 @@ FusionGroups FormFusionGroups(const ir::Graph& graph, const FusionOptions& optio
   groups.role.assign(n, NodeRole::kRoot);
   groups.anchor.assign(n, -1);
   groups.max_group_cost = options.max_group_cost;
+  groups.stored.assign(n, false);
+  groups.beside.assign(n, false);
   // Epilogue chains first: they take precedence over inlining.
   for (int i = 0; i < n; ++i) {
     if (!IsAnchorOp(graph.nodes[i].op)) continue;
-    int tail = i;
-    while (u.uses[tail] == 1 && !u.is_output[tail] && u.consumers[tail].size() == 1) {
-      const int c = u.consumers[tail][0];
-      const ir::Node& cn = graph.nodes[c];
-      const bool elementwise = ir::IsUnaryElementwise(cn.op) || ir::IsBinaryElementwise(cn.op) ||
-                               ir::IsComparison(cn.op) || cn.op == OpKind::kWhere;
-      // f32 results only: anchored kernels may keep partial results in their output.
-      if (!elementwise || cn.shape != graph.nodes[tail].shape || cn.dtype != ir::DType::kF32) {
-        break;
-      }
-      // Already the epilogue of an earlier anchor (matmul(a, b) * matmul(c, d)): this anchor
-      // keeps its own buffer, which that epilogue reads.
-      if (groups.anchor[c] >= 0) break;
-      groups.role[c] = NodeRole::kAbsorbed;
-      groups.anchor[c] = i;
-      tail = c;
+    const Epilogue e = FormEpilogue(graph, u, groups, i);
+    for (size_t c = 1; c < e.chain.size(); ++c) {
+      groups.role[e.chain[c]] = NodeRole::kAbsorbed;
+      groups.anchor[e.chain[c]] = i;
     }
+    const int tail = e.chain.back();
     groups.anchor[i] = i;
     if (tail != i) {
       groups.role[i] = NodeRole::kFusedAnchor;
       groups.role[tail] = NodeRole::kRoot;
     }
-    groups.anchor[tail] = i;
+    if (e.beside >= 0) {
+      groups.role[e.beside] = NodeRole::kAbsorbed;
+      groups.anchor[e.beside] = i;
+      groups.stored[e.beside] = true;
+      groups.beside[e.beside] = true;
+    } else if (e.stored >= 0) {
+      groups.stored[e.stored] = true;
+    }
   }
   for (int i = 0; i < n; ++i) {
     if (groups.anchor[i] < 0) groups.role[i] = UngroupedRole(graph, u, i);

@@ -41,6 +41,14 @@ struct FusionGroups {
   // kernel's expression (the cost units of jit/passes/fusion_policy.h); 1 (a load) for
   // nodes with a buffer, and for constants.
   std::vector<int> inline_cost;
+  // For kAbsorbed nodes that kernels after the group read too: the group's kernel stores the
+  // value into the node's own buffer beside its root (at most one per group, of a matmul whose
+  // K is at most kMaxStoredEpilogueK).
+  std::vector<bool> stored;
+  // For stored kAbsorbed nodes off the chain: a unary elementwise op of an epilogue value
+  // (gelu's derivative beside the gelu) that the group computes too, because it is all the
+  // rest of the program reads of that value: the value itself is then not stored.
+  std::vector<bool> beside;
   // The cap the groups were formed under (FusionOptions::max_group_cost); the tile-graph
   // builder holds the kernels it groups itself (a concat's copies) to it too.
   int max_group_cost = kMaxFusionGroupCost;

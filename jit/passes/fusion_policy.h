@@ -11,6 +11,8 @@
 #ifndef PTO_JIT_PASSES_FUSION_POLICY_H_
 #define PTO_JIT_PASSES_FUSION_POLICY_H_
 
+#include <cstdint>
+
 namespace pto::jit {
 
 // The most a fusion group's expression may cost, in units of one cheap op (an add, a load, a
@@ -25,6 +27,12 @@ inline constexpr int kTranscendentalCost = 4;
 // inputs grouped into one kernel): besides its own instructions, each store is a memory
 // dependency that the scheduler orders against every other memory access of the loop body.
 inline constexpr int kStoreCost = 8;
+
+// A matmul's epilogue may run past a value other kernels read too (a linear layer's output
+// that both its activation and the backward pass read), storing it beside the group's root,
+// when K is a constant of at most this: a kernel with two stores runs K whole (no K blocks),
+// which this K fits in one block of the default configs anyway.
+inline constexpr int64_t kMaxStoredEpilogueK = 256;
 
 }  // namespace pto::jit
 

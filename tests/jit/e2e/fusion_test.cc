@@ -69,6 +69,16 @@ const TraceFn kHeadsMerge = [](std::span<const Value> v) {
 };
 const std::vector<std::vector<int64_t>> kHeadsMergeShapes = {{2, 3, 5, 5}, {2, 3, 5, 4}, {12, 7}};
 
+// Two sets of per-head results merged back and concatenated (attention's dq and dk into the
+// gradient of a fused projection).
+const TraceFn kHeadsConcat = [](std::span<const Value> v) {
+  auto merged = [](Value heads) { return reshape(transpose(heads, {0, 2, 1, 3}), {0, 0, 12}); };
+  return std::vector<Value>{concat({merged(matmul(v[0], v[1])), merged(matmul(v[0], v[2]))}, 2) +
+                            1.0f};
+};
+const std::vector<std::vector<int64_t>> kHeadsConcatShapes = {
+    {2, 3, 5, 5}, {2, 3, 5, 4}, {2, 3, 5, 4}};
+
 TEST(Fusion, HeadsMergeIsStoredByTheMatmul) {
   EXPECT_EQ(KernelCount(kHeadsMerge, kHeadsMergeShapes), 2);
   // The p.v result used a second time, or a graph output itself, keeps its contiguous buffer
@@ -81,6 +91,29 @@ TEST(Fusion, HeadsMergeIsStoredByTheMatmul) {
                 },
                 kHeadsMergeShapes),
             3);
+}
+
+// A linear layer's output that a later kernel reads too is stored by its epilogue, which runs
+// on through the gelu (or computes the later reader, a unary op of it, beside the gelu):
+// two kernels, not three. Merged heads concatenated are stored into their windows: no concat
+// kernel. FusedGraphsMatchComposedReference checks the values.
+TEST(Fusion, EpilogueValuesAndConcatWindowsSaveKernels) {
+  const std::vector<std::vector<int64_t>> mlp = {{9, 64}, {64, 32}, {32}, {32, 32}};
+  EXPECT_EQ(KernelCount(
+                [](std::span<const Value> v) {
+                  Value h = matmul(v[0], v[1]) + v[2];
+                  return std::vector<Value>{matmul(gelu(h), v[3]) + h};
+                },
+                mlp),
+            2);
+  EXPECT_EQ(KernelCount(
+                [](std::span<const Value> v) {
+                  Value h = matmul(v[0], v[1]) + v[2];
+                  return std::vector<Value>{matmul(gelu(h), v[3]) * exp(h)};
+                },
+                mlp),
+            2);
+  EXPECT_EQ(KernelCount(kHeadsConcat, kHeadsConcatShapes), 3);
 }
 
 TEST(Fusion, FusedGraphsMatchComposedReference) {
@@ -117,6 +150,25 @@ TEST(Fusion, FusedGraphsMatchComposedReference) {
              reshape(transpose(matmul(v[0], v[1]), {0, 2, 1, 3}), {0, 0, 12})};
        },
        kHeadsMergeShapes, 5},
+      // A linear layer's output read by its gelu and later again: stored by the epilogue
+      // that runs on through the gelu; read later through a unary op: that op computed
+      // beside the epilogue instead.
+      {"epilogue_stores_value",
+       [](std::span<const Value> v) {
+         Value h = matmul(v[0], v[1]) + v[2];
+         return std::vector<Value>{matmul(gelu(h), v[3]) + h};
+       },
+       {{9, 64}, {64, 32}, {32}, {32, 32}},
+       64},
+      {"epilogue_beside",
+       [](std::span<const Value> v) {
+         Value h = matmul(v[0], v[1]) + v[2];
+         return std::vector<Value>{matmul(gelu(h), v[3]) * exp(h)};
+       },
+       {{9, 64}, {64, 32}, {32}, {32, 32}},
+       64},
+      // Merged heads concatenated: each matmul stores into its window of the concat.
+      {"heads_concat", kHeadsConcat, kHeadsConcatShapes, 5},
       {"norm_chain",
        [](std::span<const Value> v) {
          return std::vector<Value>{rms_norm(layer_norm(v[0], v[1], v[2]) * 3.0f + 1.0f, v[1]) -

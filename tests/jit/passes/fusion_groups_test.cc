@@ -54,6 +54,8 @@ std::string Roles(const ir::Graph& g, const FusionOptions& options = {}) {
     if (f.role[i] == NodeRole::kInline || f.role[i] == NodeRole::kView) {
       out += " cost " + std::to_string(f.inline_cost[i]);
     }
+    if (f.beside[i]) out += ", beside";
+    if (f.stored[i]) out += ", stored";
     out += "\n";
   }
   return out;
@@ -211,6 +213,83 @@ TEST(FusionGroupsTest, EpilogueStopsAtAShapeChangeOrASecondUse) {
             "%2 matmul: fused_anchor of %2\n"
             "%3 relu: root of %2\n"
             "%4 mul: root\n");
+}
+
+// A linear layer's output read by its activation and by a later kernel (as a training step's
+// backward pass reads it): the epilogue runs on through the activation and stores the
+// output too, when K is at most kMaxStoredEpilogueK; with a longer K the group ends at it.
+TEST(FusionGroupsTest, EpilogueRunsPastAValueReadLaterAndStoresIt) {
+  auto graph = [](int64_t k) {
+    return TraceGraph(
+        [](std::span<const Value> v) {
+          Value h = matmul(v[0], v[1]) + v[2];
+          return std::vector{matmul(gelu(h), v[3]) + h};
+        },
+        {{2, k}, {k, 4}, {4}, {4, 4}});
+  };
+  EXPECT_EQ(Roles(graph(kMaxStoredEpilogueK)),
+            "%0 input: input\n"
+            "%1 input: input\n"
+            "%2 input: input\n"
+            "%3 input: input\n"
+            "%4 matmul: fused_anchor of %4\n"
+            "%5 add: absorbed of %4, stored\n"
+            "%6 gelu_erf: root of %4\n"
+            "%7 matmul: fused_anchor of %7\n"
+            "%8 add: root of %7\n");
+  EXPECT_EQ(Roles(graph(kMaxStoredEpilogueK + 1)),
+            "%0 input: input\n"
+            "%1 input: input\n"
+            "%2 input: input\n"
+            "%3 input: input\n"
+            "%4 matmul: fused_anchor of %4\n"
+            "%5 add: root of %4\n"
+            "%6 gelu_erf: root\n"
+            "%7 matmul: fused_anchor of %7\n"
+            "%8 add: root of %7\n");
+}
+
+// When the value's one other reader is a unary op of it (a gelu's derivative, read by the
+// backward pass), the group computes that too and stores it instead of the value.
+TEST(FusionGroupsTest, AUnaryOpOfTheValueIsComputedBesideTheEpilogue) {
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        Value h = matmul(v[0], v[1]) + v[2];
+        Value out = matmul(gelu(h), v[3]);
+        return std::vector{out * exp(h)};
+      },
+      {{2, 4}, {4, 4}, {4}, {4, 4}});
+  EXPECT_EQ(Roles(g),
+            "%0 input: input\n"
+            "%1 input: input\n"
+            "%2 input: input\n"
+            "%3 input: input\n"
+            "%4 matmul: fused_anchor of %4\n"
+            "%5 add: absorbed of %4\n"
+            "%6 gelu_erf: root of %4\n"
+            "%7 matmul: fused_anchor of %7\n"
+            "%8 exp: absorbed of %4, beside, stored\n"
+            "%9 mul: root of %7\n");
+}
+
+// A reader of the value that comes before the group's root (its kernel would run first): the
+// group ends at the value.
+TEST(FusionGroupsTest, EpilogueEndsAtAValueReadBeforeItsRoot) {
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        Value h = matmul(v[0], v[1]) + v[2];
+        Value s = reduce_sum(h, 1);
+        return std::vector{gelu(h), s};
+      },
+      {{2, 4}, {4, 4}, {4}});
+  EXPECT_EQ(Roles(g),
+            "%0 input: input\n"
+            "%1 input: input\n"
+            "%2 input: input\n"
+            "%3 matmul: fused_anchor of %3\n"
+            "%4 add: root of %3\n"
+            "%5 reduce_sum: root of %5\n"
+            "%6 gelu_erf: root\n");
 }
 
 TEST(FusionGroupsTest, EpilogueOfAnEarlierAnchorIsNotTakenAgain) {
