@@ -39,6 +39,12 @@ constexpr int64_t kWholeRows = 1024;
 // row grains.
 constexpr int64_t kRowTaskRows = 384;
 
+// A static M of long rows over a B that is not constant and at most this many (static)
+// columns, on 32 registers: each task takes all the columns, so its rows of A are read once
+// and B packed once per task, and the rows split as for few columns (equal tasks, a multiple
+// of the cores in number).
+constexpr int64_t kWholeColumnsMaxN = 512;
+
 // Row tasks over a prepacked B (a constant weight: no task copies it) of an M of at least
 // kShortTasksMinRows take kShortTaskRowBlocks row blocks each: a task's A rows stay in the L2
 // across its column blocks and the load spreads evenly.
@@ -234,6 +240,10 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
     c.tile_rows = kShortTaskRowBlocks * c.mr;
   } else if (whole_rows) {
     c.tile_rows = std::max<int64_t>(1, grid_rows.constant());
+  } else if (long_rows && !constant_b && wide_regs && grid_rows.IsConstant() && n.IsConstant() &&
+             n.constant() <= kWholeColumnsMaxN) {
+    c.tile_cols = n.constant();
+    SetRowSplit(k, grid_rows, constant_b, device, c);
   } else if (long_rows) {
     c.tile_rows = kRowTaskRows;
   } else if (!few_rows) {

@@ -143,6 +143,15 @@ TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
       // A longer or symbolic M: tasks of 384 rows; a symbolic M over few columns 16 row blocks.
       {"avx512 symbolic rows", &kAvx512, MatMul(-1, 768, 768), false, 512, 384, 128, 4096},
       {"avx512 symbolic rows, few columns", &kAvx512, MatMul(-1, 512, 32), false, 512, 128, 64, 0},
+      // A static M of long rows over at most 512 columns of a B that is not constant: tasks
+      // over all of N, rows split evenly (6 tasks of 342); 1024 columns, a constant B or 16
+      // registers keep tasks of 384 rows over blocks of columns.
+      {"avx512 long rows, 512 columns", &kAvx512, MatMul(2048, 128, 512), false, 512, 342, 512, 0},
+      {"avx512 long rows, 1024 columns", &kAvx512, MatMul(2048, 128, 1024), false, 512, 384, 128,
+       0},
+      {"avx512 long rows, 512 columns, constant B", &kAvx512, MatMul(2048, 128, 512), true, 512, 96,
+       128, 0},
+      {"avx2 long rows, 512 columns", &kAvx2, MatMul(2048, 128, 512), false, 256, 384, 64, 0},
       // Few columns, B packed per task, K >= 128: one task per core over all of N.
       {"avx512 few columns", &kAvx512, MatMul(512, 512, 32), false, 512, 256, 32, 0},
       // Batch entries that share B count as one matmul of batch x M rows (K blocks of 512);
