@@ -179,13 +179,21 @@ class GroupCapper {
     }
   }
 
-  // A node computed beside the chain that does not fit: it leaves the group, which stores its
-  // input (the epilogue value it reads) instead.
+  // A node computed beside the chain that does not fit: the epilogue ends at the value it
+  // reads, which becomes the group's root (stored before any later kernel reads it), and the
+  // node leaves the group.
   void DropBeside(int x) {
-    groups_.stored[g_.nodes[x].inputs[0]] = true;
+    const int anchor = groups_.anchor[x];
+    const int value = g_.nodes[x].inputs[0];
     groups_.anchor[x] = -1;
     groups_.stored[x] = groups_.beside[x] = false;
     groups_.role[x] = UngroupedRole(g_, u_, x);
+    for (int c : u_.consumers[value]) {
+      if (groups_.anchor[c] == anchor) {
+        EndEpilogue(value, c);
+        return;
+      }
+    }
   }
 
   void Visit(int i) {

@@ -272,6 +272,31 @@ TEST(FusionGroupsTest, AUnaryOpOfTheValueIsComputedBesideTheEpilogue) {
             "%9 mul: root of %7\n");
 }
 
+// The op beside the chain past the cost cap: the epilogue ends at the value, the group's root
+// now (stored before the op's kernel reads it), and the op is computed where it is read.
+TEST(FusionGroupsTest, AnOpBesideTheEpilogueBeyondTheCapEndsTheEpilogueAtItsValue) {
+  const ir::Graph g = TraceGraph(
+      [](std::span<const Value> v) {
+        Value h = matmul(v[0], v[1]) + v[2];
+        Value out = matmul(gelu(h), v[3]);
+        return std::vector{out * exp(h)};
+      },
+      {{2, 4}, {4, 4}, {4}, {4, 4}});
+  FusionOptions options;
+  options.max_group_cost = 10;  // the matmul, the bias add and the gelu fit; the exp does not
+  EXPECT_EQ(Roles(g, options),
+            "%0 input: input\n"
+            "%1 input: input\n"
+            "%2 input: input\n"
+            "%3 input: input\n"
+            "%4 matmul: fused_anchor of %4\n"
+            "%5 add: root of %4\n"
+            "%6 gelu_erf: root\n"
+            "%7 matmul: fused_anchor of %7\n"
+            "%8 exp: inline cost 5\n"
+            "%9 mul: root of %7\n");
+}
+
 // A reader of the value that comes before the group's root (its kernel would run first): the
 // group ends at the value.
 TEST(FusionGroupsTest, EpilogueEndsAtAValueReadBeforeItsRoot) {
