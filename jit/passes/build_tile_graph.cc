@@ -571,7 +571,10 @@ absl::StatusOr<int> Builder::Expr(KernelBuilder& kb, std::vector<ExprNode>& prog
     return absl::InternalError(absl::StrCat("lowering: node %", node, " (", ir::OpName(n.op),
                                             ") has no buffer when its consumer is built"));
   }
-  kb.op_names.emplace_back(ir::OpName(n.op));
+  // A node the expression reaches twice (an epilogue value and the op beside it) is named once.
+  if (std::find(kb.nodes.begin(), kb.nodes.end(), node) == kb.nodes.end()) {
+    kb.op_names.emplace_back(ir::OpName(n.op));
+  }
   kb.nodes.push_back(node);
   ExprNode e;
   e.op = *op;
