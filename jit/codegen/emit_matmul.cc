@@ -102,9 +102,7 @@ class MatMulEmitter {
     kdim_ = ec.Sym(k_.k);
     mr_ = std::max(1, k_.config.mr);
     nrv_ = std::max(1, k_.config.nr_vectors);
-    const int ndim = rank_ - 1, kdim = rank_;
-    dot_ = ConstantValue(access_.Stride(k_.b, ndim)) != 1 &&
-           ConstantValue(access_.Stride(k_.b, kdim)) == 1;
+    dot_ = ir::MatMulDotForm(k_);
     // Packing copies one panel of B for a run of rows. When B moves along batch dims
     // (attention's k and v), the tile's rows are taken one batch entry at a time
     // (EmitBatchSegments) and the panel is packed from that entry's B.
@@ -118,9 +116,7 @@ class MatMulEmitter {
     // copying it costs more than it saves (attention's p.v on 12x512x64: 126 -> 87 GFLOP/s on
     // one thread). Transposed (the dot form) it is packed: a dot product per output is dearer.
     if (batched_b_ && !dot_) pack_ = false;
-    // Partial sums go through the output, so it must be the only store.
-    kblock_ = k_.config.kc > 0 && k_.stores.size() == 1 &&
-              k_.accesses[k_.stores[0].access].dtype == ir::DType::kF32;
+    kblock_ = k_.config.kc > 0 && ir::MatMulCanBlockK(k_);
     if (kblock_) out_access_ = k_.stores[0].access;
     slab_ = MatMulASlabOf(k_);
     pack_a_ = slab_.rows > 0 && ec.lanes > 1;

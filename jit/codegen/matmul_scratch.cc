@@ -14,24 +14,19 @@ constexpr int64_t kLineFloats = 16;
 // The copy moves squares of vectors (at most 16 lanes): the last may run past `rows`.
 constexpr int64_t kSquareRows = 16;
 
-bool IsConstant(const ir::SymExpr& e, int64_t v) { return e.AsConstant() == v; }
-
 }  // namespace
 
 MatMulASlab MatMulASlabOf(const ir::Kernel& k) {
   MatMulASlab slab;
   const ir::TileConfig& c = k.config;
-  if (k.kind != ir::KernelKind::kMatMul || c.kc <= 0 || k.stores.size() != 1 ||
-      k.accesses[k.stores[0].access].dtype != ir::DType::kF32) {
-    return slab;  // no K blocks (the kernel's partial sums need the one f32 store)
-  }
+  if (k.kind != ir::KernelKind::kMatMul || c.kc <= 0 || !ir::MatMulCanBlockK(k)) return slab;
   const size_t rank = k.domain.size();
   const std::vector<ir::SymExpr>& a = k.accesses[k.a].strides;
-  const std::vector<ir::SymExpr>& b = k.accesses[k.b].strides;
-  const bool a_across_k = IsConstant(a[rank - 2], 1) && !IsConstant(a[rank], 1);
-  const bool dot_form = !IsConstant(b[rank - 1], 1) && IsConstant(b[rank], 1);
+  const bool a_across_k = a[rank - 2].AsConstant() == 1 && a[rank].AsConstant() != 1;
   const ir::SymExpr& n = k.domain[rank - 1];
-  if (!a_across_k || dot_form || (n.IsConstant() && n.constant() < kSlabMinColumns)) return slab;
+  if (!a_across_k || ir::MatMulDotForm(k) || (n.IsConstant() && n.constant() < kSlabMinColumns)) {
+    return slab;
+  }
   int64_t lines = (c.kc + kLineFloats - 1) / kLineFloats;
   if (lines % 2 == 0) ++lines;
   const int64_t mr = std::max(1, c.mr);

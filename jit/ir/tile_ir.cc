@@ -130,6 +130,22 @@ TransposingCopy TransposingCopyOf(const Kernel& kernel) {
   return TransposingCopy::kNone;
 }
 
+bool MatMulDotForm(const Kernel& kernel) {
+  const size_t rank = kernel.domain.size();
+  if (kernel.b < 0 || kernel.b >= static_cast<int>(kernel.accesses.size()) || rank < 2 ||
+      kernel.accesses[kernel.b].strides.size() != rank + 1) {
+    return false;
+  }
+  const std::vector<SymExpr>& b = kernel.accesses[kernel.b].strides;
+  return b[rank - 1].AsConstant() != 1 && b[rank].AsConstant() == 1;
+}
+
+bool MatMulCanBlockK(const Kernel& kernel) {
+  return kernel.stores.size() == 1 && kernel.stores[0].access >= 0 &&
+         kernel.stores[0].access < static_cast<int>(kernel.accesses.size()) &&
+         kernel.accesses[kernel.stores[0].access].dtype == DType::kF32;
+}
+
 bool IsRowGrad(RowOpKind kind) {
   switch (kind) {
     case RowOpKind::kSoftmaxGrad:

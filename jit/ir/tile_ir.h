@@ -257,6 +257,13 @@ struct Kernel {
 enum class TransposingCopy : uint8_t { kNone = 0, kStoresAcross = 1, kLoadsAcross = 2 };
 TransposingCopy TransposingCopyOf(const Kernel& kernel);
 
+// A matmul kernel's B read in the dot-product form: stored [N, K], its N stride not the
+// constant 1 and its K stride the constant 1 (false when the kernel has no such b access).
+bool MatMulDotForm(const Kernel& kernel);
+// Whether a matmul kernel can run K in blocks: the partial sums go through its output, so it
+// must have one store, of f32.
+bool MatMulCanBlockK(const Kernel& kernel);
+
 // The 2-D grid the plan splits into tile ranges [lo, hi), per the table above.
 std::array<SymExpr, 2> KernelGrid(const Kernel& kernel);
 

@@ -72,7 +72,7 @@ absl::StatusOr<KernelFacts> FactsOf(const ir::Kernel& k) {
       f.n = k.domain.back().AsConstant();
       f.k = k.k.AsConstant();
       const std::vector<ir::SymExpr>& b = k.accesses[k.b].strides;
-      f.dot_form = !IsConstant(b[rank - 1], 1) && IsConstant(b[rank], 1);
+      f.dot_form = ir::MatMulDotForm(k);
       f.b_prepacked = k.b_packed >= 0;
       // A B that moves with the batch dims is packed per batch entry in the dot form only.
       for (int d = 0; d + 2 < rank; ++d) {
@@ -80,9 +80,7 @@ absl::StatusOr<KernelFacts> FactsOf(const ir::Kernel& k) {
       }
       // The dot-product form packs only tiles of two row blocks or more: one row never does.
       if (f.dot_form && !f.b_prepacked && f.rows == 1) f.can_pack = false;
-      f.can_k_block = k.stores.size() == 1 && k.stores[0].access >= 0 &&
-                      k.stores[0].access < n_accesses &&
-                      k.accesses[k.stores[0].access].dtype == ir::DType::kF32;
+      f.can_k_block = ir::MatMulCanBlockK(k);
       break;
     }
   }

@@ -1,5 +1,7 @@
 // KernelToString is a kernel's identity (in-process memo and persistent cache key): any change
 // that changes the generated code must change it.
+#include "jit/ir/tile_ir.h"
+
 #include <cmath>
 #include <functional>
 #include <set>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "jit/ir/tile_ir.h"
 
 namespace pto::ir {
 namespace {
@@ -47,7 +48,10 @@ TEST(KernelToString, EveryFieldThatChangesCodeChangesTheText) {
       {"input op", [](Kernel& k) { k.input[2].op = ExprOp::kAdd; }},
       {"constant by one ulp", [](Kernel& k) { k.input[1].value = std::nextafter(0.1f, 1.0f); }},
       {"input_value", [](Kernel& k) { k.input_value = 1; }},
-      {"output", [](Kernel& k) { k.output.push_back(ExprNode{ExprOp::kExp, 0}); }},
+      {"output",
+       [](Kernel& k) {
+         k.output.push_back(ExprNode{ExprOp::kExp, 0});
+       }},
       {"store", [](Kernel& k) { k.stores[0].access = 0; }},
       {"axis", [](Kernel& k) { k.axis = 0; }},
       {"reduce kind", [](Kernel& k) { k.reduce = ReduceKind::kMax; }},
@@ -131,6 +135,40 @@ TEST(MatMulMicroTileRegisters, AccumulatorsBVectorsAndOneBroadcast) {
       EXPECT_EQ(MatMulMicroTileRegisters(mr, nr + 1) - MatMulMicroTileRegisters(mr, nr), mr + 1);
     }
   }
+}
+
+// A matmul [M, N] over K: B stored [K, N] is the broadcast form, [N, K] the dot-product form,
+// and a malformed b access neither. K blocks need the one f32 store.
+TEST(MatMulKernel, DotFormAndKBlocksFollowTheStridesAndTheStore) {
+  Kernel k;
+  k.kind = KernelKind::kMatMul;
+  k.domain = {SymExpr(8), SymExpr(16)};
+  k.k = SymExpr(32);
+  const SymExpr zero(0), one(1);
+  k.accesses = {Access{0, zero, {SymExpr(32), zero, one}, DType::kF32},
+                Access{1, zero, {zero, one, SymExpr(16)}, DType::kF32},
+                Access{2, zero, {SymExpr(16), one}, DType::kF32}};
+  k.a = 0;
+  k.b = 1;
+  k.output = {ExprNode{ExprOp::kAcc}};
+  k.stores = {Store{2, 0}};
+  EXPECT_FALSE(MatMulDotForm(k));
+  EXPECT_TRUE(MatMulCanBlockK(k));
+  k.accesses[1].strides = {zero, SymExpr(32), one};  // B stored [N, K]
+  EXPECT_TRUE(MatMulDotForm(k));
+  k.accesses[1].strides = {zero, SymExpr::Symbol(0), one};  // N stride symbolic
+  EXPECT_TRUE(MatMulDotForm(k));
+  k.accesses[1].strides = {zero, one};  // too short for [M, N, K]
+  EXPECT_FALSE(MatMulDotForm(k));
+  k.b = 7;
+  EXPECT_FALSE(MatMulDotForm(k));
+  k.accesses[2].dtype = DType::kI32;
+  EXPECT_FALSE(MatMulCanBlockK(k));
+  k.accesses[2].dtype = DType::kF32;
+  k.stores.push_back(Store{2, 0});
+  EXPECT_FALSE(MatMulCanBlockK(k));
+  k.stores = {Store{9, 0}};
+  EXPECT_FALSE(MatMulCanBlockK(k));
 }
 
 }  // namespace
