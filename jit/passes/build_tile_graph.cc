@@ -774,11 +774,16 @@ absl::Status Builder::BuildGroup(int anchor, int root, const View& out) {
   absl::StatusOr<int> v = Expr(kb, k.output, root, out_map);
   if (!v.ok()) return v.status();
   Store(kb, *v, out, out_map);
-  // The values computed beside the chain (FusionGroups::beside): Expr stores them.
-  for (size_t x = anchor + 1; x < groups_.beside.size(); ++x) {
-    if (!groups_.beside[x] || groups_.anchor[x] != anchor) continue;
-    if (absl::StatusOr<int> b = Expr(kb, k.output, static_cast<int>(x), out_map); !b.ok()) {
-      return b.status();
+  // The values computed beside the chain (FusionGroups::beside), each a reader of a node the
+  // expression computed: Expr stores them.
+  const std::vector<int> computed = kb.nodes;
+  for (int node : computed) {
+    for (int x : consumers_[node]) {
+      if (!groups_.beside[x] || groups_.anchor[x] != anchor ||
+          std::find(kb.stored.begin(), kb.stored.end(), x) != kb.stored.end()) {
+        continue;
+      }
+      if (absl::StatusOr<int> b = Expr(kb, k.output, x, out_map); !b.ok()) return b.status();
     }
   }
   const std::vector<std::pair<int, int>> stored = kb.stored_buffers;
