@@ -35,6 +35,7 @@ namespace pto::jit {
 //     softmax keeping exp prefetches the next row in its exp pass (was: the final pass).
 // 20: kernel symbols name the tile shape.
 // 21: a B stored [N, K] is packed one group of `lanes` columns at a time along the K block.
+// 22: a matmul reading A across K copies it into its scratch a K block at a time (MatMulASlab).
 inline constexpr int kCodegenRevision = 22;
 
 // How code is generated beyond the target: part of a kernel's identity (its name, memo and
