@@ -58,8 +58,10 @@ constexpr int64_t kLongKBlock = 512;
 constexpr int64_t kShortKBlock = 256;
 constexpr int64_t kLongKBlockMinL2 = int64_t{2} << 20;
 
-// The K loop's unroll of the 8 x 3 few-rows tile on AMD cores (see SetMatMulConfig).
+// The K loop's unroll of the 6 x 4 and 8 x 3 tiles on AMD's AVX-512 cores (see
+// SetMatMulConfig).
 constexpr char kAmdVendor[] = "AuthenticAMD";
+constexpr int kAmdSixByFourUnroll = 1;
 constexpr int kAmdEightByThreeUnroll = 2;
 
 // A Function output of at least this many times the private caches (L2 x cores) is written
@@ -196,10 +198,13 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
   const bool few_rows = FewRows(m);
   SetMicroTile(m, n, constant_b, lanes, regs, c);
   c.unroll = wide_regs ? 4 : 1;
-  // LLVM schedules the 8 x 3 tile's K loop, unrolled 4 times for AMD's AVX-512 cores, with
-  // vector registers spilled to the stack inside the loop; unrolled twice it runs from registers.
-  if (c.mr == 8 && c.nr_vectors == 3 && wide_regs && device.vendor == kAmdVendor) {
-    c.unroll = kAmdEightByThreeUnroll;
+  // LLVM schedules a K loop unrolled 4 times for AMD's AVX-512 cores with accumulators of the
+  // 24-accumulator tiles spilled to the stack inside the loop. Unrolled twice, the 8 x 3 tile
+  // runs from registers; the 6 x 4 tile, which holds 4 vectors of B beside them, runs best
+  // with its loop not unrolled.
+  if (wide_regs && device.vendor == kAmdVendor) {
+    if (c.mr == 6 && c.nr_vectors == 4) c.unroll = kAmdSixByFourUnroll;
+    if (c.mr == 8 && c.nr_vectors == 3) c.unroll = kAmdEightByThreeUnroll;
   }
   c.panel_bytes = device.l2_bytes / 2;  // B's panel and A's rows share the L2
   // Acts only when B is prepacked (a constant weight), whose static K x N is known then.

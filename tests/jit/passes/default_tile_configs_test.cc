@@ -104,9 +104,9 @@ TEST(DefaultTileConfigs, MatMulMicroTilePerRegisterFile) {
   }
 }
 
-// On AMD's AVX-512 cores the 8 x 3 tile's K loop is unrolled twice (4 times spilled registers
-// inside the loop); other tiles, and other vendors, keep 4.
-TEST(DefaultTileConfigs, EightByThreeUnrollsTwiceOnAmd) {
+// On AMD's AVX-512 cores the 8 x 3 tile's K loop is unrolled twice and the 6 x 4 tile's not at
+// all (4 times spilled accumulators inside the loop); other tiles, and other vendors, keep 4.
+TEST(DefaultTileConfigs, TwentyFourAccumulatorTilesUnrollLessOnAmd) {
   device::DeviceInfo amd = kAvx512SmallL2;
   amd.vendor = "AuthenticAMD";
   device::DeviceInfo intel = kAvx512;
@@ -118,7 +118,13 @@ TEST(DefaultTileConfigs, EightByThreeUnrollsTwiceOnAmd) {
   EXPECT_EQ(Default(MatMul(32, 3072, 768), intel, true).unroll, 4);
   const ir::TileConfig six_by_four = Default(MatMul(512, 512, 512), amd);
   EXPECT_EQ(six_by_four.mr, 6);
-  EXPECT_EQ(six_by_four.unroll, 4);
+  EXPECT_EQ(six_by_four.nr_vectors, 4);
+  EXPECT_EQ(six_by_four.unroll, 1);
+  EXPECT_EQ(Default(MatMul(512, 512, 512), intel).unroll, 4);
+  const ir::TileConfig eight_by_two = Default(MatMul(23, 29, 31), amd);
+  EXPECT_EQ(eight_by_two.mr, 8);
+  EXPECT_EQ(eight_by_two.nr_vectors, 2);
+  EXPECT_EQ(eight_by_two.unroll, 4);
 }
 
 TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
