@@ -2,8 +2,9 @@
 // Rows are taken in blocks of config.mr within one batch entry; the M tail in one block of
 // M mod mr rows (2 for a symbolic M) where that many remain, then single rows.
 // Two micro-kernel forms, chosen from b's constant strides:
-//  - broadcast form (the default): columns in blocks of config.nr_vectors vectors (then single
-//    vectors, then one vector masked to the last columns); mr x nr vector accumulators over the
+//  - broadcast form (the default): columns in blocks of config.nr_vectors vectors (then the
+//    whole vectors a static N leaves in one micro-tile, then single vectors, then one vector
+//    masked to the last columns); mr x nr vector accumulators over the
 //    K loop: A elements are
 //    broadcast, B rows are vector loads along N, and llvm.fmuladd gives vector FMAs.
 //  - dot-product form, when b's N stride is not the constant 1 but its K stride is (B stored
@@ -910,6 +911,13 @@ class MatMulEmitter {
     EmitChunkLoop(
         ec_, col, col_hi_, int64_t{nrv_} * lanes,
         [&](llvm::Value* n) { MicroKernel(idx, n, rows, nrv_, lanes); }, false);
+    if (const int rest = RestVectors(); rest > 1) {
+      // The whole vectors a static N leaves past its last block, in one micro-tile: its A
+      // broadcasts serve them all, where single vectors would load them once each.
+      EmitChunkLoop(
+          ec_, col, col_hi_, int64_t{rest} * lanes,
+          [&](llvm::Value* n) { MicroKernel(idx, n, rows, rest, lanes); }, true);
+    }
     if (nrv_ > 1) {
       EmitChunkLoop(
           ec_, col, col_hi_, lanes, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); },
@@ -918,6 +926,16 @@ class MatMulEmitter {
     if (lanes > 1) {
       MaskedRemainder(col, col_hi_, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); });
     }
+  }
+
+  // The whole vectors of a static N past its last block of nrv_ vectors (0 for a symbolic N):
+  // the columns of a range that ends at N end with them when the range starts on a block. A
+  // range that ends otherwise may have fewer left, which its single vectors then take.
+  int RestVectors() const {
+    const ir::SymExpr& n = k_.domain.back();
+    if (!n.IsConstant() || nrv_ <= 1) return 0;
+    const int64_t block = int64_t{nrv_} * ec_.lanes;
+    return static_cast<int>(n.constant() % block / ec_.lanes);
   }
 
   // The last columns [*col, hi) (fewer than a vector), if any: body(n) once with n = *col, its
