@@ -267,6 +267,16 @@ TEST(CheckedKernelTest, MatMulFormsMatchUnchecked) {
   for (auto& s : static_m) s[1] = 11;
   ExpectMatMulMatches(t, "ck_mm_transposed_a_rows_outer", static_m, {{7, 24}});
 
+  // A static N leaving 3 whole vectors (of 8) and 5 columns past its last block of 4 vectors:
+  // the micro-tile of those 3, tiles on and off the blocks.
+  MatMulOptions r;
+  r.config = Config(6, 4, 2);
+  r.epilogue = r.light_epilogue = true;
+  r.static_n = 61;
+  auto rest_shapes = shapes;
+  for (auto& s : rest_shapes) s[2] = 61;
+  ExpectMatMulMatches(r, "ck_mm_rest_vectors", rest_shapes, {{1, 0}, {5, 32}, {4, 19}});
+
   // B prepacked; N a multiple of the block (the plan's copy holds the full blocks only), tiles
   // on and off the blocks.
   MatMulOptions p = Prepacked(2);
