@@ -1,9 +1,10 @@
 // A Function: a call validates its views, finds its shape class in the dispatch table
-// (lock-free) and runs the class's plan. A call no class serves takes the slow path under the
-// Function's lock: the trace variant for its dims (traced if new), the class compiled by the
-// pipeline, its tuning queued, the class installed. Once max_shape_classes classes are
-// compiled, the class compiled is the variant's generic one (not tuned); calls that arrive
-// while it compiles wait for the lock and then find it.
+// (lock-free) and runs the class's plan; a call whose views match the shapes of one this
+// thread made before reuses what those checks found (jit/call_memo.h). A call no class serves takes
+// the slow path under the Function's lock: the trace variant for its dims (traced if new), the
+// class compiled by the pipeline, its tuning queued, the class installed. Once max_shape_classes
+// classes are compiled, the class compiled is the variant's generic one (not tuned); calls that
+// arrive while it compiles wait for the lock and then find it.
 #ifndef PTO_JIT_FUNCTION_IMPL_H_
 #define PTO_JIT_FUNCTION_IMPL_H_
 
@@ -69,15 +70,23 @@ class FunctionImpl {
   absl::StatusOr<const TraceVariant*> TracedVariant(
       absl::Span<const std::vector<int64_t>> input_shapes, int64_t* values,
       absl::Span<const TensorView> views = {});
-  // Runs the plan of `cls`; `kernels` (may be null) receives the names of the plan that ran
-  // and, per kernel, its time (as Plan::Run gives it).
+  // The checks a call's views need once its class and symbol values are found: shape guards,
+  // input dtypes, each output view against the class's result, in-place shapes. They depend on
+  // the views' shapes and dtypes only, so a call that matches a remembered one skips them.
+  absl::Status CheckCall(const CompiledClass& cls, absl::Span<const TensorView> inputs,
+                         absl::Span<const TensorView> outputs, const int64_t* values) const;
+  // Runs the plan of views already checked; `kernels` (may be null) receives the names of the
+  // plan that ran and, per kernel, its time (as Plan::Run gives it).
   struct KernelTimes {
     std::vector<std::string> names;
     std::vector<double> seconds;
   };
-  absl::Status Run(const CompiledClass& cls, absl::Span<const TensorView> inputs,
-                   absl::Span<const TensorView> outputs, const int64_t* values,
-                   KernelTimes* kernels = nullptr);
+  absl::Status Launch(const CompiledClass& cls, absl::Span<const TensorView> inputs,
+                      absl::Span<const TensorView> outputs, const int64_t* values,
+                      KernelTimes* kernels = nullptr);
+  // Launch, counted and timed for the class while RuntimeOptions::record_workload is on.
+  absl::Status LaunchCounted(const CompiledClass& cls, absl::Span<const TensorView> inputs,
+                             absl::Span<const TensorView> outputs, const int64_t* values);
   // RuntimeOptions' peaks, or those measured once per process where they are 0.
   device::MachinePeaks Peaks() const;
   // Call's work; Call adds a trace event around it while the Runtime traces.
@@ -86,6 +95,7 @@ class FunctionImpl {
 
   std::shared_ptr<RuntimeImpl> runtime_;  // first: the Runtime's internals outlive the rest
   std::string name_;
+  const uint64_t id_;  // this thread's remembered calls are keyed by it (jit/call_memo.h)
   int num_inputs_;
   FunctionOptions options_;
   bool check_numerics_;  // FunctionOptions' or RuntimeOptions' check_numerics

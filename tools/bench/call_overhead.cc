@@ -6,6 +6,8 @@
 // the call while the Runtime records a trace (Runtime::StartTrace: a call event and an event per
 // kernel piece), written to a temporary file and removed.
 // Prints medians over repetitions (the machine is shared and noisy) as a table.
+// --filter SUBSTR runs only the cases whose name contains it, and none of the rest (the demo
+// block, the parallel launch): one case's warm calls alone, for a profiler.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -92,8 +94,18 @@ struct Case {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   using namespace pto;
+  std::string filter;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--filter" && i + 1 < argc) {
+      filter = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: pto_bench_call_overhead [--filter SUBSTR]\n");
+      return 2;
+    }
+  }
   std::vector<Case> cases = {
       {"x+1 on [1]",
        [](std::span<const Value> v) { return std::vector<Value>{v[0] + 1.0f}; },
@@ -126,6 +138,7 @@ int main() {
   std::printf("%-22s %8s %14s %14s %14s %14s\n", "graph", "kernels", "call ns", "kernels ns",
               "overhead ns", "traced ns");
   for (const Case& c : cases) {
+    if (c.name.find(filter) == std::string::npos) continue;
     std::vector<std::vector<float>> data;
     std::vector<TensorView> in;
     for (const auto& s : c.shapes) {
@@ -203,6 +216,7 @@ int main() {
     std::printf("%-22s %8zu %14.1f %14.1f %14.1f %14.1f\n", c.name.c_str(), bound.size(), call,
                 kernels, call - kernels, traced);
   }
+  if (!filter.empty()) return 0;
   if (!TracedDemoBlock()) return 1;
   device::ThreadArena arena(std::max(2, device.cores));
   const int64_t extent[2] = {arena.threads(), 1}, grain[2] = {1, 1};

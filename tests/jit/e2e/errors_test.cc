@@ -12,7 +12,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class ErrorsTest : public ::testing::Test {
+// Each case cold, and after a valid call with the right shapes (a warm call's checks are
+// partly remembered per thread: jit/call_memo.h; a bad call must get the same error).
+class ErrorsTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     rt_ = testing::OpenRuntime();
@@ -22,6 +24,10 @@ class ErrorsTest : public ::testing::Test {
                        {.dynamic = {{0, 0, batch}}});
     ASSERT_TRUE(fn.ok()) << fn.status();
     fn_ = *std::move(fn);
+    if (GetParam()) {
+      ASSERT_TRUE(Call({x(), w()}, {y()}).ok());
+      ASSERT_TRUE(Call({x(), w()}, {y()}).ok());
+    }
   }
   absl::Status Call(std::vector<TensorView> in, std::vector<TensorView> out) {
     return (*fn_)(in, out);
@@ -37,24 +43,24 @@ class ErrorsTest : public ::testing::Test {
   TensorView y() { return TensorView::Dense(y_.data(), {4, 3}); }
 };
 
-TEST_F(ErrorsTest, ValidCallWorks) {
+TEST_P(ErrorsTest, ValidCallWorks) {
   ASSERT_TRUE(Call({x(), w()}, {y()}).ok());
   EXPECT_FLOAT_EQ(y_[0], 9.0f);
 }
 
-TEST_F(ErrorsTest, WrongNumberOfInputs) {
+TEST_P(ErrorsTest, WrongNumberOfInputs) {
   absl::Status s = Call({x()}, {y()});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("function 'affine' takes 2 inputs, got 1"));
 }
 
-TEST_F(ErrorsTest, WrongNumberOfOutputs) {
+TEST_P(ErrorsTest, WrongNumberOfOutputs) {
   absl::Status s = Call({x(), w()}, {y(), y()});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("produces 1 outputs, got 2 output views"));
 }
 
-TEST_F(ErrorsTest, DTypeMismatch) {
+TEST_P(ErrorsTest, DTypeMismatch) {
   TensorView bad = x();
   bad.dtype = DType::kBF16;
   absl::Status s = Call({bad, w()}, {y()});
@@ -62,7 +68,7 @@ TEST_F(ErrorsTest, DTypeMismatch) {
   EXPECT_THAT(s.message(), HasSubstr("input 0: dtype bf16 is not supported (expected f32 or i32)"));
 }
 
-TEST_F(ErrorsTest, RankMismatchAgainstTrace) {
+TEST_P(ErrorsTest, RankMismatchAgainstTrace) {
   ASSERT_TRUE(Call({x(), w()}, {y()}).ok());
   TensorView x3 = TensorView::Dense(x_.data(), {2, 2, 8});
   absl::Status s = Call({x3, w()}, {y()});
@@ -70,22 +76,24 @@ TEST_F(ErrorsTest, RankMismatchAgainstTrace) {
   EXPECT_THAT(s.message(), HasSubstr("input 0: rank 3 does not match the traced rank 2"));
 }
 
-TEST_F(ErrorsTest, ShapeMismatchOfOutput) {
+TEST_P(ErrorsTest, ShapeMismatchOfOutput) {
   TensorView bad = TensorView::Dense(y_.data(), {3, 4});
   absl::Status s = Call({x(), w()}, {bad});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("output 0: shape [3, 4] does not match the result shape [4, 3]"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("output 0: shape [3, 4] does not match the result shape [4, 3]"));
 }
 
-TEST_F(ErrorsTest, SymbolicDimOutsideDeclaredRange) {
+TEST_P(ErrorsTest, SymbolicDimOutsideDeclaredRange) {
   std::vector<float> big(100 * 8, 0.0f), out(100 * 3);
   absl::Status s = Call({TensorView::Dense(big.data(), {100, 8}), w()},
                         {TensorView::Dense(out.data(), {100, 3})});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("input 0 dim 0 (batch) is 100, outside the declared range [1, 64]"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("input 0 dim 0 (batch) is 100, outside the declared range [1, 64]"));
 }
 
-TEST_F(ErrorsTest, NullDataPointer) {
+TEST_P(ErrorsTest, NullDataPointer) {
   TensorView bad = x();
   bad.data = nullptr;
   absl::Status s = Call({bad, w()}, {y()});
@@ -98,7 +106,7 @@ TEST_F(ErrorsTest, NullDataPointer) {
   EXPECT_THAT(s.message(), HasSubstr("output 0: data pointer is null"));
 }
 
-TEST_F(ErrorsTest, MisalignedDataPointer) {
+TEST_P(ErrorsTest, MisalignedDataPointer) {
   TensorView bad = x();
   bad.data = reinterpret_cast<char*>(x_.data()) + 1;
   absl::Status s = Call({bad, w()}, {y()});
@@ -106,16 +114,17 @@ TEST_F(ErrorsTest, MisalignedDataPointer) {
   EXPECT_THAT(s.message(), HasSubstr("input 0: data pointer is not aligned to 4 bytes"));
 }
 
-TEST_F(ErrorsTest, UnsupportedStrides) {
+TEST_P(ErrorsTest, UnsupportedStrides) {
   TensorView bad = x();
   bad.strides[0] = 1;
   bad.strides[1] = 4;  // column-major
   absl::Status s = Call({bad, w()}, {y()});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("input 0: strides [1, 4] for shape [4, 8] are not dense row-major"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("input 0: strides [1, 4] for shape [4, 8] are not dense row-major"));
 }
 
-TEST_F(ErrorsTest, ElementCountOverflowsInt64) {
+TEST_P(ErrorsTest, ElementCountOverflowsInt64) {
   TensorView huge = x();
   huge.shape[0] = std::numeric_limits<int64_t>::max() / 2;
   huge.shape[1] = 8;
@@ -124,7 +133,7 @@ TEST_F(ErrorsTest, ElementCountOverflowsInt64) {
   EXPECT_THAT(s.message(), HasSubstr("has more elements than int64 can count"));
 }
 
-TEST_F(ErrorsTest, NegativeDim) {
+TEST_P(ErrorsTest, NegativeDim) {
   TensorView bad = x();
   bad.shape[0] = -4;
   absl::Status s = Call({bad, w()}, {y()});
@@ -132,7 +141,7 @@ TEST_F(ErrorsTest, NegativeDim) {
   EXPECT_THAT(s.message(), HasSubstr("input 0: dim 0 is negative (-4)"));
 }
 
-TEST_F(ErrorsTest, RankAboveMaximum) {
+TEST_P(ErrorsTest, RankAboveMaximum) {
   std::vector<int64_t> nine(9, 1);
   TensorView bad = TensorView::Dense(x_.data(), nine);
   absl::Status s = Call({bad, w()}, {y()});
@@ -140,14 +149,14 @@ TEST_F(ErrorsTest, RankAboveMaximum) {
   EXPECT_THAT(s.message(), HasSubstr("input 0: rank -1 is outside [0, 8]"));
 }
 
-TEST_F(ErrorsTest, OutputOverlappingInput) {
+TEST_P(ErrorsTest, OutputOverlappingInput) {
   TensorView alias = TensorView::Dense(x_.data(), {4, 3});
   absl::Status s = Call({x(), w()}, {alias});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("output 0 overlaps input 0"));
 }
 
-TEST_F(ErrorsTest, IncompatibleShapesAtTraceTime) {
+TEST_P(ErrorsTest, IncompatibleShapesAtTraceTime) {
   std::vector<float> wrong(5 * 3, 0.0f);
   absl::Status s = Call({x(), TensorView::Dense(wrong.data(), {5, 3})}, {y()});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -157,15 +166,23 @@ TEST_F(ErrorsTest, IncompatibleShapesAtTraceTime) {
   EXPECT_THAT(s.message(), HasSubstr("[5, 3]"));
 }
 
+INSTANTIATE_TEST_SUITE_P(ColdAndWarm, ErrorsTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "AfterValidCalls" : "Cold";
+                         });
+
 TEST(TraceErrors, BroadcastMismatchNamesOpInputAndShapes) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime();
   auto fn = rt->Jit("bad_add", [](Value a, Value b) { return a + b; });
   ASSERT_TRUE(fn.ok());
   std::vector<float> a(6), b(8), out(6);
-  absl::Status s = (**fn)({TensorView::Dense(a.data(), {2, 3}), TensorView::Dense(b.data(), {2, 4})},
-                          {TensorView::Dense(out.data(), {2, 3})});
+  absl::Status s =
+      (**fn)({TensorView::Dense(a.data(), {2, 3}), TensorView::Dense(b.data(), {2, 4})},
+             {TensorView::Dense(out.data(), {2, 3})});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("add: input 1 shape [2, 4] is not broadcastable with input 0 shape [2, 3]"));
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("add: input 1 shape [2, 4] is not broadcastable with input 0 shape [2, 3]"));
 }
 
 TEST(TraceErrors, DefaultConstructedValue) {
@@ -196,7 +213,8 @@ TEST(OptionErrors, DynamicDimOfMissingInput) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime();
   auto fn = rt->Jit("f", [](Value a) { return a; }, {.dynamic = {{3, 0, Dim("n", 1, 8)}}});
   EXPECT_EQ(fn.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(fn.status().message(), HasSubstr("dynamic dim 'n': input 3 does not exist (1 inputs)"));
+  EXPECT_THAT(fn.status().message(),
+              HasSubstr("dynamic dim 'n': input 3 does not exist (1 inputs)"));
 }
 
 TEST(OptionErrors, NegativeThreads) {
@@ -214,15 +232,16 @@ TEST(OptionErrors, UnknownThreadPinning) {
 TEST(AbsurdSizes, IntermediateTooLargeIsResourceExhausted) {
   std::unique_ptr<Runtime> rt = testing::OpenRuntime();
   // A 200000 x 200000 intermediate (160 GB) from an 800 KB input.
-  auto fn = rt->Jit("outer", [](Value x) {
-    return reduce_sum(matmul(x, x, {.transpose_b = true}), 1);
-  });
+  auto fn =
+      rt->Jit("outer", [](Value x) { return reduce_sum(matmul(x, x, {.transpose_b = true}), 1); });
   ASSERT_TRUE(fn.ok());
   const int64_t n = 200000;
   std::vector<float> x(n, 1.0f), out(n);
-  absl::Status s = (**fn)({TensorView::Dense(x.data(), {n, 1})}, {TensorView::Dense(out.data(), {n})});
+  absl::Status s =
+      (**fn)({TensorView::Dense(x.data(), {n, 1})}, {TensorView::Dense(out.data(), {n})});
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(s.message(), HasSubstr("cannot allocate 160000000000 bytes for intermediate buffers"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("cannot allocate 160000000000 bytes for intermediate buffers"));
 }
 
 TEST(StaticDims, ChangedStaticDimWithoutAutomaticDynamicIsAnError) {
@@ -230,7 +249,8 @@ TEST(StaticDims, ChangedStaticDimWithoutAutomaticDynamicIsAnError) {
   auto fn = rt->Jit("f", [](Value a) { return a * 2.0f; }, {.automatic_dynamic = false});
   ASSERT_TRUE(fn.ok());
   std::vector<float> a(8), out(8);
-  ASSERT_TRUE((**fn)({TensorView::Dense(a.data(), {4})}, {TensorView::Dense(out.data(), {4})}).ok());
+  ASSERT_TRUE(
+      (**fn)({TensorView::Dense(a.data(), {4})}, {TensorView::Dense(out.data(), {4})}).ok());
   absl::Status s = (**fn)({TensorView::Dense(a.data(), {8})}, {TensorView::Dense(out.data(), {8})});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("input 0 dim 0 is 8 but the function was traced with 4"));

@@ -1,0 +1,138 @@
+#include "jit/call_memo.h"
+
+#include <algorithm>
+#include <atomic>
+
+namespace pto::detail {
+namespace {
+
+// Enough for the Functions one thread alternates between (a training loop's step, a serving
+// loop's few models); a Function whose slot another took re-checks once and takes it back.
+constexpr int kEntries = 8;
+
+thread_local CallMemoEntry entries[kEntries];
+
+CallMemoEntry& SlotOf(uint64_t function) { return entries[function % kEntries]; }
+
+uint64_t Header(size_t inputs, size_t outputs) {
+  return static_cast<uint64_t>(inputs) | static_cast<uint64_t>(outputs) << 32;
+}
+
+uint64_t ViewWord(const TensorView& v) {
+  return static_cast<uint32_t>(v.rank) | static_cast<uint64_t>(v.dtype) << 32;
+}
+
+// Compares one view with its encoding at `w` (bounded by `end`); advances `w` past it.
+bool MatchView(const TensorView& v, const uint64_t*& w, const uint64_t* end) {
+  if (w == end || *w != ViewWord(v)) return false;
+  ++w;
+  // The stored rank was a valid one, so the view's rank (equal to it) indexes its arrays.
+  if (end - w < 2 * v.rank) return false;
+  for (int d = 0; d < v.rank; ++d) {
+    if (w[d] != static_cast<uint64_t>(v.shape[d]) ||
+        w[v.rank + d] != static_cast<uint64_t>(v.strides[d])) {
+      return false;
+    }
+  }
+  w += 2 * v.rank;
+  return true;
+}
+
+bool Overlap(uintptr_t a, uint64_t a_bytes, uintptr_t b, uint64_t b_bytes) {
+  return a_bytes > 0 && b_bytes > 0 && a < b + b_bytes && b < a + a_bytes;
+}
+
+bool DeclaredInPlace(absl::Span<const InPlaceOutput> in_place, size_t o, size_t i) {
+  for (const InPlaceOutput& p : in_place) {
+    if (static_cast<size_t>(p.output) == o && static_cast<size_t>(p.input) == i) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+uint64_t NewFunctionId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+const CallMemoEntry* FindCallMemo(uint64_t function, absl::Span<const TensorView> inputs,
+                                  absl::Span<const TensorView> outputs) {
+  const CallMemoEntry& e = SlotOf(function);
+  if (e.function != function || e.signature[0] != Header(inputs.size(), outputs.size())) {
+    return nullptr;
+  }
+  const uint64_t* w = e.signature + 1;
+  const uint64_t* end = e.signature + e.words;
+  for (const TensorView& v : inputs) {
+    if (!MatchView(v, w, end)) return nullptr;
+  }
+  for (const TensorView& v : outputs) {
+    if (!MatchView(v, w, end)) return nullptr;
+  }
+  return w == end ? &e : nullptr;
+}
+
+void RememberCall(uint64_t function, absl::Span<const TensorView> inputs,
+                  absl::Span<const TensorView> outputs, const CompiledClass& cls,
+                  absl::Span<const int64_t> values) {
+  const size_t views = inputs.size() + outputs.size();
+  size_t words = 1;
+  for (const TensorView& v : inputs) words += 1 + 2 * static_cast<size_t>(v.rank);
+  for (const TensorView& v : outputs) words += 1 + 2 * static_cast<size_t>(v.rank);
+  CallMemoEntry& e = SlotOf(function);
+  if (views > CallMemoEntry::kMaxViews || words > CallMemoEntry::kMaxWords ||
+      values.size() > CallMemoEntry::kMaxValues) {
+    if (e.function == function) e.function = 0;  // its views are no longer the last call's
+    return;
+  }
+  e.function = function;
+  e.words = static_cast<int>(words);
+  uint64_t* w = e.signature;
+  *w++ = Header(inputs.size(), outputs.size());
+  size_t view = 0;
+  const auto add = [&](const TensorView& v) {
+    *w++ = ViewWord(v);
+    w = std::copy_n(reinterpret_cast<const uint64_t*>(v.shape), v.rank, w);
+    w = std::copy_n(reinterpret_cast<const uint64_t*>(v.strides), v.rank, w);
+    // The full path accepted the view, so its element count does not overflow.
+    e.bytes[view++] = static_cast<uint64_t>(v.num_elements()) * DTypeSize(v.dtype);
+  };
+  for (const TensorView& v : inputs) add(v);
+  for (const TensorView& v : outputs) add(v);
+  e.cls = &cls;
+  e.num_values = static_cast<int>(values.size());
+  std::copy(values.begin(), values.end(), e.values);
+}
+
+bool PointersUsable(const CallMemoEntry& memo, absl::Span<const TensorView> inputs,
+                    absl::Span<const TensorView> outputs,
+                    absl::Span<const InPlaceOutput> in_place) {
+  const uint64_t* in_bytes = memo.bytes;
+  const uint64_t* out_bytes = memo.bytes + inputs.size();
+  const auto usable = [](const TensorView& v, uint64_t bytes) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(v.data);
+    return (p != 0 || bytes == 0) && p % alignof(float) == 0;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!usable(inputs[i], in_bytes[i])) return false;
+  }
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    if (!usable(outputs[o], out_bytes[o])) return false;
+    const uintptr_t out = reinterpret_cast<uintptr_t>(outputs[o].data);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (Overlap(out, out_bytes[o], reinterpret_cast<uintptr_t>(inputs[i].data), in_bytes[i]) &&
+          !(outputs[o].data == inputs[i].data && DeclaredInPlace(in_place, o, i))) {
+        return false;
+      }
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (Overlap(out, out_bytes[o], reinterpret_cast<uintptr_t>(outputs[p].data), out_bytes[p])) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace pto::detail
