@@ -135,7 +135,9 @@ void ThreadArena::ParallelFor2D(
   });
 }
 
-ThreadArena::CallerPin::CallerPin(ThreadArena* arena) {
+void ThreadArena::CallerPin::Pin(ThreadArena* arena) {
+  if (tried_) return;
+  tried_ = true;
   if (arena == nullptr || !arena->pins()) return;
   arena_ = arena;
   if (arena->impl_->callers.fetch_add(1, std::memory_order_acq_rel) != 0) return;

@@ -186,11 +186,21 @@ absl::Status FunctionImpl::Launch(const CompiledClass& cls, absl::Span<const Ten
   for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
   const device::EpochGuard guard = runtime_->plan_epochs().Enter();
   const jit::Plan* plan = cls.plan.load(std::memory_order_acquire);
-  // While the Runtime traces, each piece of each kernel goes on its timeline.
+  double* seconds = nullptr;
+  if (kernels != nullptr) {
+    kernels->names.clear();
+    for (const jit::PlanKernel& k : plan->kernels) kernels->names.push_back(k.name);
+    kernels->seconds.assign(plan->kernels.size(), 0.0);
+    seconds = kernels->seconds.data();
+  }
   jit::Timeline* timeline = runtime_->timeline();
+  if (timeline == nullptr && !check_numerics_) {
+    return plan->Run(vals, in, out, runtime_->threads(), seconds, nullptr);
+  }
+  // While the Runtime traces, each piece of each kernel goes on its timeline.
   std::optional<jit::TraceObserver> trace;
   if (timeline != nullptr) trace.emplace(*plan, *timeline);
-  // check_numerics: the run watched by a checker; off, no observer at all.
+  // check_numerics: the run watched by a checker.
   std::optional<jit::numerics::NumericsChecker> checker;
   if (check_numerics_) {
     checker.emplace(*plan, cls.program.graph, std::span<void* const>(in, num_inputs_),
@@ -198,12 +208,7 @@ absl::Status FunctionImpl::Launch(const CompiledClass& cls, absl::Span<const Ten
   }
   jit::RunObserverPair both(trace.has_value() ? &*trace : nullptr,
                             checker.has_value() ? &*checker : nullptr);
-  jit::RunObserver* observer = both.single_or_self();
-  if (kernels == nullptr) return plan->Run(vals, in, out, runtime_->threads(), nullptr, observer);
-  kernels->names.clear();
-  for (const jit::PlanKernel& k : plan->kernels) kernels->names.push_back(k.name);
-  kernels->seconds.assign(plan->kernels.size(), 0.0);
-  return plan->Run(vals, in, out, runtime_->threads(), kernels->seconds.data(), observer);
+  return plan->Run(vals, in, out, runtime_->threads(), seconds, both.single_or_self());
 }
 
 absl::StatusOr<const CompiledClass*> FunctionImpl::CompileFor(const CallShapes& shapes,

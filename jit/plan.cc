@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
-#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "device/aligned_buffer.h"
@@ -140,7 +139,7 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
   const bool yielding = device::HasYieldHook();
   // The caller joins a pinning arena's CPUs at the first long parallel kernel, or at the first
   // parallel kernel it would run on a worker's CPU, for the rest of the run.
-  std::optional<device::ThreadArena::CallerPin> caller_pin;
+  device::ThreadArena::CallerPin caller_pin;
   for (size_t ki = 0; ki < kernels.size(); ++ki) {
     if (yielding) device::YieldPoint();  // waits here while calls run
     const PlanKernel& k = kernels[ki];
@@ -192,9 +191,7 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
       const bool one_task = (k.grain[0] <= 0 || extent[0] <= k.grain[0]) &&
                             (k.grain[1] <= 0 || extent[1] <= k.grain[1]);
       if (threads != nullptr && threads->threads() > 1 && work >= parallel_threshold && !one_task) {
-        if (!caller_pin.has_value() && (work >= pin_caller_threshold || threads->OnWorkerCpu())) {
-          caller_pin.emplace(threads);
-        }
+        if (work >= pin_caller_threshold || threads->OnWorkerCpu()) caller_pin.Pin(threads);
         threads->ParallelFor2D(extent, k.grain, run_piece);
       } else if (yielding) {
         // The background tuner's one-thread runs: yields between pieces of the grid cut like a
