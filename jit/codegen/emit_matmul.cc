@@ -862,6 +862,7 @@ class MatMulEmitter {
           for (int v : Ends(nv)) {
             idx[mdim] = m[r];
             idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{v} * width));
+            SelectVectorMask(v, nv);
             access_.CheckAccess(access, idx, ndim, width, stored);
           }
         }
@@ -911,7 +912,34 @@ class MatMulEmitter {
     EmitChunkLoop(
         ec_, col, col_hi_, int64_t{nrv_} * lanes,
         [&](llvm::Value* n) { MicroKernel(idx, n, rows, nrv_, lanes); }, false);
-    if (const int rest = RestVectors(); rest > 1) {
+    const int rest = RestVectors();
+    const int tail = TailColumns();
+    if (rest > 0 && tail > 0 && rest < nrv_ && !heavy_epilogue_) {
+      // The whole vectors past the last block and the masked last columns in one micro-tile
+      // (its last vector masked): its A broadcasts serve them all. A range that ends
+      // elsewhere leaves other columns, which the tiles below take.
+      llvm::IRBuilder<>& b = ec_.b;
+      llvm::Value* n = b.CreateLoad(ec_.I64(), col);
+      EmitIfElse(
+          ec_, b.CreateICmpEQ(b.CreateSub(col_hi_, n), ec_.I64Const(int64_t{rest} * lanes + tail)),
+          [&]() {
+            last_vector_mask_ = ec_.LaneMask(ec_.I64Const(tail), lanes);
+            MicroKernel(idx, n, rows, rest + 1, lanes);
+            last_vector_mask_ = nullptr;
+            access_.MaskLanes(nullptr);
+          },
+          [&]() { RestColumns(idx, rows, col, rest); });
+      return;
+    }
+    RestColumns(idx, rows, col, rest);
+  }
+
+  // The columns [*col, col_hi_) past the last full block: the whole vectors of RestVectors in
+  // one micro-tile when the range has them, single vectors, and the masked last columns.
+  void RestColumns(const std::vector<llvm::Value*>& idx, int rows, llvm::AllocaInst* col,
+                   int rest) {
+    const int lanes = ec_.lanes;
+    if (rest > 1) {
       // The whole vectors a static N leaves past its last block, in one micro-tile: its A
       // broadcasts serve them all, where single vectors would load them once each.
       EmitChunkLoop(
@@ -926,6 +954,18 @@ class MatMulEmitter {
     if (lanes > 1) {
       MaskedRemainder(col, col_hi_, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); });
     }
+  }
+
+  // The columns of a static N past its last whole vector (0 for a symbolic N).
+  int TailColumns() const {
+    const ir::SymExpr& n = k_.domain.back();
+    return n.IsConstant() ? static_cast<int>(n.constant() % ec_.lanes) : 0;
+  }
+
+  // With a masked last vector (last_vector_mask_), the mask the accesses of vector j of nv
+  // take: the last one's, none for the others.
+  void SelectVectorMask(int j, int nv) {
+    if (last_vector_mask_ != nullptr) access_.MaskLanes(j == nv - 1 ? last_vector_mask_ : nullptr);
   }
 
   // The whole vectors of a static N past its last block of nrv_ vectors (0 for a symbolic N):
@@ -986,6 +1026,7 @@ class MatMulEmitter {
         for (int i = 0; i < rows; ++i) {
           for (int j = 0; j < nv; ++j) {
             at_output(i, j);
+            SelectVectorMask(j, nv);
             b.CreateStore(access_.Load(out_access_, idx, ndim, width), acc[i * nv + j]);
           }
         }
@@ -993,8 +1034,8 @@ class MatMulEmitter {
       access_.HoistChecks(false);
     }
     // A full block of a packed panel reads B from the scratch (see PackPanel).
-    const bool from_pack =
-        packed_ != nullptr && nv == nrv_ && width == ec_.lanes && lane_count_ == nullptr;
+    const bool from_pack = packed_ != nullptr && nv == nrv_ && width == ec_.lanes &&
+                           lane_count_ == nullptr && last_vector_mask_ == nullptr;
     llvm::Value* pack_rows = nullptr;
     llvm::Value* pack_rows_at = nullptr;  // its element index in the packed B or the scratch
     if (from_pack && prepacked_) {
@@ -1027,6 +1068,7 @@ class MatMulEmitter {
                     /*store=*/false);
         } else {
           at[ndim] = n[j];
+          SelectVectorMask(j, nv);
           access_.CheckLoad(k_.b, at, ndim, width);
         }
       }
@@ -1063,6 +1105,7 @@ class MatMulEmitter {
               continue;
             }
             idx[ndim] = n[j];
+            SelectVectorMask(j, nv);
             bv[j] = access_.Load(k_.b, idx, ndim, width);
           }
           idx[ndim] = nullptr;  // A's N stride is 0
@@ -1102,6 +1145,7 @@ class MatMulEmitter {
       for (int i = 0; i < rows; ++i) {
         for (int j = 0; j < nv; ++j) {
           at_output(i, j);
+          SelectVectorMask(j, nv);
           StoreResult(idx, width, b.CreateLoad(vt, acc[i * nv + j]), epilogue);
         }
       }
@@ -1523,11 +1567,14 @@ class MatMulEmitter {
   bool heavy_epilogue_ = false;        // emitted as a function (see StoreResult)
   std::map<std::pair<int, bool>, llvm::Function*> epilogue_fns_;  // by width, masked
   llvm::Value* lane_count_ = nullptr;  // while emitting a masked tile: its lanes (see Masked)
-  bool kblock_ = false;                // K blocking is possible (see the ctor)
-  MatMulASlab slab_;                   // A read across K: its copy in the scratch
-  bool pack_a_ = false;                // the rows go through the slab (EmitRows)
-  llvm::Value* slab_m0_ = nullptr;     // while emitting a packed run: its first row (M index)
-  int unroll_ = 1;                     // of the micro-kernel's K loop
+  // While emitting a micro-tile whose last vector alone is masked: its lane mask (see
+  // SelectVectorMask).
+  llvm::Value* last_vector_mask_ = nullptr;
+  bool kblock_ = false;             // K blocking is possible (see the ctor)
+  MatMulASlab slab_;                // A read across K: its copy in the scratch
+  bool pack_a_ = false;             // the rows go through the slab (EmitRows)
+  llvm::Value* slab_m0_ = nullptr;  // while emitting a packed run: its first row (M index)
+  int unroll_ = 1;                  // of the micro-kernel's K loop
   // The fallback for a range the plan never makes (a prepacked B's columns off a block): one
   // row, one vector (or column) per micro-tile, the K loop not unrolled.
   bool lean_ = false;

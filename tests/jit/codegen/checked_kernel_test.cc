@@ -268,7 +268,8 @@ TEST(CheckedKernelTest, MatMulFormsMatchUnchecked) {
   ExpectMatMulMatches(t, "ck_mm_transposed_a_rows_outer", static_m, {{7, 24}});
 
   // A static N leaving 3 whole vectors (of 8) and 5 columns past its last block of 4 vectors:
-  // the micro-tile of those 3, tiles on and off the blocks.
+  // one micro-tile of those 3 and the 5 columns as its masked last vector, tiles on and off
+  // the blocks (off them, the tiles of the other columns).
   MatMulOptions r;
   r.config = Config(6, 4, 2);
   r.epilogue = r.light_epilogue = true;

@@ -248,39 +248,50 @@ TEST(MatMulTest, StaticMTailRunsAsOneBlock) {
   EXPECT_GT(fmas[1], fmas[2]);
 }
 
-// The whole vectors a static N leaves past its last block of 4 vectors are one micro-tile
-// (3 or 2 of them: a micro-tile of their own in the assembly, 1: single vectors as before),
-// then the masked vector. Column ranges on a block and off it (where fewer remain than the tile
-// takes, single vectors take them), N below one block, K blocks; values against the reference.
+// The whole vectors a static N leaves past its last block of 4 vectors are one micro-tile, and
+// with columns past its last whole vector, that micro-tile takes them as its last vector,
+// masked: 2 whole vectors and no tail, a micro-tile of 2; 1 whole vector and a tail, a
+// micro-tile of 2 with the last masked (a micro-tile in the assembly that 1 whole vector alone,
+// run as single vectors, does not have); 3 and a tail, 4; below one block, 2 and a tail, 3.
+// Column ranges on a block and off it (where other columns remain, single vectors and a masked
+// one take them), K blocks; values against the reference, with a light epilogue and a heavy
+// one (whose micro-tiles never mask one vector alone).
 TEST(MatMulTest, WholeVectorsPastTheLastBlockAreOneMicroTile) {
   std::vector<Isa> isas = {Isa::kAvx2};
   if (HostTarget().isa == Isa::kAvx512) isas.push_back(Isa::kAvx512);
   for (const Isa isa : isas) {
     const int64_t lanes = isa == Isa::kAvx512 ? 16 : 8;
     std::vector<size_t> fmas;
-    for (const int64_t n : {7 * lanes + 5, 6 * lanes, 5 * lanes + 1, 2 * lanes + 3}) {
-      MatMulOptions o;
-      o.epilogue = true;
-      o.light_epilogue = true;
-      o.config = SixRowConfig(4, 0, 2);
-      o.static_n = n;
-      const std::string name = absl::StrCat("mm_rest_n", n, "_", device::IsaName(isa));
-      const ir::Kernel k = MatMulKernel(o, name);
-      fmas.push_back(CountOf(KernelAssembly(k, TargetFor(isa)), "vfmadd"));
-      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
-      ASSERT_TRUE(c.ok()) << c.status();
-      for (int64_t kk : {37, 8}) {
-        MatMulCase mc{2, 13, n, kk};
-        mc.light_epilogue = true;
-        CheckMatMul(c->entry, mc, true, 0, 0, name);
-        CheckMatMul(c->entry, mc, true, 6, 4 * lanes, name + " split on blocks");
-        CheckMatMul(c->entry, mc, true, 5, lanes + 3, name + " split off blocks");
+    for (const int64_t n :
+         {7 * lanes + 5, 6 * lanes, 5 * lanes + 1, 2 * lanes + 3, 5 * lanes, 4 * lanes + 3}) {
+      for (const bool light : {true, false}) {
+        MatMulOptions o;
+        o.epilogue = true;
+        o.light_epilogue = light;
+        o.config = SixRowConfig(4, 0, 2);
+        o.static_n = n;
+        const std::string name =
+            absl::StrCat("mm_rest_n", n, light ? "_light_" : "_heavy_", device::IsaName(isa));
+        const ir::Kernel k = MatMulKernel(o, name);
+        if (light) fmas.push_back(CountOf(KernelAssembly(k, TargetFor(isa)), "vfmadd"));
+        absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+        ASSERT_TRUE(c.ok()) << c.status();
+        for (int64_t kk : {37, 8}) {
+          MatMulCase mc{2, 13, n, kk};
+          mc.light_epilogue = light;
+          CheckMatMul(c->entry, mc, true, 0, 0, name);
+          CheckMatMul(c->entry, mc, true, 6, 4 * lanes, name + " split on blocks");
+          CheckMatMul(c->entry, mc, true, 5, lanes + 3, name + " split off blocks");
+        }
       }
     }
-    // 3 and 2 whole vectors past the last block add a micro-tile; 1 leaves single vectors.
-    EXPECT_GT(fmas[0], fmas[2]) << device::IsaName(isa);
-    EXPECT_GT(fmas[1], fmas[2]) << device::IsaName(isa);
-    EXPECT_GT(fmas[3], fmas[2]) << device::IsaName(isa);
+    // Against 1 whole vector past the last block (single vectors, then the masked one):
+    EXPECT_GT(fmas[1], fmas[4]) << device::IsaName(isa);  // 2 whole vectors: their micro-tile
+    EXPECT_GT(fmas[2], fmas[4]) << device::IsaName(isa);  // 1 and a tail: folded
+    EXPECT_GT(fmas[0], fmas[4]) << device::IsaName(isa);  // 3 and a tail: folded
+    EXPECT_GT(fmas[3], fmas[4]) << device::IsaName(isa);  // 2 and a tail, below a block
+    // A tail alone (no whole vector past the last block) has nothing to fold into.
+    EXPECT_EQ(fmas[5], fmas[4]) << device::IsaName(isa);
   }
 }
 
