@@ -142,7 +142,10 @@ class Function {
   Function(const Function&) = delete;
   Function& operator=(const Function&) = delete;
 
-  // Runs on caller-owned inputs, writing caller-owned outputs.
+  // Runs on caller-owned inputs, writing caller-owned outputs. Safe to call from several
+  // threads at once. A call whose views have the shapes, strides and dtypes of a call this
+  // thread made before skips the checks those decided and checks only its pointers (null,
+  // alignment, overlap): a loop calling with the same shapes pays for its checks once.
   absl::Status operator()(absl::Span<const TensorView> inputs,
                           absl::Span<const TensorView> outputs);
   absl::Status Call(std::initializer_list<TensorView> inputs,
