@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "jit/output_overlap.h"
+
 namespace pto::detail {
 namespace {
 
@@ -36,17 +38,6 @@ bool MatchView(const TensorView& v, const uint64_t*& w, const uint64_t* end) {
   }
   w += 2 * v.rank;
   return true;
-}
-
-bool Overlap(uintptr_t a, uint64_t a_bytes, uintptr_t b, uint64_t b_bytes) {
-  return a_bytes > 0 && b_bytes > 0 && a < b + b_bytes && b < a + a_bytes;
-}
-
-bool DeclaredInPlace(absl::Span<const InPlaceOutput> in_place, size_t o, size_t i) {
-  for (const InPlaceOutput& p : in_place) {
-    if (static_cast<size_t>(p.output) == o && static_cast<size_t>(p.input) == i) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -121,13 +112,15 @@ bool PointersUsable(const CallMemoEntry& memo, absl::Span<const TensorView> inpu
     if (!usable(outputs[o], out_bytes[o])) return false;
     const uintptr_t out = reinterpret_cast<uintptr_t>(outputs[o].data);
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (Overlap(out, out_bytes[o], reinterpret_cast<uintptr_t>(inputs[i].data), in_bytes[i]) &&
+      if (BytesOverlap(out, out_bytes[o], reinterpret_cast<uintptr_t>(inputs[i].data),
+                       in_bytes[i]) &&
           !(outputs[o].data == inputs[i].data && DeclaredInPlace(in_place, o, i))) {
         return false;
       }
     }
     for (size_t p = 0; p < o; ++p) {
-      if (Overlap(out, out_bytes[o], reinterpret_cast<uintptr_t>(outputs[p].data), out_bytes[p])) {
+      if (BytesOverlap(out, out_bytes[o], reinterpret_cast<uintptr_t>(outputs[p].data),
+                       out_bytes[p])) {
         return false;
       }
     }

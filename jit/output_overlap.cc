@@ -7,18 +7,10 @@
 namespace pto::detail {
 namespace {
 
-struct ByteRange {
-  uintptr_t begin = 0;
-  uintptr_t end = 0;  // exclusive
-};
+uintptr_t Address(const TensorView& view) { return reinterpret_cast<uintptr_t>(view.data); }
 
-ByteRange RangeOf(const TensorView& view) {
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(view.data);
-  return {begin, begin + static_cast<uintptr_t>(view.num_elements()) * sizeof(float)};
-}
-
-bool Overlap(ByteRange a, ByteRange b) {
-  return a.begin < a.end && b.begin < b.end && a.begin < b.end && b.begin < a.end;
+uint64_t Bytes(const TensorView& view) {
+  return static_cast<uint64_t>(view.num_elements()) * sizeof(float);
 }
 
 // Output o is input i's view exactly and declared in place of it.
@@ -28,13 +20,21 @@ bool DeclaredSameMemory(const TensorView& out, const TensorView& in, size_t o, s
   for (int d = 0; d < out.rank; ++d) {
     if (out.shape[d] != in.shape[d]) return false;
   }
+  return DeclaredInPlace(in_place, o, i);
+}
+
+}  // namespace
+
+bool BytesOverlap(uintptr_t a, uint64_t a_bytes, uintptr_t b, uint64_t b_bytes) {
+  return a_bytes > 0 && b_bytes > 0 && a < b + b_bytes && b < a + a_bytes;
+}
+
+bool DeclaredInPlace(absl::Span<const InPlaceOutput> in_place, size_t o, size_t i) {
   for (const InPlaceOutput& p : in_place) {
     if (static_cast<size_t>(p.output) == o && static_cast<size_t>(p.input) == i) return true;
   }
   return false;
 }
-
-}  // namespace
 
 absl::Status CheckInPlaceShapes(absl::Span<const TensorView> inputs,
                                 absl::Span<const TensorView> outputs,
@@ -63,16 +63,17 @@ absl::Status CheckOutputsDisjoint(absl::Span<const TensorView> inputs,
                                   absl::Span<const TensorView> outputs,
                                   absl::Span<const InPlaceOutput> in_place) {
   for (size_t o = 0; o < outputs.size(); ++o) {
-    const ByteRange out = RangeOf(outputs[o]);
+    const uintptr_t out = Address(outputs[o]);
+    const uint64_t out_bytes = Bytes(outputs[o]);
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (Overlap(out, RangeOf(inputs[i])) &&
+      if (BytesOverlap(out, out_bytes, Address(inputs[i]), Bytes(inputs[i])) &&
           !DeclaredSameMemory(outputs[o], inputs[i], o, i, in_place)) {
         return absl::InvalidArgumentError(
             absl::StrCat("output ", o, " overlaps input ", i, " (pto does not compute in place)"));
       }
     }
     for (size_t p = 0; p < o; ++p) {
-      if (Overlap(out, RangeOf(outputs[p]))) {
+      if (BytesOverlap(out, out_bytes, Address(outputs[p]), Bytes(outputs[p]))) {
         return absl::InvalidArgumentError(
             absl::StrCat("output ", o, " overlaps output ", p,
                          " (each output needs memory of its own: pass a separate buffer)"));

@@ -6,12 +6,22 @@
 #ifndef PTO_JIT_OUTPUT_OVERLAP_H_
 #define PTO_JIT_OUTPUT_OVERLAP_H_
 
+#include <cstddef>
+#include <cstdint>
+
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "pto/options.h"
 #include "pto/tensor.h"
 
 namespace pto::detail {
+
+// Whether the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte (an empty range
+// shares none).
+bool BytesOverlap(uintptr_t a, uint64_t a_bytes, uintptr_t b, uint64_t b_bytes);
+
+// Whether `in_place` declares output `o` written in place of input `i`.
+bool DeclaredInPlace(absl::Span<const InPlaceOutput> in_place, size_t o, size_t i);
 
 // InvalidArgument naming the first output that overlaps an input ("output 1 overlaps input 0")
 // or an earlier output ("output 1 overlaps output 0"), except a declared pair over the same
