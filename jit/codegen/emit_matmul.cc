@@ -3,10 +3,10 @@
 // M mod mr rows (2 for a symbolic M) where that many remain, then single rows.
 // Two micro-kernel forms, chosen from b's constant strides:
 //  - broadcast form (the default): columns in blocks of config.nr_vectors vectors (then the
-//    whole vectors a static N leaves in one micro-tile, then single vectors, then one vector
-//    masked to the last columns); mr x nr vector accumulators over the
-//    K loop: A elements are
-//    broadcast, B rows are vector loads along N, and llvm.fmuladd gives vector FMAs.
+//    whole vectors a static N leaves in one micro-tile, with its partial last vector masked
+//    when it has one; otherwise single vectors, then one vector masked to the last columns);
+//    mr x nr vector accumulators over the K loop: A elements are broadcast, B rows are vector
+//    loads along N, and llvm.fmuladd gives vector FMAs.
 //  - dot-product form, when b's N stride is not the constant 1 but its K stride is (B stored
 //    [N, K], e.g. a linear layer's weight or k in q.k^T): columns in blocks of config.nr_vectors
 //    *columns* (then single columns), so the block again holds mr x nr vector accumulators, the
