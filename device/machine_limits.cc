@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -65,6 +66,29 @@ void ScaleStreaming(const float* __restrict src, float* __restrict dst, int64_t 
 #else
   for (int64_t i = lo; i < hi; ++i) dst[i] = src[i] * s;
 #endif
+}
+
+// The sum of n 64-bit words, in 8 independent chains so that the loads, not the adds, bound it.
+uint64_t SumWords(const uint64_t* w, int64_t n) {
+  uint64_t acc[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) acc[j] += w[i + j];
+  }
+  for (; i < n; ++i) acc[0] += w[i];
+  uint64_t total = 0;
+  for (uint64_t a : acc) total += a;
+  return total;
+}
+
+void FillWords(uint64_t* w, int64_t n, uint64_t value) {
+  for (int64_t i = 0; i < n; ++i) w[i] = value + static_cast<uint64_t>(i);
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -134,6 +158,53 @@ Bandwidth MeasureBandwidth(int threads, int64_t buffer_bytes, int passes) {
   bandwidth.ordinary_stores_gbs = best_of_passes(false);
   bandwidth.streaming_stores_gbs = best_of_passes(true);
   return bandwidth;
+}
+
+HandoffRates MeasureHandoff(int64_t buffer_bytes, int rounds) {
+  const int64_t n = buffer_bytes / static_cast<int64_t>(sizeof(uint64_t));
+  AlignedBuffer buffer;
+  if (n <= 0 || rounds <= 0 || !buffer.Reserve(static_cast<size_t>(n) * sizeof(uint64_t))) {
+    return {};
+  }
+  auto* words = static_cast<uint64_t*>(buffer.data());
+  const double bytes = static_cast<double>(n) * sizeof(uint64_t);
+  // The sums go to a volatile so that the reads are not optimized away.
+  volatile uint64_t sink = 0;
+  auto timed_read = [&] {
+    const auto start = Clock::now();
+    sink = sink + SumWords(words, n);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return seconds > 0 ? bytes / seconds * 1e-9 : 0.0;
+  };
+  HandoffRates rates;
+  {
+    // turn: 2r means the writer's round r, 2r + 1 the reader's.
+    std::atomic<int> turn{0};
+    std::vector<double> other;
+    std::thread reader([&] {
+      for (int r = 0; r < rounds; ++r) {
+        while (turn.load(std::memory_order_acquire) != 2 * r + 1) {
+        }
+        other.push_back(timed_read());
+        turn.store(2 * r + 2, std::memory_order_release);
+      }
+    });
+    for (int r = 0; r < rounds; ++r) {
+      while (turn.load(std::memory_order_acquire) != 2 * r) {
+      }
+      FillWords(words, n, static_cast<uint64_t>(r));
+      turn.store(2 * r + 1, std::memory_order_release);
+    }
+    reader.join();
+    rates.other_thread_gbs = Median(std::move(other));
+  }
+  std::vector<double> same;
+  for (int r = 0; r < rounds; ++r) {
+    FillWords(words, n, static_cast<uint64_t>(r));
+    same.push_back(timed_read());
+  }
+  rates.same_thread_gbs = Median(std::move(same));
+  return rates;
 }
 
 MachinePeaks MeasuredPeaks(const DeviceInfo& device, int threads) {

@@ -38,6 +38,19 @@ struct Bandwidth {
 // first touched by the threads that stream them.
 Bandwidth MeasureBandwidth(int threads, int64_t buffer_bytes, int passes);
 
+// How fast one core reads what another core has just written, against reading what it wrote
+// itself: two threads take turns over one buffer of `buffer_bytes`, `rounds` times (one writes
+// it, the other reads it), then one thread writes and reads it `rounds` times alone. Read bytes
+// per second, the median round of each. Both threads spin while they wait, so the scheduler
+// keeps them on two cores. A kernel that reads another thread's output pays the first rate: on a
+// guest whose host moves its vCPUs between cores that share a cache and cores that do not, it
+// changes from one second to the next (docs/performance.md, "The machines").
+struct HandoffRates {
+  double other_thread_gbs = 0;
+  double same_thread_gbs = 0;
+};
+HandoffRates MeasureHandoff(int64_t buffer_bytes, int rounds);
+
 // A short measurement of both peaks (about 0.2 s at 2 threads here: FMA bursts of about
 // 10 ms, copies of 64 MiB buffers), done once per process and thread count and kept: the
 // first caller measures, later ones (and concurrent ones, who wait) get the same figures.

@@ -176,6 +176,7 @@ void PrintMachine(const device::DeviceInfo& d, bool in_process_baselines) {
   std::printf("caches   : L1d %lld KiB, L2 %lld KiB, L3 %lld MiB (as reported)\n",
               static_cast<long long>(d.l1d_bytes >> 10), static_cast<long long>(d.l2_bytes >> 10),
               static_cast<long long>(d.l3_bytes >> 20));
+  if (d.cores >= 2) std::printf("handoff  : %s\n", HandoffSummary().c_str());
   std::printf("reference: DESIGN.md's figures are from %s; ", kReferenceMachine);
   if (d.isa == device::Isa::kAvx512) {
     std::printf("this machine has AVX-512 too.\n");

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "device/machine_limits.h"
 #include "tools/bench/buffers.h"
@@ -26,6 +28,17 @@ MachineLimits MeasureLimits(const device::DeviceInfo& device, int threads, int64
   limits.bandwidth_ordinary_stores_gbs = bandwidth.ordinary_stores_gbs;
   limits.bandwidth_gbs = std::max(bandwidth.ordinary_stores_gbs, bandwidth.streaming_stores_gbs);
   return limits;
+}
+
+std::string HandoffSummary() {
+  constexpr int64_t kBytes = int64_t{1} << 20;  // a block's activation, [2048, 128] floats
+  constexpr int kRounds = 50;
+  const device::HandoffRates r = device::MeasureHandoff(kBytes, kRounds);
+  char line[128];
+  std::snprintf(line, sizeof line,
+                "1 MiB another thread just wrote reads at %.0f GB/s, its own at %.0f",
+                r.other_thread_gbs, r.same_thread_gbs);
+  return line;
 }
 
 BandwidthBurst::BandwidthBurst(int64_t buffer_bytes)

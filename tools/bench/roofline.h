@@ -5,6 +5,7 @@
 #define PTO_TOOLS_BENCH_ROOFLINE_H_
 
 #include <cstdint>
+#include <string>
 
 #include "device/device_info.h"
 #include "device/machine_limits.h"
@@ -58,6 +59,13 @@ class BandwidthBurst {
 // The buffers of a bandwidth burst: 2 x 128 MiB, about 11 ms of copying here (beyond the
 // process's share of any real L3).
 inline constexpr int64_t kBandwidthBurstBytes = int64_t{128} << 20;
+
+// How fast one core reads 1 MiB another core has just written, against what it wrote itself
+// (device::MeasureHandoff, the median of 50 rounds), as one line: "1 MiB another thread just
+// wrote reads at 42 GB/s, its own at 108". A kernel that reads another thread's output pays the
+// first; on a guest whose host moves its vCPUs between cores that share a cache and cores that
+// do not, it moves from one run to the next (docs/performance.md, "The machines").
+std::string HandoffSummary();
 
 // The fastest a call of `flops` and `bytes` can run: max(flops / peak, bytes / bandwidth).
 double RooflineSeconds(const MachineLimits& limits, double flops, double bytes);

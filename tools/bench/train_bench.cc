@@ -464,6 +464,7 @@ int RunDriver(const Options& o) {
                   : "");
   std::printf("machine: fp32 peak %.1f GFLOP/s, bandwidth %.1f GB/s (measured now, %d threads)\n",
               limits.peak_gflops, limits.bandwidth_gbs, o.threads);
+  std::printf("handoff before the turns: %s\n", HandoffSummary().c_str());
   const std::string dir = tools::ProgramDirectory();
   char common[128];
   std::snprintf(common, sizeof common, " --threads %d --steps %d --warmup %d", o.threads,
@@ -554,6 +555,7 @@ int RunDriver(const Options& o) {
         Mib(Number(results["pto"], "arena_bytes")).c_str(),
         Mib(Number(results["pto checkpointed"], "arena_bytes")).c_str());
   }
+  std::printf("handoff after the turns: %s\n", HandoffSummary().c_str());
   std::printf(
       "\n(pto/side > 1: pto is faster by that factor; floor/side: the share of the roofline\n"
       "floor the side reaches. peak: high-water mark during the timed steps minus the\n"
