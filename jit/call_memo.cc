@@ -99,33 +99,13 @@ void RememberCall(uint64_t function, absl::Span<const TensorView> inputs,
 bool PointersUsable(const CallMemoEntry& memo, absl::Span<const TensorView> inputs,
                     absl::Span<const TensorView> outputs,
                     absl::Span<const InPlaceOutput> in_place) {
-  const uint64_t* in_bytes = memo.bytes;
-  const uint64_t* out_bytes = memo.bytes + inputs.size();
-  const auto usable = [](const TensorView& v, uint64_t bytes) {
-    const uintptr_t p = reinterpret_cast<uintptr_t>(v.data);
-    return (p != 0 || bytes == 0) && p % alignof(float) == 0;
-  };
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!usable(inputs[i], in_bytes[i])) return false;
-  }
-  for (size_t o = 0; o < outputs.size(); ++o) {
-    if (!usable(outputs[o], out_bytes[o])) return false;
-    const uintptr_t out = reinterpret_cast<uintptr_t>(outputs[o].data);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (BytesOverlap(out, out_bytes[o], reinterpret_cast<uintptr_t>(inputs[i].data),
-                       in_bytes[i]) &&
-          !(outputs[o].data == inputs[i].data && DeclaredInPlace(in_place, o, i))) {
-        return false;
-      }
-    }
-    for (size_t p = 0; p < o; ++p) {
-      if (BytesOverlap(out, out_bytes[o], reinterpret_cast<uintptr_t>(outputs[p].data),
-                       out_bytes[p])) {
-        return false;
-      }
-    }
-  }
-  return true;
+  // A remembered call has at most kMaxViews views in all.
+  const void* in[CallMemoEntry::kMaxViews];
+  void* out[CallMemoEntry::kMaxViews];
+  for (size_t i = 0; i < inputs.size(); ++i) in[i] = inputs[i].data;
+  for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
+  return DataPointersUsable({memo.bytes, inputs.size() + outputs.size()}, {in, inputs.size()},
+                            {out, outputs.size()}, in_place);
 }
 
 }  // namespace pto::detail

@@ -31,6 +31,8 @@ class ConstantInputs {
     return current_.load(std::memory_order_acquire)->data;
   }
   void Invalidate() { stale_.store(true); }
+  // Whether the next RefreshIfStale copies (one atomic load).
+  bool stale() const { return stale_.load(std::memory_order_acquire); }
 
  private:
   struct Set {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "device/machine_limits.h"
+#include "jit/bound_call.h"
 #include "jit/call_memo.h"
 #include "jit/kernel_cost.h"
 #include "jit/numerics/numerics_checker.h"
@@ -82,21 +83,52 @@ absl::Status FunctionImpl::Call(absl::Span<const TensorView> inputs,
   return status;
 }
 
+absl::Status FunctionImpl::CallBound(const BoundCallState& bound,
+                                     absl::Span<const void* const> inputs,
+                                     absl::Span<void* const> outputs) {
+  jit::Timeline* timeline = runtime_->timeline();
+  if (timeline == nullptr) return CallBoundUntraced(bound, inputs, outputs);
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status status = CallBoundUntraced(bound, inputs, outputs);
+  timeline->Add(
+      name_, jit::EventCategory::kCall, start, std::chrono::steady_clock::now(),
+      {{"inputs", ViewShapesText(bound.inputs)}, {"bound", "yes"}, {"status", status.ToString()}});
+  return status;
+}
+
 absl::Status FunctionImpl::CallUntraced(absl::Span<const TensorView> inputs,
                                         absl::Span<const TensorView> outputs) {
   calls_.fetch_add(1, std::memory_order_relaxed);
+  const void* in[kMaxInputs];
+  void* out[kMaxInputs];
+  const auto launch = [&](const CompiledClass& cls, const int64_t* values) {
+    for (size_t i = 0; i < inputs.size(); ++i) in[i] = inputs[i].data;
+    for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
+    return LaunchCounted(cls, {in, inputs.size()}, {out, outputs.size()}, values);
+  };
   if (const CallMemoEntry* memo = FindCallMemo(id_, inputs, outputs);
       memo != nullptr && PointersUsable(*memo, inputs, outputs, options_.in_place_outputs)) {
     if (absl::Status s = constants_.RefreshIfStale(inputs); !s.ok()) return s;
-    const CompiledClass& cls = *memo->cls;
     int64_t values[CallMemoEntry::kMaxValues];
     std::copy_n(memo->values, memo->num_values, values);
-    return LaunchCounted(cls, inputs, outputs, values);
+    return launch(*memo->cls, values);
   }
+  int64_t values[jit::kMaxSymbols];
+  absl::StatusOr<const CompiledClass*> cls = CheckViews(inputs, outputs, values);
+  if (!cls.ok()) return cls.status();
+  if (absl::Status s = CheckOutputsDisjoint(inputs, outputs, options_.in_place_outputs); !s.ok()) {
+    return s;
+  }
+  RememberCall(id_, inputs, outputs, **cls, {values, (*cls)->variant->symbols.size()});
+  return launch(**cls, values);
+}
+
+absl::StatusOr<const CompiledClass*> FunctionImpl::CheckViews(absl::Span<const TensorView> inputs,
+                                                              absl::Span<const TensorView> outputs,
+                                                              int64_t* values) {
   if (absl::Status s = CheckInputViews(name_, num_inputs_, inputs); !s.ok()) return s;
   const CallShapes shapes = ShapesOfViews(inputs);
   if (absl::Status s = constants_.RefreshIfStale(inputs); !s.ok()) return s;
-  int64_t values[jit::kMaxSymbols];
   const CompiledClass* cls = table_.Find(shapes, values);
   if (cls == nullptr) {
     std::vector<uint64_t> queued;
@@ -106,17 +138,12 @@ absl::Status FunctionImpl::CallUntraced(absl::Span<const TensorView> inputs,
     tuning_.Wait(queued);
   }
   if (absl::Status s = CheckCall(*cls, inputs, outputs, values); !s.ok()) return s;
-  if (absl::Status s = CheckOutputsDisjoint(inputs, outputs, options_.in_place_outputs); !s.ok()) {
-    return s;
-  }
-  RememberCall(id_, inputs, outputs, *cls, {values, cls->variant->symbols.size()});
-  return LaunchCounted(*cls, inputs, outputs, values);
+  return cls;
 }
 
 absl::Status FunctionImpl::LaunchCounted(const CompiledClass& cls,
-                                         absl::Span<const TensorView> inputs,
-                                         absl::Span<const TensorView> outputs,
-                                         const int64_t* values) {
+                                         absl::Span<const void* const> inputs,
+                                         absl::Span<void* const> outputs, const int64_t* values) {
   if (!runtime_->options().record_workload) return Launch(cls, inputs, outputs, values);
   const auto start = std::chrono::steady_clock::now();
   absl::Status status = Launch(cls, inputs, outputs, values);
@@ -173,17 +200,17 @@ absl::Status FunctionImpl::CheckCall(const CompiledClass& cls, absl::Span<const 
   return CheckInPlaceShapes(inputs, outputs, options_.in_place_outputs);
 }
 
-absl::Status FunctionImpl::Launch(const CompiledClass& cls, absl::Span<const TensorView> inputs,
-                                  absl::Span<const TensorView> outputs, const int64_t* values,
+absl::Status FunctionImpl::Launch(const CompiledClass& cls, absl::Span<const void* const> inputs,
+                                  absl::Span<void* const> outputs, const int64_t* values,
                                   KernelTimes* kernels) {
   const std::span<const int64_t> vals(values, cls.variant->symbols.size());
   void* in[kMaxInputs];
-  void* out[kMaxInputs];
   const std::vector<device::AlignedBuffer>& constant = constants_.current();
   for (int i = 0; i < num_inputs_; ++i) {
-    in[i] = constants_.is_constant(i) ? constant[i].data() : inputs[i].data;
+    // Kernels only read their inputs.
+    in[i] = constants_.is_constant(i) ? constant[i].data() : const_cast<void*>(inputs[i]);
   }
-  for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
+  void* const* out = outputs.data();
   const device::EpochGuard guard = runtime_->plan_epochs().Enter();
   const jit::Plan* plan = cls.plan.load(std::memory_order_acquire);
   double* seconds = nullptr;
@@ -264,8 +291,15 @@ absl::StatusOr<std::vector<KernelProfile>> FunctionImpl::Profile(
   KernelTimes run;
   std::vector<std::string> first;
   std::vector<std::vector<double>> times;
+  const void* in[kMaxInputs];
+  void* out[kMaxInputs];
+  for (size_t i = 0; i < inputs.size(); ++i) in[i] = inputs[i].data;
+  for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
   for (int c = 0; c < calls; ++c) {
-    if (absl::Status s = Launch(*cls, inputs, outputs, values, &run); !s.ok()) return s;
+    if (absl::Status s = Launch(*cls, {in, inputs.size()}, {out, outputs.size()}, values, &run);
+        !s.ok()) {
+      return s;
+    }
     if (c == 0) {
       first = run.names;
       times.resize(first.size());

@@ -32,6 +32,8 @@
 
 namespace pto::detail {
 
+struct BoundCallState;
+
 class FunctionImpl {
  public:
   // `transform` rewrites each traced graph (the gradient pass); empty: none.
@@ -40,6 +42,12 @@ class FunctionImpl {
   ~FunctionImpl();
 
   absl::Status Call(absl::Span<const TensorView> inputs, absl::Span<const TensorView> outputs);
+  // Checks the views as a call would, compiling their class if needed, and binds them
+  // (jit/bound_call.h); CallBound runs a bound call on data pointers.
+  absl::StatusOr<std::shared_ptr<const BoundCallState>> Bind(absl::Span<const TensorView> inputs,
+                                                             absl::Span<const TensorView> outputs);
+  absl::Status CallBound(const BoundCallState& bound, absl::Span<const void* const> inputs,
+                         absl::Span<void* const> outputs);
   absl::StatusOr<std::vector<KernelProfile>> Profile(absl::Span<const TensorView> inputs,
                                                      absl::Span<const TensorView> outputs,
                                                      int calls);
@@ -81,17 +89,26 @@ class FunctionImpl {
     std::vector<std::string> names;
     std::vector<double> seconds;
   };
-  absl::Status Launch(const CompiledClass& cls, absl::Span<const TensorView> inputs,
-                      absl::Span<const TensorView> outputs, const int64_t* values,
+  absl::Status Launch(const CompiledClass& cls, absl::Span<const void* const> inputs,
+                      absl::Span<void* const> outputs, const int64_t* values,
                       KernelTimes* kernels = nullptr);
   // Launch, counted and timed for the class while RuntimeOptions::record_workload is on.
-  absl::Status LaunchCounted(const CompiledClass& cls, absl::Span<const TensorView> inputs,
-                             absl::Span<const TensorView> outputs, const int64_t* values);
+  absl::Status LaunchCounted(const CompiledClass& cls, absl::Span<const void* const> inputs,
+                             absl::Span<void* const> outputs, const int64_t* values);
   // RuntimeOptions' peaks, or those measured once per process where they are 0.
   device::MachinePeaks Peaks() const;
   // Call's work; Call adds a trace event around it while the Runtime traces.
   absl::Status CallUntraced(absl::Span<const TensorView> inputs,
                             absl::Span<const TensorView> outputs);
+  // The shape checks of a call (the views, the class and its symbol values, the outputs):
+  // what a call whose views match a remembered one, or a bound call, skips. Compiles the class
+  // if no installed one serves the views.
+  absl::StatusOr<const CompiledClass*> CheckViews(absl::Span<const TensorView> inputs,
+                                                  absl::Span<const TensorView> outputs,
+                                                  int64_t* values);
+  // CallBound's work, as CallUntraced is Call's.
+  absl::Status CallBoundUntraced(const BoundCallState& bound, absl::Span<const void* const> inputs,
+                                 absl::Span<void* const> outputs);
 
   std::shared_ptr<RuntimeImpl> runtime_;  // first: the Runtime's internals outlive the rest
   std::string name_;

@@ -23,6 +23,14 @@ bool BytesOverlap(uintptr_t a, uint64_t a_bytes, uintptr_t b, uint64_t b_bytes);
 // Whether `in_place` declares output `o` written in place of input `i`.
 bool DeclaredInPlace(absl::Span<const InPlaceOutput> in_place, size_t o, size_t i);
 
+// The pointer checks of a call whose shapes were checked before (a remembered call, a
+// BoundCall): each tensor's data non-null unless it is empty and 4-byte aligned, and no output
+// overlapping an input or another output unless it is the input declared in place of it (the
+// same data: the shapes were checked equal). `bytes` holds each tensor's size, inputs then
+// outputs. False means a check failed; the full checks of views then say which.
+bool DataPointersUsable(absl::Span<const uint64_t> bytes, absl::Span<const void* const> inputs,
+                        absl::Span<void* const> outputs, absl::Span<const InPlaceOutput> in_place);
+
 // InvalidArgument naming the first output that overlaps an input ("output 1 overlaps input 0")
 // or an earlier output ("output 1 overlaps output 0"), except a declared pair over the same
 // memory. The views must be valid f32 views with an element count that fits (as the call's

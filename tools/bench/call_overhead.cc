@@ -1,7 +1,9 @@
 // pto_bench_call_overhead: what a warm call costs above its kernels' own time.
 //   (1) Function call: validation, dispatch-table lookup, symbol binding, plan execution;
 //   (2) the same kernels called directly with pre-bound arguments (the kernels' own time);
-//   overhead = (1) - (2), on the caller's thread (intra_op_threads = 1).
+//   overhead = (1) - (2), on the caller's thread (intra_op_threads = 1);
+//   (3) a BoundCall (Function::Bind) of the same views, called with their data pointers, and
+//   its overhead (3) - (2).
 // And separately the cost of one parallel launch (an empty 2-D parallel loop on the arena), and
 // the call while the Runtime records a trace (Runtime::StartTrace: a call event and an event per
 // kernel piece), written to a temporary file and removed.
@@ -135,8 +137,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "set-up failed\n");
     return 1;
   }
-  std::printf("%-22s %8s %14s %14s %14s %14s\n", "graph", "kernels", "call ns", "kernels ns",
-              "overhead ns", "traced ns");
+  std::printf("%-22s %8s %10s %11s %12s %10s %15s %10s\n", "graph", "kernels", "call ns",
+              "kernels ns", "overhead ns", "bound ns", "bound over. ns", "traced ns");
   for (const Case& c : cases) {
     if (c.name.find(filter) == std::string::npos) continue;
     std::vector<std::vector<float>> data;
@@ -159,6 +161,14 @@ int main(int argc, char** argv) {
     }
     if (!(**fn)(in, out).ok()) return 1;
     const double call = MedianNanosPerCall([&] { (void)(**fn)(in, out); }, 20000, 15);
+    absl::StatusOr<BoundCall> bound_call = (*fn)->Bind(in, out);
+    if (!bound_call.ok()) return 1;
+    std::vector<const void*> in_data;
+    std::vector<void*> out_data_ptrs;
+    for (const TensorView& v : in) in_data.push_back(v.data);
+    for (const TensorView& v : out) out_data_ptrs.push_back(v.data);
+    const double bound_ns =
+        MedianNanosPerCall([&] { (void)(*bound_call)(in_data, out_data_ptrs); }, 20000, 15);
     const std::string trace_path = "/tmp/pto_bench_call_overhead_trace.json";
     if (!(*rt)->StartTrace(trace_path).ok()) return 1;
     const double traced = MedianNanosPerCall([&] { (void)(**fn)(in, out); }, 2000, 15);
@@ -213,8 +223,8 @@ int main(int argc, char** argv) {
           }
         },
         20000, 15);
-    std::printf("%-22s %8zu %14.1f %14.1f %14.1f %14.1f\n", c.name.c_str(), bound.size(), call,
-                kernels, call - kernels, traced);
+    std::printf("%-22s %8zu %10.1f %11.1f %12.1f %10.1f %15.1f %10.1f\n", c.name.c_str(),
+                bound.size(), call, kernels, call - kernels, bound_ns, bound_ns - kernels, traced);
   }
   if (!filter.empty()) return 0;
   if (!TracedDemoBlock()) return 1;

@@ -98,9 +98,24 @@ absl::StatusOr<Prepared> PreparePto(Runtime& runtime, const CaseSpec& spec,
   for (const InputSpec& in : spec.inputs) shapes.push_back(in.shape);
   absl::StatusOr<std::string> dump = function->Dump(Stage::kExec, shapes);
   if (dump.ok()) prepared.intermediate_bytes = ArenaBytesFromExecDump(*dump);
-  prepared.run = [function, views](int set) {
+  // Each set's data pointers, called through a BoundCall of the first set's views: a loop over
+  // fixed shapes calls pto that way (Function::Bind), passing pointers alone.
+  absl::StatusOr<BoundCall> bound = function->Bind((*views)[0].inputs, (*views)[0].outputs);
+  if (!bound.ok()) return bound.status();
+  struct Pointers {
+    std::vector<const void*> inputs;
+    std::vector<void*> outputs;
+  };
+  auto pointers = std::make_shared<std::vector<Pointers>>();
+  for (const Views& v : *views) {
+    Pointers p;
+    for (const TensorView& t : v.inputs) p.inputs.push_back(t.data);
+    for (const TensorView& t : v.outputs) p.outputs.push_back(t.data);
+    pointers->push_back(std::move(p));
+  }
+  prepared.run = [function, call = *std::move(bound), pointers](int set) {
     // Checked at the first call; a failure here would show as a wrong output.
-    (void)(*function)((*views)[set].inputs, (*views)[set].outputs);
+    (void)call((*pointers)[set].inputs, (*pointers)[set].outputs);
   };
   return prepared;
 }

@@ -1,0 +1,99 @@
+// Function::Bind and BoundCall: a call's shape checks once, then calls on data pointers.
+#include "jit/bound_call.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "jit/call_validation.h"
+#include "jit/callback_guard.h"
+#include "jit/function_impl.h"
+#include "jit/output_overlap.h"
+
+namespace pto {
+
+BoundCall::BoundCall() = default;
+BoundCall::~BoundCall() = default;
+BoundCall::BoundCall(const BoundCall&) = default;
+BoundCall& BoundCall::operator=(const BoundCall&) = default;
+BoundCall::BoundCall(std::shared_ptr<const detail::BoundCallState> state)
+    : state_(std::move(state)) {}
+
+absl::Status BoundCall::operator()(absl::Span<const void* const> inputs,
+                                   absl::Span<void* const> outputs) const {
+  if (state_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "call of an unbound BoundCall: get one from Function::Bind");
+  }
+  detail::FunctionImpl& f = *state_->function;
+  if (absl::Status s = detail::RefuseFunctionCallInsideCallback(f.name()); !s.ok()) return s;
+  return f.CallBound(*state_, inputs, outputs);
+}
+
+absl::StatusOr<BoundCall> Function::Bind(absl::Span<const TensorView> inputs,
+                                         absl::Span<const TensorView> outputs) {
+  if (absl::Status s = detail::RefuseFunctionCallInsideCallback(name()); !s.ok()) return s;
+  absl::StatusOr<std::shared_ptr<const detail::BoundCallState>> state =
+      impl_->Bind(inputs, outputs);
+  if (!state.ok()) return state.status();
+  return BoundCall(*std::move(state));
+}
+
+namespace detail {
+
+absl::StatusOr<std::shared_ptr<const BoundCallState>> FunctionImpl::Bind(
+    absl::Span<const TensorView> inputs, absl::Span<const TensorView> outputs) {
+  auto state = std::make_shared<BoundCallState>();
+  int64_t values[jit::kMaxSymbols];
+  absl::StatusOr<const CompiledClass*> cls = CheckViews(inputs, outputs, values);
+  if (!cls.ok()) return cls.status();
+  if (absl::Status s = CheckOutputsDisjoint(inputs, outputs, options_.in_place_outputs); !s.ok()) {
+    return s;
+  }
+  state->function = this;
+  state->cls = *cls;
+  state->values.assign(values, values + (*cls)->variant->symbols.size());
+  state->inputs.assign(inputs.begin(), inputs.end());
+  state->outputs.assign(outputs.begin(), outputs.end());
+  for (const std::vector<TensorView>* views : {&state->inputs, &state->outputs}) {
+    for (const TensorView& v : *views) {
+      // The views passed the call's checks: their element counts fit.
+      state->bytes.push_back(static_cast<uint64_t>(v.num_elements()) * DTypeSize(v.dtype));
+    }
+  }
+  return state;
+}
+
+absl::Status FunctionImpl::CallBoundUntraced(const BoundCallState& bound,
+                                             absl::Span<const void* const> inputs,
+                                             absl::Span<void* const> outputs) {
+  calls_.fetch_add(1, std::memory_order_relaxed);
+  if (inputs.size() != bound.inputs.size() || outputs.size() != bound.outputs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bound call of function '", name_, "' takes ", bound.inputs.size(), " inputs and ",
+        bound.outputs.size(), " outputs, got ", inputs.size(), " and ", outputs.size()));
+  }
+  if (!DataPointersUsable(bound.bytes, inputs, outputs, options_.in_place_outputs) ||
+      constants_.stale()) {
+    // The bound views over these pointers: the view checks name what a pointer check refused,
+    // and a stale constant input is copied from them.
+    std::vector<TensorView> in = bound.inputs, out = bound.outputs;
+    for (size_t i = 0; i < in.size(); ++i) in[i].data = const_cast<void*>(inputs[i]);
+    for (size_t o = 0; o < out.size(); ++o) out[o].data = outputs[o];
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (absl::Status s = CheckTensorView(in[i], "input", static_cast<int>(i)); !s.ok()) return s;
+    }
+    for (size_t o = 0; o < out.size(); ++o) {
+      if (absl::Status s = CheckTensorView(out[o], "output", static_cast<int>(o)); !s.ok()) {
+        return s;
+      }
+    }
+    if (absl::Status s = CheckOutputsDisjoint(in, out, options_.in_place_outputs); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = constants_.RefreshIfStale(in); !s.ok()) return s;
+  }
+  return LaunchCounted(*bound.cls, inputs, outputs, bound.values.data());
+}
+
+}  // namespace detail
+}  // namespace pto
