@@ -55,6 +55,7 @@ absl::StatusOr<CompiledClassResult> CompileClass(RuntimeImpl& runtime, const std
                                                  CompileCounters& counters) {
   auto cls = std::make_unique<CompiledClass>();
   cls->variant = &v;
+  cls->num_symbols = static_cast<int>(v.symbols.size());
   for (size_t i = 0; i < v.inputs.size(); ++i) {
     cls->first_shapes.emplace_back(shapes.dims[i], shapes.dims[i] + shapes.rank[i]);
   }

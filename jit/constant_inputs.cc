@@ -7,7 +7,7 @@
 namespace pto::detail {
 
 ConstantInputs::ConstantInputs(int num_inputs, const std::vector<int>& constant_inputs)
-    : is_constant_(num_inputs, false) {
+    : is_constant_(num_inputs, false), any_(!constant_inputs.empty()) {
   for (int c : constant_inputs) is_constant_[c] = true;
 }
 

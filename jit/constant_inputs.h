@@ -22,6 +22,8 @@ class ConstantInputs {
   ConstantInputs(int num_inputs, const std::vector<int>& constant_inputs);
 
   bool is_constant(int input) const { return is_constant_[input]; }
+  // Whether any input is constant (a call without any passes its pointers through).
+  bool any() const { return any_; }
   const std::vector<bool>& is_constant() const { return is_constant_; }
   // Copies the constant inputs of this call if the copy is stale. ResourceExhausted if a copy
   // cannot be allocated.
@@ -39,6 +41,7 @@ class ConstantInputs {
     std::vector<device::AlignedBuffer> data;  // per input (empty for non-constants)
   };
   std::vector<bool> is_constant_;
+  bool any_ = false;
   std::atomic<const Set*> current_{nullptr};
   std::atomic<bool> stale_{true};
   std::mutex mu_;  // serializes refreshes

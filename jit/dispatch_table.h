@@ -28,9 +28,10 @@ struct CompiledClass {
   // The plan calls run: loaded once per call (inside an epoch guard); replaced when a tuned
   // kernel is swapped in, the old one retired to the Runtime's epoch domain.
   std::atomic<const jit::Plan*> plan{nullptr};
+  int num_symbols = 0;  // variant->symbols.size(), beside `plan` for the warm call
   std::vector<ir::Shape> output_shapes;
   std::string shape_class;  // ShapeClassKey: the plan and tuning records' keys
-  std::string label;  // ShapeClassLabel (declared dim names): logs, kernel origins, reports
+  std::string label;        // ShapeClassLabel (declared dim names): logs, kernel origins, reports
   // Guarded by the Function's lock: the program with the configs of `plan`, and `plan` itself.
   jit::LoweredProgram program;
   std::unique_ptr<const jit::Plan> current;

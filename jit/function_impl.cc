@@ -203,12 +203,17 @@ absl::Status FunctionImpl::CheckCall(const CompiledClass& cls, absl::Span<const 
 absl::Status FunctionImpl::Launch(const CompiledClass& cls, absl::Span<const void* const> inputs,
                                   absl::Span<void* const> outputs, const int64_t* values,
                                   KernelTimes* kernels) {
-  const std::span<const int64_t> vals(values, cls.variant->symbols.size());
-  void* in[kMaxInputs];
-  const std::vector<device::AlignedBuffer>& constant = constants_.current();
-  for (int i = 0; i < num_inputs_; ++i) {
-    // Kernels only read their inputs.
-    in[i] = constants_.is_constant(i) ? constant[i].data() : const_cast<void*>(inputs[i]);
+  const std::span<const int64_t> vals(values, cls.num_symbols);
+  // Kernels only read their inputs.
+  void* const* in = const_cast<void* const*>(inputs.data());
+  void* with_constants[kMaxInputs];
+  if (constants_.any()) {
+    const std::vector<device::AlignedBuffer>& constant = constants_.current();
+    for (int i = 0; i < num_inputs_; ++i) {
+      with_constants[i] =
+          constants_.is_constant(i) ? constant[i].data() : const_cast<void*>(inputs[i]);
+    }
+    in = with_constants;
   }
   void* const* out = outputs.data();
   const device::EpochGuard guard = runtime_->plan_epochs().Enter();

@@ -280,6 +280,7 @@ std::unique_ptr<Plan> BindPlan(const LoweredProgram& program, const CompiledKern
     plan->code.push_back(kernels[i]);
     plan->kernels.push_back(std::move(k));
   }
+  plan->SetSingleLaunch();
   return plan;
 }
 

@@ -101,9 +101,85 @@ void Plan::SharePackedOf(const Plan& previous) {
   }
 }
 
+void Plan::SetSingleLaunch() {
+  single = SingleLaunch();
+  if (kernels.size() != 1 || symbols.size() > SingleLaunch::kMaxSymbols) return;
+  const PlanKernel& k = kernels[0];
+  if (!k.grid[0].IsConstant() || !k.grid[1].IsConstant() || !k.work_per_cell.IsConstant() ||
+      k.buffers.size() > SingleLaunch::kMaxBuffers) {
+    return;
+  }
+  SingleLaunch s;
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    if (symbols[i].symbol >= 0) return;
+    s.symbols[i] = symbols[i].constant;
+  }
+  for (size_t j = 0; j < k.buffers.size(); ++j) {
+    if (k.buffers[j].kind == ir::BufferKind::kTemp) return;
+    s.buffers[j] = k.buffers[j];
+  }
+  s.num_buffers = static_cast<int>(k.buffers.size());
+  s.fn = k.fn;
+  s.extent[0] = k.grid[0].constant();
+  s.extent[1] = k.grid[1].constant();
+  s.grain[0] = k.grain[0];
+  s.grain[1] = k.grain[1];
+  s.work = s.extent[0] * s.extent[1] * k.work_per_cell.constant();
+  s.scratch_bytes = k.scratch_bytes;
+  s.valid = true;
+  single = s;
+}
+
+bool Plan::RunsParallel(const device::ThreadArena* threads, int64_t work, const int64_t extent[2],
+                        const int64_t grain[2]) const {
+  // A grid of one grain is one task: the caller runs it without entering the arena.
+  const bool one_task =
+      (grain[0] <= 0 || extent[0] <= grain[0]) && (grain[1] <= 0 || extent[1] <= grain[1]);
+  return threads != nullptr && threads->threads() > 1 && work >= parallel_threshold && !one_task;
+}
+
+absl::Status Plan::RunSingle(void* const* inputs, void* const* outputs,
+                             device::ThreadArena* threads) const {
+  const SingleLaunch& s = single;
+  void* bufs[SingleLaunch::kMaxBuffers];
+  for (int j = 0; j < s.num_buffers; ++j) {
+    const BufferRef& b = s.buffers[j];
+    if (b.kind == ir::BufferKind::kInput) {
+      bufs[j] = inputs[b.index];
+    } else if (b.kind == ir::BufferKind::kOutput) {
+      bufs[j] = outputs[b.index];
+    } else {  // kPacked (SetSingleLaunch admits no temps)
+      const PackedOperand& p = packed[b.index];
+      const float* data = p.Get(inputs[p.input()]);
+      if (data == nullptr) {
+        return absl::ResourceExhaustedError("cannot allocate a prepacked copy of a constant input");
+      }
+      bufs[j] = const_cast<float*>(data);  // kernels only read it
+    }
+  }
+  if (s.extent[0] <= 0 || s.extent[1] <= 0) return absl::OkStatus();
+  const pto_kernel_args args{bufs, s.symbols};
+  if (RunsParallel(threads, s.work, s.extent, s.grain)) {
+    device::ThreadArena::CallerPin caller_pin;
+    if (s.work >= pin_caller_threshold || threads->OnWorkerCpu()) caller_pin.Pin(threads);
+    threads->ParallelFor2D(s.extent, s.grain, [&](const int64_t lo[2], const int64_t hi[2]) {
+      s.fn(&args, lo, hi, Scratch(s.scratch_bytes));
+    });
+    return absl::OkStatus();
+  }
+  const int64_t lo[2] = {0, 0};
+  s.fn(&args, lo, s.extent, Scratch(s.scratch_bytes));
+  return absl::OkStatus();
+}
+
 absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* inputs,
                        void* const* outputs, device::ThreadArena* threads, double* kernel_seconds,
                        RunObserver* observer) const {
+  // Only the background tuner's runs have a yield hook: callers' runs check once per run.
+  const bool yielding = device::HasYieldHook();
+  if (single.valid && kernel_seconds == nullptr && observer == nullptr && !yielding) {
+    return RunSingle(inputs, outputs, threads);
+  }
   int64_t sym[kMaxSymbols];
   for (size_t i = 0; i < symbols.size(); ++i) {
     const SymbolSource& s = symbols[i];
@@ -135,8 +211,6 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
       return absl::ResourceExhaustedError("cannot allocate a prepacked copy of a constant input");
     }
   }
-  // Only the background tuner's runs have a yield hook: callers' runs check once per run.
-  const bool yielding = device::HasYieldHook();
   // The caller joins a pinning arena's CPUs at the first long parallel kernel, or at the first
   // parallel kernel it would run on a worker's CPU, for the rest of the run.
   device::ThreadArena::CallerPin caller_pin;
@@ -187,10 +261,7 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
     };
     if (extent[0] > 0 && extent[1] > 0) {
       const int64_t work = extent[0] * extent[1] * k.work_per_cell.Evaluate(values);
-      // A grid of one grain is one task: the caller runs it without entering the arena.
-      const bool one_task = (k.grain[0] <= 0 || extent[0] <= k.grain[0]) &&
-                            (k.grain[1] <= 0 || extent[1] <= k.grain[1]);
-      if (threads != nullptr && threads->threads() > 1 && work >= parallel_threshold && !one_task) {
+      if (RunsParallel(threads, work, extent, k.grain)) {
         if (work >= pin_caller_threshold || threads->OnWorkerCpu()) caller_pin.Pin(threads);
         threads->ParallelFor2D(extent, k.grain, run_piece);
       } else if (yielding) {

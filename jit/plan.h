@@ -146,6 +146,29 @@ struct Plan {
   // short call takes (measurements: docs/architecture.md, "Threads").
   int64_t pin_caller_threshold = 1 << 24;
 
+  // A plan of one kernel that reads the call's inputs (or their packed copies) and writes its
+  // outputs, with its grid, work and symbol values known when it was compiled (a small matmul
+  // or an op on static shapes): Run launches it from these fields, held in the Plan itself,
+  // without evaluating expressions or touching the arena. A warm call of a small kernel whose
+  // operands stream through the caches then touches a few cache lines of the plan, not a
+  // dozen. `valid` is false for every other plan.
+  struct SingleLaunch {
+    static constexpr int kMaxBuffers = 8;
+    static constexpr int kMaxSymbols = 8;
+    bool valid = false;
+    pto_kernel_fn fn = nullptr;
+    int num_buffers = 0;
+    BufferRef buffers[kMaxBuffers];
+    int64_t extent[2] = {0, 0};
+    int64_t grain[2] = {1, 0};
+    int64_t work = 0;
+    int64_t scratch_bytes = 0;
+    int64_t symbols[kMaxSymbols] = {};
+  };
+  SingleLaunch single;
+  // Sets `single` when the plan qualifies (BindPlan calls it once the plan is complete).
+  void SetSingleLaunch();
+
   // Shares the prepacked constants of `previous` where the same input has the same layout.
   void SharePackedOf(const Plan& previous);
 
@@ -159,6 +182,14 @@ struct Plan {
   absl::Status Run(std::span<const int64_t> call_symbols, void* const* inputs, void* const* outputs,
                    device::ThreadArena* threads, double* kernel_seconds = nullptr,
                    RunObserver* observer = nullptr) const;
+
+ private:
+  // Run of a plan with `single` set, unobserved, on a thread without a yield hook.
+  absl::Status RunSingle(void* const* inputs, void* const* outputs,
+                         device::ThreadArena* threads) const;
+  // Whether a kernel with this much work over this grid splits across `threads`.
+  bool RunsParallel(const device::ThreadArena* threads, int64_t work, const int64_t extent[2],
+                    const int64_t grain[2]) const;
 };
 
 }  // namespace pto::jit

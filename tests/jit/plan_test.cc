@@ -3,7 +3,8 @@
 // arena slots sized from their largest member at the call's values and laid out 64-byte
 // aligned, grids evaluated and split on grain multiples only when the work reaches
 // parallel_threshold, scratch, kernel_seconds, size overflow, a RunObserver (kernels, pieces, its
-// errors), and prepacked constant operands packed once per source and shared by SharePackedOf.
+// errors), prepacked constant operands packed once per source and shared by SharePackedOf, and
+// the single launch of a one-kernel static plan (the same launches as the general path).
 #include "jit/plan.h"
 
 #include <sched.h>
@@ -527,6 +528,117 @@ TEST(PlanTest, SharePackedOfSharesOnlyTheSameInputAndLayout) {
   ASSERT_TRUE(other_input.Run({}, inputs, nullptr, nullptr).ok());
   ASSERT_EQ(r.launches.size(), 1u);
   EXPECT_NE(r.launches[0].buffers[0], packed);
+}
+
+// A plan of one recording kernel over an {n, 1} grid, in grains of 8 rows, with the
+// constant kernel symbols {3, 4} and buffers: the recorder, output 0, input 1.
+Plan OneKernelPlan(SymExpr rows) {
+  Plan plan;
+  plan.symbols = {{-1, 3}, {-1, 4}};
+  PlanKernel k =
+      Kernel(RecordLaunch, {kRecorder, {BufferKind::kOutput, 0}, {BufferKind::kInput, 1}},
+             std::move(rows));
+  k.grain[0] = 8;
+  k.grain[1] = 0;
+  k.scratch_bytes = 64;
+  plan.kernels.push_back(std::move(k));
+  return plan;
+}
+
+// The launches of one run, sorted by their first row; `timed` asks for kernel_seconds, which
+// takes the general path.
+std::vector<Launch> RunRecorded(const Plan& plan, device::ThreadArena* threads, bool timed,
+                                void* out, void* in) {
+  Recorder r;
+  r.buffers = 2;
+  r.symbols = 2;
+  void* inputs[] = {&r, in};
+  void* outputs[] = {out};
+  double seconds[1];
+  EXPECT_TRUE(plan.Run({}, inputs, outputs, threads, timed ? seconds : nullptr).ok());
+  std::sort(r.launches.begin(), r.launches.end(),
+            [](const Launch& a, const Launch& b) { return a.lo[0] < b.lo[0]; });
+  return std::move(r.launches);
+}
+
+TEST(PlanTest, SingleLaunchOnlyForOneStaticKernelOverInputsAndOutputs) {
+  Plan plan = OneKernelPlan(64);
+  plan.SetSingleLaunch();
+  EXPECT_TRUE(plan.single.valid);
+  EXPECT_EQ(plan.single.extent[0], 64);
+  EXPECT_EQ(plan.single.extent[1], 1);
+  EXPECT_EQ(plan.single.work, 64);
+  EXPECT_EQ(plan.single.num_buffers, 3);
+  EXPECT_EQ(plan.single.symbols[1], 4);
+
+  Plan symbolic_grid = OneKernelPlan(SymExpr::Symbol(0));
+  symbolic_grid.SetSingleLaunch();
+  EXPECT_FALSE(symbolic_grid.single.valid);
+
+  Plan call_symbol = OneKernelPlan(64);
+  call_symbol.symbols[0] = {0, 0};
+  call_symbol.SetSingleLaunch();
+  EXPECT_FALSE(call_symbol.single.valid);
+
+  Plan symbolic_work = OneKernelPlan(64);
+  symbolic_work.kernels[0].work_per_cell = SymExpr::Symbol(1);
+  symbolic_work.SetSingleLaunch();
+  EXPECT_FALSE(symbolic_work.single.valid);
+
+  Plan with_temp = OneKernelPlan(64);
+  with_temp.slot_sizes = {{SymExpr(16)}};
+  with_temp.kernels[0].buffers.push_back({BufferKind::kTemp, 0});
+  with_temp.SetSingleLaunch();
+  EXPECT_FALSE(with_temp.single.valid);
+
+  Plan two = OneKernelPlan(64);
+  two.kernels.push_back(two.kernels[0]);
+  two.SetSingleLaunch();
+  EXPECT_FALSE(two.single.valid);
+
+  Plan too_many_symbols = OneKernelPlan(64);
+  too_many_symbols.symbols.assign(Plan::SingleLaunch::kMaxSymbols + 1, {-1, 1});
+  too_many_symbols.SetSingleLaunch();
+  EXPECT_FALSE(too_many_symbols.single.valid);
+}
+
+TEST(PlanTest, ASingleLaunchRunsAsTheGeneralPathDoes) {
+  device::ThreadArena threads(2);
+  float out[4], in[4];
+  for (const bool parallel : {false, true}) {
+    Plan plan = OneKernelPlan(64);
+    if (parallel) plan.parallel_threshold = 64;
+    plan.SetSingleLaunch();
+    ASSERT_TRUE(plan.single.valid);
+    const std::vector<Launch> single = RunRecorded(plan, &threads, /*timed=*/false, out, in);
+    const std::vector<Launch> general = RunRecorded(plan, &threads, /*timed=*/true, out, in);
+    ASSERT_EQ(single.size(), general.size()) << "parallel " << parallel;
+    EXPECT_EQ(single.size() > 1, parallel);
+    for (size_t i = 0; i < single.size(); ++i) {
+      EXPECT_EQ(single[i].lo[0], general[i].lo[0]);
+      EXPECT_EQ(single[i].hi[0], general[i].hi[0]);
+      EXPECT_EQ(single[i].hi[1], general[i].hi[1]);
+      EXPECT_EQ(single[i].buffers, general[i].buffers);
+      EXPECT_EQ(single[i].buffers, (std::vector<void*>{out, in}));
+      EXPECT_EQ(single[i].symbols, (std::vector<int64_t>{3, 4}));
+      EXPECT_TRUE(single[i].scratch);
+    }
+  }
+  // An empty grid launches nothing either way.
+  Plan empty = OneKernelPlan(0);
+  empty.SetSingleLaunch();
+  ASSERT_TRUE(empty.single.valid);
+  EXPECT_TRUE(RunRecorded(empty, &threads, false, out, in).empty());
+}
+
+TEST(PlanTest, ASingleLaunchReadsAPackedOperandsCopy) {
+  Plan plan = PackedPlan(1, kLayout);
+  plan.SetSingleLaunch();
+  ASSERT_TRUE(plan.single.valid);
+  float b[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const float* packed = PackedArgument(plan, b);
+  ASSERT_NE(packed, nullptr);
+  EXPECT_EQ(std::vector<float>(packed, packed + 8), (std::vector<float>{0, 1, 5, 6, 2, 3, 7, 8}));
 }
 
 }  // namespace
