@@ -24,6 +24,10 @@ absl::Status BoundCall::operator()(absl::Span<const void* const> inputs,
     return absl::FailedPreconditionError(
         "call of an unbound BoundCall: get one from Function::Bind");
   }
+  if (state_->alive.expired()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("call of a BoundCall of function '", state_->name, "', which was destroyed"));
+  }
   detail::FunctionImpl& f = *state_->function;
   if (absl::Status s = detail::RefuseFunctionCallInsideCallback(f.name()); !s.ok()) return s;
   return f.CallBound(*state_, inputs, outputs);
@@ -50,6 +54,8 @@ absl::StatusOr<std::shared_ptr<const BoundCallState>> FunctionImpl::Bind(
     return s;
   }
   state->function = this;
+  state->alive = alive_;
+  state->name = name_;
   state->cls = *cls;
   state->values.assign(values, values + (*cls)->variant->symbols.size());
   state->inputs.assign(inputs.begin(), inputs.end());

@@ -6,6 +6,8 @@
 #define PTO_JIT_BOUND_CALL_H_
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "pto/tensor.h"
@@ -17,6 +19,10 @@ struct CompiledClass;
 
 struct BoundCallState {
   FunctionImpl* function = nullptr;
+  // Expires when the Function is destroyed: a later call is refused instead of reading freed
+  // memory (a call racing the destruction is as undefined as a Function call would be).
+  std::weak_ptr<const void> alive;
+  std::string name;                    // the Function's, for that refusal
   const CompiledClass* cls = nullptr;  // the dispatch table keeps it while the Function lives
   std::vector<int64_t> values;
   std::vector<uint64_t> bytes;  // inputs, then outputs

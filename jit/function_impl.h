@@ -124,6 +124,8 @@ class FunctionImpl {
 
   mutable std::mutex mu_;  // the slow path: guards variants_, table_'s classes, tuning_
   TraceVariants variants_;
+  // Held only here: BoundCalls keep a weak reference, which expires with the Function.
+  std::shared_ptr<const void> alive_ = std::make_shared<int>(0);
   FunctionTuning tuning_;  // last: its searches end before the rest goes
 };
 

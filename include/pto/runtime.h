@@ -146,7 +146,9 @@ using TraceFn = std::function<std::vector<Value>(std::span<const Value>)>;
 // another output unless it is the input declared in place of it; a failed check, or a count
 // other than the bound one, returns the InvalidArgument a call with views would. Calls run the
 // class's current plan (a tuned one once it is swapped in) and may come from several threads
-// at once. A BoundCall is valid while its Function lives; copies share one binding.
+// at once. Copies share one binding. Once its Function is destroyed a call returns
+// FailedPrecondition; destroying the Function while a bound call runs is not allowed, as for
+// the Function's own calls.
 class BoundCall {
  public:
   // Unbound: every call returns FailedPrecondition.

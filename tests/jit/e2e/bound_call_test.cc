@@ -128,6 +128,20 @@ TEST(BoundCallTest, AnUnboundCallIsAFailedPrecondition) {
   EXPECT_THAT(s.message(), HasSubstr("unbound BoundCall"));
 }
 
+TEST(BoundCallTest, ACallAfterItsFunctionIsDestroyedIsAFailedPrecondition) {
+  auto rt = testing::OpenRuntime();
+  auto fn = Affine(*rt);
+  ASSERT_NE(fn, nullptr);
+  Operands a;
+  absl::StatusOr<BoundCall> bound = fn->Bind(a.in, a.out);
+  ASSERT_TRUE(bound.ok());
+  ASSERT_TRUE(bound->Call({a.x.data(), a.w.data()}, {a.y.data()}).ok());
+  fn.reset();
+  const absl::Status s = bound->Call({a.x.data(), a.w.data()}, {a.y.data()});
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("BoundCall of function 'affine', which was destroyed"));
+}
+
 TEST(BoundCallTest, ConstantInputsAreReadAgainAfterInvalidation) {
   auto rt = testing::OpenRuntime();
   FunctionOptions options;
