@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "jit/call_validation.h"
 #include "jit/callback_guard.h"
 #include "jit/function_impl.h"
 #include "jit/output_overlap.h"
@@ -50,14 +49,11 @@ absl::StatusOr<std::shared_ptr<const BoundCallState>> FunctionImpl::Bind(
   int64_t values[jit::kMaxSymbols];
   absl::StatusOr<const CompiledClass*> cls = CheckViews(inputs, outputs, values);
   if (!cls.ok()) return cls.status();
-  if (absl::Status s = CheckOutputsDisjoint(inputs, outputs, options_.in_place_outputs); !s.ok()) {
-    return s;
-  }
   state->function = this;
   state->alive = alive_;
   state->name = name_;
   state->cls = *cls;
-  state->values.assign(values, values + (*cls)->variant->symbols.size());
+  state->values.assign(values, values + (*cls)->num_symbols);
   state->inputs.assign(inputs.begin(), inputs.end());
   state->outputs.assign(outputs.begin(), outputs.end());
   for (const std::vector<TensorView>* views : {&state->inputs, &state->outputs}) {
@@ -80,23 +76,15 @@ absl::Status FunctionImpl::CallBoundUntraced(const BoundCallState& bound,
   }
   if (!DataPointersUsable(bound.bytes, inputs, outputs, options_.in_place_outputs) ||
       constants_.stale()) {
-    // The bound views over these pointers: the view checks name what a pointer check refused,
-    // and a stale constant input is copied from them.
+    // The bound views over these pointers through a call's checks: they name what a pointer
+    // check refused, as a call with views would, and copy a stale constant input.
     std::vector<TensorView> in = bound.inputs, out = bound.outputs;
     for (size_t i = 0; i < in.size(); ++i) in[i].data = const_cast<void*>(inputs[i]);
     for (size_t o = 0; o < out.size(); ++o) out[o].data = outputs[o];
-    for (size_t i = 0; i < in.size(); ++i) {
-      if (absl::Status s = CheckTensorView(in[i], "input", static_cast<int>(i)); !s.ok()) return s;
+    int64_t values[jit::kMaxSymbols];
+    if (absl::StatusOr<const CompiledClass*> cls = CheckViews(in, out, values); !cls.ok()) {
+      return cls.status();
     }
-    for (size_t o = 0; o < out.size(); ++o) {
-      if (absl::Status s = CheckTensorView(out[o], "output", static_cast<int>(o)); !s.ok()) {
-        return s;
-      }
-    }
-    if (absl::Status s = CheckOutputsDisjoint(in, out, options_.in_place_outputs); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = constants_.RefreshIfStale(in); !s.ok()) return s;
   }
   return LaunchCounted(*bound.cls, inputs, outputs, bound.values.data());
 }

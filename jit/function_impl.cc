@@ -22,6 +22,11 @@
 namespace pto::detail {
 namespace {
 
+// Each view's data pointer, into `data`.
+void DataOf(absl::Span<const TensorView> views, void** data) {
+  for (size_t i = 0; i < views.size(); ++i) data[i] = views[i].data;
+}
+
 // "[2, 8] [8, 4]": the shapes of a call's input views.
 std::string ViewShapesText(absl::Span<const TensorView> views) {
   std::string s;
@@ -99,11 +104,11 @@ absl::Status FunctionImpl::CallBound(const BoundCallState& bound,
 absl::Status FunctionImpl::CallUntraced(absl::Span<const TensorView> inputs,
                                         absl::Span<const TensorView> outputs) {
   calls_.fetch_add(1, std::memory_order_relaxed);
-  const void* in[kMaxInputs];
-  void* out[kMaxInputs];
   const auto launch = [&](const CompiledClass& cls, const int64_t* values) {
-    for (size_t i = 0; i < inputs.size(); ++i) in[i] = inputs[i].data;
-    for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
+    void* in[kMaxInputs];
+    void* out[kMaxInputs];
+    DataOf(inputs, in);
+    DataOf(outputs, out);
     return LaunchCounted(cls, {in, inputs.size()}, {out, outputs.size()}, values);
   };
   if (const CallMemoEntry* memo = FindCallMemo(id_, inputs, outputs);
@@ -116,10 +121,7 @@ absl::Status FunctionImpl::CallUntraced(absl::Span<const TensorView> inputs,
   int64_t values[jit::kMaxSymbols];
   absl::StatusOr<const CompiledClass*> cls = CheckViews(inputs, outputs, values);
   if (!cls.ok()) return cls.status();
-  if (absl::Status s = CheckOutputsDisjoint(inputs, outputs, options_.in_place_outputs); !s.ok()) {
-    return s;
-  }
-  RememberCall(id_, inputs, outputs, **cls, {values, (*cls)->variant->symbols.size()});
+  RememberCall(id_, inputs, outputs, **cls, {values, static_cast<size_t>((*cls)->num_symbols)});
   return launch(**cls, values);
 }
 
@@ -138,6 +140,9 @@ absl::StatusOr<const CompiledClass*> FunctionImpl::CheckViews(absl::Span<const T
     tuning_.Wait(queued);
   }
   if (absl::Status s = CheckCall(*cls, inputs, outputs, values); !s.ok()) return s;
+  if (absl::Status s = CheckOutputsDisjoint(inputs, outputs, options_.in_place_outputs); !s.ok()) {
+    return s;
+  }
   return cls;
 }
 
@@ -296,10 +301,10 @@ absl::StatusOr<std::vector<KernelProfile>> FunctionImpl::Profile(
   KernelTimes run;
   std::vector<std::string> first;
   std::vector<std::vector<double>> times;
-  const void* in[kMaxInputs];
+  void* in[kMaxInputs];
   void* out[kMaxInputs];
-  for (size_t i = 0; i < inputs.size(); ++i) in[i] = inputs[i].data;
-  for (size_t o = 0; o < outputs.size(); ++o) out[o] = outputs[o].data;
+  DataOf(inputs, in);
+  DataOf(outputs, out);
   for (int c = 0; c < calls; ++c) {
     if (absl::Status s = Launch(*cls, {in, inputs.size()}, {out, outputs.size()}, values, &run);
         !s.ok()) {

@@ -100,9 +100,9 @@ class FunctionImpl {
   // Call's work; Call adds a trace event around it while the Runtime traces.
   absl::Status CallUntraced(absl::Span<const TensorView> inputs,
                             absl::Span<const TensorView> outputs);
-  // The shape checks of a call (the views, the class and its symbol values, the outputs):
-  // what a call whose views match a remembered one, or a bound call, skips. Compiles the class
-  // if no installed one serves the views.
+  // Every check of a call with views (the views, the class and its symbol values, the outputs,
+  // no overlap), as a call that matches a remembered one or a bound call skips them. Compiles
+  // the class if no installed one serves the views; copies stale constant inputs.
   absl::StatusOr<const CompiledClass*> CheckViews(absl::Span<const TensorView> inputs,
                                                   absl::Span<const TensorView> outputs,
                                                   int64_t* values);

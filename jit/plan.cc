@@ -24,6 +24,11 @@ void* Scratch(int64_t bytes) {
   return kernel_scratch.data();
 }
 
+// A constant input's packed copy could not be allocated.
+absl::Status PackedCopyUnavailable() {
+  return absl::ResourceExhaustedError("cannot allocate a prepacked copy of a constant input");
+}
+
 // Copies the full column blocks of B (layout in ir::PackedB) from `src` into `dst`.
 void PackB(const ir::PackedB& p, const float* src, float* dst) {
   const int64_t blocks = p.n / p.block;
@@ -152,7 +157,7 @@ absl::Status Plan::RunSingle(void* const* inputs, void* const* outputs,
       const PackedOperand& p = packed[b.index];
       const float* data = p.Get(inputs[p.input()]);
       if (data == nullptr) {
-        return absl::ResourceExhaustedError("cannot allocate a prepacked copy of a constant input");
+        return PackedCopyUnavailable();
       }
       bufs[j] = const_cast<float*>(data);  // kernels only read it
     }
@@ -208,7 +213,7 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
   for (size_t i = 0; i < packed.size(); ++i) {
     packed_data[i] = packed[i].Get(inputs[packed[i].input()]);
     if (packed_data[i] == nullptr) {
-      return absl::ResourceExhaustedError("cannot allocate a prepacked copy of a constant input");
+      return PackedCopyUnavailable();
     }
   }
   // The caller joins a pinning arena's CPUs at the first long parallel kernel, or at the first
