@@ -27,9 +27,15 @@ absl::Status BoundCall::operator()(absl::Span<const void* const> inputs,
     return absl::FailedPreconditionError(
         absl::StrCat("call of a BoundCall of function '", state_->name, "', which was destroyed"));
   }
-  detail::FunctionImpl& f = *state_->function;
+  const detail::BoundCallState& state = *state_;
+  detail::FunctionImpl& f = *state.function;
   if (absl::Status s = detail::RefuseFunctionCallInsideCallback(f.name()); !s.ok()) return s;
-  return f.CallBound(*state_, inputs, outputs);
+  if (inputs.size() != state.inputs.size() || outputs.size() != state.outputs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bound call of function '", state.name, "' takes ", state.inputs.size(), " inputs and ",
+        state.outputs.size(), " outputs, got ", inputs.size(), " and ", outputs.size()));
+  }
+  return f.CallBound(state, inputs.data(), outputs.data());
 }
 
 absl::StatusOr<BoundCall> Function::Bind(absl::Span<const TensorView> inputs,
@@ -65,16 +71,11 @@ absl::StatusOr<std::shared_ptr<const BoundCallState>> FunctionImpl::Bind(
   return state;
 }
 
-absl::Status FunctionImpl::CallBoundUntraced(const BoundCallState& bound,
-                                             absl::Span<const void* const> inputs,
-                                             absl::Span<void* const> outputs) {
+absl::Status FunctionImpl::CallBoundUntraced(const BoundCallState& bound, const void* const* inputs,
+                                             void* const* outputs) {
   calls_.fetch_add(1, std::memory_order_relaxed);
-  if (inputs.size() != bound.inputs.size() || outputs.size() != bound.outputs.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bound call of function '", name_, "' takes ", bound.inputs.size(), " inputs and ",
-        bound.outputs.size(), " outputs, got ", inputs.size(), " and ", outputs.size()));
-  }
-  if (!DataPointersUsable(bound.bytes, inputs, outputs, options_.in_place_outputs) ||
+  if (!DataPointersUsable(bound.bytes, {inputs, bound.inputs.size()},
+                          {outputs, bound.outputs.size()}, options_.in_place_outputs) ||
       constants_.stale()) {
     // The bound views over these pointers through a call's checks: they name what a pointer
     // check refused, as a call with views would, and copy a stale constant input.

@@ -88,9 +88,8 @@ absl::Status FunctionImpl::Call(absl::Span<const TensorView> inputs,
   return status;
 }
 
-absl::Status FunctionImpl::CallBound(const BoundCallState& bound,
-                                     absl::Span<const void* const> inputs,
-                                     absl::Span<void* const> outputs) {
+absl::Status FunctionImpl::CallBound(const BoundCallState& bound, const void* const* inputs,
+                                     void* const* outputs) {
   jit::Timeline* timeline = runtime_->timeline();
   if (timeline == nullptr) return CallBoundUntraced(bound, inputs, outputs);
   const auto start = std::chrono::steady_clock::now();
@@ -109,7 +108,7 @@ absl::Status FunctionImpl::CallUntraced(absl::Span<const TensorView> inputs,
     void* out[kMaxInputs];
     DataOf(inputs, in);
     DataOf(outputs, out);
-    return LaunchCounted(cls, {in, inputs.size()}, {out, outputs.size()}, values);
+    return LaunchCounted(cls, in, out, values);
   };
   if (const CallMemoEntry* memo = FindCallMemo(id_, inputs, outputs);
       memo != nullptr && PointersUsable(*memo, inputs, outputs, options_.in_place_outputs)) {
@@ -146,9 +145,8 @@ absl::StatusOr<const CompiledClass*> FunctionImpl::CheckViews(absl::Span<const T
   return cls;
 }
 
-absl::Status FunctionImpl::LaunchCounted(const CompiledClass& cls,
-                                         absl::Span<const void* const> inputs,
-                                         absl::Span<void* const> outputs, const int64_t* values) {
+absl::Status FunctionImpl::LaunchCounted(const CompiledClass& cls, const void* const* inputs,
+                                         void* const* outputs, const int64_t* values) {
   if (!runtime_->options().record_workload) return Launch(cls, inputs, outputs, values);
   const auto start = std::chrono::steady_clock::now();
   absl::Status status = Launch(cls, inputs, outputs, values);
@@ -205,12 +203,12 @@ absl::Status FunctionImpl::CheckCall(const CompiledClass& cls, absl::Span<const 
   return CheckInPlaceShapes(inputs, outputs, options_.in_place_outputs);
 }
 
-absl::Status FunctionImpl::Launch(const CompiledClass& cls, absl::Span<const void* const> inputs,
-                                  absl::Span<void* const> outputs, const int64_t* values,
+absl::Status FunctionImpl::Launch(const CompiledClass& cls, const void* const* inputs,
+                                  void* const* outputs, const int64_t* values,
                                   KernelTimes* kernels) {
   const std::span<const int64_t> vals(values, cls.num_symbols);
   // Kernels only read their inputs.
-  void* const* in = const_cast<void* const*>(inputs.data());
+  void* const* in = const_cast<void* const*>(inputs);
   void* with_constants[kMaxInputs];
   if (constants_.any()) {
     const std::vector<device::AlignedBuffer>& constant = constants_.current();
@@ -220,7 +218,7 @@ absl::Status FunctionImpl::Launch(const CompiledClass& cls, absl::Span<const voi
     }
     in = with_constants;
   }
-  void* const* out = outputs.data();
+  void* const* out = outputs;
   const device::EpochGuard guard = runtime_->plan_epochs().Enter();
   const jit::Plan* plan = cls.plan.load(std::memory_order_acquire);
   double* seconds = nullptr;
@@ -306,8 +304,7 @@ absl::StatusOr<std::vector<KernelProfile>> FunctionImpl::Profile(
   DataOf(inputs, in);
   DataOf(outputs, out);
   for (int c = 0; c < calls; ++c) {
-    if (absl::Status s = Launch(*cls, {in, inputs.size()}, {out, outputs.size()}, values, &run);
-        !s.ok()) {
+    if (absl::Status s = Launch(*cls, in, out, values, &run); !s.ok()) {
       return s;
     }
     if (c == 0) {

@@ -46,8 +46,9 @@ class FunctionImpl {
   // (jit/bound_call.h); CallBound runs a bound call on data pointers.
   absl::StatusOr<std::shared_ptr<const BoundCallState>> Bind(absl::Span<const TensorView> inputs,
                                                              absl::Span<const TensorView> outputs);
-  absl::Status CallBound(const BoundCallState& bound, absl::Span<const void* const> inputs,
-                         absl::Span<void* const> outputs);
+  // `inputs` and `outputs` hold as many pointers as `bound` has views (BoundCall checks it).
+  absl::Status CallBound(const BoundCallState& bound, const void* const* inputs,
+                         void* const* outputs);
   absl::StatusOr<std::vector<KernelProfile>> Profile(absl::Span<const TensorView> inputs,
                                                      absl::Span<const TensorView> outputs,
                                                      int calls);
@@ -83,18 +84,20 @@ class FunctionImpl {
   // the views' shapes and dtypes only, so a call that matches a remembered one skips them.
   absl::Status CheckCall(const CompiledClass& cls, absl::Span<const TensorView> inputs,
                          absl::Span<const TensorView> outputs, const int64_t* values) const;
-  // Runs the plan of views already checked; `kernels` (may be null) receives the names of the
-  // plan that ran and, per kernel, its time (as Plan::Run gives it).
+  // Runs the plan of views already checked, on their data pointers (num_inputs_ inputs, the
+  // class's outputs); `kernels` (may be null) receives the names of the plan that ran and, per
+  // kernel, its time (as Plan::Run gives it). The warm call path passes plain pointers, not
+  // spans: a span after the fifth argument goes on the stack, and reading it whole back from
+  // there stalls on the two stores that wrote it.
   struct KernelTimes {
     std::vector<std::string> names;
     std::vector<double> seconds;
   };
-  absl::Status Launch(const CompiledClass& cls, absl::Span<const void* const> inputs,
-                      absl::Span<void* const> outputs, const int64_t* values,
-                      KernelTimes* kernels = nullptr);
+  absl::Status Launch(const CompiledClass& cls, const void* const* inputs, void* const* outputs,
+                      const int64_t* values, KernelTimes* kernels = nullptr);
   // Launch, counted and timed for the class while RuntimeOptions::record_workload is on.
-  absl::Status LaunchCounted(const CompiledClass& cls, absl::Span<const void* const> inputs,
-                             absl::Span<void* const> outputs, const int64_t* values);
+  absl::Status LaunchCounted(const CompiledClass& cls, const void* const* inputs,
+                             void* const* outputs, const int64_t* values);
   // RuntimeOptions' peaks, or those measured once per process where they are 0.
   device::MachinePeaks Peaks() const;
   // Call's work; Call adds a trace event around it while the Runtime traces.
@@ -107,8 +110,8 @@ class FunctionImpl {
                                                   absl::Span<const TensorView> outputs,
                                                   int64_t* values);
   // CallBound's work, as CallUntraced is Call's.
-  absl::Status CallBoundUntraced(const BoundCallState& bound, absl::Span<const void* const> inputs,
-                                 absl::Span<void* const> outputs);
+  absl::Status CallBoundUntraced(const BoundCallState& bound, const void* const* inputs,
+                                 void* const* outputs);
 
   std::shared_ptr<RuntimeImpl> runtime_;  // first: the Runtime's internals outlive the rest
   std::string name_;
