@@ -93,6 +93,14 @@ constexpr int64_t kShortARowMin = 64;
 // K steps in flight in a one-row tile over a prepacked B (SingleRowPacked): with nr_vectors
 // accumulators each, enough independent FMAs to hide their latency.
 constexpr int kPackedRowKSteps = 4;
+// DotTail's cost model, in FMAs per row: a masked vector costs one per K step; a dot product
+// one per K vector, kDotColumnCost for its reduction and set-up, and kDotScalarStepCost per K
+// step past the last whole vector (scalar loads of A and B and an FMA). Dot products are taken
+// when they cost at most kDotTailShare of the masked vector (measurements:
+// docs/default_configs.md).
+constexpr int64_t kDotColumnCost = 16;
+constexpr int64_t kDotScalarStepCost = 3;
+constexpr double kDotTailShare = 0.8;
 
 class MatMulEmitter {
  public:
@@ -914,7 +922,7 @@ class MatMulEmitter {
         [&](llvm::Value* n) { MicroKernel(idx, n, rows, nrv_, lanes); }, false);
     const int rest = RestVectors();
     const int tail = TailColumns();
-    if (rest > 0 && tail > 0 && rest < nrv_ && !heavy_epilogue_) {
+    if (rest > 0 && tail > 0 && rest < nrv_ && !heavy_epilogue_ && !DotTail()) {
       // The whole vectors past the last block and the masked last columns in one micro-tile
       // (its last vector masked): its A broadcasts serve them all. A range that ends
       // elsewhere leaves other columns, which the tiles below take.
@@ -951,9 +959,29 @@ class MatMulEmitter {
           ec_, col, col_hi_, lanes, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); },
           true);
     }
-    if (lanes > 1) {
+    if (DotTail()) {
+      EmitChunkLoop(
+          ec_, col, col_hi_, 1, [&](llvm::Value* n) { DotKernel(idx, n, rows, 1); }, true);
+    } else if (lanes > 1) {
       MaskedRemainder(col, col_hi_, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); });
     }
+  }
+
+  // Whether the columns past the last whole vector are taken one at a time as dot products
+  // along K (DotKernel) rather than as one masked vector, whose few useful lanes cost a whole
+  // FMA per row and K step. For a static N's tail, a static K (each K block's length with K
+  // blocking) and A contiguous along K (its rows load as vectors; B's column is read lane by
+  // lane, once per K vector for all the tile's rows), when the cost model above favours them.
+  bool DotTail() const {
+    const int64_t tail = TailColumns();
+    if (lean_ || ec_.lanes <= 1 || tail == 0 || !k_.k.IsConstant() ||
+        ConstantValue(access_.Stride(k_.a, rank_)) != 1) {
+      return false;
+    }
+    const int64_t k = kblock_ ? std::min(k_.k.constant(), k_.config.kc) : k_.k.constant();
+    const int64_t dot =
+        tail * (k / ec_.lanes + kDotColumnCost + kDotScalarStepCost * (k % ec_.lanes));
+    return static_cast<double>(dot) <= kDotTailShare * static_cast<double>(k);
   }
 
   // The columns of a static N past its last whole vector (0 for a symbolic N).

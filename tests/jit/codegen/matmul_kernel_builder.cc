@@ -39,7 +39,8 @@ ir::Kernel MatMulKernel(const MatMulOptions& o, const std::string& name) {
   k.kind = ir::KernelKind::kMatMul;
   k.name = name;
   k.num_buffers = 5;
-  const SymExpr B = SymExpr::Symbol(0), K = SymExpr::Symbol(3);
+  const SymExpr B = SymExpr::Symbol(0);
+  const SymExpr K = o.static_k.has_value() ? SymExpr(*o.static_k) : SymExpr::Symbol(3);
   const SymExpr N = o.static_n.has_value() ? SymExpr(*o.static_n) : SymExpr::Symbol(2);
   const SymExpr M = o.static_m.has_value() ? SymExpr(*o.static_m) : SymExpr::Symbol(1);
   k.domain = {B, M, N};

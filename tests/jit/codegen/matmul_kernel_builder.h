@@ -42,6 +42,8 @@ struct MatMulOptions {
   std::optional<int64_t> static_m;
   // A static N (the domain's dim 2), else symbol 2; cases must match it.
   std::optional<int64_t> static_n;
+  // A static K, else symbol 3; cases must match it.
+  std::optional<int64_t> static_k;
   // B prepacked in column blocks of this (buffer 5, as the plan passes a constant weight);
   // B must then be shared by the batch entries (broadcast_b) and stored [K, N]. 0: not.
   int prepacked_block = 0;

@@ -115,6 +115,54 @@ TEST(MatMulTest, ColumnTailIsOneMaskedVector) {
   }
 }
 
+// A static N's last few columns past its last whole vector, over a static K long enough, are
+// dot products along K instead of a masked vector (the cost model in emit_matmul.cc): no masked
+// load or store is left. Tails of 1, 2 and 3 columns, K a multiple of the vector width and not,
+// with each epilogue, whole and split tile ranges, against the reference. A short K keeps the
+// masked vector.
+TEST(MatMulTest, FewTailColumnsOverALongStaticKAreDotProducts) {
+  std::vector<Isa> isas = {Isa::kAvx2};
+  if (HostTarget().isa == Isa::kAvx512) isas.push_back(Isa::kAvx512);
+  const std::regex masked_avx512("vmovups[^\\n]*\\{%k[1-7]\\}");
+  for (const Isa isa : isas) {
+    const int64_t lanes = isa == Isa::kAvx512 ? 16 : 8;
+    const auto has_masked = [&](const std::string& assembly) {
+      return isa == Isa::kAvx512 ? std::regex_search(assembly, masked_avx512)
+                                 : assembly.find("vmaskmovps") != std::string::npos;
+    };
+    struct Shape {
+      int64_t n, k;
+      bool dot;
+    };
+    for (const Shape s :
+         {Shape{4 * lanes + 1, 65, true}, Shape{lanes + 1, 100, true},
+          Shape{2 * lanes + 2, 128, true}, Shape{3, 300, true}, Shape{4 * lanes + 1, lanes, false},
+          Shape{lanes + 3, 2 * lanes + 1, false}}) {
+      for (const bool light : {true, false}) {
+        MatMulOptions o;
+        o.epilogue = true;
+        o.light_epilogue = light;
+        o.config = SixRowConfig(4, 0, 1);
+        o.config->pack_b = false;
+        o.config->kc = 256;
+        o.static_n = s.n;
+        o.static_k = s.k;
+        const std::string name = absl::StrCat("mm_dot_tail_n", s.n, "_k", s.k,
+                                              light ? "_light_" : "_heavy_", device::IsaName(isa));
+        const ir::Kernel k = MatMulKernel(o, name);
+        EXPECT_EQ(has_masked(KernelAssembly(k, TargetFor(isa))), !s.dot) << name;
+        absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+        ASSERT_TRUE(c.ok()) << c.status();
+        MatMulCase mc{2, 13, s.n, s.k};
+        mc.light_epilogue = light;
+        CheckMatMul(c->entry, mc, true, 0, 0, name);
+        CheckMatMul(c->entry, mc, true, 6, 4 * lanes, name + " split on blocks");
+        CheckMatMul(c->entry, mc, true, 5, lanes + 3, name + " split off blocks");
+      }
+    }
+  }
+}
+
 // B stored [N, K] (K stride 1): the dot-product micro-kernel, over sizes 1, 3, 17, 33, 100,
 // K both a multiple of the vector width and not, batched and batch-broadcast B, A with K
 // stride 1 (vector loads) and A transposed (gathered along K), whole and split tile ranges.
