@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "device/asymmetric_fence.h"
+
 namespace pto::device {
 namespace epoch_internal {
 
@@ -113,6 +115,7 @@ using epoch_internal::SlotChunk;
 
 EpochDomain::EpochDomain()
     : id_(epoch_internal::next_domain_id.fetch_add(1, std::memory_order_relaxed)),
+      asymmetric_(AsymmetricFencesAvailable()),
       table_(new epoch_internal::SlotTable) {}
 
 EpochDomain::~EpochDomain() {
@@ -171,7 +174,11 @@ void EpochDomain::Retire(absl::AnyInvocable<void() &&> deleter) {
 size_t EpochDomain::Reclaim() {
   // Records retired after this load may have readers that entered after the scan: keep them.
   uint64_t oldest = epoch_.load(std::memory_order_acquire);
-  epoch_internal::FullFence();
+  if (!asymmetric_) {
+    epoch_internal::FullFence();
+  } else if (!HeavyFence()) {
+    return 0;
+  }
   oldest = std::min(oldest, OldestReaderEpoch());
   std::vector<Retired> ready;
   {

@@ -14,6 +14,10 @@
 // If Reclaim's fence comes first, the reader's load comes after the new pointer's store and
 // cannot return the old one. Every slot store is a release and every scan load an acquire, so a
 // reader's last use of an object happens before its deleter runs.
+// Where the system offers them (device/asymmetric_fence.h), the pair of fences is asymmetric:
+// the reader's is a compiler barrier, Reclaim's a membarrier that runs a full fence on every
+// thread of the process; the argument above holds with that fence in the reader's place. A
+// reader then pays no full fence, which waits for its store buffer to drain, on every call.
 //
 // Readers are allocation-free after a thread's first Enter on a domain: a thread_local cache keyed
 // by a never-reused domain id finds the thread's slot. Slots live in a list of fixed chunks (never
@@ -110,7 +114,11 @@ class EpochDomain {
     epoch_internal::Slot* slot = tls_cache.domain_id == id_ ? tls_cache.slot : ThreadSlot();
     if (slot->nesting++ == 0) {
       slot->epoch.store(epoch_.load(std::memory_order_acquire), epoch_internal::kSlotStore);
-      epoch_internal::FullFence();
+      if (asymmetric_) {
+        std::atomic_signal_fence(std::memory_order_seq_cst);  // Reclaim's HeavyFence pairs
+      } else {
+        epoch_internal::FullFence();
+      }
     }
     return EpochGuard(slot);
   }
@@ -124,7 +132,8 @@ class EpochDomain {
     if (object != nullptr) Retire([object = std::move(object)]() mutable { object.reset(); });
   }
 
-  // Frees every retired object no reader can still hold; returns how many. Thread-safe.
+  // Frees every retired object no reader can still hold; returns how many. Thread-safe. Frees
+  // nothing if the membarrier system call fails (they stay pending).
   size_t Reclaim();
   // Retired objects not yet freed.
   size_t pending() const;
@@ -147,6 +156,7 @@ class EpochDomain {
   uint64_t OldestReaderEpoch() const;
 
   const uint64_t id_;
+  const bool asymmetric_;                   // AsymmetricFencesAvailable(), beside id_ for Enter
   epoch_internal::SlotTable* const table_;  // shared with threads holding slots; refcounted
   // Own cache line: read by every Enter, written by Retire.
   alignas(64) std::atomic<uint64_t> epoch_{1};
