@@ -134,7 +134,8 @@ bool FewRows(const ir::SymExpr& m) { return m.IsConstant() && m.constant() <= kF
 // enough columns take 4 rows: a 6-row tile would leave most rows to the single-row tail. With
 // 32 registers (AVX-512) the few-rows tile has 8 rows when M is a multiple of 8 (8 x 3 or
 // 8 x 2: EightRowVectors), else 4 x 4; other matmuls over 4 vectors of columns take 6 x 4
-// (10 loads per 24 FMAs instead of 10 per 16). 16-register targets (AVX2) take 4 x 2 for few
+// (10 loads per 24 FMAs instead of 10 per 16), over 3 (the last one partial or not) 8 x 3, over
+// fewer 8 x 2. 16-register targets (AVX2) take 4 x 2 for few
 // rows (B's micro-panels are passed over M / 4 times instead of M / 2 with 2 x 4, for the same
 // 6 loads per 8 FMAs; 4 x 3 runs out of registers) and 6 x 2 otherwise; 8 registers keep
 // 2 rows for few rows.
@@ -156,7 +157,10 @@ void SetMicroTile(const ir::SymExpr& m, const ir::SymExpr& n, bool constant_b, i
     c.nr_vectors = 4;
     c.mr = 6;
   } else {
-    c.nr_vectors = 2;
+    // Fewer than 4 vectors of columns: all of them in one micro-tile when they are 3 (with 32
+    // registers; the last, masked, shares the A broadcasts), else 2 per micro-tile.
+    const bool three = wide_regs && n.IsConstant() && CeilDiv(n.constant(), lanes) == 3;
+    c.nr_vectors = three ? 3 : 2;
     c.mr = std::min(8, MostRows(c.nr_vectors, regs));
   }
 }

@@ -78,7 +78,8 @@ TEST(DefaultTileConfigs, MatMulMicroTilePerRegisterFile) {
   const Expect cases[] = {
       // 32 registers: few rows (a static M <= 48) take 8 rows when M is a multiple of 8
       // (8 x 3, or 8 x 2 over a constant B below 24 rows), else 4 x 4; others 6 x 4 over at
-      // least 4 vectors of columns, 8 x 2 over fewer.
+      // least 4 vectors of columns, 8 x 3 over 3 (the last one partial or whole), 8 x 2 over
+      // fewer.
       {"avx512 8 rows", &kAvx512, 8, 768, 768, false, 8, 3, 4},
       {"avx512 8 rows, constant B", &kAvx512, 8, 768, 768, true, 8, 2, 4},
       {"avx512 32 rows, constant B", &kAvx512, 32, 768, 768, true, 8, 3, 4},
@@ -87,6 +88,10 @@ TEST(DefaultTileConfigs, MatMulMicroTilePerRegisterFile) {
       {"avx512 many rows", &kAvx512, 512, 512, 512, false, 6, 4, 4},
       {"avx512 symbolic rows", &kAvx512, -1, 768, 768, false, 6, 4, 4},
       {"avx512 few columns", &kAvx512, 512, 512, 32, false, 8, 2, 4},
+      {"avx512 2 vectors and a tail", &kAvx512, 48, 96, 40, false, 8, 3, 4},
+      {"avx512 3 vectors", &kAvx512, 512, 64, 48, false, 8, 3, 4},
+      {"avx512 3 vectors and a tail", &kAvx512, 512, 64, 49, false, 8, 2, 4},
+      {"avx512 2 vectors and a tail, few rows", &kAvx512, 23, 29, 47, false, 8, 3, 4},
       // 16 registers: 4 x 2 for few rows, 6 x 2 otherwise, the K loop not unrolled.
       {"avx2 8 rows", &kAvx2, 8, 768, 768, false, 4, 2, 1},
       {"avx2 1 row, constant B", &kAvx2, 1, 768, 768, true, 4, 2, 1},
