@@ -134,13 +134,13 @@ bool FewRows(const ir::SymExpr& m) { return m.IsConstant() && m.constant() <= kF
 // enough columns take 4 rows: a 6-row tile would leave most rows to the single-row tail. With
 // 32 registers (AVX-512) the few-rows tile has 8 rows when M is a multiple of 8 (8 x 3 or
 // 8 x 2: EightRowVectors), else 4 x 4; other matmuls over 4 vectors of columns take 6 x 4
-// (10 loads per 24 FMAs instead of 10 per 16), over 3 (the last one partial or not) 8 x 3, over
-// fewer 8 x 2. 16-register targets (AVX2) take 4 x 2 for few
+// (10 loads per 24 FMAs instead of 10 per 16), over 3 (the last one partial or not) 8 x 3 unless
+// B is stored [N, K], over fewer 8 x 2. 16-register targets (AVX2) take 4 x 2 for few
 // rows (B's micro-panels are passed over M / 4 times instead of M / 2 with 2 x 4, for the same
 // 6 loads per 8 FMAs; 4 x 3 runs out of registers) and 6 x 2 otherwise; 8 registers keep
 // 2 rows for few rows.
-void SetMicroTile(const ir::SymExpr& m, const ir::SymExpr& n, bool constant_b, int lanes, int regs,
-                  ir::TileConfig& c) {
+void SetMicroTile(const ir::SymExpr& m, const ir::SymExpr& n, bool constant_b, bool dot_form,
+                  int lanes, int regs, ir::TileConfig& c) {
   const bool wide_regs = regs >= 32;
   const bool wide = !n.IsConstant() || n.constant() >= int64_t{8} * lanes;
   const bool few_rows = FewRows(m);
@@ -158,8 +158,11 @@ void SetMicroTile(const ir::SymExpr& m, const ir::SymExpr& n, bool constant_b, i
     c.mr = 6;
   } else {
     // Fewer than 4 vectors of columns: all of them in one micro-tile when they are 3 (with 32
-    // registers; the last, masked, shares the A broadcasts), else 2 per micro-tile.
-    const bool three = wide_regs && n.IsConstant() && CeilDiv(n.constant(), lanes) == 3;
+    // registers; the last, masked, shares the A broadcasts), else 2 per micro-tile. B stored
+    // [N, K] keeps 2: its columns' blocks are what a constant B is prepacked in, and N below
+    // 3 vectors would have no full block of 3 to pack.
+    const bool three =
+        wide_regs && !dot_form && n.IsConstant() && CeilDiv(n.constant(), lanes) == 3;
     c.nr_vectors = three ? 3 : 2;
     c.mr = std::min(8, MostRows(c.nr_vectors, regs));
   }
@@ -200,7 +203,7 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
   const ir::SymExpr& m = k.domain[k.domain.size() - 2];
   const ir::SymExpr& n = k.domain.back();
   const bool few_rows = FewRows(m);
-  SetMicroTile(m, n, constant_b, lanes, regs, c);
+  SetMicroTile(m, n, constant_b, ir::MatMulDotForm(k), lanes, regs, c);
   c.unroll = wide_regs ? 4 : 1;
   // LLVM schedules a K loop unrolled 4 times for AMD's AVX-512 cores with accumulators of the
   // 24-accumulator tiles spilled to the stack inside the loop. Unrolled twice, the 8 x 3 tile

@@ -132,6 +132,20 @@ TEST(DefaultTileConfigs, TwentyFourAccumulatorTilesUnrollLessOnAmd) {
   EXPECT_EQ(eight_by_two.unroll, 4);
 }
 
+// Over 3 vectors of columns B stored [K, N] takes 8 x 3; stored [N, K] (the dot-product form,
+// a linear layer's weight) it keeps 8 x 2, whose column blocks a constant B is prepacked in.
+TEST(DefaultTileConfigs, ThreeVectorsOfColumnsTakeEightByThreeUnlessBIsStoredNByK) {
+  const ir::TileConfig kn = Default(MatMul(33, 64, 40), kAvx512, /*constant_b=*/true);
+  EXPECT_EQ(kn.mr, 8);
+  EXPECT_EQ(kn.nr_vectors, 3);
+  ir::Kernel nk = MatMul(33, 64, 40);
+  nk.accesses[1].strides = {ir::SymExpr(0), ir::SymExpr(64), ir::SymExpr(1)};  // B[n, k]
+  ASSERT_TRUE(ir::MatMulDotForm(nk));
+  const ir::TileConfig dot = Default(nk, kAvx512, /*constant_b=*/true);
+  EXPECT_EQ(dot.mr, 8);
+  EXPECT_EQ(dot.nr_vectors, 2);
+}
+
 TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
   struct Expect {
     std::string name;
