@@ -28,6 +28,9 @@ struct CompiledClass {
   // The plan calls run: loaded once per call (inside an epoch guard); replaced when a tuned
   // kernel is swapped in, the old one retired to the Runtime's epoch domain.
   std::atomic<const jit::Plan*> plan{nullptr};
+  // Advanced after each swap of `plan`, before the old one is retired: a bound call's copy of
+  // the plan's launch (jit/bound_call.h) serves while it is unchanged.
+  std::atomic<uint64_t> generation{0};
   int num_symbols = 0;  // variant->symbols.size(), beside `plan` for the warm call
   std::vector<ir::Shape> output_shapes;
   std::string shape_class;  // ShapeClassKey: the plan and tuning records' keys

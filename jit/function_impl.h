@@ -109,6 +109,9 @@ class FunctionImpl {
   absl::StatusOr<const CompiledClass*> CheckViews(absl::Span<const TensorView> inputs,
                                                   absl::Span<const TensorView> outputs,
                                                   int64_t* values);
+  // The launch a bound call copies from the class's current plan, published in `bound` unless
+  // one of the class's current generation is there already.
+  void RefreshBoundLaunch(const BoundCallState& bound);
   // CallBound's work, as CallUntraced is Call's.
   absl::Status CallBoundUntraced(const BoundCallState& bound, const void* const* inputs,
                                  void* const* outputs);

@@ -16,13 +16,8 @@ namespace {
 // allocates nothing. (Calls never nest on one thread.)
 thread_local device::AlignedBuffer call_arena;
 
-// Per-thread kernel scratch (e.g. a matmul's packed panel of B), grown on first use on each
-// thread. Null if it cannot be had: the kernel then runs without it.
+// Per-thread kernel scratch (e.g. a matmul's packed panel of B).
 thread_local device::AlignedBuffer kernel_scratch;
-void* Scratch(int64_t bytes) {
-  if (bytes <= 0 || !kernel_scratch.Reserve(static_cast<size_t>(bytes))) return nullptr;
-  return kernel_scratch.data();
-}
 
 // A constant input's packed copy could not be allocated.
 absl::Status PackedCopyUnavailable() {
@@ -58,6 +53,11 @@ void PieceSteps(const int64_t extent[2], const int64_t grain[2], int64_t step[2]
 }
 
 }  // namespace
+
+void* KernelScratch(int64_t bytes) {
+  if (bytes <= 0 || !kernel_scratch.Reserve(static_cast<size_t>(bytes))) return nullptr;
+  return kernel_scratch.data();
+}
 
 struct PackedOperand::Copy {
   const void* source = nullptr;
@@ -168,12 +168,12 @@ absl::Status Plan::RunSingle(void* const* inputs, void* const* outputs,
     device::ThreadArena::CallerPin caller_pin;
     if (s.work >= pin_caller_threshold || threads->OnWorkerCpu()) caller_pin.Pin(threads);
     threads->ParallelFor2D(s.extent, s.grain, [&](const int64_t lo[2], const int64_t hi[2]) {
-      s.fn(&args, lo, hi, Scratch(s.scratch_bytes));
+      s.fn(&args, lo, hi, KernelScratch(s.scratch_bytes));
     });
     return absl::OkStatus();
   }
   const int64_t lo[2] = {0, 0};
-  s.fn(&args, lo, s.extent, Scratch(s.scratch_bytes));
+  s.fn(&args, lo, s.extent, KernelScratch(s.scratch_bytes));
   return absl::OkStatus();
 }
 
@@ -256,11 +256,11 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
     // Runs one piece of the grid; with an observer that wants pieces, times it.
     const auto run_piece = [&](const int64_t lo[2], const int64_t hi[2]) {
       if (observer == nullptr || !observer->wants_pieces()) {
-        k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
+        k.fn(&args, lo, hi, KernelScratch(k.scratch_bytes));
         return;
       }
       const auto piece_start = std::chrono::steady_clock::now();
-      k.fn(&args, lo, hi, Scratch(k.scratch_bytes));
+      k.fn(&args, lo, hi, KernelScratch(k.scratch_bytes));
       observer->OnPiece(static_cast<int>(ki), lo, hi, device::ThreadArena::CurrentThreadIndex(),
                         piece_start, std::chrono::steady_clock::now());
     };

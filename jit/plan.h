@@ -24,6 +24,10 @@ inline constexpr int kMaxSymbols = 64;
 inline constexpr int kMaxKernelBuffers = 64;
 inline constexpr int kMaxArenaSlots = 256;
 
+// This thread's kernel scratch of at least `bytes` (grown on first use; null if it cannot be
+// had: the kernel then runs without it).
+void* KernelScratch(int64_t bytes);
+
 struct BufferRef {
   ir::BufferKind kind = ir::BufferKind::kTemp;
   int index = 0;  // input/output position, arena slot for temps, Plan::packed entry
@@ -168,6 +172,10 @@ struct Plan {
   SingleLaunch single;
   // Sets `single` when the plan qualifies (BindPlan calls it once the plan is complete).
   void SetSingleLaunch();
+  // Whether `single` is set and runs on the calling thread alone over `threads`.
+  bool SingleRunsSerially(const device::ThreadArena* threads) const {
+    return single.valid && !RunsParallel(threads, single.work, single.extent, single.grain);
+  }
 
   // Shares the prepacked constants of `previous` where the same input has the same layout.
   void SharePackedOf(const Plan& previous);

@@ -125,6 +125,7 @@ void FunctionTuning::Publish(CompiledClass& cls, int call, const ir::TileConfig&
   std::unique_ptr<const jit::Plan> old = std::move(cls.current);
   cls.current = std::move(plan);
   cls.plan.store(cls.current.get(), std::memory_order_release);
+  cls.generation.fetch_add(1, std::memory_order_release);
   runtime_.plan_epochs().Retire(std::move(old));
   plans_swapped_.fetch_add(1);
   runtime_.logger().Log(LogLevel::kInfo, absl::StrCat("pto: swapped in a tuned ", kernel.name,

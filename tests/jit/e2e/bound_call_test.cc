@@ -1,6 +1,9 @@
 // Function::Bind and BoundCall: a bound call on data pointers computes what a call with views
 // computes, refuses what a call would refuse with the same message, follows constant inputs
 // and in-place outputs, and runs from several threads at once.
+#include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -216,6 +219,69 @@ TEST(BoundCallTest, ThreadsShareOneBinding) {
   for (std::thread& th : threads) th.join();
   EXPECT_EQ(wrong, std::vector<int>(kThreads, 0));
   EXPECT_EQ(fn->stats().calls, 1 + kThreads * kCalls);
+}
+
+// y = x w + 1 in doubles, for results of plans whose configs (and so summation order) differ.
+std::vector<double> AffineReference(const Operands& o) {
+  std::vector<double> y(kM * kN, 1.0);
+  for (int64_t m = 0; m < kM; ++m) {
+    for (int64_t n = 0; n < kN; ++n) {
+      for (int64_t k = 0; k < kK; ++k) y[m * kN + n] += double{o.x[m * kK + k]} * o.w[k * kN + n];
+    }
+  }
+  return y;
+}
+
+// A bound call launches from its own copy of the plan's launch; when tuning swaps a plan in, the
+// calls go on with the new one: right values while the swaps happen (two threads, bound before
+// tuning started), and after them the same values as a call with views, which runs the class's
+// current plan. Each swap retires a plan whose code a stale copy would run.
+TEST(BoundCallTest, BoundCallsFollowThePlansTuningSwapsIn) {
+  RuntimeOptions options;
+  options.tuning.mode = TuningMode::kBackground;
+  options.tuning.trials_per_kernel = 4;
+  options.tuning.seed = 5;
+  options.tuning.min_improvement = -100;  // every verified candidate wins: every trial swaps
+  auto rt = testing::OpenRuntime(options);
+  std::unique_ptr<Function> fn = Affine(*rt);
+  ASSERT_NE(fn, nullptr);
+  Operands o;
+  const std::vector<double> want = AffineReference(o);
+  ASSERT_TRUE((*fn)(o.in, o.out).ok());  // compiles the class and queues its tuning
+  absl::StatusOr<BoundCall> bound = fn->Bind(o.in, o.out);
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> calls{0}, wrong{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      std::vector<float> y(kM * kN);
+      while (!done.load()) {
+        if (!bound->Call({o.x.data(), o.w.data()}, {y.data()}).ok()) failed.fetch_add(1);
+        for (int64_t i = 0; i < kM * kN; ++i) {
+          if (std::abs(y[i] - want[i]) > 1e-4 * (1 + std::abs(want[i]))) {
+            wrong.fetch_add(1);
+            break;
+          }
+        }
+        calls.fetch_add(1);
+        // Background tuning waits while calls run: leave it time.
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
+  ASSERT_TRUE(rt->WaitForTuning().ok());
+  done.store(true);
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(calls.load(), 2);
+  EXPECT_GE(fn->stats().plans_swapped, 1);
+
+  std::vector<float> bound_y(kM * kN, -1.0f);
+  ASSERT_TRUE(bound->Call({o.x.data(), o.w.data()}, {bound_y.data()}).ok());
+  ASSERT_TRUE((*fn)(o.in, o.out).ok());
+  EXPECT_EQ(std::memcmp(bound_y.data(), o.y.data(), bound_y.size() * sizeof(float)), 0);
 }
 
 TEST(BoundCallTest, ALambdaCallingABoundCallIsRefused) {
