@@ -318,8 +318,10 @@ std::string DeviceInfo::LlvmFeatures() const {
     f += ",-avx,-avx2,-fma,-fma4,-xop,-f16c,-avx512f,-evex512";
     return f;
   }
+  // prfchw: prefetchw (the matmul's output prefetch). Intel cores before Broadwell run it as a
+  // no-op rather than fault; every AVX2 core from AMD has it.
   f += ",+sse3,+ssse3,+sse4.1,+sse4.2,+popcnt,+cx16,+sahf,+xsave,+avx,+avx2,+f16c,+bmi,+bmi2,"
-       "+lzcnt,+movbe";
+       "+lzcnt,+movbe,+prfchw";
   f += has_fma ? ",+fma" : ",-fma";
   if (isa == Isa::kAvx2) {
     f += ",-avx512f,-avx512bw,-avx512dq,-avx512vl,-avx512cd,-avx512bf16,-avx512fp16,"

@@ -38,7 +38,9 @@ namespace pto::jit {
 // 22: a matmul reading A across K copies it into its scratch a K block at a time (MatMulASlab).
 // 23: the whole vectors a static N leaves past its last block of columns in one micro-tile.
 // 24: ... with a partial vector after them, that vector joins the micro-tile, masked alone.
-inline constexpr int kCodegenRevision = 25;
+// 25: a static N's last few columns over a long static K as dot products (DotTail).
+// 26: TileConfig::prefetch_output (matmul micro-tiles prefetch their output lines for writing).
+inline constexpr int kCodegenRevision = 26;
 
 // How code is generated beyond the target: part of a kernel's identity (its name, memo and
 // cache key) wherever it is not the default.

@@ -11,9 +11,9 @@ std::optional<int64_t> ConstantValue(llvm::Value* v) {
   return std::nullopt;
 }
 
-void EmitPrefetch(llvm::IRBuilderBase& b, llvm::Value* address, int locality) {
+void EmitPrefetch(llvm::IRBuilderBase& b, llvm::Value* address, int locality, bool write) {
   b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
-                    {address, b.getInt32(0), b.getInt32(locality), b.getInt32(1)});
+                    {address, b.getInt32(write ? 1 : 0), b.getInt32(locality), b.getInt32(1)});
 }
 
 AccessEmitter::AccessEmitter(EmitContext& ec) : ec_(ec) {

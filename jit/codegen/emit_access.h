@@ -95,7 +95,7 @@ std::optional<int64_t> ConstantValue(llvm::Value* v);
 // A read prefetch of the line at `address` (locality 3: into the L1, prefetcht0; 2: the L2,
 // prefetcht1). Prefetches never fault: the address may lie past its buffer (a GEP without
 // inbounds).
-void EmitPrefetch(llvm::IRBuilderBase& b, llvm::Value* address, int locality);
+void EmitPrefetch(llvm::IRBuilderBase& b, llvm::Value* address, int locality, bool write = false);
 
 // The i32 index along domain dim `dim` of the `width` points at idx advancing idx[vec_dim]
 // (idx[dim] null or missing: 0): a splat, or consecutive indices along vec_dim; a scalar for

@@ -1081,6 +1081,7 @@ class MatMulEmitter {
     const int pack_slot = prepacked_ ? k_.b_packed : BoundsChecks::kScratch;
     const NextKBlockPrefetch next_k_block = PlanNextKBlockPrefetch(pack_rows, rows, nv, width);
     if (ShortARows()) PrefetchNextRowBlockA(idx, m0, n0, rows);
+    if (k_.config.prefetch_output) PrefetchOutputLines(idx, m, n0, nv, width);
     // The element of B's vector j at K step kk in the packed rows.
     auto packed_at = [&](llvm::Value* kk, int j) {
       return b.CreateAdd(b.CreateMul(kk, ec_.I64Const(int64_t{nv} * width)),
@@ -1287,6 +1288,30 @@ class MatMulEmitter {
           },
           /*disable_unroll=*/true);
     });
+  }
+
+  // With config.prefetch_output, before the K loop: one write-intent prefetch (prefetchw) per
+  // line of the micro-tile's rows in each store's output (contiguous along N), so their misses
+  // overlap the loop instead of stalling the stores after it.
+  void PrefetchOutputLines(std::vector<llvm::Value*> idx, const std::vector<llvm::Value*>& m,
+                           llvm::Value* n0, int nv, int width) {
+    llvm::IRBuilder<>& b = ec_.b;
+    const int mdim = rank_ - 2, ndim = rank_ - 1, kdim = rank_;
+    const int64_t lines = (int64_t{nv} * width + kLineFloats - 1) / kLineFloats;
+    idx[kdim] = nullptr;
+    for (const ir::Store& s : k_.stores) {
+      if (ConstantValue(access_.Stride(s.access, ndim)) != 1) continue;
+      llvm::Value* out = ec_.Buffer(ec_.kernel.accesses[s.access].buffer);
+      for (llvm::Value* row : m) {
+        idx[mdim] = row;
+        for (int64_t l = 0; l < lines; ++l) {
+          idx[ndim] = b.CreateAdd(n0, ec_.I64Const(l * kLineFloats));
+          // A GEP without inbounds: a masked tail's line may end past the buffer.
+          EmitPrefetch(b, b.CreateGEP(ec_.F32(), out, access_.Index(s.access, idx)), 3,
+                       /*write=*/true);
+        }
+      }
+    }
   }
 
   // config.prefetch_b bytes ahead of the prepacked B's vector j of width `width` at element

@@ -296,7 +296,7 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
          std::to_string(c.kc) + " mc " + std::to_string(c.mc) + " order " +
          LoopOrderName(c.loop_order) +
          (c.prefetch_b > 0 ? " prefetch " + std::to_string(c.prefetch_b) : "") +
-         (c.streaming_stores ? " streaming" : "") +
+         (c.prefetch_output ? " prefetch_output" : "") + (c.streaming_stores ? " streaming" : "") +
          (c.prefetch_inputs > 0 ? " prefetch_inputs " + std::to_string(c.prefetch_inputs) : "") +
          "\n";
   for (size_t i = 0; i < kernel.accesses.size(); ++i) {

@@ -58,6 +58,13 @@ constexpr int64_t kLongKBlock = 512;
 constexpr int64_t kShortKBlock = 256;
 constexpr int64_t kLongKBlockMinL2 = int64_t{2} << 20;
 
+// Matmuls whose micro-tiles run K loops of at most this many steps (a static K, or K blocks
+// of kc) over an output larger than the L1 prefetch their output lines before each loop
+// (TileConfig::prefetch_output): the write-allocate misses then overlap the loop. Longer loops
+// hide the stores' misses behind their own work; an output that fits the L1 pays the
+// prefetches and gains nothing.
+constexpr int64_t kPrefetchOutputMaxK = 128;
+
 // The K loop's unroll of the 6 x 4 and 8 x 3 tiles on AMD's AVX-512 cores (see
 // SetMatMulConfig).
 constexpr char kAmdVendor[] = "AuthenticAMD";
@@ -192,6 +199,21 @@ void SetRowSplit(const ir::Kernel& k, const ir::SymExpr& grid_rows, bool constan
   c.tile_rows = CeilDiv(CeilDiv(r, tasks), mr) * mr;
 }
 
+// The policy for TileConfig::prefetch_output (see kPrefetchOutputMaxK). A symbolic M counts as
+// large: its rows are batches of tokens.
+bool PrefetchesOutput(const ir::Kernel& k, const ir::TileConfig& c,
+                      const device::DeviceInfo& device) {
+  if (!k.k.IsConstant()) return false;
+  const int64_t steps = c.kc > 0 ? std::min(c.kc, k.k.constant()) : k.k.constant();
+  if (steps > kPrefetchOutputMaxK) return false;
+  int64_t floats = 1;
+  for (const ir::SymExpr& d : k.domain) {
+    if (!d.IsConstant()) return true;
+    floats *= d.constant();
+  }
+  return floats * 4 > device.l1d_bytes;
+}
+
 // With 32 registers: K blocks of 512 when a task has long runs of rows (the panel serves every
 // row block) and B is prepacked, the L2 holds 2 MiB or K is one block, column grains of 2
 // blocks, and the K loop unrolled 4 times; 16-register targets keep kc 256, 4 blocks and unroll 1.
@@ -263,6 +285,7 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
   } else {
     c.tile_rows = int64_t{c.mr} * 4;
   }
+  c.prefetch_output = PrefetchesOutput(k, c, device);
 }
 
 }  // namespace

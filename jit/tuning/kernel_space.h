@@ -52,7 +52,8 @@ namespace pto::jit {
 // 3: streaming_stores for elementwise and row ops; batched dot-form matmuls may pack B.
 // 4: prefetch_b for matmuls over a prepacked B.
 // 5: prefetch_inputs for elementwise kernels.
-inline constexpr int kKernelSpaceVersion = 5;
+// 6: prefetch_output for matmuls.
+inline constexpr int kKernelSpaceVersion = 6;
 
 // "elementwise", "reduce", "row_op", "matmul", "scatter_add".
 const char* SpaceKind(ir::KernelKind kind);

@@ -33,6 +33,9 @@ constexpr int64_t kPackMinRowBlocks = 2;
 // A tile of more row blocks prefetches only the next K block (emit_matmul.cc's kAheadToo).
 constexpr int64_t kAheadTooRowBlocks = 4;
 constexpr int64_t kF32 = 4;
+// prefetch_output is searched for a static K of at most this many steps; a longer K loop hides
+// its stores' misses behind its own work, and the space keeps the default.
+constexpr int64_t kPrefetchOutputMaxK = 512;
 
 std::vector<int64_t> Concat(std::span<const int64_t> list, std::vector<int64_t> more) {
   more.insert(more.end(), list.begin(), list.end());
@@ -70,7 +73,8 @@ std::vector<tuner::Parameter> Parameters(const KernelFacts& f, const device::Dev
             {"loop_order", {0, 1}},
             {"pack_b", {0, 1}},
             {"panel_bytes", SortedUnique(panels)},
-            {"prefetch_b", Concat(kPrefetchB, {})}};
+            {"prefetch_b", Concat(kPrefetchB, {})},
+            {"prefetch_output", {0, 1}}};
   }
   const std::optional<int64_t> rows = f.rows, n = f.n;
   std::optional<int64_t> whole_rows;
@@ -116,7 +120,10 @@ std::vector<tuner::Parameter> Parameters(const KernelFacts& f, const device::Dev
           {"pack_b", f.can_pack ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}},
           {"panel_bytes", SortedUnique(panels)},
           {"prefetch_b",
-           f.b_prepacked ? Concat(kPrefetchB, {cur.prefetch_b}) : std::vector<int64_t>{0}}};
+           f.b_prepacked ? Concat(kPrefetchB, {cur.prefetch_b}) : std::vector<int64_t>{0}},
+          {"prefetch_output", f.k.has_value() && *f.k <= kPrefetchOutputMaxK
+                                  ? std::vector<int64_t>{0, 1}
+                                  : std::vector<int64_t>{cur.prefetch_output ? 1 : 0}}};
 }
 
 tuner::Constraint Rule(std::string name, std::string reason, std::vector<std::string> parameters,

@@ -31,6 +31,8 @@ constexpr TileConfigField kFields[] = {
      [](ir::TileConfig& c, int64_t v) { c.mc = v; }},
     {"prefetch_b", [](const ir::TileConfig& c) { return c.prefetch_b; },
      [](ir::TileConfig& c, int64_t v) { c.prefetch_b = v; }},
+    {"prefetch_output", [](const ir::TileConfig& c) { return int64_t{c.prefetch_output ? 1 : 0}; },
+     [](ir::TileConfig& c, int64_t v) { c.prefetch_output = v != 0; }},
     {"loop_order", [](const ir::TileConfig& c) { return int64_t{static_cast<int>(c.loop_order)}; },
      [](ir::TileConfig& c, int64_t v) { c.loop_order = static_cast<ir::LoopOrder>(v); }},
     {"prefetch_inputs", [](const ir::TileConfig& c) { return c.prefetch_inputs; },

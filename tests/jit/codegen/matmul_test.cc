@@ -498,6 +498,38 @@ TEST(MatMulTest, PrefetchBOnlyForAPrepackedB) {
   }
 }
 
+// prefetch_output: each micro-tile prefetches its output lines for writing (prefetchw) before
+// its K loop, one per 64 bytes of each row; without it there is none. Results are the same,
+// with row and column tails (M = 13, N = 70) and a split of the columns.
+TEST(MatMulTest, PrefetchOutputPrefetchesEachMicroTilesOutputLinesForWriting) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    const CodegenTarget target = TargetFor(isa);
+    const int lanes = target.f32_lanes();
+    ir::TileConfig config = SixRowConfig(2, 8192, 4);
+    config.prefetch_output = true;
+    MatMulOptions o;
+    o.config = config;
+    const std::string name = absl::StrCat("mm_prefetch_output_", device::IsaName(isa));
+    const ir::Kernel k = MatMulKernel(o, name);
+    config.prefetch_output = false;
+    o.config = config;
+    const ir::Kernel none = MatMulKernel(o, name + "_none");
+    const std::string with = KernelAssembly(k, target);
+    // The full 6 x 2 micro-tile: 6 rows of 2 vectors (2 x lanes floats: lanes / 8 lines).
+    EXPECT_GE(CountOf(with, "prefetchw"), 6 * lanes / 8) << name << "\n" << with;
+    EXPECT_EQ(CountOf(KernelAssembly(none, target), "prefetchw"), 0) << name;
+    if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
+    for (const ir::Kernel* kernel : {&k, &none}) {
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), *kernel);
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (const MatMulCase& mc : std::vector<MatMulCase>{{1, 13, 70, 64}, {2, 6, 64, 27}}) {
+        CheckMatMul(c->entry, mc, false, 0, 0, kernel->name, config.panel_bytes);
+        CheckMatMul(c->entry, mc, false, 5, 2 * lanes, kernel->name + " split", config.panel_bytes);
+      }
+    }
+  }
+}
+
 // Tiles of several row blocks prefetch the next K block's panel into the L2 (prefetcht1),
 // spread over their row blocks; those of at most 4 (tile_rows 24 over mr 6) also prefetch
 // ahead of their loads (prefetcht0), those of more (48 rows) do not. K = 70 over kc = 16 has a

@@ -146,6 +146,32 @@ TEST(DefaultTileConfigs, ThreeVectorsOfColumnsTakeEightByThreeUnlessBIsStoredNBy
   EXPECT_EQ(dot.nr_vectors, 2);
 }
 
+// Output lines are prefetched for writing where the K loop is short (at most 128 steps) and the
+// output larger than the L1 (32 KiB here): 64 x 64 fits, and K = 129 is long.
+TEST(DefaultTileConfigs, ShortKLoopsOverOutputsBeyondTheL1PrefetchTheirOutput) {
+  struct Expect {
+    int64_t m, k, n, batch;
+    bool prefetch;
+  };
+  const Expect cases[] = {
+      {384, 64, 384, 0, true}, {128, 27, 128, 0, true},   {-1, 64, 64, 0, true},
+      {128, 32, 128, 8, true}, {128, 128, 128, 0, true},  {64, 64, 64, 0, false},
+      {23, 29, 31, 0, false},  {384, 129, 384, 0, false}, {1024, 1024, 1024, 0, false},
+      {17, 33, 65, 0, false},
+  };
+  for (const Expect& e : cases) {
+    for (const device::DeviceInfo& d : {kAvx512, kAvx2}) {
+      const ir::TileConfig c = Default(MatMul(e.m, e.k, e.n, e.batch), d);
+      EXPECT_EQ(c.prefetch_output, e.prefetch) << e.m << "x" << e.k << "x" << e.n << " batch "
+                                               << e.batch << " on " << device::IsaName(d.isa);
+    }
+  }
+  // A symbolic K: unknown length, no prefetch.
+  ir::Kernel symbolic_k = MatMul(384, 64, 384);
+  symbolic_k.k = ir::SymExpr::Symbol(1);
+  EXPECT_FALSE(Default(symbolic_k, kAvx512).prefetch_output);
+}
+
 TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
   struct Expect {
     std::string name;

@@ -654,7 +654,7 @@ TEST(KernelSpace, ValidateRejectsWithReasons) {
   auto matmul = [&](const std::string& mr, const std::string& nr) {
     return absl::StrCat("tile_rows=48,tile_cols=128,vector_width=", lanes, ",mr=", mr,
                         ",nr_vectors=", nr, ",unroll=1,kc=256,mc=0,loop_order=0,pack_b=1,",
-                        "panel_bytes=", panel, ",prefetch_b=0");
+                        "panel_bytes=", panel, ",prefetch_b=0,prefetch_output=0");
   };
   EXPECT_TRUE(ValidateSpaceConfig("matmul", kKernelSpaceVersion, matmul("4", "2"), host).ok());
   // Any grain: they come from a kernel's extents.
