@@ -127,11 +127,8 @@ absl::Status FunctionImpl::CallBoundUntraced(const BoundCallState& bound, const 
         const int source = launch->source[j];
         buffers[j] = source >= 0 ? const_cast<void*>(inputs[source]) : outputs[-1 - source];
       }
-      if (launch->extent[0] > 0 && launch->extent[1] > 0) {
-        const pto_kernel_args args{buffers, launch->symbols};
-        const int64_t lo[2] = {0, 0};
-        launch->fn(&args, lo, launch->extent, jit::KernelScratch(launch->scratch_bytes));
-      }
+      jit::RunKernelSerially(launch->fn, buffers, launch->symbols, launch->extent,
+                             launch->scratch_bytes);
       return absl::OkStatus();
     }
     absl::Status status = Launch(*bound.cls, inputs, outputs, bound.values.data());

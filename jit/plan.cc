@@ -163,8 +163,8 @@ absl::Status Plan::RunSingle(void* const* inputs, void* const* outputs,
     }
   }
   if (s.extent[0] <= 0 || s.extent[1] <= 0) return absl::OkStatus();
-  const pto_kernel_args args{bufs, s.symbols};
   if (RunsParallel(threads, s.work, s.extent, s.grain)) {
+    const pto_kernel_args args{bufs, s.symbols};
     device::ThreadArena::CallerPin caller_pin;
     if (s.work >= pin_caller_threshold || threads->OnWorkerCpu()) caller_pin.Pin(threads);
     threads->ParallelFor2D(s.extent, s.grain, [&](const int64_t lo[2], const int64_t hi[2]) {
@@ -172,8 +172,7 @@ absl::Status Plan::RunSingle(void* const* inputs, void* const* outputs,
     });
     return absl::OkStatus();
   }
-  const int64_t lo[2] = {0, 0};
-  s.fn(&args, lo, s.extent, KernelScratch(s.scratch_bytes));
+  RunKernelSerially(s.fn, bufs, s.symbols, s.extent, s.scratch_bytes);
   return absl::OkStatus();
 }
 

@@ -28,6 +28,16 @@ inline constexpr int kMaxArenaSlots = 256;
 // had: the kernel then runs without it).
 void* KernelScratch(int64_t bytes);
 
+// Runs `fn` over the whole of `extent` on the calling thread with its kernel scratch; nothing
+// for an empty grid. Plan::RunSingle's serial launch, and a bound call's copy of it.
+inline void RunKernelSerially(pto_kernel_fn fn, void* const* buffers, const int64_t* symbols,
+                              const int64_t extent[2], int64_t scratch_bytes) {
+  if (extent[0] <= 0 || extent[1] <= 0) return;
+  const pto_kernel_args args{buffers, symbols};
+  const int64_t lo[2] = {0, 0};
+  fn(&args, lo, extent, KernelScratch(scratch_bytes));
+}
+
 struct BufferRef {
   ir::BufferKind kind = ir::BufferKind::kTemp;
   int index = 0;  // input/output position, arena slot for temps, Plan::packed entry

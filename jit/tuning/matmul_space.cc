@@ -35,7 +35,7 @@ constexpr int64_t kAheadTooRowBlocks = 4;
 constexpr int64_t kF32 = 4;
 // prefetch_output is searched for a static K of at most this many steps; a longer K loop hides
 // its stores' misses behind its own work, and the space keeps the default.
-constexpr int64_t kPrefetchOutputMaxK = 512;
+constexpr int64_t kSearchedPrefetchOutputMaxK = 512;
 
 std::vector<int64_t> Concat(std::span<const int64_t> list, std::vector<int64_t> more) {
   more.insert(more.end(), list.begin(), list.end());
@@ -121,7 +121,7 @@ std::vector<tuner::Parameter> Parameters(const KernelFacts& f, const device::Dev
           {"panel_bytes", SortedUnique(panels)},
           {"prefetch_b",
            f.b_prepacked ? Concat(kPrefetchB, {cur.prefetch_b}) : std::vector<int64_t>{0}},
-          {"prefetch_output", f.k.has_value() && *f.k <= kPrefetchOutputMaxK
+          {"prefetch_output", f.k.has_value() && *f.k <= kSearchedPrefetchOutputMaxK
                                   ? std::vector<int64_t>{0, 1}
                                   : std::vector<int64_t>{cur.prefetch_output ? 1 : 0}}};
 }

@@ -22,6 +22,7 @@
 #include "jit/pipeline.h"
 #include "jit/shape_class.h"
 #include "jit/trace.h"
+#include "jit/tuning/space_builders.h"
 #include "pto/pto.h"
 
 namespace pto::bench {
@@ -55,31 +56,12 @@ absl::Status ApplyFields(absl::string_view text, ir::TileConfig& config) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", field, "' is not name=value with a value of at least 0"));
     }
-    if (kv[0] == "mr") {
-      config.mr = static_cast<int>(v);
-    } else if (kv[0] == "nr_vectors") {
-      config.nr_vectors = static_cast<int>(v);
-    } else if (kv[0] == "unroll") {
-      config.unroll = static_cast<int>(v);
-    } else if (kv[0] == "kc") {
-      config.kc = v;
-    } else if (kv[0] == "pack_b") {
-      config.pack_b = v != 0;
-    } else if (kv[0] == "panel_bytes") {
-      config.panel_bytes = v;
-    } else if (kv[0] == "mc") {
-      config.mc = v;
-    } else if (kv[0] == "prefetch_b") {
-      config.prefetch_b = v;
-    } else if (kv[0] == "prefetch_output") {
-      config.prefetch_output = v != 0;
-    } else if (kv[0] == "tile_rows") {
-      config.tile_rows = v;
-    } else if (kv[0] == "tile_cols") {
-      config.tile_cols = v;
-    } else {
+    const jit::tuning::TileConfigField* f =
+        jit::tuning::FindTileConfigField(std::string_view(kv[0].data(), kv[0].size()));
+    if (f == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("no config field '", kv[0], "'"));
     }
+    f->set(config, v);
   }
   return absl::OkStatus();
 }
