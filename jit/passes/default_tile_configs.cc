@@ -71,6 +71,13 @@ constexpr char kAmdVendor[] = "AuthenticAMD";
 constexpr int kAmdSixByFourUnroll = 1;
 constexpr int kAmdEightByThreeUnroll = 2;
 
+// On Zen 4 (AMD family 25, the one family with both AVX2-only and AVX-512 cores: Zen 3 and Zen
+// 4), matmuls whose K loop runs at most this many steps and whose static M is a multiple of 4
+// take 4 x 4 micro-tiles instead of 6 x 4 (docs/default_configs.md). Longer loops, and M that
+// would leave 4 x 4 a tail of 1-3 rows, keep 6 x 4.
+constexpr int kZen4Family = 25;
+constexpr int64_t kZen4FourRowsMaxK = 64;
+
 // A Function output of at least this many times the private caches (L2 x cores) is written
 // with streaming stores. The reported L3 is not a measure: a VM reports the host's whole L3.
 constexpr int64_t kStreamingCacheMultiple = 4;
@@ -214,6 +221,15 @@ bool PrefetchesOutput(const ir::Kernel& k, const ir::TileConfig& c,
   return floats * 4 > device.l1d_bytes;
 }
 
+// See kZen4FourRowsMaxK. Applies to the 6 x 4 tile only; its K loop's unroll (1 on AMD) stays.
+bool Zen4ShortKTakesFourRows(const ir::Kernel& k, const device::DeviceInfo& device,
+                             const ir::TileConfig& c) {
+  const ir::SymExpr& m = k.domain[k.domain.size() - 2];
+  return device.vendor == kAmdVendor && device.family == kZen4Family &&
+         device.vector_registers >= 32 && c.mr == 6 && c.nr_vectors == 4 && k.k.IsConstant() &&
+         k.k.constant() <= kZen4FourRowsMaxK && m.IsConstant() && m.constant() % 4 == 0;
+}
+
 // With 32 registers: K blocks of 512 when a task has long runs of rows (the panel serves every
 // row block) and B is prepacked, the L2 holds 2 MiB or K is one block, column grains of 2
 // blocks, and the K loop unrolled 4 times; 16-register targets keep kc 256, 4 blocks and unroll 1.
@@ -235,6 +251,7 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
     if (c.mr == 6 && c.nr_vectors == 4) c.unroll = kAmdSixByFourUnroll;
     if (c.mr == 8 && c.nr_vectors == 3) c.unroll = kAmdEightByThreeUnroll;
   }
+  if (Zen4ShortKTakesFourRows(k, device, c)) c.mr = 4;
   c.panel_bytes = device.l2_bytes / 2;  // B's panel and A's rows share the L2
   // Acts only when B is prepacked (a constant weight), whose static K x N is known then.
   const bool b_beyond_l2 =

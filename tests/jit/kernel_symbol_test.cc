@@ -56,7 +56,7 @@ ir::Kernel Lowered(const TraceFn& fn, const std::vector<ir::Shape>& shapes, ir::
 ir::Kernel MatMulAdd(const device::DeviceInfo& device) {
   return Lowered(
       [](std::span<const Value> v) { return std::vector<Value>{matmul(v[0], v[1]) + v[2]}; },
-      {{64, 64}, {64, 64}, {64}}, ir::KernelKind::kMatMul, device);
+      {{64, 128}, {128, 64}, {64}}, ir::KernelKind::kMatMul, device);
 }
 ir::Kernel Elementwise(const device::DeviceInfo& device) {
   return Lowered(

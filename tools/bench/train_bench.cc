@@ -9,10 +9,13 @@
 //                   [--models mlp,block] [--layers L] [--tune-trials N]
 //   pto_bench_train --side pto --model mlp|block [--threads N] [--steps S] [--warmup W]
 //                   [--checkpoint] [--profile] [--dump STAGE] [--trace FILE] [--layers L]
-//                   [--tune-trials N] [--turns]
+//                   [--tune-trials N] [--cache DIR] [--turns]
 //
 // --tune-trials N: pto's Runtime tunes every kernel of the step (N trials each, blocking) at
-// its first step, as a user tunes before deploying (tools/bench/pto_runner.h).
+// its first step, as a user tunes before deploying (tools/bench/pto_runner.h); pto's side
+// prints what the tuner measured for each kernel.
+// --cache DIR (pto's side): the Runtime's kernel cache is the database at DIR instead of memory
+// only, so a run can reuse the kernels and tuning records an earlier run left there.
 //
 // --layers L: the block model is L demo blocks in a row (pto only, with and without
 // checkpointing: the baselines build one block).
@@ -78,6 +81,7 @@ struct Options {
   bool turns = false;    // pto's side: take turns with the other sides (the driver's protocol)
   int layers = 1;        // the block model: blocks in a row
   PtoTuning tuning;      // pto's side: blocking tuning at the first step (0 trials: off)
+  std::string cache;     // pto's side: the kernel cache's directory ("" : memory only)
 };
 
 double Percentile(std::vector<double> v, double p) {
@@ -178,8 +182,9 @@ int64_t ParameterCount(const Model& m) {
 // pto's side: prints RESULT {json}.
 int RunPtoSide(const Options& o) {
   const Model m = ModelNamed(o.model, false, o.layers);
-  absl::StatusOr<std::unique_ptr<Runtime>> rt =
-      Runtime::Open(PtoRuntimeOptions(o.threads, o.tuning));
+  RuntimeOptions options = PtoRuntimeOptions(o.threads, o.tuning);
+  options.cache_path = o.cache;
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Open(options);
   if (!rt.ok()) {
     std::fprintf(stderr, "pto_bench_train: %s\n", std::string(rt.status().message()).c_str());
     return 1;
@@ -228,6 +233,11 @@ int RunPtoSide(const Options& o) {
     if (i == 0) loss_first = *l;
   }
   const int64_t rss_warm = ProcStatusBytes("VmRSS");
+  if (o.tuning.trials_per_kernel > 0) {
+    std::fprintf(stderr,
+                 "tuning of the step's kernels (default -> tuned, as the tuner timed them):\n%s",
+                 TuningSummary((*rt)->tuning_results(), m.name).c_str());
+  }
   if (!o.trace.empty()) {
     if (absl::Status s = (*rt)->StartTrace(o.trace); !s.ok()) {
       std::fprintf(stderr, "pto_bench_train: %s\n", std::string(s.message()).c_str());
@@ -612,6 +622,8 @@ int main(int argc, char** argv) {
       o.layers = std::atoi(next().c_str());
     else if (a == "--tune-trials")
       o.tuning.trials_per_kernel = std::atoi(next().c_str());
+    else if (a == "--cache")
+      o.cache = next();
     else {
       std::fprintf(
           stderr,
@@ -621,7 +633,7 @@ int main(int argc, char** argv) {
           "mlp|block "
           "[--threads N] "
           "[--steps S] [--warmup W] [--checkpoint] [--profile] [--dump STAGE] [--trace FILE] "
-          "[--layers L] [--tune-trials N] [--turns]\n");
+          "[--layers L] [--tune-trials N] [--cache DIR] [--turns]\n");
       return 2;
     }
   }

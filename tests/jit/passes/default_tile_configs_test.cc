@@ -172,6 +172,50 @@ TEST(DefaultTileConfigs, ShortKLoopsOverOutputsBeyondTheL1PrefetchTheirOutput) {
   EXPECT_FALSE(Default(symbolic_k, kAvx512).prefetch_output);
 }
 
+TEST(DefaultTileConfigs, ShortKLoopsOnZen4TakeFourRowsWhenMIsAMultipleOfFour) {
+  device::DeviceInfo zen4 = kAvx512SmallL2;
+  zen4.vendor = "AuthenticAMD";
+  zen4.family = 25;
+  struct Expect {
+    int64_t m, k, n, batch;
+    int mr;
+  };
+  const Expect cases[] = {
+      {64, 64, 64, 0, 4},   {384, 64, 384, 0, 4},  {128, 27, 128, 0, 4}, {200, 64, 200, 0, 4},
+      {128, 32, 128, 8, 4}, {2048, 64, 512, 0, 4}, {128, 65, 128, 0, 6}, {128, 128, 128, 0, 6},
+      {17, 33, 65, 0, 6},   {102, 64, 128, 0, 6},  {-1, 64, 128, 0, 6},  {1024, 1024, 1024, 0, 6},
+  };
+  for (const Expect& e : cases) {
+    const ir::TileConfig c = Default(MatMul(e.m, e.k, e.n, e.batch), zen4);
+    EXPECT_EQ(c.mr, e.mr) << e.m << "x" << e.k << "x" << e.n << " batch " << e.batch;
+    EXPECT_EQ(c.nr_vectors, 4) << e.m << "x" << e.k << "x" << e.n;
+    // The AMD unroll of the 6 x 4 tile stays with the 4 x 4 one.
+    EXPECT_EQ(c.unroll, 1) << e.m << "x" << e.k << "x" << e.n;
+    // Row tasks are whole micro-tiles of the tile taken.
+    if (e.m > 0 && c.tile_rows < e.m) {
+      EXPECT_EQ(c.tile_rows % c.mr, 0) << e.m;
+    }
+  }
+  // Zen 5 (family 26), Zen 3 (family 25 without AVX-512: 16 registers, no 6 x 4) and Intel
+  // keep the 6 x 4 tile.
+  device::DeviceInfo zen5 = zen4;
+  zen5.family = 26;
+  device::DeviceInfo intel = kAvx512SmallL2;
+  intel.vendor = "GenuineIntel";
+  intel.family = 6;
+  for (const device::DeviceInfo* d : {&zen5, &intel}) {
+    EXPECT_EQ(Default(MatMul(64, 64, 64), *d).mr, 6) << d->vendor << " family " << d->family;
+  }
+  device::DeviceInfo zen3 = kAvx2;
+  zen3.vendor = "AuthenticAMD";
+  zen3.family = 25;
+  EXPECT_EQ(Default(MatMul(64, 64, 64), zen3).mr, Default(MatMul(64, 64, 64), kAvx2).mr);
+  // A symbolic K: unknown length, 6 x 4.
+  ir::Kernel symbolic_k = MatMul(64, 64, 64);
+  symbolic_k.k = ir::SymExpr::Symbol(1);
+  EXPECT_EQ(Default(symbolic_k, zen4).mr, 6);
+}
+
 TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
   struct Expect {
     std::string name;
