@@ -1,5 +1,12 @@
 #include "device/epoch.h"
 
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -11,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "device/asymmetric_fence.h"
 #include "device/sanitizers.h"
 #include "gtest/gtest.h"
 
@@ -324,6 +332,56 @@ TEST(EpochTest, DestructorFreesEverythingStillRetiredIncludingRetiresFromDeleter
     EXPECT_EQ(freed.load(), 0);
   }
   EXPECT_EQ(freed.load(), 2);
+}
+
+// Makes every later membarrier system call of the calling thread fail with EPERM (a seccomp
+// filter, as a sandbox would install one); other system calls are allowed.
+bool FailMembarrierFromNowOn() {
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_membarrier, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+}
+
+// Reclaim's asymmetric fence is the membarrier system call. When it fails, nothing is ordered
+// against the readers' light fences: Reclaim must free nothing and keep the record pending, and
+// the domain's destructor (no guard left, by contract) still frees it. Runs in a child process
+// (a re-executed test binary, so the child registers for membarrier itself) whose filter fails
+// the call.
+TEST(EpochTest, AFailedMembarrierFreesNothingAndKeepsTheRecordPending) {
+  if (!AsymmetricFencesAvailable()) {
+    GTEST_SKIP() << "membarrier(PRIVATE_EXPEDITED) is not available here: Reclaim uses a full "
+                    "fence, with no system call to fail";
+  }
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::atomic<int> freed{0};
+        auto domain = std::make_unique<EpochDomain>();
+        const bool before = HeavyFence();
+        if (!FailMembarrierFromNowOn()) {
+          std::fprintf(stderr, "seccomp refused the filter\n");
+          std::_Exit(2);
+        }
+        const bool after = HeavyFence();
+        RetireFlag(*domain, freed);  // Retire's own Reclaim fails too
+        const size_t reclaimed = domain->Reclaim();
+        std::fprintf(stderr, "fence before %d after %d; reclaimed %zu, freed %d, pending %zu; ",
+                     before, after, reclaimed, freed.load(), domain->pending());
+        domain.reset();
+        std::fprintf(stderr, "after the destructor freed %d\n", freed.load());
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0),
+      "fence before 1 after 0; reclaimed 0, freed 0, pending 1; after the destructor freed 1");
 }
 
 TEST(EpochTest, EnterLeaveCost) {
