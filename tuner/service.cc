@@ -19,6 +19,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "device/release_memory.h"
 #include "tbb/global_control.h"
 #include "tbb/task_arena.h"
 #include "tbb/task_scheduler_observer.h"
@@ -333,6 +334,9 @@ struct TuningService::Core : std::enable_shared_from_this<Core> {
       const auto [job, end] = ending[i];
       job->job->Finish(end);
       job->job.reset();  // here, not wherever a stale task drops the last reference
+      // A job compiles and times many candidates on buffers of its own; what it freed goes back
+      // to the system rather than staying in the resident set of a process that tuned once.
+      device::ReleaseFreedHeapMemory();
       std::lock_guard<std::mutex> lock(mu);
       live.erase(job->id);
       if (job->started) std::erase(running, job);

@@ -9,6 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <map>
@@ -19,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/sanitizers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -255,6 +258,52 @@ TEST(TuningServiceTest, AJobStepsUntilDoneAndIsFinishedOnce) {
   EXPECT_TRUE(service.Wait(12345, 0));  // never issued: not live
   service.Shutdown();
   EXPECT_THAT(log.ends("a"), ElementsAre(JobEnd::kCompleted));  // not finished again
+}
+
+// This process's resident anonymous memory (RssAnon of /proc/self/status), in bytes; -1 if
+// unreadable.
+int64_t ResidentAnonBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    int64_t kib = 0;
+    if (key == "RssAnon:" && status >> kib) return kib << 10;
+  }
+  return -1;
+}
+
+// A job's step allocates 64 MiB in blocks of 64 KiB (below glibc's mmap threshold: they come
+// from the step thread's heap) with a small allocation that outlives the job between each two,
+// and frees the blocks: the freed blocks lie between live chunks, so no heap shrinks by
+// itself. When the job has ended, the service has given their pages back to the system.
+TEST(TuningServiceTest, WhatAJobFreedLeavesTheResidentSetWhenItEnds) {
+#if PTO_UNDER_ASAN || PTO_UNDER_TSAN || PTO_UNDER_MSAN
+  GTEST_SKIP() << "the sanitizers' allocators keep freed memory (quarantine), not glibc's heap";
+#endif
+  constexpr int kBlocks = 1024;
+  constexpr size_t kBlockBytes = 64 << 10;
+  Log log;
+  TuningService service({.idle_priority = false});
+  std::vector<std::unique_ptr<char[]>> pins;  // outlive the job
+  const int64_t before = ResidentAnonBytes();
+  ASSERT_GT(before, 0);
+  int64_t during = 0;
+  const JobId id = service.Submit(Job("heap", log, [&](const std::atomic<bool>&, int) {
+    std::vector<std::unique_ptr<char[]>> blocks;
+    for (int i = 0; i < kBlocks; ++i) {
+      blocks.emplace_back(new char[kBlockBytes]);
+      std::memset(blocks.back().get(), 1, kBlockBytes);
+      pins.emplace_back(new char[64]);
+    }
+    during = ResidentAnonBytes();
+    return true;
+  }));
+  ASSERT_TRUE(service.Wait(id, 20));
+  const int64_t after = ResidentAnonBytes();
+  EXPECT_GT(during - before, int64_t{48} << 20) << "the blocks were not resident";
+  EXPECT_LT(after - before, int64_t{16} << 20)
+      << "resident anonymous memory " << (before >> 20) << " MiB before the job, " << (during >> 20)
+      << " during, " << (after >> 20) << " after";
 }
 
 TEST(TuningServiceTest, OneThreadRunsJobsInSubmitOrder) {
