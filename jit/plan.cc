@@ -178,7 +178,7 @@ absl::Status Plan::RunSingle(void* const* inputs, void* const* outputs,
 
 absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* inputs,
                        void* const* outputs, device::ThreadArena* threads, double* kernel_seconds,
-                       RunObserver* observer) const {
+                       RunObserver* observer, device::AlignedBuffer* intermediates) const {
   // Only the background tuner's runs have a yield hook: callers' runs check once per run.
   const bool yielding = device::HasYieldHook();
   if (single.valid && kernel_seconds == nullptr && observer == nullptr && !yielding) {
@@ -203,11 +203,12 @@ absl::Status Plan::Run(std::span<const int64_t> call_symbols, void* const* input
     offsets[s] = total;
     total += (static_cast<size_t>(elements) * 4 + 63) / 64 * 64;
   }
-  if (!call_arena.Reserve(total)) {
+  device::AlignedBuffer& arena = intermediates != nullptr ? *intermediates : call_arena;
+  if (!arena.Reserve(total)) {
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate ", total, " bytes for intermediate buffers"));
   }
-  char* base = static_cast<char*>(call_arena.data());
+  char* base = static_cast<char*>(arena.data());
   const float* packed_data[kMaxKernelBuffers];
   for (size_t i = 0; i < packed.size(); ++i) {
     packed_data[i] = packed[i].Get(inputs[packed[i].input()]);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "device/aligned_buffer.h"
 #include "device/thread_arena.h"
 #include "jit/ir/tile_graph.h"
 #include "jit/kernel_abi.h"
@@ -197,9 +198,12 @@ struct Plan {
   // before each kernel and, on one thread, between up to 8 pieces of its grid (cut on grain
   // multiples, as a parallel split would); time in it is not kernel time.
   // `observer`, when not null, watches the run (RunObserver).
+  // `intermediates`, when not null, holds the intermediate buffers instead of the calling
+  // thread's own arena, which lives as long as the thread (a tuning job's, freed with the job).
   absl::Status Run(std::span<const int64_t> call_symbols, void* const* inputs, void* const* outputs,
                    device::ThreadArena* threads, double* kernel_seconds = nullptr,
-                   RunObserver* observer = nullptr) const;
+                   RunObserver* observer = nullptr,
+                   device::AlignedBuffer* intermediates = nullptr) const;
 
  private:
   // Run of a plan with `single` set, unobserved, on a thread without a yield hook.

@@ -74,7 +74,11 @@ absl::StatusOr<double> KernelTuningJob::Sample(const Plan& plan, const std::atom
     void* out[kMaxKernelBuffers];
     for (size_t i = 0; i < data.inputs.size(); ++i) in[i] = data.InputBuffer(i);
     for (size_t o = 0; o < data.outputs.size(); ++o) out[o] = data.outputs[o].data.data();
-    if (absl::Status s = plan.Run(data.symbols, in, out, threads_, times); !s.ok()) return s;
+    if (absl::Status s =
+            plan.Run(data.symbols, in, out, threads_, times, /*observer=*/nullptr, &intermediates_);
+        !s.ok()) {
+      return s;
+    }
     total += times[call_];
     if (plan_seconds != nullptr) {
       for (size_t k = 0; k < plan.kernels.size(); ++k) *plan_seconds += times[k];
@@ -174,12 +178,13 @@ tuner::Measurement KernelTuningJob::Trial(const tuner::Config& config,
         return m;
       }
       if (data.baseline_errors.empty()) {
-        if (absl::Status s = MeasureBaseline(*incumbent_plan_, data, threads_); !s.ok()) {
+        if (absl::Status s = MeasureBaseline(*incumbent_plan_, data, threads_, &intermediates_);
+            !s.ok()) {
           m.seconds = s;
           return m;
         }
       }
-      if (absl::Status s = CheckPlan(**plan, data, threads_); !s.ok()) {
+      if (absl::Status s = CheckPlan(**plan, data, threads_, &intermediates_); !s.ok()) {
         m.seconds = s;
         return m;
       }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "device/aligned_buffer.h"
 #include "device/epoch.h"
 #include "device/thread_arena.h"
 #include "device/yield_point.h"
@@ -142,6 +143,9 @@ class KernelTuningJob : public tuner::TuningJob {
   const Plan* candidate_plan_ = nullptr;  // during a comparison
   std::vector<ProgramData> timing_;
   std::vector<double> kernel_seconds_;  // Plan::Run's per-kernel times, reused by Sample
+  // The candidates' intermediate buffers: a plan's run would otherwise grow the tuning thread's
+  // own arena to the whole program's intermediates and keep it after the job.
+  device::AlignedBuffer intermediates_;
   size_t next_set_ = 0;
   int reps_ = 1;
   double start_seconds_ = 0;

@@ -162,14 +162,16 @@ absl::StatusOr<ProgramData> MakeProgramData(const ir::Graph& traced, const Lower
 
 namespace {
 
-absl::Status RunPlan(const Plan& plan, ProgramData& data, device::ThreadArena* threads) {
+absl::Status RunPlan(const Plan& plan, ProgramData& data, device::ThreadArena* threads,
+                     device::AlignedBuffer* intermediates) {
   std::vector<void*> in, out;
   for (size_t i = 0; i < data.inputs.size(); ++i) in.push_back(data.InputBuffer(i));
   for (ops::HostTensor& t : data.outputs) {
     std::fill(t.data.begin(), t.data.end(), 0.0f);
     out.push_back(t.data.data());
   }
-  return plan.Run(data.symbols, in.data(), out.data(), threads);
+  return plan.Run(data.symbols, in.data(), out.data(), threads, /*kernel_seconds=*/nullptr,
+                  /*observer=*/nullptr, intermediates);
 }
 
 // The largest finite magnitude of a reference output (errors are relative to it).
@@ -257,8 +259,9 @@ absl::Status CompareOutputs(const ProgramData& data) {
   return absl::OkStatus();
 }
 
-absl::Status MeasureBaseline(const Plan& plan, ProgramData& data, device::ThreadArena* threads) {
-  if (absl::Status s = RunPlan(plan, data, threads); !s.ok()) return s;
+absl::Status MeasureBaseline(const Plan& plan, ProgramData& data, device::ThreadArena* threads,
+                             device::AlignedBuffer* intermediates) {
+  if (absl::Status s = RunPlan(plan, data, threads, intermediates); !s.ok()) return s;
   data.baseline_errors = OutputErrors(data);
   for (double& e : data.baseline_errors) {
     if (!std::isfinite(e)) e = 0;  // NaN against a number is not rounding: the fixed tolerance
@@ -266,8 +269,9 @@ absl::Status MeasureBaseline(const Plan& plan, ProgramData& data, device::Thread
   return absl::OkStatus();
 }
 
-absl::Status CheckPlan(const Plan& plan, ProgramData& data, device::ThreadArena* threads) {
-  if (absl::Status s = RunPlan(plan, data, threads); !s.ok()) return s;
+absl::Status CheckPlan(const Plan& plan, ProgramData& data, device::ThreadArena* threads,
+                       device::AlignedBuffer* intermediates) {
+  if (absl::Status s = RunPlan(plan, data, threads, intermediates); !s.ok()) return s;
   return CompareOutputs(data);
 }
 

@@ -68,11 +68,14 @@ absl::Status CompareOutputs(const ProgramData& data);
 
 // Runs a plan known to be correct (the one being tuned from) on `data` and keeps its errors as
 // the baseline: how much each output amplifies the rounding of a different summation order.
-absl::Status MeasureBaseline(const Plan& plan, ProgramData& data, device::ThreadArena* threads);
+// `intermediates` as for Plan::Run.
+absl::Status MeasureBaseline(const Plan& plan, ProgramData& data, device::ThreadArena* threads,
+                             device::AlignedBuffer* intermediates = nullptr);
 
 // Runs `plan` on `data` and compares its outputs (CompareOutputs). Errors of the run itself are
-// returned as is.
-absl::Status CheckPlan(const Plan& plan, ProgramData& data, device::ThreadArena* threads);
+// returned as is. `intermediates` as for Plan::Run.
+absl::Status CheckPlan(const Plan& plan, ProgramData& data, device::ThreadArena* threads,
+                       device::AlignedBuffer* intermediates = nullptr);
 
 // The specialized program's symbol values (kernel extents are written in these) for the
 // traced graph's `symbols`.

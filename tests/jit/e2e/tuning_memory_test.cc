@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "device/device_info.h"
+#include "device/release_memory.h"
 #include "device/sanitizers.h"
 #include "device/thread_arena.h"
 #include "gtest/gtest.h"
@@ -108,6 +110,65 @@ TEST(TuningMemory, StaysFlatOverAThousandCandidates) {
   EXPECT_LE(max_memo, 128u);
   // Code was compiled again in every search: freed in between.
   EXPECT_GE((*compiler)->codegen_runs(), searches);
+}
+
+// A tuning job runs its candidates' whole program, whose intermediates (here a 32 MiB product
+// between two matmuls) go into a buffer of the job's, not into the tuning thread's own arena:
+// once the job is gone, the thread that ran it holds none of that memory.
+TEST(TuningMemory, AJobsIntermediatesLeaveWithIt) {
+  const TraceFn program = [](std::span<const Value> v) {
+    return std::vector<Value>{matmul(matmul(v[0], v[1]), v[2])};
+  };
+  const std::vector<std::vector<int64_t>> shapes = {{2048, 8}, {8, 4096}, {4096, 8}};
+  std::vector<jit::TraceInput> inputs;
+  for (const auto& s : shapes) {
+    jit::TraceInput in;
+    for (int64_t d : s) in.shape.push_back(ir::SymExpr(d));
+    inputs.push_back(in);
+  }
+  absl::StatusOr<ir::Graph> traced = jit::Trace(program, inputs, {});
+  ASSERT_TRUE(traced.ok()) << traced.status();
+  absl::StatusOr<jit::LoweredProgram> lowered = testing::LowerStatic(program, shapes);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->tiles.calls.size(), 2u);
+  const device::DeviceInfo device = device::DetectHost();
+  absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
+      jit::KernelCompiler::Create(device);
+  ASSERT_TRUE(compiler.ok());
+  auto tuning = std::make_shared<jit::TuningProgram>(
+      "intermediates", "static", *traced, jit::ShapeClass{}, *lowered, std::vector<int64_t>{});
+  jit::KernelTuningJobOptions options;
+  options.max_trials = 3;
+  options.min_sample_seconds = 0;
+  options.compare.warmup_runs = 0;
+  options.compare.pairs = 1;
+  options.measure.warmup_runs = 0;
+  options.measure.min_runs = 1;
+  options.measure.max_runs = 1;
+  options.rotation_bytes = 0;
+  auto run_job = [&](int call) {
+    jit::KernelTuningJob job(tuning, call, compiler->get(), device, nullptr, options, nullptr,
+                             nullptr, nullptr);
+    std::atomic<bool> stop{false};
+    while (!job.Step(stop)) {
+    }
+    job.Finish(tuner::JobEnd::kCompleted);
+    EXPECT_GT(job.state().trials, 0) << job.state().ended;
+  };
+  // The first job brings LLVM's tables and the code paths in, on this thread.
+  run_job(1);
+  device::ReleaseFreedHeapMemory();
+  int64_t growth = 0;
+  // A thread of its own, whose arena starts empty, as a tuning thread's does.
+  std::thread([&] {
+    const int64_t before = MemoryInUse();
+    run_job(0);
+    device::ReleaseFreedHeapMemory();
+    growth = MemoryInUse() - before;
+  }).join();
+  std::printf("[ memory   ] a tuning job over 32 MiB of intermediates: %+.1f MiB in use after it\n",
+              growth / 1048576.0);
+  EXPECT_LT(growth, int64_t{16} << 20);
 }
 
 }  // namespace
