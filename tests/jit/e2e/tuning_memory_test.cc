@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -45,11 +46,10 @@ int64_t MemoryInUse() {
 #endif
 }
 
-TEST(TuningMemory, StaysFlatOverAThousandCandidates) {
-  const TraceFn program = [](std::span<const Value> v) {
-    return std::vector<Value>{gelu(v[0] * v[1] + v[0])};
-  };
-  const std::vector<std::vector<int64_t>> shapes = {{64, 96}, {64, 96}};
+// The tuning program of `program` over static `shapes` (its kernels' calls: `calls`).
+std::shared_ptr<jit::TuningProgram> StaticTuningProgram(
+    const std::string& name, const TraceFn& program,
+    const std::vector<std::vector<int64_t>>& shapes, size_t calls) {
   std::vector<jit::TraceInput> inputs;
   for (const auto& s : shapes) {
     jit::TraceInput in;
@@ -57,22 +57,18 @@ TEST(TuningMemory, StaysFlatOverAThousandCandidates) {
     inputs.push_back(in);
   }
   absl::StatusOr<ir::Graph> traced = jit::Trace(program, inputs, {});
-  ASSERT_TRUE(traced.ok()) << traced.status();
+  EXPECT_TRUE(traced.ok()) << traced.status();
   absl::StatusOr<jit::LoweredProgram> lowered = testing::LowerStatic(program, shapes);
-  ASSERT_TRUE(lowered.ok()) << lowered.status();
-  ASSERT_EQ(lowered->tiles.calls.size(), 1u);
+  EXPECT_TRUE(lowered.ok()) << lowered.status();
+  if (!traced.ok() || !lowered.ok()) return nullptr;
+  EXPECT_EQ(lowered->tiles.calls.size(), calls);
+  return std::make_shared<jit::TuningProgram>(name, "static", *traced, jit::ShapeClass{}, *lowered,
+                                              std::vector<int64_t>{});
+}
 
-  const device::DeviceInfo device = device::DetectHost();
-  absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
-      jit::KernelCompiler::Create(device);
-  ASSERT_TRUE(compiler.ok());
-  device::ThreadArena threads(2);
-  auto tuning = std::make_shared<jit::TuningProgram>("memory", "static", *traced, jit::ShapeClass{},
-                                                     *lowered, std::vector<int64_t>{});
-  // The cheapest measurement that still runs every part of a trial.
+// The cheapest measurement that still runs every part of a trial.
+jit::KernelTuningJobOptions CheapestTrials() {
   jit::KernelTuningJobOptions options;
-  options.strategy = tuner::StrategyKind::kExhaustive;
-  options.max_trials = 0;  // the whole space
   options.min_sample_seconds = 0;
   options.compare.warmup_runs = 0;
   options.compare.pairs = 1;
@@ -80,6 +76,24 @@ TEST(TuningMemory, StaysFlatOverAThousandCandidates) {
   options.measure.min_runs = 1;
   options.measure.max_runs = 1;
   options.rotation_bytes = 0;
+  return options;
+}
+
+TEST(TuningMemory, StaysFlatOverAThousandCandidates) {
+  const TraceFn program = [](std::span<const Value> v) {
+    return std::vector<Value>{gelu(v[0] * v[1] + v[0])};
+  };
+  const std::shared_ptr<jit::TuningProgram> tuning =
+      StaticTuningProgram("memory", program, {{64, 96}, {64, 96}}, 1);
+  ASSERT_NE(tuning, nullptr);
+  const device::DeviceInfo device = device::DetectHost();
+  absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
+      jit::KernelCompiler::Create(device);
+  ASSERT_TRUE(compiler.ok());
+  device::ThreadArena threads(2);
+  jit::KernelTuningJobOptions options = CheapestTrials();
+  options.strategy = tuner::StrategyKind::kExhaustive;
+  options.max_trials = 0;  // the whole space
 
   int64_t trials = 0, failed = 0;
   int64_t baseline_bytes = 0;
@@ -119,33 +133,15 @@ TEST(TuningMemory, AJobsIntermediatesLeaveWithIt) {
   const TraceFn program = [](std::span<const Value> v) {
     return std::vector<Value>{matmul(matmul(v[0], v[1]), v[2])};
   };
-  const std::vector<std::vector<int64_t>> shapes = {{2048, 8}, {8, 4096}, {4096, 8}};
-  std::vector<jit::TraceInput> inputs;
-  for (const auto& s : shapes) {
-    jit::TraceInput in;
-    for (int64_t d : s) in.shape.push_back(ir::SymExpr(d));
-    inputs.push_back(in);
-  }
-  absl::StatusOr<ir::Graph> traced = jit::Trace(program, inputs, {});
-  ASSERT_TRUE(traced.ok()) << traced.status();
-  absl::StatusOr<jit::LoweredProgram> lowered = testing::LowerStatic(program, shapes);
-  ASSERT_TRUE(lowered.ok()) << lowered.status();
-  ASSERT_EQ(lowered->tiles.calls.size(), 2u);
+  const std::shared_ptr<jit::TuningProgram> tuning =
+      StaticTuningProgram("intermediates", program, {{2048, 8}, {8, 4096}, {4096, 8}}, 2);
+  ASSERT_NE(tuning, nullptr);
   const device::DeviceInfo device = device::DetectHost();
   absl::StatusOr<std::unique_ptr<jit::KernelCompiler>> compiler =
       jit::KernelCompiler::Create(device);
   ASSERT_TRUE(compiler.ok());
-  auto tuning = std::make_shared<jit::TuningProgram>(
-      "intermediates", "static", *traced, jit::ShapeClass{}, *lowered, std::vector<int64_t>{});
-  jit::KernelTuningJobOptions options;
+  jit::KernelTuningJobOptions options = CheapestTrials();
   options.max_trials = 3;
-  options.min_sample_seconds = 0;
-  options.compare.warmup_runs = 0;
-  options.compare.pairs = 1;
-  options.measure.warmup_runs = 0;
-  options.measure.min_runs = 1;
-  options.measure.max_runs = 1;
-  options.rotation_bytes = 0;
   auto run_job = [&](int call) {
     jit::KernelTuningJob job(tuning, call, compiler->get(), device, nullptr, options, nullptr,
                              nullptr, nullptr);
