@@ -1,5 +1,6 @@
 // 64-byte aligned, uninitialized float storage that grows but never shrinks: the memory behind
-// plans' intermediate buffers and allocated outputs.
+// plans' intermediate buffers and allocated outputs. A buffer of 1 MiB or more is mapped from
+// the system and unmapped when released, so its pages leave the resident set with it.
 #ifndef PTO_DEVICE_ALIGNED_BUFFER_H_
 #define PTO_DEVICE_ALIGNED_BUFFER_H_
 
