@@ -71,10 +71,10 @@ constexpr char kAmdVendor[] = "AuthenticAMD";
 constexpr int kAmdSixByFourUnroll = 1;
 constexpr int kAmdEightByThreeUnroll = 2;
 
-// On Zen 4 (AMD family 25, the one family with both AVX2-only and AVX-512 cores: Zen 3 and Zen
-// 4), matmuls whose K loop runs at most this many steps and whose static M is a multiple of 4
-// take 4 x 4 micro-tiles instead of 6 x 4 (docs/default_configs.md). Longer loops, and M that
-// would leave 4 x 4 a tail of 1-3 rows, keep 6 x 4.
+// On Zen 4 (AMD family 25 with AVX-512; the family's other cores, Zen 3, have none), matmuls whose
+// K loop runs at most this many steps and whose static M is a multiple of 4 take 4 x 4 micro-tiles
+// instead of 6 x 4 (docs/default_configs.md). Longer loops, and M that would leave 4 x 4 a tail of
+// 1-3 rows, keep 6 x 4.
 constexpr int kZen4Family = 25;
 constexpr int64_t kZen4FourRowsMaxK = 64;
 
