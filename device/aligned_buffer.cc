@@ -17,14 +17,13 @@ namespace {
 // heap's top). Under the sanitizers every buffer stays on their heap, which checks its bounds.
 constexpr size_t kMappedMinBytes = size_t{1} << 20;
 
-bool Mapped(size_t bytes) {
 #if PTO_UNDER_ASAN || PTO_UNDER_TSAN || PTO_UNDER_MSAN
-  (void)bytes;
-  return false;
+constexpr bool kUnderSanitizer = true;
 #else
-  return bytes >= kMappedMinBytes;
+constexpr bool kUnderSanitizer = false;
 #endif
-}
+
+bool Mapped(size_t bytes) { return !kUnderSanitizer && bytes >= kMappedMinBytes; }
 
 void* Allocate(size_t bytes) {
   if (Mapped(bytes)) {
