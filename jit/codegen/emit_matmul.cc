@@ -129,6 +129,8 @@ class MatMulEmitter {
     if (kblock_) out_access_ = k_.stores[0].access;
     slab_ = MatMulASlabOf(k_);
     pack_a_ = slab_.rows > 0 && ec.lanes > 1;
+    a_across_k_ = !dot_ && ConstantValue(access_.Stride(k_.a, rank_ - 2)) == 1 &&
+                  ConstantValue(access_.Stride(k_.a, rank_)) != 1;
     unroll_ = std::max(1, k_.config.unroll);
     heavy_epilogue_ = HeavyEpilogue(k_.output);
     first_ = last_ = ec.b.getTrue();
@@ -1150,6 +1152,7 @@ class MatMulEmitter {
             idx[mdim] = m[i];
             av[i] = access_.Load(k_.a, idx, -1, width);
           }
+          if (slab_at == nullptr && a_across_k_) PrefetchNextALine(idx, m[0]);
           for (int i = 0; i < rows; ++i) {
             for (int j = 0; j < nv; ++j) {
               llvm::AllocaInst* a = acc[i * nv + j];
@@ -1243,6 +1246,19 @@ class MatMulEmitter {
           b.CreateGEP(ec_.F32(), plan.next, b.CreateAdd(off, ec_.I64Const(kLineFloats * i)));
       EmitPrefetch(b, p, 2);
     }
+  }
+
+  // A read across K in place (stored [K, M], no slab): at each K step a micro-tile's A
+  // elements share one line and the next step's lie a row of A further on, a stride the
+  // hardware prefetchers do not run far enough ahead of. Each K step prefetches the line after
+  // the micro-tile's first element into the L2: the line the row blocks after it read at that
+  // step, so their walk down K finds its lines there instead of in memory.
+  void PrefetchNextALine(std::vector<llvm::Value*> idx, llvm::Value* m0) {
+    llvm::IRBuilder<>& b = ec_.b;
+    idx[rank_ - 2] = b.CreateAdd(m0, ec_.I64Const(kLineFloats));
+    llvm::Value* a = ec_.Buffer(ec_.kernel.accesses[k_.a].buffer);
+    // A GEP without inbounds: past the last row block the address may lie past A.
+    EmitPrefetch(b, b.CreateGEP(ec_.F32(), a, access_.Index(k_.a, idx)), 2);
   }
 
   // Whether the micro-tiles prefetch the next row block's A rows (PrefetchNextRowBlockA): the
@@ -1606,7 +1622,8 @@ class MatMulEmitter {
   const ir::Kernel& k_;
   const int rank_;
   int mr_ = 1, nrv_ = 1;
-  bool dot_ = false;  // dot-product form (see the file comment)
+  bool dot_ = false;         // dot-product form (see the file comment)
+  bool a_across_k_ = false;  // A stored [K, M]: contiguous along M (PrefetchNextALine)
   std::vector<llvm::Value*> dims_;
   std::vector<int> roots_;
   llvm::Value* kdim_ = nullptr;

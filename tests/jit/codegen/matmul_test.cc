@@ -530,6 +530,40 @@ TEST(MatMulTest, PrefetchOutputPrefetchesEachMicroTilesOutputLinesForWriting) {
   }
 }
 
+// A stored [K, M] and read in place (no K blocks, so no slab): each K step prefetches the line
+// after its micro-tile's A elements into the L2 (prefetcht1), the next row blocks' line at that
+// step; a plain A, read along K, has no such prefetch. Results match with row tails (M = 13,
+// 37), a one-row M and splits of the rows and columns.
+TEST(MatMulTest, AReadAcrossKInPlacePrefetchesTheNextLineAlongM) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    const CodegenTarget target = TargetFor(isa);
+    ir::TileConfig config;
+    config.mr = 8;
+    config.nr_vectors = 2;
+    config.unroll = 4;
+    MatMulOptions o;
+    o.transpose_a = true;
+    o.config = config;
+    const std::string name = absl::StrCat("mm_a_across_k_", device::IsaName(isa));
+    const ir::Kernel across = MatMulKernel(o, name);
+    o.transpose_a = false;
+    const ir::Kernel along = MatMulKernel(o, name + "_plain");
+    const std::string with = KernelAssembly(across, target);
+    // The full micro-tile's K loop, unrolled 4 times: a prefetch per K step.
+    EXPECT_GE(CountOf(with, "prefetcht1"), 4) << name << "\n" << with;
+    EXPECT_EQ(CountOf(KernelAssembly(along, target), "prefetcht1"), 0) << name;
+    if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), across);
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (MatMulCase mc :
+         std::vector<MatMulCase>{{2, 13, 70, 64}, {4, 37, 32, 128}, {1, 1, 33, 20}}) {
+      mc.transpose_a = true;
+      CheckMatMul(c->entry, mc, false, 0, 0, name, 0);
+      CheckMatMul(c->entry, mc, false, 5, 16, name + " split 5x16", 0);
+    }
+  }
+}
+
 // Tiles of several row blocks prefetch the next K block's panel into the L2 (prefetcht1),
 // spread over their row blocks; those of at most 4 (tile_rows 24 over mr 6) also prefetch
 // ahead of their loads (prefetcht0), those of more (48 rows) do not. K = 70 over kc = 16 has a
