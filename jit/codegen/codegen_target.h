@@ -40,7 +40,8 @@ namespace pto::jit {
 // 24: ... with a partial vector after them, that vector joins the micro-tile, masked alone.
 // 25: a static N's last few columns over a long static K as dot products (DotTail).
 // 26: TileConfig::prefetch_output (matmul micro-tiles prefetch their output lines for writing).
-// 27: a matmul reading A across K in place prefetches the next line along M at each K step.
+// 27: a matmul reading A across K in place prefetches the next line along M at each K step;
+//     TileConfig::pack_prefetch_rows (B [K, N]'s pack prefetches rows ahead of its copy).
 inline constexpr int kCodegenRevision = 27;
 
 // How code is generated beyond the target: part of a kernel's identity (its name, memo and

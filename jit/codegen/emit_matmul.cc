@@ -639,6 +639,9 @@ class MatMulEmitter {
       });
       return;
     }
+    // config.pack_prefetch_rows: each row's copy first prefetches its lines that many rows on.
+    const int64_t ahead_rows = k_.config.pack_prefetch_rows;
+    llvm::Value* source = ec_.Buffer(ec_.kernel.accesses[k_.b].buffer);
     EmitForLoop(ec_, ec_.I64Const(0), blocks, [&](llvm::Value* j) {
       llvm::Value* n0 = b.CreateAdd(col_lo_, b.CreateMul(j, ec_.I64Const(block)));
       llvm::Value* row0 = b.CreateSub(b.CreateMul(j, kc_), k_lo);
@@ -648,6 +651,12 @@ class MatMulEmitter {
         llvm::Value* at = b.CreateMul(b.CreateAdd(row0, kk), ec_.I64Const(block));
         for (int v = 0; v < nrv_; ++v) {
           idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{v} * lanes));
+          if (ahead_rows > 0 && (int64_t{v} * lanes) % kLineFloats == 0) {
+            std::vector<llvm::Value*> ahead = idx;
+            ahead[kdim] = b.CreateAdd(kk, ec_.I64Const(ahead_rows));
+            // A GEP without inbounds: past B's last rows the address lies past B.
+            EmitPrefetch(b, b.CreateGEP(ec_.F32(), source, access_.Index(k_.b, ahead)), 3);
+          }
           llvm::Value* value = access_.Load(k_.b, idx, ndim, lanes);
           llvm::Value* to = b.CreateAdd(at, ec_.I64Const(int64_t{v} * lanes));
           ec_.Check(BoundsChecks::kScratch, to, nullptr, lanes, nullptr, true);

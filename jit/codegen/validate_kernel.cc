@@ -174,6 +174,10 @@ absl::Status ValidateKernel(const ir::Kernel& k) {
     return Invalid(k, absl::StrCat("config.prefetch_b ", c.prefetch_b, " not in [0, ",
                                    ir::TileConfig::kMaxPrefetchBytes, "]"));
   }
+  if (c.pack_prefetch_rows < 0 || c.pack_prefetch_rows > ir::TileConfig::kMaxPackPrefetchRows) {
+    return Invalid(k, absl::StrCat("config.pack_prefetch_rows ", c.pack_prefetch_rows,
+                                   " not in [0, ", ir::TileConfig::kMaxPackPrefetchRows, "]"));
+  }
   if (c.prefetch_inputs < 0 || c.prefetch_inputs > ir::TileConfig::kMaxPrefetchBytes) {
     return Invalid(k, absl::StrCat("config.prefetch_inputs ", c.prefetch_inputs, " not in [0, ",
                                    ir::TileConfig::kMaxPrefetchBytes, "]"));

@@ -289,16 +289,17 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
   }
   out += " buffers=" + std::to_string(kernel.num_buffers);
   const TileConfig& c = kernel.config;
-  out += "\n  config: tile " + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_cols) +
-         " vw " + std::to_string(c.vector_width) + " unroll " + std::to_string(c.unroll) + " mr " +
-         std::to_string(c.mr) + " nr " + std::to_string(c.nr_vectors) + " panel " +
-         std::to_string(c.panel_bytes) + " pack " + std::to_string(c.pack_b) + " kc " +
-         std::to_string(c.kc) + " mc " + std::to_string(c.mc) + " order " +
-         LoopOrderName(c.loop_order) +
-         (c.prefetch_b > 0 ? " prefetch " + std::to_string(c.prefetch_b) : "") +
-         (c.prefetch_output ? " prefetch_output" : "") + (c.streaming_stores ? " streaming" : "") +
-         (c.prefetch_inputs > 0 ? " prefetch_inputs " + std::to_string(c.prefetch_inputs) : "") +
-         "\n";
+  out +=
+      "\n  config: tile " + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_cols) +
+      " vw " + std::to_string(c.vector_width) + " unroll " + std::to_string(c.unroll) + " mr " +
+      std::to_string(c.mr) + " nr " + std::to_string(c.nr_vectors) + " panel " +
+      std::to_string(c.panel_bytes) + " pack " + std::to_string(c.pack_b) + " kc " +
+      std::to_string(c.kc) + " mc " + std::to_string(c.mc) + " order " +
+      LoopOrderName(c.loop_order) +
+      (c.pack_prefetch_rows > 0 ? " pack_prefetch " + std::to_string(c.pack_prefetch_rows) : "") +
+      (c.prefetch_b > 0 ? " prefetch " + std::to_string(c.prefetch_b) : "") +
+      (c.prefetch_output ? " prefetch_output" : "") + (c.streaming_stores ? " streaming" : "") +
+      (c.prefetch_inputs > 0 ? " prefetch_inputs " + std::to_string(c.prefetch_inputs) : "") + "\n";
   for (size_t i = 0; i < kernel.accesses.size(); ++i) {
     const Access& a = kernel.accesses[i];
     std::vector<SymExpr> strides(a.strides.begin(), a.strides.end());

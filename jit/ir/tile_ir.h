@@ -140,6 +140,11 @@ struct TileConfig {
   // nr-vector blocks, K rows each) before the row sweep, when it fits panel_bytes and the tile
   // has enough rows to repay the copy. The plan then passes panel_bytes of scratch.
   bool pack_b = false;
+  // Matmul packing a B stored [K, N] (pack_b): the copy of each K row of a column block first
+  // prefetches the same columns this many rows further down into the L1, so the copy's walk
+  // down B (a row stride apart) waits on fewer misses. 0: none.
+  int64_t pack_prefetch_rows = 0;
+  static constexpr int64_t kMaxPackPrefetchRows = 1024;
   // Matmul: the K loop runs in blocks of kc, the partial sums kept in the output between
   // blocks and the epilogue applied after the last one, so a panel is kc (not K) rows of B and
   // stays in cache however long K is. 0: K in one block. Used by kernels with one store.

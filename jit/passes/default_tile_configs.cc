@@ -77,6 +77,10 @@ constexpr int kAmdEightByThreeUnroll = 2;
 // 1-3 rows, keep 6 x 4.
 constexpr int kZen4Family = 25;
 constexpr int64_t kZen4FourRowsMaxK = 64;
+// On Zen 4, a matmul that packs a B stored [K, N] (not a constant weight: those are prepacked)
+// prefetches this many rows ahead of its copy (TileConfig::pack_prefetch_rows): the copy walks
+// down B a row stride apart, where the core's prefetchers fall behind (docs/default_configs.md).
+constexpr int64_t kZen4PackPrefetchRows = 16;
 
 // A Function output of at least this many times the private caches (L2 x cores) is written
 // with streaming stores. The reported L3 is not a measure: a VM reports the host's whole L3.
@@ -221,12 +225,16 @@ bool PrefetchesOutput(const ir::Kernel& k, const ir::TileConfig& c,
   return floats * 4 > device.l1d_bytes;
 }
 
+bool IsZen4(const device::DeviceInfo& device) {
+  return device.vendor == kAmdVendor && device.family == kZen4Family &&
+         device.vector_registers >= 32;
+}
+
 // See kZen4FourRowsMaxK. Applies to the 6 x 4 tile only; its K loop's unroll (1 on AMD) stays.
 bool Zen4ShortKTakesFourRows(const ir::Kernel& k, const device::DeviceInfo& device,
                              const ir::TileConfig& c) {
   const ir::SymExpr& m = k.domain[k.domain.size() - 2];
-  return device.vendor == kAmdVendor && device.family == kZen4Family &&
-         device.vector_registers >= 32 && c.mr == 6 && c.nr_vectors == 4 && k.k.IsConstant() &&
+  return IsZen4(device) && c.mr == 6 && c.nr_vectors == 4 && k.k.IsConstant() &&
          k.k.constant() <= kZen4FourRowsMaxK && m.IsConstant() && m.constant() % 4 == 0;
 }
 
@@ -303,6 +311,9 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
     c.tile_rows = int64_t{c.mr} * 4;
   }
   c.prefetch_output = PrefetchesOutput(k, c, device);
+  if (IsZen4(device) && !constant_b && !ir::MatMulDotForm(k)) {
+    c.pack_prefetch_rows = kZen4PackPrefetchRows;
+  }
 }
 
 }  // namespace

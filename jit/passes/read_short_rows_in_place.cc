@@ -28,6 +28,7 @@ void ReadShortRowsOfBInPlace(ir::TileGraph& tiles) {
     ir::Kernel& k = call.kernel;
     if (k.kind == ir::KernelKind::kMatMul && k.b_packed < 0 && ShortRowsOfB(k)) {
       k.config.pack_b = false;
+      k.config.pack_prefetch_rows = 0;  // it acts while packing
     }
   }
 }

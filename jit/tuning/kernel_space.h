@@ -53,7 +53,8 @@ namespace pto::jit {
 // 4: prefetch_b for matmuls over a prepacked B.
 // 5: prefetch_inputs for elementwise kernels.
 // 6: prefetch_output for matmuls.
-inline constexpr int kKernelSpaceVersion = 6;
+// 7: pack_prefetch_rows for matmuls.
+inline constexpr int kKernelSpaceVersion = 7;
 
 // "elementwise", "reduce", "row_op", "matmul", "scatter_add".
 const char* SpaceKind(ir::KernelKind kind);

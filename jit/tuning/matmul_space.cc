@@ -15,9 +15,11 @@ namespace {
 constexpr int64_t kMr[] = {1, 2, 4, 6, 8, 12};
 constexpr int64_t kNrVectors[] = {1, 2, 3, 4, 6};
 constexpr int64_t kUnroll[] = {1, 2, 4, 8};
-constexpr int64_t kKc[] = {128, 256, 512};         // and 0: K in one block
-constexpr int64_t kMc[] = {48, 96, 192};           // and 0: no row blocks (multiples of every mr)
-constexpr int64_t kPrefetchB[] = {0, 4096, 8192};  // bytes ahead in a prepacked B
+constexpr int64_t kKc[] = {128, 256, 512};           // and 0: K in one block
+constexpr int64_t kMc[] = {48, 96, 192};             // and 0: no row blocks (multiples of every mr)
+constexpr int64_t kPrefetchB[] = {0, 4096, 8192};    // bytes ahead in a prepacked B
+// Rows ahead while packing B [K, N] (8 and 16 measured within a few percent of each other).
+constexpr int64_t kPackPrefetchRows[] = {0, 16};
 // Row grains: multiples of most micro-tile heights; the whole M is added when small.
 constexpr int64_t kRowGrains[] = {24, 48, 96, 192, 384};
 constexpr int64_t kWholeRowsMax = 1024;
@@ -72,6 +74,7 @@ std::vector<tuner::Parameter> Parameters(const KernelFacts& f, const device::Dev
             {"mc", mc},
             {"loop_order", {0, 1}},
             {"pack_b", {0, 1}},
+            {"pack_prefetch_rows", Concat(kPackPrefetchRows, {})},
             {"panel_bytes", SortedUnique(panels)},
             {"prefetch_b", Concat(kPrefetchB, {})},
             {"prefetch_output", {0, 1}}};
@@ -118,6 +121,9 @@ std::vector<tuner::Parameter> Parameters(const KernelFacts& f, const device::Dev
           {"mc", SortedUnique(mc)},
           {"loop_order", SortedUnique(loop_order)},
           {"pack_b", f.can_pack ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}},
+          {"pack_prefetch_rows", f.can_pack && !f.dot_form && !f.b_prepacked
+                                     ? Concat(kPackPrefetchRows, {cur.pack_prefetch_rows})
+                                     : std::vector<int64_t>{cur.pack_prefetch_rows}},
           {"panel_bytes", SortedUnique(panels)},
           {"prefetch_b",
            f.b_prepacked ? Concat(kPrefetchB, {cur.prefetch_b}) : std::vector<int64_t>{0}},
@@ -146,6 +152,11 @@ void AddMachineRules(const KernelFacts& f, const device::DeviceInfo& device,
                        "panel_bytes > 0",
                        {"pack_b", "panel_bytes"},
                        [](std::span<const int64_t> v) { return v[0] == 0 || v[1] > 0; }));
+  rules.push_back(Rule("pack_prefetch_needs_packing",
+                       "pack_prefetch_rows acts while packing B: with pack_b = 0 any value "
+                       "repeats 0",
+                       {"pack_b", "pack_prefetch_rows"},
+                       [](std::span<const int64_t> v) { return v[0] == 1 || v[1] == 0; }));
   rules.push_back(
       Rule("panel_holds_a_block",
            "a panel holds kc (or K) rows of at least one nr_vectors x vector_width block of B "

@@ -25,6 +25,8 @@ constexpr TileConfigField kFields[] = {
      [](ir::TileConfig& c, int64_t v) { c.panel_bytes = v; }},
     {"pack_b", [](const ir::TileConfig& c) { return int64_t{c.pack_b ? 1 : 0}; },
      [](ir::TileConfig& c, int64_t v) { c.pack_b = v != 0; }},
+    {"pack_prefetch_rows", [](const ir::TileConfig& c) { return c.pack_prefetch_rows; },
+     [](ir::TileConfig& c, int64_t v) { c.pack_prefetch_rows = v; }},
     {"kc", [](const ir::TileConfig& c) { return c.kc; },
      [](ir::TileConfig& c, int64_t v) { c.kc = v; }},
     {"mc", [](const ir::TileConfig& c) { return c.mc; },

@@ -577,7 +577,7 @@ TEST_F(CacheCli, ImportRejectsTuningOutsideItsSpaceWithTheReason) {
     // mr=8 x nr_vectors=4: 8*4 + 4 + 1 vector registers, more than any x86 CPU has.
     const std::string spill =
         "tile_rows=4,tile_cols=0,vector_width=4,mr=8,nr_vectors=4,unroll=1,kc=0,mc=0,"
-        "loop_order=0,pack_b=0,panel_bytes=0,prefetch_b=0,prefetch_output=0";
+        "loop_order=0,pack_b=0,pack_prefetch_rows=0,panel_bytes=0,prefetch_b=0,prefetch_output=0";
     ASSERT_TRUE(store->PutTuning(Tuning("spill", "matmul", spill)).ok());
   }
   ASSERT_EQ(RunPto("cache export --out " + Path("t.bundle") + " --cache " + cache).exit_code, 0);

@@ -30,7 +30,8 @@ namespace {
 
 std::string ConfigText(const ir::TileConfig& c) {
   return absl::StrCat("mr=", c.mr, ",nr_vectors=", c.nr_vectors, ",unroll=", c.unroll, ",kc=", c.kc,
-                      ",pack_b=", c.pack_b ? 1 : 0, ",panel_bytes=", c.panel_bytes,
+                      ",pack_b=", c.pack_b ? 1 : 0, ",pack_prefetch_rows=", c.pack_prefetch_rows,
+                      ",panel_bytes=", c.panel_bytes,
                       ",loop_order=", ir::LoopOrderName(c.loop_order), ",mc=", c.mc,
                       ",prefetch_b=", c.prefetch_b, ",prefetch_output=", c.prefetch_output ? 1 : 0,
                       ",tile_rows=", c.tile_rows, ",tile_cols=", c.tile_cols);
@@ -342,16 +343,17 @@ bool WriteCsv(const SweepOptions& o, const device::DeviceInfo& device,
   std::ofstream csv(o.csv_path);
   csv << "# pto_bench_kernels --sweep: matmul " << o.m << "x" << o.k << "x" << o.n << ", "
       << o.threads << " thread(s), " << device.cpu_name << "\n";
-  csv << "mr,nr_vectors,unroll,kc,pack_b,panel_bytes,loop_order,mc,prefetch_b,prefetch_output,"
+  csv << "mr,nr_vectors,unroll,kc,pack_b,pack_prefetch_rows,panel_bytes,loop_order,mc,prefetch_b,"
+         "prefetch_output,"
          "default,"
          "seconds,gflops,status\n";
   for (const Row& row : rows) {
     const ir::TileConfig& c = row.config;
     csv << c.mr << "," << c.nr_vectors << "," << c.unroll << "," << c.kc << ","
-        << (c.pack_b ? 1 : 0) << "," << c.panel_bytes << "," << ir::LoopOrderName(c.loop_order)
-        << "," << c.mc << "," << c.prefetch_b << "," << (c.prefetch_output ? 1 : 0) << ","
-        << (row.is_default ? 1 : 0) << "," << row.seconds << ","
-        << (row.seconds > 0 ? flops / row.seconds / 1e9 : 0) << ","
+        << (c.pack_b ? 1 : 0) << "," << c.pack_prefetch_rows << "," << c.panel_bytes << ","
+        << ir::LoopOrderName(c.loop_order) << "," << c.mc << "," << c.prefetch_b << ","
+        << (c.prefetch_output ? 1 : 0) << "," << (row.is_default ? 1 : 0) << "," << row.seconds
+        << "," << (row.seconds > 0 ? flops / row.seconds / 1e9 : 0) << ","
         << (row.failure.empty() ? "ok" : "failed") << "\n";
   }
   if (!csv) {

@@ -29,9 +29,9 @@ struct SweepOptions {
   int sets = 0;
   // --sweep-configs "mr=12,nr_vectors=2;kc=512": these configs, each a change of the default's
   // fields (the tuning spaces' field names, as printed: mr, nr_vectors, unroll, kc, pack_b,
-  // panel_bytes, loop_order (panels_outer|row_blocks_outer), mc, prefetch_b, prefetch_output,
-  // tile_rows, tile_cols, and the others of jit/tuning/space_builders.cc), instead of the
-  // grid, timed interleaved with the default (a repetition of each in turn; see
+  // pack_prefetch_rows, panel_bytes, loop_order (panels_outer|row_blocks_outer), mc, prefetch_b,
+  // prefetch_output, tile_rows, tile_cols, and the others of jit/tuning/space_builders.cc), instead
+  // of the grid, timed interleaved with the default (a repetition of each in turn; see
   // TimeInterleaved).
   std::string configs;
   TimingOptions timing;

@@ -530,6 +530,42 @@ TEST(MatMulTest, PrefetchOutputPrefetchesEachMicroTilesOutputLinesForWriting) {
   }
 }
 
+// pack_prefetch_rows: packing a B stored [K, N] prefetches each row's lines that many rows
+// ahead into the L1 (prefetcht0, one per 64 bytes a row of the column block holds); without it
+// the kernel has no prefetcht0 (K blocks of 16 rows: no A-row prefetch either). Results are the
+// same, with K = 70 (a short last K block, whose prefetches run past B) and splits.
+TEST(MatMulTest, PackPrefetchRowsPrefetchesBRowsAheadOfThePack) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    const CodegenTarget target = TargetFor(isa);
+    const int lanes = target.f32_lanes();
+    ir::TileConfig config = SixRowConfig(2, 8192, 4);
+    config.pack_prefetch_rows = 16;
+    MatMulOptions o;
+    o.broadcast_b = true;  // B shared by the batch entries: the kernel packs it
+    o.config = config;
+    const std::string name = absl::StrCat("mm_pack_prefetch_", device::IsaName(isa));
+    const ir::Kernel k = MatMulKernel(o, name);
+    config.pack_prefetch_rows = 0;
+    o.config = config;
+    const ir::Kernel none = MatMulKernel(o, name + "_none");
+    // A packed row of the block: 2 vectors of `lanes` floats, lanes / 8 lines.
+    const std::string with = KernelAssembly(k, target);
+    EXPECT_GE(CountOf(with, "prefetcht0"), lanes / 8) << name << "\n" << with;
+    EXPECT_EQ(CountOf(KernelAssembly(none, target), "prefetcht0"), 0) << name;
+    if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
+    for (const ir::Kernel* kernel : {&k, &none}) {
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), *kernel);
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (MatMulCase mc : std::vector<MatMulCase>{{1, 40, 64, 70}, {2, 13, 37, 20}}) {
+        mc.broadcast_b = true;
+        CheckMatMul(c->entry, mc, false, 0, 0, kernel->name, config.panel_bytes);
+        CheckMatMul(c->entry, mc, false, 13, 2 * lanes, kernel->name + " split",
+                    config.panel_bytes);
+      }
+    }
+  }
+}
+
 // A stored [K, M] and read in place (no K blocks, so no slab): each K step prefetches the line
 // after its micro-tile's A elements into the L2 (prefetcht1), the next row blocks' line at that
 // step; a plain A, read along K, has no such prefetch. Results match with row tails (M = 13,
@@ -648,6 +684,16 @@ TEST(MatMulTest, NegativeOrHugePrefetchIsInvalidArgument) {
     EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(c.status().message(), absl::StrCat("kernel 'mm_bad_prefetch': config.prefetch_b ",
                                                  bytes, " not in [0, 1048576]"));
+  }
+  for (int64_t rows : {int64_t{-1}, ir::TileConfig::kMaxPackPrefetchRows + 1}) {
+    ir::Kernel k = MatMulKernel(MatMulOptions{}, "mm_bad_pack_prefetch");
+    k.config.pack_prefetch_rows = rows;
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(c.status().message(),
+              absl::StrCat("kernel 'mm_bad_pack_prefetch': config.pack_prefetch_rows ", rows,
+                           " not in [0, 1024]"));
   }
 }
 

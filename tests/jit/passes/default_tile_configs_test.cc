@@ -216,6 +216,38 @@ TEST(DefaultTileConfigs, ShortKLoopsOnZen4TakeFourRowsWhenMIsAMultipleOfFour) {
   EXPECT_EQ(Default(symbolic_k, zen4).mr, 6);
 }
 
+// On Zen 4 a matmul that packs a B stored [K, N] prefetches 16 rows ahead of the copy; a
+// constant B (prepacked by the plan) and a B stored [N, K] (the dot-product form, packed by
+// transposing) do not, nor do Zen 5, Zen 3 and Intel.
+TEST(DefaultTileConfigs, PackingBOnZen4PrefetchesRowsAheadOfTheCopy) {
+  device::DeviceInfo zen4 = kAvx512SmallL2;
+  zen4.vendor = "AuthenticAMD";
+  zen4.family = 25;
+  for (const ir::Kernel& k : {MatMul(256, 256, 256), MatMul(128, 2048, 512), MatMul(-1, 64, 512),
+                              MatMul(128, 128, 32, 8, /*shared_b=*/true)}) {
+    const ir::TileConfig c = Default(k, zen4);
+    EXPECT_TRUE(c.pack_b);
+    EXPECT_EQ(c.pack_prefetch_rows, 16) << k.domain.size() << "-d, K " << k.k.constant();
+  }
+  EXPECT_EQ(Default(MatMul(256, 256, 256), zen4, /*constant_b=*/true).pack_prefetch_rows, 0);
+  ir::Kernel nk = MatMul(256, 256, 256);
+  nk.accesses[1].strides = {ir::SymExpr(0), ir::SymExpr(256), ir::SymExpr(1)};  // B[n, k]
+  ASSERT_TRUE(ir::MatMulDotForm(nk));
+  EXPECT_EQ(Default(nk, zen4).pack_prefetch_rows, 0);
+  device::DeviceInfo zen5 = zen4;
+  zen5.family = 26;
+  device::DeviceInfo intel = kAvx512SmallL2;
+  intel.vendor = "GenuineIntel";
+  intel.family = 6;
+  device::DeviceInfo zen3 = kAvx2;
+  zen3.vendor = "AuthenticAMD";
+  zen3.family = 25;
+  for (const device::DeviceInfo* d : {&zen5, &intel, &zen3}) {
+    EXPECT_EQ(Default(MatMul(256, 256, 256), *d).pack_prefetch_rows, 0)
+        << d->vendor << " family " << d->family;
+  }
+}
+
 TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
   struct Expect {
     std::string name;

@@ -221,7 +221,7 @@ TEST(KernelSpace, DefaultIsInTheSpaceAndRoundTrips) {
       ASSERT_TRUE(back.ok()) << back.status();
       EXPECT_TRUE(*back == kernel.config);
       EXPECT_GT(space->size(), 1);
-      EXPECT_LE(space->size(), 100000);
+      EXPECT_LE(space->size(), 150000);
       EXPECT_LE(space->full_size(), tuner::SearchSpace::kMaxFullSize);
     }
   }
@@ -653,7 +653,8 @@ TEST(KernelSpace, ValidateRejectsWithReasons) {
   const std::string panel = absl::StrCat(host.l2_bytes / 2);
   auto matmul = [&](const std::string& mr, const std::string& nr) {
     return absl::StrCat("tile_rows=48,tile_cols=128,vector_width=", lanes, ",mr=", mr,
-                        ",nr_vectors=", nr, ",unroll=1,kc=256,mc=0,loop_order=0,pack_b=1,",
+                        ",nr_vectors=", nr,
+                        ",unroll=1,kc=256,mc=0,loop_order=0,pack_b=1,pack_prefetch_rows=0,",
                         "panel_bytes=", panel, ",prefetch_b=0,prefetch_output=0");
   };
   EXPECT_TRUE(ValidateSpaceConfig("matmul", kKernelSpaceVersion, matmul("4", "2"), host).ok());
