@@ -79,7 +79,7 @@ constexpr int kZen4Family = 25;
 constexpr int64_t kZen4FourRowsMaxK = 64;
 // On Zen 4, a matmul that packs a B stored [K, N] (not a constant weight: those are prepacked)
 // prefetches this many rows ahead of its copy (TileConfig::pack_prefetch_rows): the copy walks
-// down B a row stride apart, where the core's prefetchers fall behind (docs/default_configs.md).
+// down B a row stride apart, and the core's prefetchers do not keep up (docs/default_configs.md).
 constexpr int64_t kZen4PackPrefetchRows = 16;
 
 // A Function output of at least this many times the private caches (L2 x cores) is written
