@@ -26,6 +26,24 @@ ir::TileConfig SixRowConfig(int nr_vectors, int64_t panel_bytes, int unroll) {
   return config;
 }
 
+// Each kernel compiled for `isa` and checked on `cases`, whole and split into tasks of
+// split_rows x split_cols (the plan's grains); nothing where the host cannot run `isa` (AVX2
+// code runs on AVX-512 hosts too).
+void CheckKernelsOnCases(Isa isa, std::initializer_list<const ir::Kernel*> kernels,
+                         const std::vector<MatMulCase>& cases, int64_t split_rows,
+                         int64_t split_cols, int64_t scratch_bytes) {
+  if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) return;
+  for (const ir::Kernel* kernel : kernels) {
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), *kernel);
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (const MatMulCase& mc : cases) {
+      CheckMatMul(c->entry, mc, false, 0, 0, kernel->name, scratch_bytes);
+      CheckMatMul(c->entry, mc, false, split_rows, split_cols, kernel->name + " split",
+                  scratch_bytes);
+    }
+  }
+}
+
 TEST(MatMulTest, ShapesTilesAndMicroKernels) {
   const std::vector<MatMulCase> cases = {{1, 1, 1, 1},     {1, 3, 17, 5}, {1, 17, 33, 9},
                                          {1, 33, 100, 17}, {1, 4, 16, 1}, {2, 5, 19, 7},
@@ -483,18 +501,12 @@ TEST(MatMulTest, PrefetchBOnlyForAPrepackedB) {
     // and the K loop is unrolled 4 times.
     const std::string with = KernelAssembly(k, target);
     EXPECT_GE(CountOf(with, "prefetcht0"), 4 * lanes / 8) << name << "\n" << with;
-    // Run where the host can: AVX2 code runs on AVX-512 hosts too.
-    if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
-    for (const ir::Kernel* kernel : {&k, &none}) {
-      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), *kernel);
-      ASSERT_TRUE(c.ok()) << c.status();
-      for (MatMulCase mc : std::vector<MatMulCase>{{1, 13, 300, 70}, {2, 6, 64, 64}}) {
-        mc.broadcast_b = true;
-        mc.prepacked_block = block;
-        CheckMatMul(c->entry, mc, false, 0, 0, kernel->name, config.panel_bytes);
-        CheckMatMul(c->entry, mc, false, 5, block, kernel->name + " split", config.panel_bytes);
-      }
+    std::vector<MatMulCase> cases = {{1, 13, 300, 70}, {2, 6, 64, 64}};
+    for (MatMulCase& mc : cases) {
+      mc.broadcast_b = true;
+      mc.prepacked_block = block;
     }
+    CheckKernelsOnCases(isa, {&k, &none}, cases, 5, block, config.panel_bytes);
   }
 }
 
@@ -518,15 +530,8 @@ TEST(MatMulTest, PrefetchOutputPrefetchesEachMicroTilesOutputLinesForWriting) {
     // The full 6 x 2 micro-tile: 6 rows of 2 vectors (2 x lanes floats: lanes / 8 lines).
     EXPECT_GE(CountOf(with, "prefetchw"), 6 * lanes / 8) << name << "\n" << with;
     EXPECT_EQ(CountOf(KernelAssembly(none, target), "prefetchw"), 0) << name;
-    if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
-    for (const ir::Kernel* kernel : {&k, &none}) {
-      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), *kernel);
-      ASSERT_TRUE(c.ok()) << c.status();
-      for (const MatMulCase& mc : std::vector<MatMulCase>{{1, 13, 70, 64}, {2, 6, 64, 27}}) {
-        CheckMatMul(c->entry, mc, false, 0, 0, kernel->name, config.panel_bytes);
-        CheckMatMul(c->entry, mc, false, 5, 2 * lanes, kernel->name + " split", config.panel_bytes);
-      }
-    }
+    CheckKernelsOnCases(isa, {&k, &none}, {{1, 13, 70, 64}, {2, 6, 64, 27}}, 5, 2 * lanes,
+                        config.panel_bytes);
   }
 }
 
@@ -552,17 +557,9 @@ TEST(MatMulTest, PackPrefetchRowsPrefetchesBRowsAheadOfThePack) {
     const std::string with = KernelAssembly(k, target);
     EXPECT_GE(CountOf(with, "prefetcht0"), lanes / 8) << name << "\n" << with;
     EXPECT_EQ(CountOf(KernelAssembly(none, target), "prefetcht0"), 0) << name;
-    if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
-    for (const ir::Kernel* kernel : {&k, &none}) {
-      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), *kernel);
-      ASSERT_TRUE(c.ok()) << c.status();
-      for (MatMulCase mc : std::vector<MatMulCase>{{1, 40, 64, 70}, {2, 13, 37, 20}}) {
-        mc.broadcast_b = true;
-        CheckMatMul(c->entry, mc, false, 0, 0, kernel->name, config.panel_bytes);
-        CheckMatMul(c->entry, mc, false, 13, 2 * lanes, kernel->name + " split",
-                    config.panel_bytes);
-      }
-    }
+    std::vector<MatMulCase> cases = {{1, 40, 64, 70}, {2, 13, 37, 20}};
+    for (MatMulCase& mc : cases) mc.broadcast_b = true;
+    CheckKernelsOnCases(isa, {&k, &none}, cases, 13, 2 * lanes, config.panel_bytes);
   }
 }
 
@@ -588,15 +585,9 @@ TEST(MatMulTest, AReadAcrossKInPlacePrefetchesTheNextLineAlongM) {
     // The full micro-tile's K loop, unrolled 4 times: a prefetch per K step.
     EXPECT_GE(CountOf(with, "prefetcht1"), 4) << name << "\n" << with;
     EXPECT_EQ(CountOf(KernelAssembly(along, target), "prefetcht1"), 0) << name;
-    if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
-    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), across);
-    ASSERT_TRUE(c.ok()) << c.status();
-    for (MatMulCase mc :
-         std::vector<MatMulCase>{{2, 13, 70, 64}, {4, 37, 32, 128}, {1, 1, 33, 20}}) {
-      mc.transpose_a = true;
-      CheckMatMul(c->entry, mc, false, 0, 0, name, 0);
-      CheckMatMul(c->entry, mc, false, 5, 16, name + " split 5x16", 0);
-    }
+    std::vector<MatMulCase> cases = {{2, 13, 70, 64}, {4, 37, 32, 128}, {1, 1, 33, 20}};
+    for (MatMulCase& mc : cases) mc.transpose_a = true;
+    CheckKernelsOnCases(isa, {&across}, cases, 5, 16, 0);
   }
 }
 
