@@ -667,24 +667,25 @@ TEST(MatMulTest, ShortKBlocksPrefetchTheNextRowBlockOfA) {
 }
 
 TEST(MatMulTest, NegativeOrHugePrefetchIsInvalidArgument) {
-  for (int64_t bytes : {int64_t{-1}, ir::TileConfig::kMaxPrefetchBytes + 1}) {
+  // The kernel with `config` is refused with `message` after its name.
+  auto expect_refused = [](const ir::TileConfig& config, const std::string& message) {
     ir::Kernel k = MatMulKernel(MatMulOptions{}, "mm_bad_prefetch");
-    k.config.prefetch_b = bytes;
+    k.config = config;
     absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
-    ASSERT_FALSE(c.ok());
+    ASSERT_FALSE(c.ok()) << message;
     EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_EQ(c.status().message(), absl::StrCat("kernel 'mm_bad_prefetch': config.prefetch_b ",
-                                                 bytes, " not in [0, 1048576]"));
+    EXPECT_EQ(c.status().message(), "kernel 'mm_bad_prefetch': " + message);
+  };
+  const ir::TileConfig base = MatMulKernel(MatMulOptions{}, "mm_bad_prefetch").config;
+  for (int64_t bytes : {int64_t{-1}, ir::TileConfig::kMaxPrefetchBytes + 1}) {
+    ir::TileConfig c = base;
+    c.prefetch_b = bytes;
+    expect_refused(c, absl::StrCat("config.prefetch_b ", bytes, " not in [0, 1048576]"));
   }
   for (int64_t rows : {int64_t{-1}, ir::TileConfig::kMaxPackPrefetchRows + 1}) {
-    ir::Kernel k = MatMulKernel(MatMulOptions{}, "mm_bad_pack_prefetch");
-    k.config.pack_prefetch_rows = rows;
-    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(Isa::kAvx512), k);
-    ASSERT_FALSE(c.ok());
-    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_EQ(c.status().message(),
-              absl::StrCat("kernel 'mm_bad_pack_prefetch': config.pack_prefetch_rows ", rows,
-                           " not in [0, 1024]"));
+    ir::TileConfig c = base;
+    c.pack_prefetch_rows = rows;
+    expect_refused(c, absl::StrCat("config.pack_prefetch_rows ", rows, " not in [0, 1024]"));
   }
 }
 
