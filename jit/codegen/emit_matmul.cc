@@ -129,8 +129,7 @@ class MatMulEmitter {
     if (kblock_) out_access_ = k_.stores[0].access;
     slab_ = MatMulASlabOf(k_);
     pack_a_ = slab_.rows > 0 && ec.lanes > 1;
-    a_across_k_ = !dot_ && ConstantValue(access_.Stride(k_.a, rank_ - 2)) == 1 &&
-                  ConstantValue(access_.Stride(k_.a, rank_)) != 1;
+    a_across_k_ = MatMulReadsAAcrossK(k_);
     unroll_ = std::max(1, k_.config.unroll);
     heavy_epilogue_ = HeavyEpilogue(k_.output);
     first_ = last_ = ec.b.getTrue();

@@ -1,6 +1,7 @@
 #include "jit/codegen/matmul_scratch.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace pto::jit {
 namespace {
@@ -16,15 +17,18 @@ constexpr int64_t kSquareRows = 16;
 
 }  // namespace
 
+bool MatMulReadsAAcrossK(const ir::Kernel& k) {
+  const size_t rank = k.domain.size();
+  const std::vector<ir::SymExpr>& a = k.accesses[k.a].strides;
+  return !ir::MatMulDotForm(k) && a[rank - 2].AsConstant() == 1 && a[rank].AsConstant() != 1;
+}
+
 MatMulASlab MatMulASlabOf(const ir::Kernel& k) {
   MatMulASlab slab;
   const ir::TileConfig& c = k.config;
   if (k.kind != ir::KernelKind::kMatMul || c.kc <= 0 || !ir::MatMulCanBlockK(k)) return slab;
-  const size_t rank = k.domain.size();
-  const std::vector<ir::SymExpr>& a = k.accesses[k.a].strides;
-  const bool a_across_k = a[rank - 2].AsConstant() == 1 && a[rank].AsConstant() != 1;
-  const ir::SymExpr& n = k.domain[rank - 1];
-  if (!a_across_k || ir::MatMulDotForm(k) || (n.IsConstant() && n.constant() < kSlabMinColumns)) {
+  const ir::SymExpr& n = k.domain[k.domain.size() - 1];
+  if (!MatMulReadsAAcrossK(k) || (n.IsConstant() && n.constant() < kSlabMinColumns)) {
     return slab;
   }
   int64_t lines = (c.kc + kLineFloats - 1) / kLineFloats;

@@ -25,6 +25,10 @@ struct MatMulASlab {
 };
 MatMulASlab MatMulASlabOf(const ir::Kernel& kernel);
 
+// Whether the broadcast-form matmul `kernel` reads A across K: A stored [K, M], contiguous
+// along M, so each K step's A elements lie a row of A past the last step's.
+bool MatMulReadsAAcrossK(const ir::Kernel& kernel);
+
 // Scratch bytes the matmul `kernel` needs per thread: B's panel and the A slab.
 int64_t MatMulScratchBytes(const ir::Kernel& kernel);
 

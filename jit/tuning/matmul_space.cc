@@ -15,10 +15,10 @@ namespace {
 constexpr int64_t kMr[] = {1, 2, 4, 6, 8, 12};
 constexpr int64_t kNrVectors[] = {1, 2, 3, 4, 6};
 constexpr int64_t kUnroll[] = {1, 2, 4, 8};
-constexpr int64_t kKc[] = {128, 256, 512};           // and 0: K in one block
-constexpr int64_t kMc[] = {48, 96, 192};             // and 0: no row blocks (multiples of every mr)
-constexpr int64_t kPrefetchB[] = {0, 4096, 8192};    // bytes ahead in a prepacked B
-// Rows ahead while packing B [K, N] (8 and 16 measured within a few percent of each other).
+constexpr int64_t kKc[] = {128, 256, 512};         // and 0: K in one block
+constexpr int64_t kMc[] = {48, 96, 192};           // and 0: no row blocks (multiples of every mr)
+constexpr int64_t kPrefetchB[] = {0, 4096, 8192};  // bytes ahead in a prepacked B
+// Rows ahead while packing B [K, N] (docs/default_configs.md has the distances measured).
 constexpr int64_t kPackPrefetchRows[] = {0, 16};
 // Row grains: multiples of most micro-tile heights; the whole M is added when small.
 constexpr int64_t kRowGrains[] = {24, 48, 96, 192, 384};
@@ -123,7 +123,7 @@ std::vector<tuner::Parameter> Parameters(const KernelFacts& f, const device::Dev
           {"pack_b", f.can_pack ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}},
           {"pack_prefetch_rows", f.can_pack && !f.dot_form && !f.b_prepacked
                                      ? Concat(kPackPrefetchRows, {cur.pack_prefetch_rows})
-                                     : std::vector<int64_t>{cur.pack_prefetch_rows}},
+                                     : std::vector<int64_t>{0}},
           {"panel_bytes", SortedUnique(panels)},
           {"prefetch_b",
            f.b_prepacked ? Concat(kPrefetchB, {cur.prefetch_b}) : std::vector<int64_t>{0}},
