@@ -232,6 +232,14 @@ TEST_F(PtoTune, ShortRunsGoOnWithTheKernelsEarlierRunsLeft) {
   }
   ASSERT_GE(once.size(), 1u) << first.output;
   ASSERT_LE(once.size(), 3u) << first.output;
+  // A kernel whose round the budget cut before its first trial ended is not a row.
+  for (const std::string& line : Lines(first.output)) {
+    std::istringstream row(line);
+    std::vector<std::string> cells;
+    for (std::string cell; row >> cell;) cells.push_back(cell);
+    if (cells.size() < 3 || cells[0] != "mlp") continue;
+    EXPECT_GT(std::stoi(cells[cells.size() - 2]), 0) << line;  // TRIALS, before CONFIG
+  }
   EXPECT_THAT(first.output,
               HasSubstr("; " + std::to_string(once.size()) + " of 4 kernels tuned\n"));
   EXPECT_THAT(first.output, HasSubstr("\n4 kernels have trials left: run the same command again"));
@@ -243,7 +251,23 @@ TEST_F(PtoTune, ShortRunsGoOnWithTheKernelsEarlierRunsLeft) {
       twice.begin(), twice.end(),
       [&](const std::string& k) { return std::count(once.begin(), once.end(), k) == 0; }))
       << first.output << second.output;
-  EXPECT_THAT(second.output, HasSubstr("trials before)")) << second.output;
+  EXPECT_THAT(second.output, HasSubstr("trials before)")) << first.output << second.output;
+}
+
+TEST_F(PtoTune, ABudgetSpentBeforeAnyTrialSaysSo) {
+  // Profiling alone takes longer than 0.01 s: no trial ends, nothing is listed as tuned, and
+  // the run says why rather than that there was nothing to tune.
+  const std::string cache = Path("cache");
+  const Result r =
+      RunPto("tune --workload " + MlpWorkload() + " --cache " + cache + " --budget 0.01");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(
+      r.output,
+      HasSubstr("\nthe budget of 0.01s ended before a kernel's first trial: give it more\n"));
+  EXPECT_THAT(r.output, Not(HasSubstr("nothing to tune")));
+  EXPECT_THAT(r.output, HasSubstr("(1.00×); 0 of 4 kernels tuned\n"));
+  EXPECT_THAT(r.output, HasSubstr("\n4 kernels have trials left: run the same command again"));
+  EXPECT_EQ(TableRows(r.output, "mlp"), 0) << r.output;
 }
 
 TEST_F(PtoTune, EntryWeightsDecideWhereTheBudgetGoesFirst) {

@@ -752,6 +752,11 @@ TuneOutcome TuneWorkload(const TuneRequest& request, const std::vector<EntryPlan
                    state.trials >= request.tuning.trials_per_kernel ||
                    (state.ended == "completed" && state.trials < state.max_trials);
       MergeRound(state, m, first);
+      // A first round cut before its first trial ended tuned nothing: not a row of the table.
+      if (first && r.trials == 0 && state.ended.rfind("failed", 0) != 0) {
+        merged.erase(round.task);
+        outcome.tuned.pop_back();
+      }
     }
     scheduler.Report(round.task, r);
     outcome.estimate_curve.emplace_back(SecondsSince(start),
@@ -787,7 +792,11 @@ int Report(const TuneRequest& request, const TuneOutcome& outcome, bool interrup
     std::printf("%lld kernels already tuned in %s (use --retune to tune them again)\n",
                 static_cast<long long>(outcome.already_tuned), request.cache_dir.c_str());
   }
-  if (results.empty() && !interrupted) std::printf("nothing to tune\n");
+  if (results.empty() && !interrupted && outcome.left == 0) std::printf("nothing to tune\n");
+  if (results.empty() && !interrupted && outcome.left > 0) {
+    std::printf("the budget of %gs ended before a kernel's first trial: give it more\n",
+                request.budget_seconds);
+  }
   if (outcome.left > 0) {
     std::printf("%lld kernels have trials left: run the same command again to continue\n",
                 static_cast<long long>(outcome.left));
