@@ -44,6 +44,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -417,8 +418,12 @@ std::vector<tools::Child*> Alive(const std::vector<std::unique_ptr<tools::Child>
 // follows every other equally often), and after each step waits for quiet (tools::WaitForQuiet);
 // then gives each side `alone` more steps back to back, as a training loop runs them (its data
 // stays in the caches between steps); then lets each finish its untimed rest, one at a time. A
-// side that fails drops out with what it printed.
-void TakeTurns(std::vector<Side>& sides, int steps, int alone) {
+// side that fails drops out with what it printed. After each round, with every side quiet, one
+// burst of `limit_burst` (the machine's FMA peak): its values, one per round, are returned, so
+// that the floor is taken at the machine's speed while the steps ran.
+std::vector<double> TakeTurns(std::vector<Side>& sides, int steps, int alone,
+                              const std::function<double()>& limit_burst) {
+  std::vector<double> bursts;
   std::vector<std::unique_ptr<tools::Child>> children(sides.size());
   std::string line;
   const auto drop_out = [&](size_t s) {
@@ -445,6 +450,7 @@ void TakeTurns(std::vector<Side>& sides, int steps, int alone) {
       take_step(s, sides[s].turn_ms);
       sides[s].quiet_ms.push_back(tools::WaitForQuiet(Alive(children)));
     }
+    bursts.push_back(limit_burst());
   }
   for (size_t s = 0; s < sides.size(); ++s) {
     for (int i = 0; i < alone && children[s] != nullptr; ++i) take_step(s, sides[s].alone_ms);
@@ -460,6 +466,7 @@ void TakeTurns(std::vector<Side>& sides, int steps, int alone) {
       sides[s].result = sides[s].log.substr(at + 7, sides[s].log.find('\n', at) - at - 7);
     }
   }
+  return bursts;
 }
 
 int RunDriver(const Options& o) {
@@ -509,7 +516,13 @@ int RunDriver(const Options& o) {
                                       "/tools/bench/train_step_torch.py' --turns" +
                                       model_flags});
     }
-    TakeTurns(sides, o.steps, o.alone_steps);
+    const std::vector<double> bursts = TakeTurns(sides, o.steps, o.alone_steps, [&] {
+      // Best of three: after the wait for quiet, an idle vCPU can start a burst late.
+      return device::MeasurePeakGflops(host, o.threads, kPeakBurstIterations, 3);
+    });
+    // The peak while the steps ran: the median of the rounds' bursts (the start's figure when
+    // there were none).
+    const double peak_gflops = bursts.empty() ? limits.peak_gflops : Percentile(bursts, 0.5);
     std::map<std::string, const Side*> side_named;
     for (const Side& side : sides) {
       results[side.name] = side.result;
@@ -521,14 +534,21 @@ int RunDriver(const Options& o) {
       }
     }
 
-    // The roofline floor: matmul FLOPs at the peak, AdamW's bytes at the bandwidth (p, g, m, v
-    // read; p, m, v written).
-    const double floor_ms = m.step_flops / (limits.peak_gflops * 1e9) * 1e3 +
+    // The roofline floor: matmul FLOPs at the peak during the turns, AdamW's bytes at the
+    // bandwidth (p, g, m, v read; p, m, v written).
+    const double floor_ms = m.step_flops / (peak_gflops * 1e9) * 1e3 +
                             7.0 * 4 * params / (limits.bandwidth_gbs * 1e9) * 1e3;
     const double floor_bytes = 4.0 * params * 4 + m.saved_bytes;  // p, g, m, v + activations
     std::printf("\n%s: %lld parameters, %.2f GFLOP per step; floor %.2f ms, memory floor %s MiB\n",
                 m.name.c_str(), static_cast<long long>(params), m.step_flops / 1e9, floor_ms,
                 Mib(floor_bytes).c_str());
+    if (!bursts.empty()) {
+      std::printf(
+          "  fp32 peak during the turns: %.1f GFLOP/s (median of %zu, each the best of three "
+          "bursts after a round; "
+          "p10 %.1f, p90 %.1f)\n",
+          peak_gflops, bursts.size(), Percentile(bursts, 0.1), Percentile(bursts, 0.9));
+    }
     std::printf("  %-18s %10s %10s %10s %9s %9s %9s %9s %12s %12s %8s %8s\n", "side", "ms/step",
                 "p10", "p90", "pto/side", "floor/side", "alone ms", "floor/al.", "peak MiB",
                 "working MiB", "bwd/fwd", "spin ms");
@@ -567,14 +587,15 @@ int RunDriver(const Options& o) {
   }
   std::printf("handoff after the turns: %s\n", HandoffSummary().c_str());
   std::printf(
-      "\n(pto/side > 1: pto is faster by that factor; floor/side: the share of the roofline\n"
-      "floor the side reaches. peak: high-water mark during the timed steps minus the\n"
-      "resident set after the warm-up; working: minus the resident set before the first\n"
-      "step. The sides take turns, one step each, and after each step the driver waits until\n"
-      "no side's threads run: spin ms is the median of that wait after the side's steps, how\n"
-      "long its idle threads kept a core busy. alone ms: the median of the side's steps taken\n"
-      "back to back after the turns, as a training loop runs them, its data staying in the\n"
-      "caches; floor/al.: the floor's share of that.)\n");
+      "\n(pto/side > 1: pto is faster by that factor; floor/side: the share of the roofline floor\n"
+      "the side reaches, the floor at the median FMA peak of bursts measured after each round\n"
+      "of turns (a shared machine's speed moves during a run). peak: high-water mark during the\n"
+      "timed steps minus the resident set after the warm-up; working: minus the resident set\n"
+      "before the first step. The sides take turns, one step each, and after each step the\n"
+      "driver waits until no side's threads run: spin ms is the median of that wait after the\n"
+      "side's steps, how long its idle threads kept a core busy. alone ms: the median of the\n"
+      "side's steps taken back to back after the turns, as a training loop runs them, its data\n"
+      "staying in the caches; floor/al.: the floor's share of that.)\n");
   return 0;
 }
 
