@@ -42,7 +42,8 @@ namespace pto::jit {
 // 26: TileConfig::prefetch_output (matmul micro-tiles prefetch their output lines for writing).
 // 27: a matmul reading A across K in place prefetches the next line along M at each K step;
 //     TileConfig::pack_prefetch_rows (B [K, N]'s pack prefetches rows ahead of its copy).
-inline constexpr int kCodegenRevision = 27;
+// 28: prefetch_output also prefetches the epilogue's operands stored as the output is.
+inline constexpr int kCodegenRevision = 28;
 
 // How code is generated beyond the target: part of a kernel's identity (its name, memo and
 // cache key) wherever it is not the default.

@@ -23,6 +23,7 @@
 // their sums back, and only the last block runs the epilogue. config.loop_order puts either
 // the panels or blocks of config.mc rows outermost. config.unroll unrolls the K loop.
 // The epilogue program runs on the accumulators before the stores.
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
@@ -1315,8 +1316,10 @@ class MatMulEmitter {
   }
 
   // With config.prefetch_output, before the K loop: one write-intent prefetch (prefetchw) per
-  // line of the micro-tile's rows in each store's output (contiguous along N), so their misses
-  // overlap the loop instead of stalling the stores after it.
+  // line of the micro-tile's rows in each store's output (contiguous along N), and one read
+  // prefetch (prefetcht0) per line of each epilogue operand stored as the output is (varying
+  // along M, contiguous along N), so their misses overlap the loop instead of stalling the
+  // epilogue after it.
   void PrefetchOutputLines(std::vector<llvm::Value*> idx, const std::vector<llvm::Value*>& m,
                            llvm::Value* n0, int nv, int width) {
     llvm::IRBuilder<>& b = ec_.b;
@@ -1333,6 +1336,26 @@ class MatMulEmitter {
           // A GEP without inbounds: a masked tail's line may end past the buffer.
           EmitPrefetch(b, b.CreateGEP(ec_.F32(), out, access_.Index(s.access, idx)), 3,
                        /*write=*/true);
+        }
+      }
+    }
+    // The epilogue's operands laid out as the output (a residual, a saved derivative): read
+    // at the same rows and columns after the loop, they miss as the output does.
+    std::vector<int> seen;
+    for (const ir::ExprNode& n : k_.output) {
+      if (n.op != ir::ExprOp::kLoad) continue;
+      if (std::find(seen.begin(), seen.end(), n.access) != seen.end()) continue;
+      seen.push_back(n.access);
+      if (ConstantValue(access_.Stride(n.access, ndim)) != 1 ||
+          ConstantValue(access_.Stride(n.access, mdim)) == 0) {
+        continue;
+      }
+      llvm::Value* in = ec_.Buffer(ec_.kernel.accesses[n.access].buffer);
+      for (llvm::Value* row : m) {
+        idx[mdim] = row;
+        for (int64_t l = 0; l < lines; ++l) {
+          idx[ndim] = b.CreateAdd(n0, ec_.I64Const(l * kLineFloats));
+          EmitPrefetch(b, b.CreateGEP(ec_.F32(), in, access_.Index(n.access, idx)), 3);
         }
       }
     }

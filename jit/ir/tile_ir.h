@@ -159,10 +159,11 @@ struct TileConfig {
   // kernel with few rows per load (M = 8, 32) waits on every page without it.
   int64_t prefetch_b = 0;
   static constexpr int64_t kMaxPrefetchBytes = 1 << 20;
-  // Matmul: each micro-tile prefetches its output lines for writing before its K loop, so
-  // their misses (the write-allocate read of an output that is not cached) overlap the loop
-  // instead of stalling the stores after it. Pays where the loop is short and the output is
-  // larger than the L1.
+  // Matmul: each micro-tile prefetches its output lines for writing before its K loop, and
+  // the lines of the epilogue's operands stored as the output is (a residual, a saved
+  // derivative) for reading, so their misses (the write-allocate read of an output that is
+  // not cached, the operand's read) overlap the loop instead of stalling the epilogue after
+  // it. Pays where the loop is short and the output is larger than the L1.
   bool prefetch_output = false;
   LoopOrder loop_order = LoopOrder::kPanelsOuter;
   // Elementwise and row ops with one store: its vector stores bypass the caches (non-temporal,

@@ -535,6 +535,44 @@ TEST(MatMulTest, PrefetchOutputPrefetchesEachMicroTilesOutputLinesForWriting) {
   }
 }
 
+// prefetch_output also prefetches (for reading, prefetcht0) each line of the micro-tile's rows
+// in an epilogue operand stored as the output is: the light epilogue's residual [b, m, n], not
+// its bias [n]; without an epilogue, or without prefetch_output, there is none. Results are the
+// same, with row and column tails and a split.
+TEST(MatMulTest, PrefetchOutputAlsoPrefetchesTheEpiloguesOperandLaidOutAsTheOutput) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    const CodegenTarget target = TargetFor(isa);
+    const int lanes = target.f32_lanes();
+    ir::TileConfig config = SixRowConfig(2, 8192, 4);
+    config.prefetch_output = true;
+    MatMulOptions o;
+    o.config = config;
+    const std::string name = absl::StrCat("mm_prefetch_operand_", device::IsaName(isa));
+    const ir::Kernel plain = MatMulKernel(o, name + "_plain");
+    o.epilogue = true;
+    o.light_epilogue = true;
+    const ir::Kernel k = MatMulKernel(o, name);
+    config.prefetch_output = false;
+    o.config = config;
+    const ir::Kernel none = MatMulKernel(o, name + "_none");
+    const std::string with = KernelAssembly(k, target);
+    // The full 6 x 2 micro-tile: 6 rows of 2 vectors of the residual (lanes / 8 lines each).
+    EXPECT_GE(CountOf(with, "prefetcht0"), 6 * lanes / 8) << name << "\n" << with;
+    EXPECT_EQ(CountOf(KernelAssembly(plain, target), "prefetcht0"), 0) << name;
+    EXPECT_EQ(CountOf(KernelAssembly(none, target), "prefetcht0"), 0) << name;
+    if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
+    for (const ir::Kernel* kernel : {&k, &none}) {
+      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), *kernel);
+      ASSERT_TRUE(c.ok()) << c.status();
+      for (MatMulCase mc : std::vector<MatMulCase>{{1, 13, 70, 64}, {2, 6, 64, 27}}) {
+        mc.light_epilogue = true;
+        CheckMatMul(c->entry, mc, true, 0, 0, kernel->name, config.panel_bytes);
+        CheckMatMul(c->entry, mc, true, 5, 2 * lanes, kernel->name + " split", config.panel_bytes);
+      }
+    }
+  }
+}
+
 // pack_prefetch_rows: packing a B stored [K, N] prefetches each row's lines that many rows
 // ahead into the L1 (prefetcht0, one per 64 bytes a row of the column block holds); without it
 // the kernel has no prefetcht0 (K blocks of 16 rows: no A-row prefetch either). Results are the
