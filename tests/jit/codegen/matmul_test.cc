@@ -31,14 +31,14 @@ ir::TileConfig SixRowConfig(int nr_vectors, int64_t panel_bytes, int unroll) {
 // code runs on AVX-512 hosts too).
 void CheckKernelsOnCases(Isa isa, std::initializer_list<const ir::Kernel*> kernels,
                          const std::vector<MatMulCase>& cases, int64_t split_rows,
-                         int64_t split_cols, int64_t scratch_bytes) {
+                         int64_t split_cols, int64_t scratch_bytes, bool epilogue = false) {
   if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) return;
   for (const ir::Kernel* kernel : kernels) {
     absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), *kernel);
     ASSERT_TRUE(c.ok()) << c.status();
     for (const MatMulCase& mc : cases) {
-      CheckMatMul(c->entry, mc, false, 0, 0, kernel->name, scratch_bytes);
-      CheckMatMul(c->entry, mc, false, split_rows, split_cols, kernel->name + " split",
+      CheckMatMul(c->entry, mc, epilogue, 0, 0, kernel->name, scratch_bytes);
+      CheckMatMul(c->entry, mc, epilogue, split_rows, split_cols, kernel->name + " split",
                   scratch_bytes);
     }
   }
@@ -511,65 +511,39 @@ TEST(MatMulTest, PrefetchBOnlyForAPrepackedB) {
 }
 
 // prefetch_output: each micro-tile prefetches its output lines for writing (prefetchw) before
-// its K loop, one per 64 bytes of each row; without it there is none. Results are the same,
-// with row and column tails (M = 13, N = 70) and a split of the columns.
-TEST(MatMulTest, PrefetchOutputPrefetchesEachMicroTilesOutputLinesForWriting) {
+// its K loop, one per 64 bytes of each row, and the lines of an epilogue operand stored as the
+// output is for reading (prefetcht0): the light epilogue's residual [b, m, n], not its bias
+// [n]; without prefetch_output there is neither, and without an epilogue no prefetcht0.
+// Results are the same, with row and column tails (M = 13, N = 70) and a split of the columns.
+TEST(MatMulTest, PrefetchOutputPrefetchesTheOutputForWritingAndItsEpilogueOperandForReading) {
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
     const CodegenTarget target = TargetFor(isa);
     const int lanes = target.f32_lanes();
     ir::TileConfig config = SixRowConfig(2, 8192, 4);
-    config.prefetch_output = true;
-    MatMulOptions o;
-    o.config = config;
     const std::string name = absl::StrCat("mm_prefetch_output_", device::IsaName(isa));
-    const ir::Kernel k = MatMulKernel(o, name);
-    config.prefetch_output = false;
-    o.config = config;
-    const ir::Kernel none = MatMulKernel(o, name + "_none");
-    const std::string with = KernelAssembly(k, target);
+    // Kernels with (prefetch) and without it, plain and with the light epilogue.
+    auto kernel = [&](bool prefetch, bool epilogue) {
+      config.prefetch_output = prefetch;
+      MatMulOptions o;
+      o.config = config;
+      o.epilogue = o.light_epilogue = epilogue;
+      return MatMulKernel(o, absl::StrCat(name, prefetch ? "" : "_none", epilogue ? "_epi" : ""));
+    };
+    const ir::Kernel k = kernel(true, false), none = kernel(false, false);
+    const ir::Kernel epi = kernel(true, true), epi_none = kernel(false, true);
     // The full 6 x 2 micro-tile: 6 rows of 2 vectors (2 x lanes floats: lanes / 8 lines).
+    const std::string with = KernelAssembly(k, target), with_epi = KernelAssembly(epi, target);
     EXPECT_GE(CountOf(with, "prefetchw"), 6 * lanes / 8) << name << "\n" << with;
+    EXPECT_EQ(CountOf(with, "prefetcht0"), 0) << name;
+    EXPECT_GE(CountOf(with_epi, "prefetcht0"), 6 * lanes / 8) << name << "\n" << with_epi;
     EXPECT_EQ(CountOf(KernelAssembly(none, target), "prefetchw"), 0) << name;
-    CheckKernelsOnCases(isa, {&k, &none}, {{1, 13, 70, 64}, {2, 6, 64, 27}}, 5, 2 * lanes,
-                        config.panel_bytes);
-  }
-}
-
-// prefetch_output also prefetches (for reading, prefetcht0) each line of the micro-tile's rows
-// in an epilogue operand stored as the output is: the light epilogue's residual [b, m, n], not
-// its bias [n]; without an epilogue, or without prefetch_output, there is none. Results are the
-// same, with row and column tails and a split.
-TEST(MatMulTest, PrefetchOutputAlsoPrefetchesTheEpiloguesOperandLaidOutAsTheOutput) {
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
-    const CodegenTarget target = TargetFor(isa);
-    const int lanes = target.f32_lanes();
-    ir::TileConfig config = SixRowConfig(2, 8192, 4);
-    config.prefetch_output = true;
-    MatMulOptions o;
-    o.config = config;
-    const std::string name = absl::StrCat("mm_prefetch_operand_", device::IsaName(isa));
-    const ir::Kernel plain = MatMulKernel(o, name + "_plain");
-    o.epilogue = true;
-    o.light_epilogue = true;
-    const ir::Kernel k = MatMulKernel(o, name);
-    config.prefetch_output = false;
-    o.config = config;
-    const ir::Kernel none = MatMulKernel(o, name + "_none");
-    const std::string with = KernelAssembly(k, target);
-    // The full 6 x 2 micro-tile: 6 rows of 2 vectors of the residual (lanes / 8 lines each).
-    EXPECT_GE(CountOf(with, "prefetcht0"), 6 * lanes / 8) << name << "\n" << with;
-    EXPECT_EQ(CountOf(KernelAssembly(plain, target), "prefetcht0"), 0) << name;
-    EXPECT_EQ(CountOf(KernelAssembly(none, target), "prefetcht0"), 0) << name;
-    if (isa == Isa::kAvx512 && HostTarget().isa != Isa::kAvx512) continue;
-    for (const ir::Kernel* kernel : {&k, &none}) {
-      absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), *kernel);
-      ASSERT_TRUE(c.ok()) << c.status();
-      for (MatMulCase mc : std::vector<MatMulCase>{{1, 13, 70, 64}, {2, 6, 64, 27}}) {
-        mc.light_epilogue = true;
-        CheckMatMul(c->entry, mc, true, 0, 0, kernel->name, config.panel_bytes);
-        CheckMatMul(c->entry, mc, true, 5, 2 * lanes, kernel->name + " split", config.panel_bytes);
-      }
-    }
+    EXPECT_EQ(CountOf(KernelAssembly(epi_none, target), "prefetcht0"), 0) << name;
+    const std::vector<MatMulCase> cases = {{1, 13, 70, 64}, {2, 6, 64, 27}};
+    CheckKernelsOnCases(isa, {&k, &none}, cases, 5, 2 * lanes, config.panel_bytes);
+    std::vector<MatMulCase> epi_cases = cases;
+    for (MatMulCase& mc : epi_cases) mc.light_epilogue = true;
+    CheckKernelsOnCases(isa, {&epi, &epi_none}, epi_cases, 5, 2 * lanes, config.panel_bytes,
+                        /*epilogue=*/true);
   }
 }
 
