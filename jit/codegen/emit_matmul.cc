@@ -1326,38 +1326,25 @@ class MatMulEmitter {
     const int mdim = rank_ - 2, ndim = rank_ - 1, kdim = rank_;
     const int64_t lines = (int64_t{nv} * width + kLineFloats - 1) / kLineFloats;
     idx[kdim] = nullptr;
-    for (const ir::Store& s : k_.stores) {
-      if (ConstantValue(access_.Stride(s.access, ndim)) != 1) continue;
-      llvm::Value* out = ec_.Buffer(ec_.kernel.accesses[s.access].buffer);
+    // Each line of the micro-tile's rows in `access`.
+    auto prefetch_lines = [&](int access, bool write) {
+      llvm::Value* base = ec_.Buffer(ec_.kernel.accesses[access].buffer);
       for (llvm::Value* row : m) {
         idx[mdim] = row;
         for (int64_t l = 0; l < lines; ++l) {
           idx[ndim] = b.CreateAdd(n0, ec_.I64Const(l * kLineFloats));
           // A GEP without inbounds: a masked tail's line may end past the buffer.
-          EmitPrefetch(b, b.CreateGEP(ec_.F32(), out, access_.Index(s.access, idx)), 3,
-                       /*write=*/true);
+          EmitPrefetch(b, b.CreateGEP(ec_.F32(), base, access_.Index(access, idx)), 3, write);
         }
       }
+    };
+    for (const ir::Store& s : k_.stores) {
+      if (ConstantValue(access_.Stride(s.access, ndim)) == 1) prefetch_lines(s.access, true);
     }
     // The epilogue's operands laid out as the output (a residual, a saved derivative): read
     // at the same rows and columns after the loop, they miss as the output does.
-    std::vector<int> seen;
-    for (const ir::ExprNode& n : k_.output) {
-      if (n.op != ir::ExprOp::kLoad) continue;
-      if (std::find(seen.begin(), seen.end(), n.access) != seen.end()) continue;
-      seen.push_back(n.access);
-      if (ConstantValue(access_.Stride(n.access, ndim)) != 1 ||
-          ConstantValue(access_.Stride(n.access, mdim)) == 0) {
-        continue;
-      }
-      llvm::Value* in = ec_.Buffer(ec_.kernel.accesses[n.access].buffer);
-      for (llvm::Value* row : m) {
-        idx[mdim] = row;
-        for (int64_t l = 0; l < lines; ++l) {
-          idx[ndim] = b.CreateAdd(n0, ec_.I64Const(l * kLineFloats));
-          EmitPrefetch(b, b.CreateGEP(ec_.F32(), in, access_.Index(n.access, idx)), 3);
-        }
-      }
+    for (int a : access_.StreamedLoads(k_.output, ndim)) {
+      if (ConstantValue(access_.Stride(a, mdim)) != 0) prefetch_lines(a, false);
     }
   }
 

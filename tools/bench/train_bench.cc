@@ -545,8 +545,7 @@ int RunDriver(const Options& o) {
     if (!bursts.empty()) {
       std::printf(
           "  fp32 peak during the turns: %.1f GFLOP/s (median of %zu, each the best of three "
-          "bursts after a round; "
-          "p10 %.1f, p90 %.1f)\n",
+          "bursts after a round; p10 %.1f, p90 %.1f)\n",
           peak_gflops, bursts.size(), Percentile(bursts, 0.1), Percentile(bursts, 0.9));
     }
     std::printf("  %-18s %10s %10s %10s %9s %9s %9s %9s %12s %12s %8s %8s\n", "side", "ms/step",

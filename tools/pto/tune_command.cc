@@ -792,10 +792,13 @@ int Report(const TuneRequest& request, const TuneOutcome& outcome, bool interrup
     std::printf("%lld kernels already tuned in %s (use --retune to tune them again)\n",
                 static_cast<long long>(outcome.already_tuned), request.cache_dir.c_str());
   }
-  if (results.empty() && !interrupted && outcome.left == 0) std::printf("nothing to tune\n");
-  if (results.empty() && !interrupted && outcome.left > 0) {
-    std::printf("the budget of %gs ended before a kernel's first trial: give it more\n",
-                request.budget_seconds);
+  if (results.empty() && !interrupted) {
+    if (outcome.left == 0) {
+      std::printf("nothing to tune\n");
+    } else {
+      std::printf("the budget of %gs ended before a kernel's first trial: give it more\n",
+                  request.budget_seconds);
+    }
   }
   if (outcome.left > 0) {
     std::printf("%lld kernels have trials left: run the same command again to continue\n",
