@@ -43,7 +43,8 @@ namespace pto::jit {
 // 27: a matmul reading A across K in place prefetches the next line along M at each K step;
 //     TileConfig::pack_prefetch_rows (B [K, N]'s pack prefetches rows ahead of its copy).
 // 28: prefetch_output also prefetches the epilogue's operands stored as the output is.
-inline constexpr int kCodegenRevision = 28;
+// 29: TileConfig::narrow_tail (a micro-tile's masked last vector at half width).
+inline constexpr int kCodegenRevision = 29;
 
 // How code is generated beyond the target: part of a kernel's identity (its name, memo and
 // cache key) wherever it is not the default.

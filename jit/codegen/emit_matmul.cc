@@ -4,7 +4,8 @@
 // Two micro-kernel forms, chosen from b's constant strides:
 //  - broadcast form (the default): columns in blocks of config.nr_vectors vectors (then the
 //    whole vectors a static N leaves in one micro-tile, with its partial last vector masked
-//    when it has one; otherwise single vectors, then one vector masked to the last columns);
+//    when it has one, half as wide with config.narrow_tail when its columns fit; otherwise
+//    single vectors, then one vector masked to the last columns);
 //    mr x nr vector accumulators over the K loop: A elements are broadcast, B rows are vector
 //    loads along N, and llvm.fmuladd gives vector FMAs.
 //  - dot-product form, when b's N stride is not the constant 1 but its K stride is (B stored
@@ -882,7 +883,7 @@ class MatMulEmitter {
             idx[mdim] = m[r];
             idx[ndim] = b.CreateAdd(n0, ec_.I64Const(int64_t{v} * width));
             SelectVectorMask(v, nv);
-            access_.CheckAccess(access, idx, ndim, width, stored);
+            access_.CheckAccess(access, idx, ndim, VectorWidth(v, nv, width), stored);
           }
         }
       }
@@ -942,9 +943,11 @@ class MatMulEmitter {
       EmitIfElse(
           ec_, b.CreateICmpEQ(b.CreateSub(col_hi_, n), ec_.I64Const(int64_t{rest} * lanes + tail)),
           [&]() {
-            last_vector_mask_ = ec_.LaneMask(ec_.I64Const(tail), lanes);
+            narrow_last_ = k_.config.narrow_tail && lanes == 16 && tail <= lanes / 2;
+            last_vector_mask_ = ec_.LaneMask(ec_.I64Const(tail), narrow_last_ ? lanes / 2 : lanes);
             MicroKernel(idx, n, rows, rest + 1, lanes);
             last_vector_mask_ = nullptr;
+            narrow_last_ = false;
             access_.MaskLanes(nullptr);
           },
           [&]() { RestColumns(idx, rows, col, rest); });
@@ -1048,9 +1051,12 @@ class MatMulEmitter {
     for (int i = 0; i < rows; ++i) m[i] = b.CreateAdd(m0, ec_.I64Const(i));
     for (int j = 0; j < nv; ++j) n[j] = b.CreateAdd(n0, ec_.I64Const(int64_t{j} * width));
     std::vector<llvm::AllocaInst*> acc(rows * nv);
-    for (auto& a : acc) {
-      a = ec_.EntryAlloca(vt, "mmacc");
-      b.CreateStore(llvm::ConstantFP::get(vt, 0.0), a);
+    std::vector<llvm::Type*> vts(nv);
+    for (int j = 0; j < nv; ++j) vts[j] = ec_.VecType(VectorWidth(j, nv, width));
+    for (size_t a = 0; a < acc.size(); ++a) {
+      llvm::Type* t = vts[a % nv];
+      acc[a] = ec_.EntryAlloca(t, "mmacc");
+      b.CreateStore(llvm::ConstantFP::get(t, 0.0), acc[a]);
     }
     auto at_output = [&](int i, int j) {
       idx[kdim] = nullptr;
@@ -1066,7 +1072,8 @@ class MatMulEmitter {
           for (int j = 0; j < nv; ++j) {
             at_output(i, j);
             SelectVectorMask(j, nv);
-            b.CreateStore(access_.Load(out_access_, idx, ndim, width), acc[i * nv + j]);
+            b.CreateStore(access_.Load(out_access_, idx, ndim, VectorWidth(j, nv, width)),
+                          acc[i * nv + j]);
           }
         }
       });
@@ -1109,7 +1116,7 @@ class MatMulEmitter {
         } else {
           at[ndim] = n[j];
           SelectVectorMask(j, nv);
-          access_.CheckLoad(k_.b, at, ndim, width);
+          access_.CheckLoad(k_.b, at, ndim, VectorWidth(j, nv, width));
         }
       }
       at[ndim] = nullptr;  // A's N stride is 0
@@ -1128,7 +1135,7 @@ class MatMulEmitter {
     EmitForLoop(
         ec_, k_lo_, k_hi_,
         [&](llvm::Value* kk) {
-          std::vector<llvm::Value*> bv(nv), av(rows);
+          std::vector<llvm::Value*> bv(nv), av(rows), narrow_av(rows);
           idx[kdim] = kk;
           idx[mdim] = nullptr;  // B's M stride is 0
           for (int j = 0; j < nv; ++j) {
@@ -1146,7 +1153,7 @@ class MatMulEmitter {
             }
             idx[ndim] = n[j];
             SelectVectorMask(j, nv);
-            bv[j] = access_.Load(k_.b, idx, ndim, width);
+            bv[j] = access_.Load(k_.b, idx, ndim, VectorWidth(j, nv, width));
           }
           idx[ndim] = nullptr;  // A's N stride is 0
           llvm::Value* slab_at = slab_m0_ != nullptr ? SlabIndex(kk, m0) : nullptr;
@@ -1156,16 +1163,21 @@ class MatMulEmitter {
               llvm::Value* a = b.CreateAlignedLoad(
                   ec_.F32(), b.CreateInBoundsGEP(ec_.F32(), ec_.fn->getArg(3), at), llvm::Align(4));
               av[i] = width > 1 ? b.CreateVectorSplat(width, a) : a;
+              if (narrow_last_) narrow_av[i] = b.CreateVectorSplat(width / 2, a);
               continue;
             }
             idx[mdim] = m[i];
             av[i] = access_.Load(k_.a, idx, -1, width);
+            // A broadcast of its own for the narrow vector: a load (or an FMA's broadcast
+            // operand), where narrowing the wide one takes a shuffle.
+            if (narrow_last_) narrow_av[i] = access_.Load(k_.a, idx, -1, width / 2);
           }
           if (slab_at == nullptr && a_across_k_) PrefetchNextALine(idx, m[0]);
           for (int i = 0; i < rows; ++i) {
             for (int j = 0; j < nv; ++j) {
               llvm::AllocaInst* a = acc[i * nv + j];
-              b.CreateStore(EmitFMulAdd(b, av[i], bv[j], b.CreateLoad(vt, a)), a);
+              llvm::Value* ai = narrow_last_ && j == nv - 1 ? narrow_av[i] : av[i];
+              b.CreateStore(EmitFMulAdd(b, ai, bv[j], b.CreateLoad(vts[j], a)), a);
             }
           }
         },
@@ -1187,7 +1199,8 @@ class MatMulEmitter {
         for (int j = 0; j < nv; ++j) {
           at_output(i, j);
           SelectVectorMask(j, nv);
-          StoreResult(idx, width, b.CreateLoad(vt, acc[i * nv + j]), epilogue);
+          StoreResult(idx, VectorWidth(j, nv, width), b.CreateLoad(vts[j], acc[i * nv + j]),
+                      epilogue);
         }
       }
     });
@@ -1658,6 +1671,10 @@ class MatMulEmitter {
   // While emitting a micro-tile whose last vector alone is masked: its lane mask (see
   // SelectVectorMask).
   llvm::Value* last_vector_mask_ = nullptr;
+  bool narrow_last_ = false;  // the masked last vector at half the lanes
+  int VectorWidth(int j, int nv, int width) const {
+    return narrow_last_ && j == nv - 1 ? width / 2 : width;
+  }
   bool kblock_ = false;             // K blocking is possible (see the ctor)
   MatMulASlab slab_;                // A read across K: its copy in the scratch
   bool pack_a_ = false;             // the rows go through the slab (EmitRows)

@@ -298,7 +298,8 @@ std::string KernelToString(const Kernel& kernel, std::span<const std::string> na
       LoopOrderName(c.loop_order) +
       (c.pack_prefetch_rows > 0 ? " pack_prefetch " + std::to_string(c.pack_prefetch_rows) : "") +
       (c.prefetch_b > 0 ? " prefetch " + std::to_string(c.prefetch_b) : "") +
-      (c.prefetch_output ? " prefetch_output" : "") + (c.streaming_stores ? " streaming" : "") +
+      (c.prefetch_output ? " prefetch_output" : "") + (c.narrow_tail ? " narrow_tail" : "") +
+      (c.streaming_stores ? " streaming" : "") +
       (c.prefetch_inputs > 0 ? " prefetch_inputs " + std::to_string(c.prefetch_inputs) : "") + "\n";
   for (size_t i = 0; i < kernel.accesses.size(); ++i) {
     const Access& a = kernel.accesses[i];

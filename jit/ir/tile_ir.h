@@ -165,6 +165,11 @@ struct TileConfig {
   // not cached, the operand's read) overlap the loop instead of stalling the epilogue after
   // it. Pays where the loop is short and the output is larger than the L1.
   bool prefetch_output = false;
+  // Matmul over a static N whose columns past the last whole vector are at most half a
+  // vector: the micro-tile's masked last vector is half as wide (ymm lanes of an AVX-512
+  // target). Pays on cores that run a 512-bit operation as two 256-bit halves, where the
+  // narrow vector's FMAs cost half.
+  bool narrow_tail = false;
   LoopOrder loop_order = LoopOrder::kPanelsOuter;
   // Elementwise and row ops with one store: its vector stores bypass the caches (non-temporal,
   // after a scalar peel to the vector's alignment, with an sfence at the end), for outputs

@@ -311,6 +311,9 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
     c.tile_rows = int64_t{c.mr} * 4;
   }
   c.prefetch_output = PrefetchesOutput(k, c, device);
+  // Zen 4 runs a 512-bit FMA as two 256-bit halves: a tail of at most 8 columns in a ymm
+  // vector costs half of a masked zmm one (measurements: docs/default_configs.md).
+  c.narrow_tail = IsZen4(device);
   if (IsZen4(device) && !constant_b && !ir::MatMulDotForm(k)) {
     c.pack_prefetch_rows = kZen4PackPrefetchRows;
   }

@@ -35,6 +35,8 @@ constexpr TileConfigField kFields[] = {
      [](ir::TileConfig& c, int64_t v) { c.prefetch_b = v; }},
     {"prefetch_output", [](const ir::TileConfig& c) { return int64_t{c.prefetch_output ? 1 : 0}; },
      [](ir::TileConfig& c, int64_t v) { c.prefetch_output = v != 0; }},
+    {"narrow_tail", [](const ir::TileConfig& c) { return int64_t{c.narrow_tail ? 1 : 0}; },
+     [](ir::TileConfig& c, int64_t v) { c.narrow_tail = v != 0; }},
     {"loop_order", [](const ir::TileConfig& c) { return int64_t{static_cast<int>(c.loop_order)}; },
      [](ir::TileConfig& c, int64_t v) { c.loop_order = static_cast<ir::LoopOrder>(v); }},
     {"prefetch_inputs", [](const ir::TileConfig& c) { return c.prefetch_inputs; },

@@ -34,7 +34,8 @@ std::string ConfigText(const ir::TileConfig& c) {
                       ",panel_bytes=", c.panel_bytes,
                       ",loop_order=", ir::LoopOrderName(c.loop_order), ",mc=", c.mc,
                       ",prefetch_b=", c.prefetch_b, ",prefetch_output=", c.prefetch_output ? 1 : 0,
-                      ",tile_rows=", c.tile_rows, ",tile_cols=", c.tile_cols);
+                      ",narrow_tail=", c.narrow_tail ? 1 : 0, ",tile_rows=", c.tile_rows,
+                      ",tile_cols=", c.tile_cols);
 }
 
 // One --sweep-configs entry ("mr=12,nr_vectors=2") applied over `config`.
@@ -344,7 +345,7 @@ bool WriteCsv(const SweepOptions& o, const device::DeviceInfo& device,
   csv << "# pto_bench_kernels --sweep: matmul " << o.m << "x" << o.k << "x" << o.n << ", "
       << o.threads << " thread(s), " << device.cpu_name << "\n";
   csv << "mr,nr_vectors,unroll,kc,pack_b,pack_prefetch_rows,panel_bytes,loop_order,mc,prefetch_b,"
-         "prefetch_output,"
+         "prefetch_output,narrow_tail,"
          "default,"
          "seconds,gflops,status\n";
   for (const Row& row : rows) {
@@ -352,8 +353,9 @@ bool WriteCsv(const SweepOptions& o, const device::DeviceInfo& device,
     csv << c.mr << "," << c.nr_vectors << "," << c.unroll << "," << c.kc << ","
         << (c.pack_b ? 1 : 0) << "," << c.pack_prefetch_rows << "," << c.panel_bytes << ","
         << ir::LoopOrderName(c.loop_order) << "," << c.mc << "," << c.prefetch_b << ","
-        << (c.prefetch_output ? 1 : 0) << "," << (row.is_default ? 1 : 0) << "," << row.seconds
-        << "," << (row.seconds > 0 ? flops / row.seconds / 1e9 : 0) << ","
+        << (c.prefetch_output ? 1 : 0) << "," << (c.narrow_tail ? 1 : 0) << ","
+        << (row.is_default ? 1 : 0) << "," << row.seconds << ","
+        << (row.seconds > 0 ? flops / row.seconds / 1e9 : 0) << ","
         << (row.failure.empty() ? "ok" : "failed") << "\n";
   }
   if (!csv) {

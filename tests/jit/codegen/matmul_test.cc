@@ -361,6 +361,47 @@ TEST(MatMulTest, WholeVectorsPastTheLastBlockAreOneMicroTile) {
   }
 }
 
+// narrow_tail: on AVX-512, a micro-tile's masked last vector of at most 8 columns (N = 2
+// vectors + 8, + 3; 1 vector + 5 below a block) is a ymm vector: ymm FMAs, where without it,
+// or with 9 tail columns, every FMA is a zmm one. Values against the reference with a light
+// epilogue and a heavy one (whose micro-tiles keep full vectors), K blocks continuing partial
+// sums (K = 37 over blocks of 16), split tile ranges on blocks and off them.
+TEST(MatMulTest, NarrowTailTakesHalfVectorsForAFewLastColumns) {
+  const std::regex ymm_fma("vfmadd[0-9]+ps\\s[^\\n]*ymm");
+  struct Shape {
+    int64_t n;
+    bool narrow;
+  };
+  for (const Shape s : {Shape{2 * 16 + 8, true}, Shape{2 * 16 + 3, true}, Shape{16 + 5, true},
+                        Shape{2 * 16 + 9, false}}) {
+    for (const bool light : {true, false}) {
+      for (const bool narrow : {true, false}) {
+        MatMulOptions o;
+        o.epilogue = true;
+        o.light_epilogue = light;
+        o.config = SixRowConfig(4, 0, 2);
+        o.config->pack_b = false;
+        o.config->narrow_tail = narrow;
+        o.static_n = s.n;
+        const std::string name =
+            absl::StrCat("mm_narrow_n", s.n, light ? "_light" : "_heavy", narrow ? "" : "_off");
+        const ir::Kernel k = MatMulKernel(o, name);
+        const std::string assembly = KernelAssembly(k, TargetFor(Isa::kAvx512));
+        EXPECT_EQ(std::regex_search(assembly, ymm_fma), narrow && light && s.narrow) << name << "\n"
+                                                                                     << assembly;
+        std::vector<MatMulCase> cases;
+        for (int64_t kk : {37, 8}) {
+          MatMulCase mc{2, 13, s.n, kk};
+          mc.light_epilogue = light;
+          cases.push_back(mc);
+        }
+        CheckKernelsOnCases(Isa::kAvx512, {&k}, cases, 5, 2 * 16, 0, /*epilogue=*/true);
+        CheckKernelsOnCases(Isa::kAvx512, {&k}, cases, 6, 16 + 3, 0, /*epilogue=*/true);
+      }
+    }
+  }
+}
+
 // B stored [N, K] and moving with the batch (attention's q.k^T), packed: the tile's rows are
 // taken one batch entry at a time and each entry's panel is packed from its own B. Tile ranges
 // that start, end and span batch boundaries; K blocks; rows too few to pack; with the epilogue.

@@ -248,6 +248,31 @@ TEST(DefaultTileConfigs, PackingBOnZen4PrefetchesRowsAheadOfTheCopy) {
   }
 }
 
+// On Zen 4 (512-bit operations as two 256-bit halves) matmuls take a narrow tail vector;
+// Zen 5, Intel and Zen 3 do not.
+TEST(DefaultTileConfigs, MatMulsOnZen4TakeANarrowTailVector) {
+  device::DeviceInfo zen4 = kAvx512SmallL2;
+  zen4.vendor = "AuthenticAMD";
+  zen4.family = 25;
+  for (const ir::Kernel& k : {MatMul(48, 96, 40), MatMul(100, 100, 100), MatMul(-1, 64, 512),
+                              MatMul(128, 128, 32, 8, /*shared_b=*/true)}) {
+    EXPECT_TRUE(Default(k, zen4).narrow_tail) << k.domain.size() << "-d, K " << k.k.constant();
+  }
+  EXPECT_TRUE(Default(MatMul(8, 768, 40), zen4, /*constant_b=*/true).narrow_tail);
+  device::DeviceInfo zen5 = zen4;
+  zen5.family = 26;
+  device::DeviceInfo intel = kAvx512SmallL2;
+  intel.vendor = "GenuineIntel";
+  intel.family = 6;
+  device::DeviceInfo zen3 = kAvx2;
+  zen3.vendor = "AuthenticAMD";
+  zen3.family = 25;
+  for (const device::DeviceInfo* d : {&zen5, &intel, &zen3}) {
+    EXPECT_FALSE(Default(MatMul(48, 96, 40), *d).narrow_tail)
+        << d->vendor << " family " << d->family;
+  }
+}
+
 TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
   struct Expect {
     std::string name;
