@@ -31,6 +31,16 @@ const device::DeviceInfo kAvx512SmallL2 = [] {
   d.l2_bytes = 1 << 20;
   return d;
 }();
+// AMD and Intel cores the family rules tell apart (vendor and family as CPUID reports them).
+device::DeviceInfo WithFamily(device::DeviceInfo d, const char* vendor, int family) {
+  d.vendor = vendor;
+  d.family = family;
+  return d;
+}
+const device::DeviceInfo kZen4 = WithFamily(kAvx512SmallL2, "AuthenticAMD", 25);
+const device::DeviceInfo kZen5 = WithFamily(kAvx512SmallL2, "AuthenticAMD", 26);
+const device::DeviceInfo kIntelAvx512 = WithFamily(kAvx512SmallL2, "GenuineIntel", 6);
+const device::DeviceInfo kZen3 = WithFamily(kAvx2, "AuthenticAMD", 25);
 
 ir::SymExpr Dim(int64_t extent) {
   return extent < 0 ? ir::SymExpr::Symbol(0) : ir::SymExpr(extent);
@@ -173,9 +183,6 @@ TEST(DefaultTileConfigs, ShortKLoopsOverOutputsBeyondTheL1PrefetchTheirOutput) {
 }
 
 TEST(DefaultTileConfigs, ShortKLoopsOnZen4TakeFourRowsWhenMIsAMultipleOfFour) {
-  device::DeviceInfo zen4 = kAvx512SmallL2;
-  zen4.vendor = "AuthenticAMD";
-  zen4.family = 25;
   struct Expect {
     int64_t m, k, n, batch;
     int mr;
@@ -186,7 +193,7 @@ TEST(DefaultTileConfigs, ShortKLoopsOnZen4TakeFourRowsWhenMIsAMultipleOfFour) {
       {17, 33, 65, 0, 6},   {102, 64, 128, 0, 6},  {-1, 64, 128, 0, 6},  {1024, 1024, 1024, 0, 6},
   };
   for (const Expect& e : cases) {
-    const ir::TileConfig c = Default(MatMul(e.m, e.k, e.n, e.batch), zen4);
+    const ir::TileConfig c = Default(MatMul(e.m, e.k, e.n, e.batch), kZen4);
     EXPECT_EQ(c.mr, e.mr) << e.m << "x" << e.k << "x" << e.n << " batch " << e.batch;
     EXPECT_EQ(c.nr_vectors, 4) << e.m << "x" << e.k << "x" << e.n;
     // The AMD unroll of the 6 x 4 tile stays with the 4 x 4 one.
@@ -198,51 +205,32 @@ TEST(DefaultTileConfigs, ShortKLoopsOnZen4TakeFourRowsWhenMIsAMultipleOfFour) {
   }
   // Zen 5 (family 26), Zen 3 (family 25 without AVX-512: 16 registers, no 6 x 4) and Intel
   // keep the 6 x 4 tile.
-  device::DeviceInfo zen5 = zen4;
-  zen5.family = 26;
-  device::DeviceInfo intel = kAvx512SmallL2;
-  intel.vendor = "GenuineIntel";
-  intel.family = 6;
-  for (const device::DeviceInfo* d : {&zen5, &intel}) {
+  for (const device::DeviceInfo* d : {&kZen5, &kIntelAvx512}) {
     EXPECT_EQ(Default(MatMul(64, 64, 64), *d).mr, 6) << d->vendor << " family " << d->family;
   }
-  device::DeviceInfo zen3 = kAvx2;
-  zen3.vendor = "AuthenticAMD";
-  zen3.family = 25;
-  EXPECT_EQ(Default(MatMul(64, 64, 64), zen3).mr, Default(MatMul(64, 64, 64), kAvx2).mr);
+  EXPECT_EQ(Default(MatMul(64, 64, 64), kZen3).mr, Default(MatMul(64, 64, 64), kAvx2).mr);
   // A symbolic K: unknown length, 6 x 4.
   ir::Kernel symbolic_k = MatMul(64, 64, 64);
   symbolic_k.k = ir::SymExpr::Symbol(1);
-  EXPECT_EQ(Default(symbolic_k, zen4).mr, 6);
+  EXPECT_EQ(Default(symbolic_k, kZen4).mr, 6);
 }
 
 // On Zen 4 a matmul that packs a B stored [K, N] prefetches 16 rows ahead of the copy; a
 // constant B (prepacked by the plan) and a B stored [N, K] (the dot-product form, packed by
 // transposing) do not, nor do Zen 5, Zen 3 and Intel.
 TEST(DefaultTileConfigs, PackingBOnZen4PrefetchesRowsAheadOfTheCopy) {
-  device::DeviceInfo zen4 = kAvx512SmallL2;
-  zen4.vendor = "AuthenticAMD";
-  zen4.family = 25;
   for (const ir::Kernel& k : {MatMul(256, 256, 256), MatMul(128, 2048, 512), MatMul(-1, 64, 512),
                               MatMul(128, 128, 32, 8, /*shared_b=*/true)}) {
-    const ir::TileConfig c = Default(k, zen4);
+    const ir::TileConfig c = Default(k, kZen4);
     EXPECT_TRUE(c.pack_b);
     EXPECT_EQ(c.pack_prefetch_rows, 16) << k.domain.size() << "-d, K " << k.k.constant();
   }
-  EXPECT_EQ(Default(MatMul(256, 256, 256), zen4, /*constant_b=*/true).pack_prefetch_rows, 0);
+  EXPECT_EQ(Default(MatMul(256, 256, 256), kZen4, /*constant_b=*/true).pack_prefetch_rows, 0);
   ir::Kernel nk = MatMul(256, 256, 256);
   nk.accesses[1].strides = {ir::SymExpr(0), ir::SymExpr(256), ir::SymExpr(1)};  // B[n, k]
   ASSERT_TRUE(ir::MatMulDotForm(nk));
-  EXPECT_EQ(Default(nk, zen4).pack_prefetch_rows, 0);
-  device::DeviceInfo zen5 = zen4;
-  zen5.family = 26;
-  device::DeviceInfo intel = kAvx512SmallL2;
-  intel.vendor = "GenuineIntel";
-  intel.family = 6;
-  device::DeviceInfo zen3 = kAvx2;
-  zen3.vendor = "AuthenticAMD";
-  zen3.family = 25;
-  for (const device::DeviceInfo* d : {&zen5, &intel, &zen3}) {
+  EXPECT_EQ(Default(nk, kZen4).pack_prefetch_rows, 0);
+  for (const device::DeviceInfo* d : {&kZen5, &kIntelAvx512, &kZen3}) {
     EXPECT_EQ(Default(MatMul(256, 256, 256), *d).pack_prefetch_rows, 0)
         << d->vendor << " family " << d->family;
   }
@@ -251,23 +239,12 @@ TEST(DefaultTileConfigs, PackingBOnZen4PrefetchesRowsAheadOfTheCopy) {
 // On Zen 4 (512-bit operations as two 256-bit halves) matmuls take a narrow tail vector;
 // Zen 5, Intel and Zen 3 do not.
 TEST(DefaultTileConfigs, MatMulsOnZen4TakeANarrowTailVector) {
-  device::DeviceInfo zen4 = kAvx512SmallL2;
-  zen4.vendor = "AuthenticAMD";
-  zen4.family = 25;
   for (const ir::Kernel& k : {MatMul(48, 96, 40), MatMul(100, 100, 100), MatMul(-1, 64, 512),
                               MatMul(128, 128, 32, 8, /*shared_b=*/true)}) {
-    EXPECT_TRUE(Default(k, zen4).narrow_tail) << k.domain.size() << "-d, K " << k.k.constant();
+    EXPECT_TRUE(Default(k, kZen4).narrow_tail) << k.domain.size() << "-d, K " << k.k.constant();
   }
-  EXPECT_TRUE(Default(MatMul(8, 768, 40), zen4, /*constant_b=*/true).narrow_tail);
-  device::DeviceInfo zen5 = zen4;
-  zen5.family = 26;
-  device::DeviceInfo intel = kAvx512SmallL2;
-  intel.vendor = "GenuineIntel";
-  intel.family = 6;
-  device::DeviceInfo zen3 = kAvx2;
-  zen3.vendor = "AuthenticAMD";
-  zen3.family = 25;
-  for (const device::DeviceInfo* d : {&zen5, &intel, &zen3}) {
+  EXPECT_TRUE(Default(MatMul(8, 768, 40), kZen4, /*constant_b=*/true).narrow_tail);
+  for (const device::DeviceInfo* d : {&kZen5, &kIntelAvx512, &kZen3}) {
     EXPECT_FALSE(Default(MatMul(48, 96, 40), *d).narrow_tail)
         << d->vendor << " family " << d->family;
   }
