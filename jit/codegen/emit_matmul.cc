@@ -1168,8 +1168,9 @@ class MatMulEmitter {
             }
             idx[mdim] = m[i];
             av[i] = access_.Load(k_.a, idx, -1, width);
-            // A broadcast of its own for the narrow vector: a load (or an FMA's broadcast
-            // operand), where narrowing the wide one takes a shuffle.
+            // The narrow vector's broadcast as a load of its own, which LLVM merges into the
+            // wide one's register (its low half); a shuffle of the wide splat made LLVM
+            // broadcast narrow and widen with a register shuffle per row instead.
             if (narrow_last_) narrow_av[i] = access_.Load(k_.a, idx, -1, width / 2);
           }
           if (slab_at == nullptr && a_across_k_) PrefetchNextALine(idx, m[0]);
