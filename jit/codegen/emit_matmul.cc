@@ -943,11 +943,13 @@ class MatMulEmitter {
       EmitIfElse(
           ec_, b.CreateICmpEQ(b.CreateSub(col_hi_, n), ec_.I64Const(int64_t{rest} * lanes + tail)),
           [&]() {
-            narrow_last_ = k_.config.narrow_tail && lanes == 16 && tail <= lanes / 2;
-            last_vector_mask_ = ec_.LaneMask(ec_.I64Const(tail), narrow_last_ ? lanes / 2 : lanes);
+            if (NarrowsTail()) {
+              NarrowLastVector([&]() { MicroKernel(idx, n, rows, rest + 1, lanes); });
+              return;
+            }
+            last_vector_mask_ = ec_.LaneMask(ec_.I64Const(tail), lanes);
             MicroKernel(idx, n, rows, rest + 1, lanes);
             last_vector_mask_ = nullptr;
-            narrow_last_ = false;
             access_.MaskLanes(nullptr);
           },
           [&]() { RestColumns(idx, rows, col, rest); });
@@ -976,9 +978,38 @@ class MatMulEmitter {
     if (DotTail()) {
       EmitChunkLoop(
           ec_, col, col_hi_, 1, [&](llvm::Value* n) { DotKernel(idx, n, rows, 1); }, true);
+    } else if (NarrowsTail()) {
+      // A range that ends at N leaves the static tail: one narrow vector; others the masked one.
+      llvm::IRBuilder<>& b = ec_.b;
+      llvm::Value* n = b.CreateLoad(ec_.I64(), col);
+      EmitIfElse(
+          ec_, b.CreateICmpEQ(b.CreateSub(col_hi_, n), ec_.I64Const(TailColumns())),
+          [&]() { NarrowLastVector([&]() { MicroKernel(idx, n, rows, 1, lanes); }); },
+          [&]() {
+            MaskedRemainder(col, col_hi_,
+                            [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); });
+          });
     } else if (lanes > 1) {
       MaskedRemainder(col, col_hi_, [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); });
     }
+  }
+
+  // Whether a static N's tail columns take a vector of half the lanes (config.narrow_tail):
+  // at most half a 16-lane vector, and no heavy epilogue (its call takes whole vectors).
+  bool NarrowsTail() const {
+    const int tail = TailColumns();
+    return k_.config.narrow_tail && ec_.lanes == 16 && tail > 0 && tail <= ec_.lanes / 2 &&
+           !heavy_epilogue_;
+  }
+
+  // body() emitted with its micro-tile's last vector narrow and masked to the tail columns.
+  void NarrowLastVector(const std::function<void()>& body) {
+    narrow_last_ = true;
+    last_vector_mask_ = ec_.LaneMask(ec_.I64Const(TailColumns()), ec_.lanes / 2);
+    body();
+    last_vector_mask_ = nullptr;
+    narrow_last_ = false;
+    access_.MaskLanes(nullptr);
   }
 
   // Whether the columns past the last whole vector are taken one at a time as dot products

@@ -362,8 +362,9 @@ TEST(MatMulTest, WholeVectorsPastTheLastBlockAreOneMicroTile) {
 }
 
 // narrow_tail: on AVX-512, a micro-tile's masked last vector of at most 8 columns (N = 2
-// vectors + 8, + 3; 1 vector + 5 below a block) is a ymm vector: ymm FMAs, where without it,
-// or with 9 tail columns, every FMA is a zmm one. Values against the reference with a light
+// vectors + 8, + 3; 1 vector + 5 below a block; the tail alone, N = 8, and after a whole block,
+// N = 64 + 5) is a ymm vector: ymm FMAs, where without it, or with 9 tail columns, every FMA
+// is a zmm one. Values against the reference with a light
 // epilogue and a heavy one (whose micro-tiles keep full vectors), K blocks continuing partial
 // sums (K = 37 over blocks of 16), split tile ranges on blocks and off them.
 TEST(MatMulTest, NarrowTailTakesHalfVectorsForAFewLastColumns) {
@@ -373,7 +374,7 @@ TEST(MatMulTest, NarrowTailTakesHalfVectorsForAFewLastColumns) {
     bool narrow;
   };
   for (const Shape s : {Shape{2 * 16 + 8, true}, Shape{2 * 16 + 3, true}, Shape{16 + 5, true},
-                        Shape{2 * 16 + 9, false}}) {
+                        Shape{8, true}, Shape{4 * 16 + 5, true}, Shape{2 * 16 + 9, false}}) {
     for (const bool light : {true, false}) {
       for (const bool narrow : {true, false}) {
         MatMulOptions o;
