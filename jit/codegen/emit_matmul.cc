@@ -5,7 +5,7 @@
 //  - broadcast form (the default): columns in blocks of config.nr_vectors vectors (then the
 //    whole vectors a static N leaves in one micro-tile, with its partial last vector masked
 //    when it has one, half as wide with config.narrow_tail when its columns fit; otherwise
-//    single vectors, then one vector masked to the last columns);
+//    single vectors, then one vector masked to the last columns, narrow likewise);
 //    mr x nr vector accumulators over the K loop: A elements are broadcast, B rows are vector
 //    loads along N, and llvm.fmuladd gives vector FMAs.
 //  - dot-product form, when b's N stride is not the constant 1 but its K stride is (B stored
