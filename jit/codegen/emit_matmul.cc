@@ -943,14 +943,7 @@ class MatMulEmitter {
       EmitIfElse(
           ec_, b.CreateICmpEQ(b.CreateSub(col_hi_, n), ec_.I64Const(int64_t{rest} * lanes + tail)),
           [&]() {
-            if (NarrowsTail()) {
-              NarrowLastVector([&]() { MicroKernel(idx, n, rows, rest + 1, lanes); });
-              return;
-            }
-            last_vector_mask_ = ec_.LaneMask(ec_.I64Const(tail), lanes);
-            MicroKernel(idx, n, rows, rest + 1, lanes);
-            last_vector_mask_ = nullptr;
-            access_.MaskLanes(nullptr);
+            MaskLastVector(NarrowsTail(), [&]() { MicroKernel(idx, n, rows, rest + 1, lanes); });
           },
           [&]() { RestColumns(idx, rows, col, rest); });
       return;
@@ -984,7 +977,7 @@ class MatMulEmitter {
       llvm::Value* n = b.CreateLoad(ec_.I64(), col);
       EmitIfElse(
           ec_, b.CreateICmpEQ(b.CreateSub(col_hi_, n), ec_.I64Const(TailColumns())),
-          [&]() { NarrowLastVector([&]() { MicroKernel(idx, n, rows, 1, lanes); }); },
+          [&]() { MaskLastVector(true, [&]() { MicroKernel(idx, n, rows, 1, lanes); }); },
           [&]() {
             MaskedRemainder(col, col_hi_,
                             [&](llvm::Value* n) { MicroKernel(idx, n, rows, 1, lanes); });
@@ -1002,10 +995,12 @@ class MatMulEmitter {
            !heavy_epilogue_;
   }
 
-  // body() emitted with its micro-tile's last vector narrow and masked to the tail columns.
-  void NarrowLastVector(const std::function<void()>& body) {
-    narrow_last_ = true;
-    last_vector_mask_ = ec_.LaneMask(ec_.I64Const(TailColumns()), ec_.lanes / 2);
+  // body() emitted with its micro-tile's last vector alone masked to a static N's tail
+  // columns (SelectVectorMask), at half the lanes when `narrow` (NarrowsTail).
+  void MaskLastVector(bool narrow, const std::function<void()>& body) {
+    narrow_last_ = narrow;
+    last_vector_mask_ =
+        ec_.LaneMask(ec_.I64Const(TailColumns()), narrow ? ec_.lanes / 2 : ec_.lanes);
     body();
     last_vector_mask_ = nullptr;
     narrow_last_ = false;

@@ -364,9 +364,9 @@ TEST(MatMulTest, WholeVectorsPastTheLastBlockAreOneMicroTile) {
 // narrow_tail: on AVX-512, a micro-tile's masked last vector of at most 8 columns (N = 2
 // vectors + 8, + 3; 1 vector + 5 below a block; the tail alone, N = 8, and after a whole block,
 // N = 64 + 5) is a ymm vector: ymm FMAs, where without it, or with 9 tail columns, every FMA
-// is a zmm one. Values against the reference with a light
-// epilogue and a heavy one (whose micro-tiles keep full vectors), K blocks continuing partial
-// sums (K = 37 over blocks of 16), split tile ranges on blocks and off them.
+// is a zmm one. Values against the reference with a light epilogue and a heavy one (whose
+// micro-tiles keep full vectors), K blocks continuing partial sums (K = 37 over blocks of 16),
+// split tile ranges on blocks and off them.
 TEST(MatMulTest, NarrowTailTakesHalfVectorsForAFewLastColumns) {
   const std::regex ymm_fma("vfmadd[0-9]+ps\\s[^\\n]*ymm");
   struct Shape {
