@@ -303,8 +303,11 @@ TEST_F(PtoTune, EntryWeightsDecideWhereTheBudgetGoesFirst) {
   }
   ASSERT_GE(rows.size(), 1u) << r.output;
   EXPECT_EQ(rows[0].rfind("heavy ", 0), 0u) << r.output;
-  // The heavy entry's two kernels share 99%: the heavier of them has half at least.
-  EXPECT_TRUE(std::regex_search(r.output, std::regex("; heaviest: [5-9][0-9]% "))) << r.output;
+  // The heavy entry's two kernels share 99%: the heavier of them has half at least, named
+  // with its entry and shape set.
+  EXPECT_TRUE(
+      std::regex_search(r.output, std::regex("; heaviest: [5-9][0-9]% f32_\\w+ \\(heavy at \\[")))
+      << r.output;
 }
 
 TEST_F(PtoTune, InterruptedRunIsContinuedByTheNext) {

@@ -656,9 +656,11 @@ void WeighEntries(const std::vector<EntryPlan>& plans, std::vector<WorkloadKerne
   }
 }
 
-// "; heaviest: 31% f32_matmul_... (set 3 kernel 2, 16 trials before), ..." for the kernels
-// with the largest shares of the workload's estimated time.
-std::string HeaviestKernels(const std::vector<WorkloadKernel>& kernels, double total) {
+// "; heaviest: 31% f32_matmul_... (train at [16,128] [128,10], 16 trials before), ..." for
+// the kernels with the largest shares of the workload's estimated time: each with its entry
+// and shape set, as one kernel's symbol can serve several sets (one per shape class).
+std::string HeaviestKernels(const std::vector<EntryPlan>& plans,
+                            const std::vector<WorkloadKernel>& kernels, double total) {
   constexpr size_t kShown = 3;
   std::vector<size_t> order(kernels.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -668,10 +670,12 @@ std::string HeaviestKernels(const std::vector<WorkloadKernel>& kernels, double t
   std::vector<std::string> parts;
   for (size_t i = 0; i < std::min(kShown, order.size()) && total > 0; ++i) {
     const WorkloadKernel& k = kernels[order[i]];
-    parts.push_back(absl::StrFormat("%.0f%% %s%s", 100 * share(order[i]) / total, k.symbol,
-                                    k.complete ? " (tuned)"
+    const EntryPlan& plan = plans[k.entry];
+    parts.push_back(absl::StrFormat("%.0f%% %s (%s at %s%s)", 100 * share(order[i]) / total,
+                                    k.symbol, plan.name, plan.set_labels[k.set],
+                                    k.complete ? ", tuned"
                                     : k.trials_before > 0
-                                        ? absl::StrCat(" (", k.trials_before, " trials before)")
+                                        ? absl::StrCat(", ", k.trials_before, " trials before")
                                         : ""));
   }
   return parts.empty() ? "" : absl::StrCat("; heaviest: ", absl::StrJoin(parts, ", "));
@@ -714,7 +718,7 @@ TuneOutcome TuneWorkload(const TuneRequest& request, const std::vector<EntryPlan
   printer.Print(absl::StrCat("pto tune: ", kernels.size(), " kernels profiled in ",
                              FormatElapsed(SecondsSince(start)), "; estimated workload time ",
                              FormatSeconds(outcome.estimated_before),
-                             HeaviestKernels(kernels, outcome.estimated_before)));
+                             HeaviestKernels(plans, kernels, outcome.estimated_before)));
   printer.Start(static_cast<int64_t>(kernels.size()) - outcome.already_tuned,
                 request.budget_seconds);
   std::map<int, size_t> merged;  // task -> index in outcome.tuned
