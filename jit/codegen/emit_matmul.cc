@@ -999,8 +999,7 @@ class MatMulEmitter {
   // columns (SelectVectorMask), at half the lanes when `narrow` (NarrowsTail).
   void MaskLastVector(bool narrow, const std::function<void()>& body) {
     narrow_last_ = narrow;
-    last_vector_mask_ =
-        ec_.LaneMask(ec_.I64Const(TailColumns()), narrow ? ec_.lanes / 2 : ec_.lanes);
+    last_vector_mask_ = ec_.StaticLaneMask(TailColumns(), narrow ? ec_.lanes / 2 : ec_.lanes);
     body();
     last_vector_mask_ = nullptr;
     narrow_last_ = false;
