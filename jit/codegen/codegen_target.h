@@ -44,8 +44,9 @@ namespace pto::jit {
 //     TileConfig::pack_prefetch_rows (B [K, N]'s pack prefetches rows ahead of its copy).
 // 28: prefetch_output also prefetches the epilogue's operands stored as the output is.
 // 29: TileConfig::narrow_tail (a micro-tile's masked last vector at half width).
-// 30: a static N's tail mask is read once per micro-tile (EmitContext::StaticLaneMask).
-inline constexpr int kCodegenRevision = 30;
+// 30: a static N's tail mask is read once per micro-tile on AVX-512.
+// 31: ... and a symbolic N's remainder mask too (EmitContext::HeldLaneMask).
+inline constexpr int kCodegenRevision = 31;
 
 // How code is generated beyond the target: part of a kernel's identity (its name, memo and
 // cache key) wherever it is not the default.

@@ -69,17 +69,22 @@ llvm::Value* EmitContext::LaneMask(llvm::Value* count, int width) const {
   return mask;
 }
 
-llvm::Value* EmitContext::StaticLaneMask(int64_t count, int width) {
-  if (target.isa != device::Isa::kAvx512) return LaneMask(I64Const(count), width);
-  // LLVM re-makes a constant mask wherever it wants it in a mask register: inside a K loop,
-  // a move from a general register every iteration, which the loop's FMAs wait for. Its bits
-  // read from memory once here are a value LLVM keeps in the register instead.
+llvm::Value* EmitContext::HeldLaneMask(llvm::Value* count, int width) {
+  if (target.isa != device::Isa::kAvx512) return LaneMask(count, width);
+  // LLVM re-makes a mask wherever it wants it in a mask register: inside a K loop, a move from
+  // a general register (a constant mask) or two compares (a variable one) every iteration,
+  // which the loop's FMAs wait for. Its bits read from memory once here are a value LLVM keeps
+  // in the register instead.
+  llvm::Value* lanes = b.CreateBinaryIntrinsic(
+      llvm::Intrinsic::umin, b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, count, I64Const(0)),
+      I64Const(width));
+  llvm::Value* set = b.CreateSub(b.CreateShl(I64Const(1), lanes), I64Const(1));
   llvm::Type* bits = b.getIntNTy(width);
   llvm::AllocaInst* slot = EntryAlloca(bits, "lane_mask");
-  b.CreateStore(llvm::ConstantInt::get(bits, (uint64_t{1} << count) - 1), slot);
+  b.CreateStore(b.CreateTrunc(set, bits), slot);
   llvm::Value* mask = b.CreateBitCast(b.CreateLoad(bits, slot, /*isVolatile=*/true),
                                       llvm::FixedVectorType::get(b.getInt1Ty(), width));
-  lane_counts_[mask] = I64Const(count);
+  lane_counts_[mask] = count;
   return mask;
 }
 

@@ -51,9 +51,9 @@ struct EmitContext {
   llvm::Value* LaneIndices(int width) const;
   // <width x i1>: lanes [0, count) set (count an i64 value; lanes past it clear).
   llvm::Value* LaneMask(llvm::Value* count, int width) const;
-  // The same for a count known when compiling (0 <= count <= width), made here once: on
-  // AVX-512 LLVM keeps it in a mask register across the loops that use it.
-  llvm::Value* StaticLaneMask(int64_t count, int width);
+  // The same, made here once: on AVX-512 LLVM keeps it in a mask register across the loops
+  // that use it.
+  llvm::Value* HeldLaneMask(llvm::Value* count, int width);
   // The count a mask of LaneMask was made from (null for any other value).
   llvm::Value* LaneCount(llvm::Value* mask) const;
   // A load of `type` at `ptr` (4-byte aligned), or with `mask` (may be null) a masked load whose

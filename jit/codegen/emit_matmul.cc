@@ -999,7 +999,8 @@ class MatMulEmitter {
   // columns (SelectVectorMask), at half the lanes when `narrow` (NarrowsTail).
   void MaskLastVector(bool narrow, const std::function<void()>& body) {
     narrow_last_ = narrow;
-    last_vector_mask_ = ec_.StaticLaneMask(TailColumns(), narrow ? ec_.lanes / 2 : ec_.lanes);
+    last_vector_mask_ =
+        ec_.HeldLaneMask(ec_.I64Const(TailColumns()), narrow ? ec_.lanes / 2 : ec_.lanes);
     body();
     last_vector_mask_ = nullptr;
     narrow_last_ = false;
@@ -1060,7 +1061,7 @@ class MatMulEmitter {
   // accesses' loads and stores along N are masked (AccessEmitter::MaskLanes), and so is a
   // heavy epilogue's call (CallEpilogue).
   void Masked(llvm::Value* count, int width, const std::function<void()>& body) {
-    access_.MaskLanes(ec_.LaneMask(count, width));
+    access_.MaskLanes(ec_.HeldLaneMask(count, width));
     lane_count_ = count;
     body();
     access_.MaskLanes(nullptr);
