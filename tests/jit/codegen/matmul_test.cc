@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "jit/codegen/emit_kernel.h"
 #include "jit/codegen/matmul_scratch.h"
@@ -408,12 +409,7 @@ TEST(MatMulTest, NarrowTailTakesHalfVectorsForAFewLastColumns) {
 
 // The instructions of each loop of `assembly`: from a label to a later jump back to it.
 std::vector<std::string> LoopBodies(const std::string& assembly) {
-  std::vector<std::string> lines;
-  for (size_t at = 0; at < assembly.size();) {
-    const size_t end = std::min(assembly.find('\n', at), assembly.size());
-    lines.push_back(assembly.substr(at, end - at));
-    at = end + 1;
-  }
+  const std::vector<std::string> lines = absl::StrSplit(assembly, '\n');
   const std::regex label("^(\\.LBB\\w+):");
   const std::regex jump("^\\s+j[a-z]+\\s+(\\.LBB\\w+)");
   std::map<std::string, size_t> labels;
