@@ -157,9 +157,10 @@ struct Plan {
   // Parallel launches only for kernels with at least this much work (scalar ops).
   int64_t parallel_threshold = 1 << 15;
   // A pinning arena's caller joins its CPU at the first parallel kernel with at least this much
-  // work, or that it would run on a worker's CPU: moving it there and back costs more than a
-  // short call takes (measurements: docs/architecture.md, "Threads").
-  int64_t pin_caller_threshold = 1 << 24;
+  // work, or that it would run on a worker's CPU: moving it there and back costs a few
+  // microseconds, which shorter calls would pay as a share of their time (measurements:
+  // docs/architecture.md, "Threads").
+  int64_t pin_caller_threshold = int64_t{1} << 26;
 
   // A plan of one kernel that reads the call's inputs (or their packed copies) and writes its
   // outputs, with its grid, work and symbol values known when it was compiled (a small matmul
