@@ -8,9 +8,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <utility>
+
+#include "device/lingering_team.h"
+#include "device/piece_grid.h"
 
 namespace pto::device {
 namespace {
@@ -70,10 +76,26 @@ class PinWorkers : public tbb::task_scheduler_observer {
 }  // namespace
 
 struct ThreadArena::Impl {
-  Impl(int threads, const std::vector<int>& cpus) : arena(threads) {
+  Impl(int threads, const std::vector<int>& cpus)
+      : arena(threads),
+        team(threads > 1
+                 ? std::make_shared<LingeringTeam>(threads - 1, kWorkerLinger, kLingerStartWait)
+                 : nullptr) {
     if (!cpus.empty()) pin_workers = std::make_unique<PinWorkers>(arena, cpus);
   }
+  ~Impl() {
+    if (team == nullptr) return;
+    // Lingering workers leave within microseconds; a linger task still queued runs as soon as
+    // a worker takes it and leaves at once. Both are waited for while the arena is alive, so
+    // no task outlives it.
+    team->Stop();
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (team->unfinished() > 0 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+  }
   tbb::task_arena arena;
+  std::shared_ptr<LingeringTeam> team;      // null for one thread
   std::unique_ptr<PinWorkers> pin_workers;  // declared after `arena`: stops observing first
   std::atomic<int> callers{0};              // CallerPins alive; only the first pins
 };
@@ -124,15 +146,45 @@ void ThreadArena::ParallelFor2D(
   const int64_t g0 = grain[0] > 0 ? grain[0] : (extent[0] > 0 ? extent[0] : 1);
   const int64_t g1 = grain[1] > 0 ? grain[1] : (extent[1] > 0 ? extent[1] : 1);
   const int64_t n0 = (extent[0] + g0 - 1) / g0, n1 = (extent[1] + g1 - 1) / g1;
-  impl_->arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range2d<int64_t>(0, n0, 1, 0, n1, 1),
-                      [&](const tbb::blocked_range2d<int64_t>& r) {
-                        const int64_t lo[2] = {r.rows().begin() * g0, r.cols().begin() * g1};
-                        const int64_t hi[2] = {std::min(r.rows().end() * g0, extent[0]),
-                                               std::min(r.cols().end() * g1, extent[1])};
-                        body(lo, hi);
-                      });
-  });
+  LingeringTeam* team = impl_->team.get();
+  bool ran = false;
+  if (team != nullptr) {
+    // One piece per thread, as even as the grain allows: the workers start together, and a
+    // piece of a matmul packs the panels of B it reads once.
+    const PieceGrid grid = SplitForThreads(n0, n1, threads_);
+    ran = team->TryRun(grid.pieces(), [&](int p) {
+      int64_t lo_units[2], hi_units[2];
+      grid.Piece(p, lo_units, hi_units);
+      const int64_t lo[2] = {lo_units[0] * g0, lo_units[1] * g1};
+      const int64_t hi[2] = {std::min(hi_units[0] * g0, extent[0]),
+                             std::min(hi_units[1] * g1, extent[1])};
+      body(lo, hi);
+    });
+  }
+  if (!ran) {
+    LingeringTeam::OneTbbLoop one_tbb_loop(team);
+    impl_->arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range2d<int64_t>(0, n0, 1, 0, n1, 1),
+                        [&](const tbb::blocked_range2d<int64_t>& r) {
+                          const int64_t lo[2] = {r.rows().begin() * g0, r.cols().begin() * g1};
+                          const int64_t hi[2] = {std::min(r.rows().end() * g0, extent[0]),
+                                                 std::min(r.cols().end() * g1, extent[1])};
+                          body(lo, hi);
+                        });
+    });
+  }
+  if (team != nullptr) {
+    team->KeepLingering(
+        [this](std::function<void()> task) { impl_->arena.enqueue(std::move(task)); });
+  }
+}
+
+int ThreadArena::lingering_workers() const {
+  return impl_->team == nullptr ? 0 : impl_->team->lingering();
+}
+
+int64_t ThreadArena::loops_on_lingering_workers() const {
+  return impl_->team == nullptr ? 0 : impl_->team->loops_run();
 }
 
 void ThreadArena::CallerPin::Pin(ThreadArena* arena) {

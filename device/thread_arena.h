@@ -5,6 +5,7 @@
 
 #include <sched.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -15,6 +16,12 @@ namespace pto::device {
 
 class ThreadArena {
  public:
+  // After a parallel loop, the arena's workers stay this long spinning for the next one, which
+  // then reaches them without oneTBB's wake-up (device/lingering_team.h).
+  static constexpr std::chrono::microseconds kWorkerLinger{200};
+  // A loop that finds a worker's linger task queued but not started waits this long for it.
+  static constexpr std::chrono::microseconds kLingerStartWait{20};
+
   // threads >= 1; 1 runs everything on the caller's thread. With `pin`, and when the calling
   // thread may run on at least `threads` CPUs, each of the arena's threads runs on a CPU of
   // its own while it works in the arena: worker slot i on the i-th of those CPUs, and a caller
@@ -47,8 +54,13 @@ class ThreadArena {
   static int CurrentThreadIndex();
   // Calls body(lo, hi) on disjoint sub-ranges covering [0, extent) in both dims, split on
   // multiples of grain (grain <= 0: never split that dim). Blocks until all are done.
+  // A loop that finds the arena's workers lingering from an earlier one (kWorkerLinger) runs
+  // one piece per thread on them; otherwise oneTBB splits it.
   void ParallelFor2D(const int64_t extent[2], const int64_t grain[2],
                      absl::FunctionRef<void(const int64_t lo[2], const int64_t hi[2])> body);
+  // Workers lingering now, and loops run on lingering workers so far (for tests and traces).
+  int lingering_workers() const;
+  int64_t loops_on_lingering_workers() const;
 
   // While alive, on a pinning arena and when no other thread holds one: the calling thread
   // runs on the arena's slot-0 CPU; its own affinity comes back when this ends. Held around a
