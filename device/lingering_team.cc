@@ -19,6 +19,9 @@ void Pause() {
 #endif
 }
 
+// OneTbbLoops held in the process, for every team.
+std::atomic<int> one_tbb_loops{0};
+
 int64_t NowNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -57,11 +60,11 @@ int LingeringTeam::AwaitPending(Slot& slot) const {
 }
 
 LingeringTeam::OneTbbLoop::OneTbbLoop(LingeringTeam* team) : team_(team) {
-  if (team_ != nullptr) team_->one_tbb_loops_.fetch_add(1, std::memory_order_acq_rel);
+  if (team_ != nullptr) one_tbb_loops.fetch_add(1, std::memory_order_acq_rel);
 }
 
 LingeringTeam::OneTbbLoop::~OneTbbLoop() {
-  if (team_ != nullptr) team_->one_tbb_loops_.fetch_sub(1, std::memory_order_acq_rel);
+  if (team_ != nullptr) one_tbb_loops.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 bool LingeringTeam::TryRun(int pieces, absl::FunctionRef<void(int)> run_piece) {
@@ -99,7 +102,7 @@ bool LingeringTeam::TryRun(int pieces, absl::FunctionRef<void(int)> run_piece) {
 void LingeringTeam::Linger(Slot& slot) {
   int expected = kPending;
   if (stopped_.load(std::memory_order_acquire) ||
-      one_tbb_loops_.load(std::memory_order_acquire) > 0 ||
+      one_tbb_loops.load(std::memory_order_acquire) > 0 ||
       !slot.state.compare_exchange_strong(expected, kLingering, std::memory_order_acq_rel)) {
     slot.state.store(kGone, std::memory_order_release);
     return;
@@ -119,7 +122,7 @@ void LingeringTeam::Linger(Slot& slot) {
     Pause();
     if (spins % kPausesPerClockRead != 0) continue;
     if (!stopped_.load(std::memory_order_relaxed) &&
-        one_tbb_loops_.load(std::memory_order_relaxed) == 0 &&
+        one_tbb_loops.load(std::memory_order_relaxed) == 0 &&
         std::chrono::steady_clock::now() < deadline) {
       continue;
     }
@@ -131,7 +134,7 @@ void LingeringTeam::Linger(Slot& slot) {
 void LingeringTeam::KeepLingering(absl::FunctionRef<void(std::function<void()>)> enqueue) {
   for (Slot& slot : slots_) {
     if (stopped_.load(std::memory_order_relaxed) ||
-        one_tbb_loops_.load(std::memory_order_relaxed) > 0) {
+        one_tbb_loops.load(std::memory_order_relaxed) > 0) {
       return;
     }
     if (slot.state.load(std::memory_order_relaxed) != kGone) continue;

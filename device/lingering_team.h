@@ -47,8 +47,9 @@ class LingeringTeam : public std::enable_shared_from_this<LingeringTeam> {
   // Loops TryRun ran with lingering workers, since construction.
   int64_t loops_run() const { return loops_run_.load(std::memory_order_relaxed); }
 
-  // Held around a loop run through oneTBB instead: lingering workers leave while any is held
-  // (the loop and any caller oneTBB has to run it for need them there), and none starts.
+  // Held around a loop run through oneTBB instead: while any is held, in any team, lingering
+  // workers leave and none starts, so oneTBB has them for it (the process's arenas share
+  // oneTBB's workers, and one spinning in another arena's team would sit the loop out).
   class OneTbbLoop {
    public:
     explicit OneTbbLoop(LingeringTeam* team);  // null: nothing to do
@@ -78,7 +79,6 @@ class LingeringTeam : public std::enable_shared_from_this<LingeringTeam> {
   std::atomic<bool> stopped_{false};
   std::atomic<int64_t> loops_run_{0};
   std::atomic<int> tasks_{0};
-  std::atomic<int> one_tbb_loops_{0};  // OneTbbLoops held
 };
 
 }  // namespace pto::device

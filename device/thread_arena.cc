@@ -1,7 +1,6 @@
 #include "device/thread_arena.h"
 
 #include <sched.h>
-#include <tbb/blocked_range2d.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_scheduler_observer.h>
@@ -146,32 +145,28 @@ void ThreadArena::ParallelFor2D(
   const int64_t g0 = grain[0] > 0 ? grain[0] : (extent[0] > 0 ? extent[0] : 1);
   const int64_t g1 = grain[1] > 0 ? grain[1] : (extent[1] > 0 ? extent[1] : 1);
   const int64_t n0 = (extent[0] + g0 - 1) / g0, n1 = (extent[1] + g1 - 1) / g1;
-  LingeringTeam* team = impl_->team.get();
-  bool ran = false;
-  if (team != nullptr) {
-    // One piece per thread, as even as the grain allows: the workers start together, and a
-    // piece of a matmul packs the panels of B it reads once.
-    const PieceGrid grid = SplitForThreads(n0, n1, threads_);
-    ran = team->TryRun(grid.pieces(), [&](int p) {
-      int64_t lo_units[2], hi_units[2];
-      grid.Piece(p, lo_units, hi_units);
-      const int64_t lo[2] = {lo_units[0] * g0, lo_units[1] * g1};
-      const int64_t hi[2] = {std::min(hi_units[0] * g0, extent[0]),
-                             std::min(hi_units[1] * g1, extent[1])};
-      body(lo, hi);
-    });
+  if (n0 <= 0 || n1 <= 0) return;
+  // One piece per thread, as even as the grain allows, whichever way the loop runs: the
+  // workers start together, a piece of a matmul packs the panels of B it reads once, and the
+  // pieces, so the results, do not depend on which path or thread ran them.
+  const PieceGrid grid = SplitForThreads(n0, n1, threads_);
+  const auto run_piece = [&](int p) {
+    int64_t lo_units[2], hi_units[2];
+    grid.Piece(p, lo_units, hi_units);
+    const int64_t lo[2] = {lo_units[0] * g0, lo_units[1] * g1};
+    const int64_t hi[2] = {std::min(hi_units[0] * g0, extent[0]),
+                           std::min(hi_units[1] * g1, extent[1])};
+    body(lo, hi);
+  };
+  if (grid.pieces() <= 1) {
+    run_piece(0);
+    return;
   }
-  if (!ran) {
+  LingeringTeam* team = impl_->team.get();
+  if (team == nullptr || !team->TryRun(grid.pieces(), run_piece)) {
     LingeringTeam::OneTbbLoop one_tbb_loop(team);
-    impl_->arena.execute([&] {
-      tbb::parallel_for(tbb::blocked_range2d<int64_t>(0, n0, 1, 0, n1, 1),
-                        [&](const tbb::blocked_range2d<int64_t>& r) {
-                          const int64_t lo[2] = {r.rows().begin() * g0, r.cols().begin() * g1};
-                          const int64_t hi[2] = {std::min(r.rows().end() * g0, extent[0]),
-                                                 std::min(r.cols().end() * g1, extent[1])};
-                          body(lo, hi);
-                        });
-    });
+    impl_->arena.execute(
+        [&] { tbb::parallel_for(0, grid.pieces(), run_piece, tbb::simple_partitioner()); });
   }
   if (team != nullptr) {
     team->KeepLingering(

@@ -84,7 +84,7 @@ TEST(LingeringTeam, WithoutLingeringWorkersTryRunRunsNothing) {
 }
 
 // A worker lingers in a oneTBB arena, takes the pieces the caller leaves, and leaves when a
-// loop runs through oneTBB or the team stops, long before its linger is up.
+// loop runs through oneTBB (in any arena) or the team stops, long before its linger is up.
 TEST(LingeringTeam, TakesPiecesAndLeavesForOneTbbLoopsAndAtStop) {
   tbb::task_arena arena(2);
   auto team = std::make_shared<LingeringTeam>(1, seconds(30), std::chrono::microseconds(20));
@@ -105,7 +105,9 @@ TEST(LingeringTeam, TakesPiecesAndLeavesForOneTbbLoopsAndAtStop) {
   EXPECT_EQ(team->loops_run(), 1);
   EXPECT_EQ(team->lingering(), 1) << "still there for the next loop";
   {
-    LingeringTeam::OneTbbLoop loop(team.get());
+    // A loop through oneTBB in another arena: oneTBB's workers serve every arena.
+    auto other = std::make_shared<LingeringTeam>(1, seconds(30), std::chrono::microseconds(20));
+    LingeringTeam::OneTbbLoop loop(other.get());
     EXPECT_TRUE(WaitFor([&] { return team->unfinished() == 0; }, seconds(5)));
     EXPECT_EQ(team->lingering(), 0);
     team->KeepLingering(enqueue);
@@ -186,6 +188,31 @@ TEST(ThreadArenaLingering, BackToBackLoopsRunOnTheLingeringWorker) {
     both = arena.loops_on_lingering_workers() > before && threads.size() == 2;
   }
   EXPECT_TRUE(both) << "no loop in 20 s ran on the caller and a lingering worker";
+}
+
+// A loop is cut into the same pieces whether oneTBB or the lingering workers run it, so its
+// results do not depend on the path (the first loop finds no worker lingering).
+TEST(ThreadArenaLingering, PiecesAreTheSameOnEitherPath) {
+  ThreadArena arena(2);
+  const int64_t extent[2] = {50, 7}, grain[2] = {3, 2};
+  const auto pieces_of_a_loop = [&] {
+    std::mutex mu;
+    std::set<std::vector<int64_t>> pieces;
+    arena.ParallelFor2D(extent, grain, [&](const int64_t lo[2], const int64_t hi[2]) {
+      std::lock_guard<std::mutex> lock(mu);
+      pieces.insert({lo[0], lo[1], hi[0], hi[1]});
+    });
+    return pieces;
+  };
+  const std::set<std::vector<int64_t>> first = pieces_of_a_loop();
+  ASSERT_EQ(arena.loops_on_lingering_workers(), 0) << "the first loop ran through oneTBB";
+  const std::set<std::vector<int64_t>> halves = {{0, 0, 24, 7}, {24, 0, 50, 7}};
+  EXPECT_EQ(first, halves) << "17 units of 3 rows: 8 and 9 of them";
+  const auto until = steady_clock::now() + seconds(20);
+  while (arena.loops_on_lingering_workers() == 0 && steady_clock::now() < until) {
+    ASSERT_EQ(pieces_of_a_loop(), first);
+  }
+  EXPECT_GT(arena.loops_on_lingering_workers(), 0);
 }
 
 // While one caller keeps the worker lingering with loop after loop, two other callers' loops
