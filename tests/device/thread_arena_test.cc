@@ -105,8 +105,9 @@ TEST(ThreadArena, PinnedSlotsRunOnTheirOwnCpus) {
     EXPECT_FALSE(second.pinned()) << "only the first holder pins";
     const int64_t extent[2] = {64, 1}, grain[2] = {1, 1};
     for (int rep = 0; rep < 5; ++rep) {
-      arena.ParallelFor2D(extent, grain, [&](const int64_t*, const int64_t*) {
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      // 200 us a unit, so a worker that joins late still finds a piece to take.
+      arena.ParallelFor2D(extent, grain, [&](const int64_t* lo, const int64_t* hi) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200) * (hi[0] - lo[0]));
         const int cpu = sched_getcpu();
         std::lock_guard<std::mutex> lock(mu);
         seen.insert({ThreadArena::CurrentThreadIndex(), cpu});
