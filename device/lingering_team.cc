@@ -100,13 +100,13 @@ bool LingeringTeam::TryRun(int pieces, absl::FunctionRef<void(int)> run_piece) {
 }
 
 void LingeringTeam::Linger(Slot& slot) {
-  int expected = kPending;
+  // The slot is kPending, and only this task moves it on.
   if (stopped_.load(std::memory_order_acquire) ||
-      one_tbb_loops.load(std::memory_order_acquire) > 0 ||
-      !slot.state.compare_exchange_strong(expected, kLingering, std::memory_order_acq_rel)) {
+      one_tbb_loops.load(std::memory_order_acquire) > 0) {
     slot.state.store(kGone, std::memory_order_release);
     return;
   }
+  slot.state.store(kLingering, std::memory_order_release);
   auto deadline = std::chrono::steady_clock::now() + linger_;
   for (int spins = 1;; ++spins) {
     if (slot.state.load(std::memory_order_acquire) == kAssigned) {
@@ -126,7 +126,7 @@ void LingeringTeam::Linger(Slot& slot) {
         std::chrono::steady_clock::now() < deadline) {
       continue;
     }
-    expected = kLingering;
+    int expected = kLingering;
     if (slot.state.compare_exchange_strong(expected, kGone, std::memory_order_acq_rel)) return;
   }
 }

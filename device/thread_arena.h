@@ -54,11 +54,11 @@ class ThreadArena {
   static int CurrentThreadIndex();
   // Calls body(lo, hi) on disjoint sub-ranges covering [0, extent) in both dims, split on
   // multiples of grain (grain <= 0: never split that dim). Blocks until all are done.
-  // A loop that finds the arena's workers lingering from an earlier one (kWorkerLinger) runs
-  // one piece per thread on them; otherwise oneTBB splits it.
+  // The range is cut into one piece per thread (device/piece_grid.h), run on the arena's
+  // workers lingering from an earlier loop (kWorkerLinger) when they are there, else by oneTBB.
   void ParallelFor2D(const int64_t extent[2], const int64_t grain[2],
                      absl::FunctionRef<void(const int64_t lo[2], const int64_t hi[2])> body);
-  // Workers lingering now, and loops run on lingering workers so far (for tests and traces).
+  // Workers lingering now, and loops run on lingering workers so far (for tests).
   int lingering_workers() const;
   int64_t loops_on_lingering_workers() const;
 
