@@ -142,13 +142,17 @@ std::vector<TargetResult> EvaluateTargets(const std::vector<Row>& rows, int thre
       ++result.measured;
       const Value alternative = t.alternative != nullptr ? t.alternative(r) : std::nullopt;
       if (*v >= t.bar || (alternative.has_value() && *alternative >= t.alternative_bar)) continue;
-      std::string name = r.name;
-      if (alternative.has_value()) name += " (" + Format(*alternative, true) + ")";
-      result.misses.emplace_back(std::move(name), *v);
+      TargetMiss miss{r.name, *v};
+      if (alternative.has_value()) miss.name += " (" + Format(*alternative, true) + ")";
+      // The bar's rate is bar x the baseline's, and the baseline's is pto's over the ratio.
+      if (!t.percent && *v > 0 && r.case_limit > 0) {
+        miss.bar_over_limit = t.bar * (r.pto / *v) / r.case_limit;
+      }
+      result.misses.push_back(std::move(miss));
     }
     if (!covers_any) continue;
     std::stable_sort(result.misses.begin(), result.misses.end(),
-                     [](const auto& a, const auto& b) { return a.second < b.second; });
+                     [](const TargetMiss& a, const TargetMiss& b) { return a.value < b.value; });
     results.push_back(std::move(result));
   }
   return results;
@@ -168,7 +172,9 @@ void PrintTargets(std::FILE* out, int threads, const std::vector<TargetResult>& 
     std::string below;
     for (size_t i = 0; i < r.misses.size() && i < kNamedMisses; ++i) {
       if (i > 0) below += ", ";
-      below += r.misses[i].first + " " + Format(r.misses[i].second, r.percent);
+      const TargetMiss& m = r.misses[i];
+      below += m.name + " " + Format(m.value, r.percent);
+      if (m.bar_over_limit > 0) below += " (bar " + Format(m.bar_over_limit, true) + " lim)";
     }
     if (r.misses.size() > kNamedMisses) {
       below += " and " + std::to_string(r.misses.size() - kNamedMisses) + " more";
