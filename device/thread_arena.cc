@@ -149,7 +149,8 @@ void ThreadArena::ParallelFor2D(
   // One piece per thread, as even as the grain allows, whichever way the loop runs: the
   // workers start together, a piece of a matmul packs the panels of B it reads once, and the
   // pieces, so the results, do not depend on which path or thread ran them.
-  const PieceGrid grid = SplitForThreads(n0, n1, threads_);
+  const int64_t grains[2] = {g0, g1};
+  const PieceGrid grid = SplitForThreads(extent, grains, threads_);
   const auto run_piece = [&](int p) {
     int64_t lo_units[2], hi_units[2];
     grid.Piece(p, lo_units, hi_units);

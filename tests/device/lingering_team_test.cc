@@ -41,24 +41,30 @@ void SpinFor(std::chrono::microseconds t) {
   }
 }
 
-TEST(PieceGrid, OnePiecePerThreadAlongTheLongerDimThenTheOther) {
-  PieceGrid g = SplitForThreads(12, 3, 2);
+// A grid of n0 x n1 whole units.
+PieceGrid SplitUnits(int64_t n0, int64_t n1, int threads) {
+  const int64_t extent[2] = {n0, n1}, grain[2] = {1, 1};
+  return SplitForThreads(extent, grain, threads);
+}
+
+TEST(PieceGrid, OnePiecePerThreadAlongOneDimThenTheOther) {
+  PieceGrid g = SplitUnits(12, 3, 2);
   EXPECT_EQ(g.splits[0], 2);
   EXPECT_EQ(g.splits[1], 1);
-  g = SplitForThreads(1, 7, 3);
+  g = SplitUnits(1, 7, 3);
   EXPECT_EQ(g.pieces(), 3);
   EXPECT_EQ(g.splits[1], 3);
-  g = SplitForThreads(2, 2, 4);  // 2 x 2 pieces
+  g = SplitUnits(2, 2, 4);  // 2 x 2 pieces
   EXPECT_EQ(g.pieces(), 4);
-  g = SplitForThreads(3, 1, 8);  // never more pieces than units
+  g = SplitUnits(3, 1, 8);  // never more pieces than units
   EXPECT_EQ(g.pieces(), 3);
-  g = SplitForThreads(1, 1, 2);
+  g = SplitUnits(1, 1, 2);
   EXPECT_EQ(g.pieces(), 1);
   // Pieces tile the grid: every unit in exactly one.
   for (int64_t n0 : {1, 2, 5, 9}) {
     for (int64_t n1 : {1, 3, 8}) {
       for (int t : {1, 2, 3, 4, 7}) {
-        g = SplitForThreads(n0, n1, t);
+        g = SplitUnits(n0, n1, t);
         EXPECT_LE(g.pieces(), t);
         std::vector<int> hits(n0 * n1, 0);
         for (int p = 0; p < g.pieces(); ++p) {
@@ -72,6 +78,37 @@ TEST(PieceGrid, OnePiecePerThreadAlongTheLongerDimThenTheOther) {
       }
     }
   }
+}
+
+// Where the rows' last unit is short, halves of the rows would leave one thread waiting for the
+// other: 512 rows in units of 96 (the last of 32) split 288 | 224, so the columns (4 units of
+// 128) are the split; 2048 rows in units of 384 split 1152 | 896, so the 16 column units are.
+// Rows within 1/16 of even stay the split (128 rows as 66 | 62 over 4 column units).
+TEST(PieceGrid, TheSplitKeepsTheLargestPieceSmallestAndPrefersRows) {
+  const int64_t mlp[2] = {512, 512}, mlp_grain[2] = {96, 128};
+  PieceGrid g = SplitForThreads(mlp, mlp_grain, 2);
+  EXPECT_EQ(g.splits[0], 1);
+  EXPECT_EQ(g.splits[1], 2);
+  const int64_t square[2] = {2048, 2048}, square_grain[2] = {384, 128};
+  g = SplitForThreads(square, square_grain, 2);
+  EXPECT_EQ(g.splits[0], 1);
+  EXPECT_EQ(g.splits[1], 2);
+  const int64_t block[2] = {128, 512}, block_grain[2] = {66, 128};
+  g = SplitForThreads(block, block_grain, 2);
+  EXPECT_EQ(g.splits[0], 2);
+  EXPECT_EQ(g.splits[1], 1);
+  int64_t lo[2], hi[2];
+  g.Piece(1, lo, hi);
+  EXPECT_EQ(lo[0], 1);  // in units: rows [66, 128)
+  EXPECT_EQ(hi[0], 2);
+  // A grain of 0 is the whole extent; an empty extent has no units.
+  const int64_t row[2] = {1, 1000}, row_grain[2] = {0, 64};
+  g = SplitForThreads(row, row_grain, 2);
+  EXPECT_EQ(g.units[0], 1);
+  EXPECT_EQ(g.units[1], 16);
+  EXPECT_EQ(g.splits[1], 2);
+  const int64_t empty[2] = {0, 5}, empty_grain[2] = {4, 1};
+  EXPECT_EQ(SplitForThreads(empty, empty_grain, 2).units[0], 0);
 }
 
 TEST(LingeringTeam, WithoutLingeringWorkersTryRunRunsNothing) {
