@@ -45,11 +45,12 @@ constexpr int64_t kRowTaskRows = 384;
 // of the cores in number).
 constexpr int64_t kWholeColumnsMaxN = 512;
 
-// Row tasks over a prepacked B (a constant weight: no task copies it) of an M of at least
-// kShortTasksMinRows take kShortTaskRowBlocks row blocks each: a task's A rows stay in the L2
-// across its column blocks and the load spreads evenly.
-constexpr int64_t kShortTasksMinRows = 512;
-constexpr int64_t kShortTaskRowBlocks = 16;
+// A static M of at least kRowSplitMinRows rows over a prepacked B (a constant weight: no task
+// copies it) splits its rows as a matmul over few columns does: kernels over the same rows
+// (the linears of a transformer block) then cut them at the same rows, so each thread reads the
+// rows it wrote, and the pieces are even (a grain of a fixed count of row blocks leaves a short
+// last one: 512 rows in blocks of 96 split 288 | 224).
+constexpr int64_t kRowSplitMinRows = 512;
 
 // K blocks of kLongKBlock (on 32 registers, over long row tasks) want an L2 of at least
 // kLongKBlockMinL2 bytes where each task packs B's panels, unless K is one such block; on
@@ -295,8 +296,15 @@ void SetMatMulConfig(const ir::Kernel& k, bool constant_b, const device::DeviceI
     c.kc = 0;
   }
   if (long_rows && constant_b && grid_rows.IsConstant() &&
-      grid_rows.constant() >= kShortTasksMinRows) {
-    c.tile_rows = kShortTaskRowBlocks * c.mr;
+      grid_rows.constant() >= kRowSplitMinRows) {
+    SetRowSplit(k, grid_rows, constant_b, device, c);
+  } else if (whole_rows && constant_b && n.IsConstant() && !few_rows && !b_beyond_l2) {
+    // A prepacked B within the L2 costs a row task nothing to read whole: the rows are the
+    // split, over all columns, as for a few columns, so a kernel over the same rows after it
+    // (the MLP's down projection after its up projection) finds each of its rows on the thread
+    // that wrote it.
+    c.tile_cols = n.constant();
+    SetRowSplit(k, grid_rows, constant_b, device, c);
   } else if (whole_rows) {
     c.tile_rows = std::max<int64_t>(1, grid_rows.constant());
   } else if (long_rows && !constant_b && wide_regs && grid_rows.IsConstant() && n.IsConstant() &&

@@ -267,19 +267,28 @@ TEST(DefaultTileConfigs, MatMulKBlocksGrainsAndPrefetch) {
       // 16 to 48 rows: one block of columns per task.
       {"avx512 36 rows", &kAvx512, MatMul(36, 768, 768), false, 512, 36, 64, 4096},
       {"avx512 512 rows", &kAvx512, MatMul(512, 512, 512), false, 512, 512, 128, 0},
-      // Over a constant B, 512 rows or more: tasks of 16 row blocks.
-      {"avx512 1024 rows, constant B", &kAvx512, MatMul(1024, 256, 512), true, 512, 96, 128, 0},
+      // Whole rows over a constant B within the L2 (128 x 512 floats): the rows are the split,
+      // one task per core over all columns, as for the few-column kernels around it; a constant
+      // B beyond the L2 keeps the columns as the split (each task streams its part of B).
+      {"avx512 128 rows, constant B within the L2", &kAvx512, MatMul(128, 128, 512), true, 512, 66,
+       512, 0},
+      {"avx512 128 rows, constant B beyond the L2", &kAvx512, MatMul(128, 768, 768), true, 512, 128,
+       128, 4096},
+      // Over a constant B, 512 rows or more: the rows split as for few columns (4 tasks of 258
+      // rows), column blocks kept.
+      {"avx512 1024 rows, constant B", &kAvx512, MatMul(1024, 256, 512), true, 512, 258, 128, 0},
       // A longer or symbolic M: tasks of 384 rows; a symbolic M over few columns 16 row blocks.
       {"avx512 symbolic rows", &kAvx512, MatMul(-1, 768, 768), false, 512, 384, 128, 4096},
       {"avx512 symbolic rows, few columns", &kAvx512, MatMul(-1, 512, 32), false, 512, 128, 64, 0},
       // A static M of long rows over at most 512 columns of a B that is not constant: tasks
-      // over all of N, rows split evenly (6 tasks of 342); 1024 columns, a constant B or 16
-      // registers keep tasks of 384 rows over blocks of columns.
+      // over all of N, rows split evenly (6 tasks of 342); 1024 columns or 16 registers keep
+      // tasks of 384 rows over blocks of columns, and a constant B splits the rows evenly over
+      // blocks of columns.
       {"avx512 long rows, 512 columns", &kAvx512, MatMul(2048, 128, 512), false, 512, 342, 512, 0},
       {"avx512 long rows, 1024 columns", &kAvx512, MatMul(2048, 128, 1024), false, 512, 384, 128,
        0},
-      {"avx512 long rows, 512 columns, constant B", &kAvx512, MatMul(2048, 128, 512), true, 512, 96,
-       128, 0},
+      {"avx512 long rows, 512 columns, constant B", &kAvx512, MatMul(2048, 128, 512), true, 512,
+       342, 128, 0},
       {"avx2 long rows, 512 columns", &kAvx2, MatMul(2048, 128, 512), false, 256, 384, 64, 0},
       // Few columns, B packed per task, K >= 128: one task per core over all of N.
       {"avx512 few columns", &kAvx512, MatMul(512, 512, 32), false, 512, 256, 32, 0},
