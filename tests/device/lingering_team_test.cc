@@ -82,15 +82,16 @@ TEST(PieceGrid, OnePiecePerThreadAlongOneDimThenTheOther) {
 
 // Where the rows' last unit is short, halves of the rows would leave one thread waiting for the
 // other: 512 rows in units of 96 (the last of 32) split 288 | 224, so the columns (4 units of
-// 128) are the split; 2048 rows in units of 384 split 1152 | 896, so the 16 column units are.
-// Rows within 1/16 of even stay the split (128 rows as 66 | 62 over 4 column units).
+// 128) are the split; 2048 rows in units of 384 split 1152 | 896, so 768 columns in 6 units of
+// 128 are (6 units each way: the dim with more units would have been the rows). Rows within
+// 1/16 of even stay the split (128 rows as 66 | 62 over 4 column units).
 TEST(PieceGrid, TheSplitKeepsTheLargestPieceSmallestAndPrefersRows) {
   const int64_t mlp[2] = {512, 512}, mlp_grain[2] = {96, 128};
   PieceGrid g = SplitForThreads(mlp, mlp_grain, 2);
   EXPECT_EQ(g.splits[0], 1);
   EXPECT_EQ(g.splits[1], 2);
-  const int64_t square[2] = {2048, 2048}, square_grain[2] = {384, 128};
-  g = SplitForThreads(square, square_grain, 2);
+  const int64_t tall[2] = {2048, 768}, tall_grain[2] = {384, 128};
+  g = SplitForThreads(tall, tall_grain, 2);
   EXPECT_EQ(g.splits[0], 1);
   EXPECT_EQ(g.splits[1], 2);
   const int64_t block[2] = {128, 512}, block_grain[2] = {66, 128};
