@@ -144,13 +144,12 @@ void ThreadArena::ParallelFor2D(
   // Split in units of `grain`, so every range starts on a multiple of it.
   const int64_t g0 = grain[0] > 0 ? grain[0] : (extent[0] > 0 ? extent[0] : 1);
   const int64_t g1 = grain[1] > 0 ? grain[1] : (extent[1] > 0 ? extent[1] : 1);
-  const int64_t n0 = (extent[0] + g0 - 1) / g0, n1 = (extent[1] + g1 - 1) / g1;
-  if (n0 <= 0 || n1 <= 0) return;
   // One piece per thread, as even as the grain allows, whichever way the loop runs: the
   // workers start together, a piece of a matmul packs the panels of B it reads once, and the
   // pieces, so the results, do not depend on which path or thread ran them.
   const int64_t grains[2] = {g0, g1};
   const PieceGrid grid = SplitForThreads(extent, grains, threads_);
+  if (grid.units[0] <= 0 || grid.units[1] <= 0) return;
   const auto run_piece = [&](int p) {
     int64_t lo_units[2], hi_units[2];
     grid.Piece(p, lo_units, hi_units);

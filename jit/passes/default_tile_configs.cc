@@ -49,7 +49,7 @@ constexpr int64_t kWholeColumnsMaxN = 512;
 // copies it) splits its rows as a matmul over few columns does: kernels over the same rows
 // (the linears of a transformer block) then cut them at the same rows, so each thread reads the
 // rows it wrote, and the pieces are even (a grain of a fixed count of row blocks leaves a short
-// last one: 512 rows in blocks of 96 split 288 | 224).
+// last one: halves of 512 rows in blocks of 96 are 288 | 224, so a loop cuts the columns).
 constexpr int64_t kRowSplitMinRows = 512;
 
 // K blocks of kLongKBlock (on 32 registers, over long row tasks) want an L2 of at least
