@@ -36,7 +36,7 @@ inline void RunKernelSerially(pto_kernel_fn fn, void* const* buffers, const int6
   if (extent[0] <= 0 || extent[1] <= 0) return;
   const pto_kernel_args args{buffers, symbols};
   const int64_t lo[2] = {0, 0};
-  fn(&args, lo, extent, KernelScratch(scratch_bytes));
+  fn(&args, lo, extent, scratch_bytes > 0 ? KernelScratch(scratch_bytes) : nullptr);
 }
 
 struct BufferRef {
