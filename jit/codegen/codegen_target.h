@@ -46,7 +46,9 @@ namespace pto::jit {
 // 29: TileConfig::narrow_tail (a micro-tile's masked last vector at half width).
 // 30: a static N's tail mask is read once per micro-tile on AVX-512.
 // 31: ... and a symbolic N's remainder mask too (EmitContext::HeldLaneMask).
-inline constexpr int kCodegenRevision = 31;
+// 32: an access's index keeps its constant part apart, as the address's displacement
+//     (AccessEmitter::Index, Pointer).
+inline constexpr int kCodegenRevision = 32;
 
 // How code is generated beyond the target: part of a kernel's identity (its name, memo and
 // cache key) wherever it is not the default.

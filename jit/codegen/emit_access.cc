@@ -29,16 +29,39 @@ AccessEmitter::AccessEmitter(EmitContext& ec) : ec_(ec) {
 
 llvm::Value* AccessEmitter::Index(int access, std::span<llvm::Value* const> idx) {
   llvm::IRBuilder<>& b = ec_.b;
-  llvm::Value* index = offsets_[access];
+  // The index is built as (variable terms) + (constant terms), the constant last: an index
+  // moved by a constant (a micro-tile's row m0 + i, column n0 + j * width) then keeps the
+  // variable part of its neighbours, and Pointer folds the constant into the address, where
+  // (m0 + i) * stride for each row would keep a multiply and its operands live per row.
+  llvm::Value* index = nullptr;
+  int64_t constant = 0;
+  auto add = [&](llvm::Value* term) { index = index == nullptr ? term : b.CreateAdd(index, term); };
+  if (std::optional<int64_t> o = ConstantValue(offsets_[access])) {
+    constant = *o;
+  } else {
+    add(offsets_[access]);
+  }
   const std::vector<llvm::Value*>& strides = strides_[access];
   for (size_t d = 0; d < strides.size() && d < idx.size(); ++d) {
     if (idx[d] == nullptr) continue;
-    std::optional<int64_t> s = ConstantValue(strides[d]);
+    const std::optional<int64_t> s = ConstantValue(strides[d]);
     if (s == 0) continue;
-    llvm::Value* term = s == 1 ? idx[d] : b.CreateMul(idx[d], strides[d]);
-    index = b.CreateAdd(index, term);
+    llvm::Value* x = idx[d];
+    std::optional<int64_t> moved;
+    if (auto* sum = llvm::dyn_cast<llvm::BinaryOperator>(x);
+        s.has_value() && sum != nullptr && sum->getOpcode() == llvm::Instruction::Add) {
+      moved = ConstantValue(sum->getOperand(1));
+      if (moved.has_value()) x = sum->getOperand(0);
+    }
+    if (std::optional<int64_t> c = ConstantValue(x); c.has_value() && s.has_value()) {
+      constant += *c * *s;
+    } else {
+      add(s == 1 ? x : b.CreateMul(x, strides[d]));
+    }
+    if (moved.has_value()) constant += *moved * *s;
   }
-  return index;
+  if (index == nullptr) return ec_.I64Const(constant);
+  return constant == 0 ? index : b.CreateAdd(index, ec_.I64Const(constant));
 }
 
 std::vector<int> AccessEmitter::StreamedLoads(std::span<const ir::ExprNode> program,
@@ -76,7 +99,17 @@ llvm::Value* AccessEmitter::StrideOrZero(int access, int dim) const {
 
 llvm::Value* AccessEmitter::Pointer(int access, llvm::Value* index) {
   const int slot = ec_.kernel.accesses[access].buffer;
-  return ec_.b.CreateInBoundsGEP(ec_.F32(), ec_.Buffer(slot), index);
+  llvm::Value* base = ec_.Buffer(slot);
+  // Index's constant part as a GEP of its own: it becomes the address's displacement. Only a
+  // forward one: the variable part then addresses an element at or before the accessed one,
+  // within the buffer as the inbounds GEP requires.
+  if (auto* sum = llvm::dyn_cast<llvm::BinaryOperator>(index);
+      sum != nullptr && sum->getOpcode() == llvm::Instruction::Add &&
+      ConstantValue(sum->getOperand(1)).value_or(-1) > 0) {
+    return ec_.b.CreateInBoundsGEP(ec_.F32(), ec_.b.CreateGEP(ec_.F32(), base, sum->getOperand(0)),
+                                   sum->getOperand(1));
+  }
+  return ec_.b.CreateInBoundsGEP(ec_.F32(), base, index);
 }
 
 llvm::Value* AccessEmitter::LanePointers(int access, llvm::Value* index, llvm::Value* stride,

@@ -318,6 +318,34 @@ TEST(MatMulTest, StaticMTailRunsAsOneBlock) {
   EXPECT_GT(fmas[1], fmas[2]);
 }
 
+// The rows of a micro-tile are stored at constant displacements from one address: for a static
+// N, row i of the tile i * N * 4 bytes past the first, where multiplying each row's index by N
+// would keep a multiply and the row indices live (spilled, with 8 rows of 2 vectors). The
+// small matmul of the kernel bench, 23 x 29 x 31, against the reference too.
+TEST(MatMulTest, MicroTileRowsAreStoredAtConstantDisplacements) {
+  std::vector<Isa> isas = {Isa::kAvx2};
+  if (HostTarget().isa == Isa::kAvx512) isas.push_back(Isa::kAvx512);
+  for (const Isa isa : isas) {
+    MatMulOptions o;
+    o.mr = 8;
+    o.nrv = 2;
+    o.static_m = 23;
+    o.static_n = 31;
+    o.static_k = 29;
+    const std::string name = absl::StrCat("mm_row_displacements_", device::IsaName(isa));
+    const ir::Kernel k = MatMulKernel(o, name);
+    const std::string assembly = KernelAssembly(k, TargetFor(isa));
+    // A row of 31 floats is 124 bytes: the last row of a block of 8 is stored 7 * 124 bytes
+    // past the first.
+    EXPECT_TRUE(std::regex_search(assembly, std::regex(R"(vmovups\s+%[yz]mm\d+, 868\()")))
+        << name;
+    absl::StatusOr<CompiledObject> c = CompileKernel(EngineFor(isa), k);
+    ASSERT_TRUE(c.ok()) << c.status();
+    CheckMatMul(c->entry, MatMulCase{2, 23, 31, 29}, false, 0, 0, name);
+    CheckMatMul(c->entry, MatMulCase{2, 23, 31, 29}, false, 7, 16, name + " split 7x16");
+  }
+}
+
 // The whole vectors a static N leaves past its last block of 4 vectors are one micro-tile, and
 // with columns past its last whole vector, that micro-tile takes them as its last vector,
 // masked: 2 whole vectors and no tail, a micro-tile of 2; 1 whole vector and a tail, a
