@@ -35,9 +35,14 @@ llvm::Value* AccessEmitter::Index(int access, std::span<llvm::Value* const> idx)
   // (m0 + i) * stride for each row would keep a multiply and its operands live per row.
   llvm::Value* index = nullptr;
   int64_t constant = 0;
+  // Wrapping, as the IR's adds and multiplies do.
+  auto add_constant = [&](int64_t x, int64_t y) {
+    constant = static_cast<int64_t>(static_cast<uint64_t>(constant) +
+                                    static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+  };
   auto add = [&](llvm::Value* term) { index = index == nullptr ? term : b.CreateAdd(index, term); };
   if (std::optional<int64_t> o = ConstantValue(offsets_[access])) {
-    constant = *o;
+    add_constant(*o, 1);
   } else {
     add(offsets_[access]);
   }
@@ -54,11 +59,11 @@ llvm::Value* AccessEmitter::Index(int access, std::span<llvm::Value* const> idx)
       if (moved.has_value()) x = sum->getOperand(0);
     }
     if (std::optional<int64_t> c = ConstantValue(x); c.has_value() && s.has_value()) {
-      constant += *c * *s;
+      add_constant(*c, *s);
     } else {
       add(s == 1 ? x : b.CreateMul(x, strides[d]));
     }
-    if (moved.has_value()) constant += *moved * *s;
+    if (moved.has_value()) add_constant(*moved, *s);
   }
   if (index == nullptr) return ec_.I64Const(constant);
   return constant == 0 ? index : b.CreateAdd(index, ec_.I64Const(constant));
