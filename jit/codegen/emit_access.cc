@@ -11,6 +11,19 @@ std::optional<int64_t> ConstantValue(llvm::Value* v) {
   return std::nullopt;
 }
 
+namespace {
+
+// For v = x + c with a constant c: c, and x in *rest. Otherwise nullopt (*rest untouched).
+std::optional<int64_t> ConstantAddend(llvm::Value* v, llvm::Value** rest) {
+  auto* sum = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (sum == nullptr || sum->getOpcode() != llvm::Instruction::Add) return std::nullopt;
+  const std::optional<int64_t> c = ConstantValue(sum->getOperand(1));
+  if (c.has_value()) *rest = sum->getOperand(0);
+  return c;
+}
+
+}  // namespace
+
 void EmitPrefetch(llvm::IRBuilderBase& b, llvm::Value* address, int locality, bool write) {
   b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
                     {address, b.getInt32(write ? 1 : 0), b.getInt32(locality), b.getInt32(1)});
@@ -52,12 +65,7 @@ llvm::Value* AccessEmitter::Index(int access, std::span<llvm::Value* const> idx)
     const std::optional<int64_t> s = ConstantValue(strides[d]);
     if (s == 0) continue;
     llvm::Value* x = idx[d];
-    std::optional<int64_t> moved;
-    if (auto* sum = llvm::dyn_cast<llvm::BinaryOperator>(x);
-        s.has_value() && sum != nullptr && sum->getOpcode() == llvm::Instruction::Add) {
-      moved = ConstantValue(sum->getOperand(1));
-      if (moved.has_value()) x = sum->getOperand(0);
-    }
+    const std::optional<int64_t> moved = s.has_value() ? ConstantAddend(x, &x) : std::nullopt;
     if (std::optional<int64_t> c = ConstantValue(x); c.has_value() && s.has_value()) {
       add_constant(*c, *s);
     } else {
@@ -108,11 +116,10 @@ llvm::Value* AccessEmitter::Pointer(int access, llvm::Value* index) {
   // Index's constant part as a GEP of its own: it becomes the address's displacement. Only a
   // forward one: the variable part then addresses an element at or before the accessed one,
   // within the buffer as the inbounds GEP requires.
-  if (auto* sum = llvm::dyn_cast<llvm::BinaryOperator>(index);
-      sum != nullptr && sum->getOpcode() == llvm::Instruction::Add &&
-      ConstantValue(sum->getOperand(1)).value_or(-1) > 0) {
-    return ec_.b.CreateInBoundsGEP(ec_.F32(), ec_.b.CreateGEP(ec_.F32(), base, sum->getOperand(0)),
-                                   sum->getOperand(1));
+  llvm::Value* variable = index;
+  if (const std::optional<int64_t> c = ConstantAddend(index, &variable); c.value_or(0) > 0) {
+    return ec_.b.CreateInBoundsGEP(ec_.F32(), ec_.b.CreateGEP(ec_.F32(), base, variable),
+                                   ec_.I64Const(*c));
   }
   return ec_.b.CreateInBoundsGEP(ec_.F32(), base, index);
 }
